@@ -1,0 +1,1 @@
+//! levy-api (being written).

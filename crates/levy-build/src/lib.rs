@@ -1,0 +1,1 @@
+//! levy-build (being written).

@@ -1,0 +1,217 @@
+//! Address normalization, the way postal data writes addresses.
+//!
+//! Street lines are upper-cased, punctuation is dropped, USPS street suffixes and
+//! directionals are abbreviated (Publication 28, appendices B and C1), and unit designators
+//! (`APT`, `SUITE`, `#`, ...) split the unit off. ZIP codes are read with or without the
+//! ZIP+4 and its hyphen. The same functions normalize boundary files when a table is built,
+//! so both sides of a street lookup are written alike.
+
+/// A street line split into its parts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreetLine {
+    /// House number, when the line starts with one (`123` of `123A MAIN ST`).
+    pub number: Option<u32>,
+    /// Normalized street: pre-directional, name, suffix, post-directional (`N MAIN ST`).
+    pub street: String,
+    /// Unit, normalized (`APT 4`), empty when none.
+    pub unit: String,
+}
+
+/// USPS Publication 28 appendix C1: common street suffixes and their abbreviations.
+static SUFFIXES: phf::Map<&'static str, &'static str> = phf::phf_map! {
+    "ALLEY" => "ALY", "ALLEE" => "ALY", "ALLY" => "ALY", "ANNEX" => "ANX", "ARCADE" => "ARC",
+    "AVENUE" => "AVE", "AV" => "AVE", "AVEN" => "AVE", "AVENU" => "AVE", "AVN" => "AVE", "AVNUE" => "AVE",
+    "BAYOU" => "BYU", "BEACH" => "BCH", "BEND" => "BND", "BLUFF" => "BLF", "BOTTOM" => "BTM",
+    "BOULEVARD" => "BLVD", "BOUL" => "BLVD", "BOULV" => "BLVD", "BRANCH" => "BR", "BRIDGE" => "BRG",
+    "BROOK" => "BRK", "BYPASS" => "BYP", "CAMP" => "CP", "CANYON" => "CYN", "CAPE" => "CPE",
+    "CAUSEWAY" => "CSWY", "CENTER" => "CTR", "CENTRE" => "CTR", "CENTR" => "CTR", "CIRCLE" => "CIR",
+    "CIRC" => "CIR", "CLIFF" => "CLF", "CLUB" => "CLB", "COMMON" => "CMN", "CORNER" => "COR",
+    "CORNERS" => "CORS", "COURSE" => "CRSE", "COURT" => "CT", "COURTS" => "CTS", "COVE" => "CV",
+    "CREEK" => "CRK", "CRESCENT" => "CRES", "CROSSING" => "XING", "CROSSROAD" => "XRD",
+    "CURVE" => "CURV", "DALE" => "DL", "DAM" => "DM", "DIVIDE" => "DV", "DRIVE" => "DR", "DRIV" => "DR",
+    "DRV" => "DR", "ESTATE" => "EST", "ESTATES" => "ESTS", "EXPRESSWAY" => "EXPY", "EXPRESS" => "EXPY",
+    "EXTENSION" => "EXT", "FALLS" => "FLS", "FERRY" => "FRY", "FIELD" => "FLD", "FIELDS" => "FLDS",
+    "FLAT" => "FLT", "FORD" => "FRD", "FOREST" => "FRST", "FORGE" => "FRG", "FORK" => "FRK",
+    "FORT" => "FT", "FREEWAY" => "FWY", "GARDEN" => "GDN", "GARDENS" => "GDNS", "GATEWAY" => "GTWY",
+    "GLEN" => "GLN", "GREEN" => "GRN", "GROVE" => "GRV", "HARBOR" => "HBR", "HAVEN" => "HVN",
+    "HEIGHTS" => "HTS", "HIGHWAY" => "HWY", "HIGHWY" => "HWY", "HIWAY" => "HWY", "HILL" => "HL",
+    "HILLS" => "HLS", "HOLLOW" => "HOLW", "ISLAND" => "IS", "JUNCTION" => "JCT", "KEY" => "KY",
+    "KNOLL" => "KNL", "LAKE" => "LK", "LAKES" => "LKS", "LANDING" => "LNDG", "LANE" => "LN",
+    "LIGHT" => "LGT", "LOCK" => "LCK", "LODGE" => "LDG", "MANOR" => "MNR", "MEADOW" => "MDW",
+    "MEADOWS" => "MDWS", "MILL" => "ML", "MISSION" => "MSN", "MOUNT" => "MT", "MOUNTAIN" => "MTN",
+    "ORCHARD" => "ORCH", "PARKWAY" => "PKWY", "PARKWY" => "PKWY", "PKY" => "PKWY", "PASSAGE" => "PSGE",
+    "PINE" => "PNE", "PINES" => "PNES", "PLACE" => "PL", "PLAIN" => "PLN", "PLAINS" => "PLNS",
+    "PLAZA" => "PLZ", "POINT" => "PT", "POINTS" => "PTS", "PORT" => "PRT", "PRAIRIE" => "PR",
+    "RANCH" => "RNCH", "RAPIDS" => "RPDS", "RIDGE" => "RDG", "RIVER" => "RIV", "ROAD" => "RD",
+    "ROADS" => "RDS", "ROUTE" => "RTE", "SHORE" => "SHR", "SHORES" => "SHRS", "SKYWAY" => "SKWY",
+    "SPRING" => "SPG", "SPRINGS" => "SPGS", "SQUARE" => "SQ", "STATION" => "STA", "STREAM" => "STRM",
+    "STREET" => "ST", "STR" => "ST", "STRT" => "ST", "SUMMIT" => "SMT", "TERRACE" => "TER",
+    "TRACE" => "TRCE", "TRACK" => "TRAK", "TRAIL" => "TRL", "TRAILS" => "TRL", "TUNNEL" => "TUNL",
+    "TURNPIKE" => "TPKE", "UNION" => "UN", "VALLEY" => "VLY", "VIADUCT" => "VIA", "VIEW" => "VW",
+    "VILLAGE" => "VLG", "VILLE" => "VL", "VISTA" => "VIS", "WELLS" => "WLS",
+};
+
+/// USPS Publication 28 appendix B: directionals.
+static DIRECTIONALS: phf::Map<&'static str, &'static str> = phf::phf_map! {
+    "NORTH" => "N", "SOUTH" => "S", "EAST" => "E", "WEST" => "W",
+    "NORTHEAST" => "NE", "NORTHWEST" => "NW", "SOUTHEAST" => "SE", "SOUTHWEST" => "SW",
+    "N" => "N", "S" => "S", "E" => "E", "W" => "W", "NE" => "NE", "NW" => "NW", "SE" => "SE", "SW" => "SW",
+};
+
+/// USPS Publication 28 appendix C2: secondary unit designators.
+static UNITS: phf::Map<&'static str, &'static str> = phf::phf_map! {
+    "APARTMENT" => "APT", "APT" => "APT", "BASEMENT" => "BSMT", "BSMT" => "BSMT", "BUILDING" => "BLDG",
+    "BLDG" => "BLDG", "DEPARTMENT" => "DEPT", "DEPT" => "DEPT", "FLOOR" => "FL", "FL" => "FL",
+    "FRONT" => "FRNT", "HANGAR" => "HNGR", "KEY" => "KEY", "LOBBY" => "LBBY", "LOT" => "LOT",
+    "LOWER" => "LOWR", "OFFICE" => "OFC", "OFC" => "OFC", "PENTHOUSE" => "PH", "PH" => "PH",
+    "PIER" => "PIER", "REAR" => "REAR", "ROOM" => "RM", "RM" => "RM", "SIDE" => "SIDE", "SLIP" => "SLIP",
+    "SPACE" => "SPC", "SPC" => "SPC", "STOP" => "STOP", "SUITE" => "STE", "STE" => "STE",
+    "TRAILER" => "TRLR", "TRLR" => "TRLR", "UNIT" => "UNIT", "UPPER" => "UPPR", "#" => "#",
+};
+
+fn tokens(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for ch in line.chars() {
+        if ch.is_alphanumeric() {
+            cur.extend(ch.to_uppercase());
+        } else {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            if ch == '#' {
+                out.push("#".to_string());
+            }
+            // Other punctuation (.,'-/) separates words and is dropped.
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Normalizes a street line (`123 North Main Street, Apt. 4` -> number 123, street
+/// `N MAIN ST`, unit `APT 4`).
+pub fn parse_street_line(line: &str) -> StreetLine {
+    let mut toks = tokens(line);
+    let mut number = None;
+    if let Some(first) = toks.first() {
+        let digits: String = first.chars().take_while(char::is_ascii_digit).collect();
+        if !digits.is_empty() {
+            number = digits.parse::<u32>().ok();
+            toks.remove(0);
+        }
+    }
+    // Split the unit off at the first unit designator that is not the street's only word.
+    let mut unit = String::new();
+    if let Some(pos) = toks.iter().enumerate().skip(1).find(|(_, t)| UNITS.contains_key(t.as_str())).map(|(i, _)| i) {
+        let rest = toks.split_off(pos);
+        let mut parts = Vec::with_capacity(rest.len());
+        parts.push(UNITS.get(rest[0].as_str()).copied().unwrap_or("#").to_string());
+        parts.extend(rest.into_iter().skip(1).filter(|t| t != "#"));
+        unit = parts.join(" ");
+    }
+    let street = normalize_street_tokens(toks);
+    StreetLine { number, street, unit }
+}
+
+fn normalize_street_tokens(mut toks: Vec<String>) -> String {
+    let n = toks.len();
+    if n >= 2 {
+        if let Some(d) = DIRECTIONALS.get(toks[0].as_str()) {
+            toks[0] = d.to_string();
+        }
+        // Post-directional, then the suffix before it (or last when there is none).
+        let mut last = n - 1;
+        if let Some(d) = DIRECTIONALS.get(toks[last].as_str()) {
+            if n >= 3 {
+                toks[last] = d.to_string();
+                last -= 1;
+            }
+        }
+        if last >= 1 {
+            if let Some(s) = SUFFIXES.get(toks[last].as_str()) {
+                toks[last] = s.to_string();
+            }
+        }
+    }
+    toks.join(" ")
+}
+
+/// Normalizes a street name written in parts, as boundary files give it (pre-directional,
+/// name, suffix, post-directional), to the same form as [`parse_street_line`]'s `street`.
+pub fn normalize_street(pre: &str, name: &str, suffix: &str, post: &str) -> String {
+    let mut toks = Vec::new();
+    for part in [pre, name, suffix, post] {
+        toks.extend(tokens(part));
+    }
+    normalize_street_tokens(toks)
+}
+
+/// Normalizes a postal code: upper case, no spaces or hyphens (`k1a 0b1` -> `K1A0B1`).
+pub fn normalize_postal(code: &str) -> String {
+    code.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_uppercase()).collect()
+}
+
+/// Parses a US ZIP code, `37203`, `37203-1234`, `37203 1234` or `372031234`, into the
+/// ZIP5 and the optional plus-4. `None` when it is not five or nine digits.
+pub fn parse_us_zip(code: &str) -> Option<(u32, Option<u16>)> {
+    let trimmed = code.trim();
+    let mut digits = [0u8; 9];
+    let mut n = 0;
+    for (i, b) in trimmed.bytes().enumerate() {
+        match b {
+            b'0'..=b'9' => {
+                if n == 9 {
+                    return None;
+                }
+                digits[n] = b - b'0';
+                n += 1;
+            }
+            // One separator, only between the ZIP5 and the plus-4.
+            b'-' | b' ' if n == 5 && i == 5 => {}
+            _ => return None,
+        }
+    }
+    let num = |ds: &[u8]| ds.iter().fold(0u32, |acc, &d| acc * 10 + u32::from(d));
+    match n {
+        5 if trimmed.len() == 5 => Some((num(&digits[..5]), None)),
+        9 => Some((num(&digits[..5]), Some(num(&digits[5..9]) as u16))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn street_lines_normalize_like_postal_data() {
+        // Publication 28: NORTH -> N, STREET -> ST, APARTMENT -> APT.
+        let s = parse_street_line("123 North Main Street, Apartment 4");
+        assert_eq!(s, StreetLine { number: Some(123), street: "N MAIN ST".into(), unit: "APT 4".into() });
+        let s = parse_street_line("600 w. peachtree st nw #1200");
+        assert_eq!(s, StreetLine { number: Some(600), street: "W PEACHTREE ST NW".into(), unit: "# 1200".into() });
+        let s = parse_street_line("1 Avenue of the Americas Suite 5");
+        assert_eq!(s.street, "AVENUE OF THE AMERICAS");
+        assert_eq!(s.unit, "STE 5");
+        // A one-word street keeps its word even when it looks like a suffix or directional.
+        assert_eq!(parse_street_line("10 Broadway").street, "BROADWAY");
+        assert_eq!(parse_street_line("10 North").street, "NORTH");
+        assert_eq!(normalize_street("north", "Main", "Street", ""), "N MAIN ST");
+    }
+
+    #[test]
+    fn zip_codes_with_and_without_plus_four() {
+        assert_eq!(parse_us_zip("37203"), Some((37203, None)));
+        assert_eq!(parse_us_zip("37203-1234"), Some((37203, Some(1234))));
+        assert_eq!(parse_us_zip("372031234"), Some((37203, Some(1234))));
+        assert_eq!(parse_us_zip(" 02110 "), Some((2110, None)));
+        assert_eq!(parse_us_zip("3720"), None);
+        assert_eq!(parse_us_zip("37203-12"), None);
+        assert_eq!(parse_us_zip("3720-31234"), None);
+        assert_eq!(parse_us_zip("abcde"), None);
+        assert_eq!(normalize_postal("k1a 0b1"), "K1A0B1");
+    }
+}

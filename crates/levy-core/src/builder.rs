@@ -1,0 +1,687 @@
+//! The one way to make tables: [`TableBuilder`].
+//!
+//! `levy build` feeds it from published files; tests feed it directly. The builder sorts
+//! every index and deduplicates jurisdiction sets, so the same calls in the same order give
+//! byte-identical output.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rust_decimal::Decimal;
+
+use crate::date::Date;
+use crate::kinds::{Level, TaxType};
+use crate::lookup::JurisdictionId;
+use crate::model::*;
+use crate::table::{encode, store_decimal};
+
+/// Why a table could not be built. Each variant names the offending item.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A name refers to a tax code that was never added. Add it with `tax_code` first.
+    #[error("unknown tax code {0:?}")]
+    UnknownTaxCode(String),
+    /// A tax code was added twice, or its parent chain loops.
+    #[error("tax code {0:?}: {1}")]
+    BadTaxCode(String, &'static str),
+    /// A jurisdiction id that this builder did not hand out.
+    #[error("unknown jurisdiction id {0}")]
+    UnknownJurisdiction(u32),
+    /// A value is out of range (a negative rate, an interval that ends before it starts).
+    #[error("invalid {what}: {detail}")]
+    Invalid {
+        /// What was being added.
+        what: &'static str,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// Two IP ranges overlap; sources must not claim the same address twice.
+    #[error("IP ranges overlap: {0}")]
+    IpOverlap(String),
+}
+
+/// A jurisdiction to add.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JurisdictionSpec {
+    /// Code, unique in the table (FIPS, ISO 3166, or a source-defined district code).
+    pub code: String,
+    /// Name.
+    pub name: String,
+    /// Level.
+    pub level: Level,
+    /// ISO 3166-1 alpha-2 country.
+    pub country: String,
+    /// Region (state, province); empty for a country.
+    pub region: String,
+    /// The authority that levies it.
+    pub authority: String,
+    /// Tax type.
+    pub tax_type: TaxType,
+}
+
+/// A rule to add. See [`RuleRecord`] for what the fields mean.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleSpec {
+    /// Jurisdiction.
+    pub jurisdiction: JurisdictionId,
+    /// Tax code name.
+    pub tax_code: String,
+    /// First day in force.
+    pub from: Date,
+    /// Last day in force (inclusive).
+    pub to: Date,
+    /// Rate as a fraction.
+    pub rate: Decimal,
+    /// Taxed band of each unit's price, major units; `None` upper edge for unbounded.
+    pub band: (Decimal, Option<Decimal>),
+    /// Unit prices the rule applies to, `[min, max)`, major units; `None` for unbounded.
+    pub unit_range: (Decimal, Option<Decimal>),
+    /// Fixed fee per unit, major units.
+    pub fee: Decimal,
+    /// Rate type label.
+    pub rate_type: String,
+    /// Manifest index of the source.
+    pub source: u32,
+}
+
+impl RuleSpec {
+    /// A plain rate on the whole amount, in force from `from` to `to`.
+    pub fn flat(
+        jurisdiction: JurisdictionId,
+        tax_code: &str,
+        rate: Decimal,
+        from: Date,
+        to: Date,
+        rate_type: &str,
+    ) -> RuleSpec {
+        RuleSpec {
+            jurisdiction,
+            tax_code: tax_code.to_string(),
+            from,
+            to,
+            rate,
+            band: (Decimal::ZERO, None),
+            unit_range: (Decimal::ZERO, None),
+            fee: Decimal::ZERO,
+            rate_type: rate_type.to_string(),
+            source: 0,
+        }
+    }
+}
+
+/// A sales tax holiday to add.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HolidaySpec {
+    /// Name.
+    pub name: String,
+    /// Country.
+    pub country: String,
+    /// Region (state).
+    pub region: String,
+    /// Whether local taxes are suspended too.
+    pub include_local: bool,
+    /// First day.
+    pub from: Date,
+    /// Last day (inclusive).
+    pub to: Date,
+    /// Tax code names covered (each with its descendants).
+    pub tax_codes: Vec<String>,
+    /// Per-item price cap in major units.
+    pub max_unit: Option<Decimal>,
+    /// Whether an item priced exactly at the cap qualifies.
+    pub cap_inclusive: bool,
+}
+
+/// Where an IP range is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct IpLocationSpec {
+    /// ISO 3166-1 alpha-2.
+    pub country: String,
+    /// Subdivision without the country.
+    pub region: String,
+    /// City.
+    pub city: String,
+    /// Postal code.
+    pub postal: String,
+    /// Latitude and longitude in millionths of a degree.
+    pub coordinates: Option<(i32, i32)>,
+}
+
+/// Builds a table.
+#[derive(Debug, Default)]
+pub struct TableBuilder {
+    manifest: Vec<SourceEntry>,
+    jurisdictions: Vec<JurisdictionRecord>,
+    jurisdiction_codes: HashMap<String, u32>,
+    tax_codes: BTreeMap<String, (Option<String>, String)>,
+    categories: BTreeMap<String, String>,
+    rules: Vec<RuleSpec>,
+    holidays: Vec<HolidaySpec>,
+    jsets: Vec<Vec<u32>>,
+    jset_ids: HashMap<Vec<u32>, u32>,
+    zips: BTreeMap<u32, ZipRecord>,
+    zip4: Vec<Zip4Record>,
+    streets: Vec<StreetRecord>,
+    regions: BTreeMap<([u8; 2], String), RegionRecord>,
+    postal: BTreeMap<([u8; 2], String), PostalPrefixRecord>,
+    ip_locations: Vec<IpLocationRecord>,
+    ip_location_ids: HashMap<IpLocationSpec, u32>,
+    ipv4: Vec<Ipv4Record>,
+    ipv6: Vec<Ipv6Record>,
+}
+
+fn country_code(s: &str) -> Result<[u8; 2], BuildError> {
+    let b = s.as_bytes();
+    if b.len() == 2 && b.iter().all(u8::is_ascii_uppercase) {
+        Ok([b[0], b[1]])
+    } else {
+        Err(BuildError::Invalid { what: "country", detail: format!("{s:?} is not ISO 3166-1 alpha-2") })
+    }
+}
+
+impl TableBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records an input in the manifest; returns its index for `RuleSpec::source`.
+    pub fn add_source(&mut self, entry: SourceEntry) -> u32 {
+        self.manifest.push(entry);
+        (self.manifest.len() - 1) as u32
+    }
+
+    /// The manifest so far (to update counts after reading).
+    pub fn source_mut(&mut self, index: u32) -> Option<&mut SourceEntry> {
+        self.manifest.get_mut(index as usize)
+    }
+
+    /// Adds a jurisdiction, or returns the existing one with the same code (a later source
+    /// may then refine its name and authority, which it overwrites when non-empty).
+    pub fn jurisdiction(&mut self, spec: JurisdictionSpec) -> Result<JurisdictionId, BuildError> {
+        let country = country_code(&spec.country)?;
+        if let Some(&id) = self.jurisdiction_codes.get(&spec.code) {
+            let rec = &mut self.jurisdictions[id as usize];
+            if !spec.name.is_empty() {
+                rec.name = spec.name;
+            }
+            if !spec.authority.is_empty() {
+                rec.authority = spec.authority;
+            }
+            return Ok(JurisdictionId(id));
+        }
+        let id = self.jurisdictions.len() as u32;
+        self.jurisdiction_codes.insert(spec.code.clone(), id);
+        self.jurisdictions.push(JurisdictionRecord {
+            code: spec.code,
+            name: spec.name,
+            level: spec.level as u8,
+            country,
+            region: spec.region,
+            authority: spec.authority,
+            tax_type: spec.tax_type as u8,
+        });
+        Ok(JurisdictionId(id))
+    }
+
+    /// Every jurisdiction added so far, with its id, in the order added.
+    pub fn jurisdictions(&self) -> impl Iterator<Item = (JurisdictionId, &JurisdictionRecord)> + '_ {
+        self.jurisdictions.iter().enumerate().map(|(i, j)| (JurisdictionId(i as u32), j))
+    }
+
+    /// The manifest so far.
+    pub fn sources(&self) -> &[SourceEntry] {
+        &self.manifest
+    }
+
+    /// The id of a jurisdiction already added, by code.
+    pub fn find_jurisdiction(&self, code: &str) -> Option<JurisdictionId> {
+        self.jurisdiction_codes.get(code).map(|&i| JurisdictionId(i))
+    }
+
+    /// Adds a product tax code under `parent` (whose rules it inherits where it has none).
+    pub fn tax_code(&mut self, name: &str, parent: Option<&str>, description: &str) -> Result<(), BuildError> {
+        if name.is_empty() {
+            return Err(BuildError::BadTaxCode(name.into(), "empty name"));
+        }
+        if self.tax_codes.contains_key(name) {
+            return Err(BuildError::BadTaxCode(name.into(), "added twice"));
+        }
+        self.tax_codes
+            .insert(name.to_string(), (parent.map(str::to_string), description.to_string()));
+        Ok(())
+    }
+
+    /// Whether a tax code was added.
+    pub fn has_tax_code(&self, name: &str) -> bool {
+        self.tax_codes.contains_key(name)
+    }
+
+    /// Maps a product category name to a tax code (the later call wins).
+    pub fn category(&mut self, name: &str, tax_code: &str) {
+        self.categories.insert(name.to_string(), tax_code.to_string());
+    }
+
+    /// Adds a rule.
+    pub fn rule(&mut self, spec: RuleSpec) -> Result<(), BuildError> {
+        if spec.jurisdiction.0 as usize >= self.jurisdictions.len() {
+            return Err(BuildError::UnknownJurisdiction(spec.jurisdiction.0));
+        }
+        let bad = |detail: String| Err(BuildError::Invalid { what: "rule", detail });
+        if spec.from > spec.to {
+            return bad(format!("interval {}..{} ends before it starts", spec.from, spec.to));
+        }
+        if spec.rate.is_sign_negative() || spec.fee.is_sign_negative() {
+            return bad(format!("negative rate {} or fee {}", spec.rate, spec.fee));
+        }
+        if spec.band.0.is_sign_negative() || spec.band.1.is_some_and(|hi| hi < spec.band.0) {
+            return bad(format!("band {:?} is empty or negative", spec.band));
+        }
+        if spec.unit_range.0.is_sign_negative() || spec.unit_range.1.is_some_and(|hi| hi < spec.unit_range.0) {
+            return bad(format!("unit range {:?} is empty or negative", spec.unit_range));
+        }
+        self.rules.push(spec);
+        Ok(())
+    }
+
+    /// The rules added so far, in order.
+    pub fn rules(&self) -> &[RuleSpec] {
+        &self.rules
+    }
+
+    /// Removes every rule for which `f` is false (a finer source replacing a coarser one).
+    pub fn retain_rules(&mut self, f: impl FnMut(&RuleSpec) -> bool) {
+        self.rules.retain(f);
+    }
+
+    /// Adds a sales tax holiday.
+    pub fn holiday(&mut self, spec: HolidaySpec) -> Result<(), BuildError> {
+        country_code(&spec.country)?;
+        if spec.from > spec.to {
+            return Err(BuildError::Invalid { what: "holiday", detail: format!("{} ends before it starts", spec.name) });
+        }
+        self.holidays.push(spec);
+        Ok(())
+    }
+
+    /// The id of the set of these jurisdictions (deduplicated; order does not matter).
+    pub fn jset(&mut self, jurisdictions: &[JurisdictionId]) -> Result<u32, BuildError> {
+        let mut items: Vec<u32> = Vec::with_capacity(jurisdictions.len());
+        for j in jurisdictions {
+            if j.0 as usize >= self.jurisdictions.len() {
+                return Err(BuildError::UnknownJurisdiction(j.0));
+            }
+            items.push(j.0);
+        }
+        items.sort_by_key(|&j| (self.jurisdictions[j as usize].level, j));
+        items.dedup();
+        if let Some(&id) = self.jset_ids.get(&items) {
+            return Ok(id);
+        }
+        let id = self.jsets.len() as u32;
+        self.jset_ids.insert(items.clone(), id);
+        self.jsets.push(items);
+        Ok(id)
+    }
+
+    /// Adds or replaces a US ZIP code; returns the record it replaced, so that a layered
+    /// build can report the refinement.
+    pub fn zip(
+        &mut self,
+        zip: u32,
+        state: &str,
+        city: &str,
+        jurisdictions: &[JurisdictionId],
+        population: u32,
+    ) -> Result<Option<ZipRecord>, BuildError> {
+        if zip > 99_999 {
+            return Err(BuildError::Invalid { what: "ZIP", detail: format!("{zip} has more than five digits") });
+        }
+        let jset = self.jset(jurisdictions)?;
+        Ok(self.zips.insert(
+            zip,
+            ZipRecord { zip, state: state.to_string(), city: city.to_string(), jset, population },
+        ))
+    }
+
+    /// The ZIP code record added so far, if any.
+    pub fn zip_record(&self, zip: u32) -> Option<&ZipRecord> {
+        self.zips.get(&zip)
+    }
+
+    /// The jurisdictions of a set id handed out by this builder.
+    pub fn jset_members(&self, jset: u32) -> Vec<JurisdictionId> {
+        self.jsets.get(jset as usize).map(|v| v.iter().map(|&j| JurisdictionId(j)).collect()).unwrap_or_default()
+    }
+
+    /// Adds a ZIP+4 range `zip5-low ..= zip5-high` in force from `from` to `to`.
+    pub fn zip4(
+        &mut self,
+        zip5: u32,
+        low: u16,
+        high: u16,
+        jurisdictions: &[JurisdictionId],
+        from: Date,
+        to: Date,
+    ) -> Result<(), BuildError> {
+        if zip5 > 99_999 || low > high || high > 9_999 || from > to {
+            return Err(BuildError::Invalid {
+                what: "ZIP+4 range",
+                detail: format!("{zip5:05}-{low:04}..{high:04} {from}..{to}"),
+            });
+        }
+        let jset = self.jset(jurisdictions)?;
+        self.zip4.push(Zip4Record { zip5, low, high, jset, from: from.0, to: to.0 });
+        Ok(())
+    }
+
+    /// Adds a street address range. `street` must already be normalized with
+    /// [`crate::normalize_street`]; `parity` is `b'O'`, `b'E'` or `b'B'`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn street(
+        &mut self,
+        zip5: u32,
+        street: &str,
+        low: u32,
+        high: u32,
+        parity: u8,
+        jurisdictions: &[JurisdictionId],
+        from: Date,
+        to: Date,
+    ) -> Result<(), BuildError> {
+        if zip5 > 99_999 || low > high || !matches!(parity, b'O' | b'E' | b'B') || from > to || street.is_empty() {
+            return Err(BuildError::Invalid {
+                what: "street range",
+                detail: format!("{zip5:05} {street:?} {low}..{high} parity {}", parity as char),
+            });
+        }
+        let jset = self.jset(jurisdictions)?;
+        self.streets.push(StreetRecord {
+            zip5,
+            street: street.to_string(),
+            low,
+            high,
+            parity,
+            jset,
+            from: from.0,
+            to: to.0,
+        });
+        Ok(())
+    }
+
+    /// Adds or replaces a region (a state, a province, or a whole country with `region`
+    /// empty) and the jurisdictions that tax all of it.
+    pub fn region(
+        &mut self,
+        country: &str,
+        region: &str,
+        name: &str,
+        jurisdictions: &[JurisdictionId],
+        main_postal: &str,
+    ) -> Result<(), BuildError> {
+        let c = country_code(country)?;
+        let jset = self.jset(jurisdictions)?;
+        self.regions.insert(
+            (c, region.to_string()),
+            RegionRecord {
+                country: c,
+                region: region.to_string(),
+                name: name.to_string(),
+                jset,
+                main_postal: main_postal.to_string(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Sets a region's most populous postal code (for `approximate` IP resolution).
+    pub fn region_main_postal(&mut self, country: &str, region: &str, postal: &str) -> Result<(), BuildError> {
+        let c = country_code(country)?;
+        match self.regions.get_mut(&(c, region.to_string())) {
+            Some(r) => {
+                r.main_postal = postal.to_string();
+                Ok(())
+            }
+            None => Err(BuildError::Invalid { what: "region", detail: format!("{country}-{region} was not added") }),
+        }
+    }
+
+    /// Adds a non-US postal prefix that places an address in `region`, with its own
+    /// jurisdictions or (`None`) the region's.
+    pub fn postal_prefix(
+        &mut self,
+        country: &str,
+        prefix: &str,
+        region: &str,
+        jurisdictions: Option<&[JurisdictionId]>,
+    ) -> Result<(), BuildError> {
+        let c = country_code(country)?;
+        let normalized = crate::address::normalize_postal(prefix);
+        if normalized.is_empty() {
+            return Err(BuildError::Invalid { what: "postal prefix", detail: format!("{prefix:?} is empty") });
+        }
+        let jset = match jurisdictions {
+            Some(js) => self.jset(js)?,
+            None => u32::MAX,
+        };
+        self.postal.insert(
+            (c, normalized.clone()),
+            PostalPrefixRecord { country: c, prefix: normalized, region: region.to_string(), jset },
+        );
+        Ok(())
+    }
+
+    fn ip_location(&mut self, loc: IpLocationSpec) -> Result<u32, BuildError> {
+        let country = country_code(&loc.country)?;
+        if let Some(&id) = self.ip_location_ids.get(&loc) {
+            return Ok(id);
+        }
+        let id = self.ip_locations.len() as u32;
+        let (lat, lon) = loc.coordinates.unwrap_or((i32::MIN, i32::MIN));
+        self.ip_locations.push(IpLocationRecord {
+            country,
+            region: loc.region.clone(),
+            city: loc.city.clone(),
+            postal: loc.postal.clone(),
+            lat_e6: lat,
+            lon_e6: lon,
+        });
+        self.ip_location_ids.insert(loc, id);
+        Ok(id)
+    }
+
+    /// Adds an IPv4 range `start..=end`.
+    pub fn ipv4_range(&mut self, start: u32, end: u32, loc: IpLocationSpec) -> Result<(), BuildError> {
+        if start > end {
+            return Err(BuildError::Invalid { what: "IPv4 range", detail: format!("{start}..{end}") });
+        }
+        let location = self.ip_location(loc)?;
+        self.ipv4.push(Ipv4Record { start, end, location });
+        Ok(())
+    }
+
+    /// Adds an IPv6 range `start..=end`.
+    pub fn ipv6_range(&mut self, start: u128, end: u128, loc: IpLocationSpec) -> Result<(), BuildError> {
+        if start > end {
+            return Err(BuildError::Invalid { what: "IPv6 range", detail: format!("{start:x}..{end:x}") });
+        }
+        let location = self.ip_location(loc)?;
+        self.ipv6.push(Ipv6Record { start: start.to_be_bytes(), end: end.to_be_bytes(), location });
+        Ok(())
+    }
+
+    /// Sorts and indexes everything into the archived form.
+    pub fn into_data(self) -> Result<TableData, BuildError> {
+        let TableBuilder {
+            manifest,
+            jurisdictions,
+            tax_codes,
+            categories,
+            rules,
+            holidays,
+            jsets,
+            zips,
+            mut zip4,
+            mut streets,
+            regions,
+            postal,
+            ip_locations,
+            mut ipv4,
+            mut ipv6,
+            ..
+        } = self;
+
+        // Tax codes: ids are positions in name order.
+        let names: Vec<&String> = tax_codes.keys().collect();
+        let code_id = |name: &str| -> Result<u32, BuildError> {
+            names
+                .binary_search_by(|n| n.as_str().cmp(name))
+                .map(|i| i as u32)
+                .map_err(|_| BuildError::UnknownTaxCode(name.to_string()))
+        };
+        let mut code_records = Vec::with_capacity(tax_codes.len());
+        for (name, (parent, description)) in &tax_codes {
+            let parent = match parent {
+                Some(p) => code_id(p)?,
+                None => u32::MAX,
+            };
+            code_records.push(TaxCodeRecord { name: name.clone(), parent, description: description.clone() });
+        }
+        // Reject cycles in the taxonomy.
+        for (i, rec) in code_records.iter().enumerate() {
+            let mut p = rec.parent;
+            let mut steps = 0;
+            while p != u32::MAX {
+                steps += 1;
+                if p as usize == i || steps > code_records.len() {
+                    return Err(BuildError::BadTaxCode(rec.name.clone(), "parent chain loops"));
+                }
+                p = code_records[p as usize].parent;
+            }
+        }
+        let mut category_records = Vec::with_capacity(categories.len());
+        for (name, code) in &categories {
+            category_records.push(CategoryRecord { name: name.clone(), tax_code: code_id(code)? });
+        }
+
+        // Rules, sorted by (jurisdiction, code, from) keeping the written order of ties.
+        let mut rule_records = Vec::with_capacity(rules.len());
+        for r in &rules {
+            rule_records.push(RuleRecord {
+                jurisdiction: r.jurisdiction.0,
+                tax_code: code_id(&r.tax_code)?,
+                from: r.from.0,
+                to: r.to.0,
+                rate: store_decimal(r.rate),
+                base_min: store_decimal(r.band.0),
+                base_max: store_decimal(r.band.1.unwrap_or(Decimal::MAX)),
+                unit_min: store_decimal(r.unit_range.0),
+                unit_max: store_decimal(r.unit_range.1.unwrap_or(Decimal::MAX)),
+                fee: store_decimal(r.fee),
+                rate_type: r.rate_type.clone(),
+                source: r.source,
+            });
+        }
+        rule_records.sort_by_key(|r| (r.jurisdiction, r.tax_code, r.from));
+        let mut rule_start = vec![0u32; jurisdictions.len() + 1];
+        for r in &rule_records {
+            rule_start[r.jurisdiction as usize + 1] += 1;
+        }
+        for i in 1..rule_start.len() {
+            rule_start[i] += rule_start[i - 1];
+        }
+
+        let mut holiday_records = Vec::with_capacity(holidays.len());
+        for h in &holidays {
+            let mut codes = Vec::with_capacity(h.tax_codes.len());
+            for c in &h.tax_codes {
+                codes.push(code_id(c)?);
+            }
+            holiday_records.push(HolidayRecord {
+                name: h.name.clone(),
+                country: country_code(&h.country)?,
+                region: h.region.clone(),
+                include_local: h.include_local,
+                from: h.from.0,
+                to: h.to.0,
+                tax_codes: codes,
+                max_unit: store_decimal(h.max_unit.unwrap_or(Decimal::MAX)),
+                cap_inclusive: h.cap_inclusive,
+            });
+        }
+
+        let mut jset_start = Vec::with_capacity(jsets.len() + 1);
+        let mut jset_items = Vec::new();
+        jset_start.push(0u32);
+        for s in &jsets {
+            jset_items.extend_from_slice(s);
+            jset_start.push(jset_items.len() as u32);
+        }
+
+        let zip_records: Vec<ZipRecord> = zips.into_values().collect();
+        let zip5 = if zip_records.is_empty() {
+            Vec::new()
+        } else {
+            let mut dense = vec![u32::MAX; 100_000];
+            for (i, z) in zip_records.iter().enumerate() {
+                dense[z.zip as usize] = i as u32;
+            }
+            dense
+        };
+        zip4.sort_by_key(|z| (z.zip5, z.low, z.from));
+        streets.sort_by(|a, b| (a.zip5, &a.street, a.low, a.from).cmp(&(b.zip5, &b.street, b.low, b.from)));
+
+        ipv4.sort_by_key(|r| r.start);
+        for w in ipv4.windows(2) {
+            if w[1].start <= w[0].end {
+                return Err(BuildError::IpOverlap(format!(
+                    "{} overlaps {}",
+                    std::net::Ipv4Addr::from(w[1].start),
+                    std::net::Ipv4Addr::from(w[0].end)
+                )));
+            }
+        }
+        ipv6.sort_by_key(|r| r.start);
+        for w in ipv6.windows(2) {
+            if w[1].start <= w[0].end {
+                return Err(BuildError::IpOverlap(format!(
+                    "{} overlaps {}",
+                    std::net::Ipv6Addr::from(w[1].start),
+                    std::net::Ipv6Addr::from(w[0].end)
+                )));
+            }
+        }
+        let ipv6_prefix = ipv6
+            .iter()
+            .map(|r| u64::from_be_bytes(r.start[..8].try_into().expect("8 bytes")))
+            .collect();
+
+        Ok(TableData {
+            manifest,
+            jurisdictions,
+            tax_codes: code_records,
+            categories: category_records,
+            rules: rule_records,
+            rule_start,
+            holidays: holiday_records,
+            jset_start,
+            jset_items,
+            zip5,
+            zips: zip_records,
+            zip4,
+            streets,
+            regions: regions.into_values().collect(),
+            postal_prefixes: postal.into_values().collect(),
+            ipv4,
+            ipv6_prefix,
+            ipv6,
+            ip_locations,
+        })
+    }
+
+    /// Builds the table file: header and archive. `build_time` is written into the header
+    /// as given, so that deterministic builds can pass a time derived from their inputs.
+    pub fn build(self, build_time: i64) -> Result<Vec<u8>, BuildError> {
+        Ok(encode(&self.into_data()?, build_time))
+    }
+}

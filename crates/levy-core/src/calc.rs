@@ -1,0 +1,587 @@
+//! The calculation: a sale at a location to tax per line and per jurisdiction.
+//!
+//! # The arithmetic, in one place
+//!
+//! For each line, the unit price is the line amount divided by the quantity (or the amount
+//! itself for per-unit lines, whose base is then amount × quantity). For each jurisdiction
+//! of the location, the rules in force on the sale's date for the line's tax code are found
+//! (walking up the taxonomy until a code has rules in that jurisdiction). Each rule taxes the
+//! part of the unit price inside its band, only when the unit price lies in its unit range,
+//! times the quantity, plus its fee per unit. That is `tax_due_decimal`, in minor units,
+//! unrounded. The line's tax is the sum of its jurisdictions' `tax_due_decimal`, rounded once
+//! with [`crate::round_minor`]. Totals are sums of lines.
+//!
+//! With `tax_included_in_amount`, the amount excluding tax is found by inverting the
+//! piecewise-linear tax function segment by segment (bands and thresholds are the segment
+//! edges), rounded to the minor unit, and the line's tax is the given amount minus that:
+//! excluding + tax == including, exactly, always. Where an all-or-nothing threshold makes
+//! the tax jump, an inclusive amount inside the jump has no exact pre-image; levy then takes
+//! the greatest excluding amount below the threshold and the tax is the remainder.
+//!
+//! # Notes
+//!
+//! Each jurisdiction entry carries a `note`: `RATE_FRAC` (the rate applied to the whole
+//! amount), `PROGRESSIVE_RATE` (to a band of it), `THRESHOLD` (an all-or-nothing rule whose
+//! threshold was met), `BELOW_THRESHOLD` (not met: nothing due), `HOLIDAY` (suspended by a
+//! sales tax holiday), `CUSTOMER_EXEMPT`, `EXEMPTION_CERTIFICATE`, `AUTOMATIC_TAX_DISABLED`,
+//! `REVERSE_CHARGE` (a business-to-business cross-border VAT/GST sale), `ZERO_RATE` (an IP
+//! resolved in `zero` mode).
+
+use rust_decimal::Decimal;
+
+use crate::date::Date;
+use crate::kinds::{Level, TaxType};
+use crate::lookup::{JurisdictionId, RuleId, TaxCodeId};
+use crate::model::ArchivedHolidayRecord;
+use crate::money::{round_minor, Currency};
+use crate::resolve::Location;
+use crate::table::{load_decimal, Table};
+
+/// The largest line amount accepted, in minor units (10^15: ten trillion dollars).
+pub const MAX_AMOUNT_MINOR: i64 = 1_000_000_000_000_000;
+/// The largest quantity accepted.
+pub const MAX_QUANTITY: u32 = 1_000_000_000;
+
+/// Whether the seller collects tax automatically.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AutomaticTax {
+    /// Tax where the seller collects.
+    #[default]
+    Auto,
+    /// Always zero.
+    Disabled,
+}
+
+/// Consumer or business buyer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CustomerType {
+    /// A consumer.
+    #[default]
+    Consumer,
+    /// A business.
+    Business,
+}
+
+/// A buyer's tax id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaxId {
+    /// `VAT`, `GST` or `EIN`.
+    pub kind: String,
+    /// The id.
+    pub value: String,
+}
+
+/// An exemption that covers some jurisdictions, for example from an exemption certificate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exemption {
+    /// ISO country of the jurisdictions covered.
+    pub country: String,
+    /// Region (state) covered; every jurisdiction of the region, local ones included.
+    pub region: String,
+    /// What to say in the note's detail (a certificate id, say).
+    pub reference: String,
+}
+
+/// The buyer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Customer {
+    /// Exempt everywhere (`is_tax_exempt`).
+    pub exempt: bool,
+    /// Consumer or business.
+    pub kind: CustomerType,
+    /// Tax ids, for business sales.
+    pub tax_ids: Vec<TaxId>,
+    /// Exemptions in particular jurisdictions.
+    pub exemptions: Vec<Exemption>,
+}
+
+/// One line of a sale.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SaleLine {
+    /// Amount in minor units: the line total, or the unit price when `per_unit`.
+    pub amount: Decimal,
+    /// Quantity, at least 1.
+    pub quantity: u32,
+    /// Whether `amount` is the price of one unit (platform calculations).
+    pub per_unit: bool,
+    /// The product tax code.
+    pub tax_code: TaxCodeId,
+}
+
+/// A sale to calculate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sale {
+    /// Currency of every amount.
+    pub currency: Currency,
+    /// Whether amounts already include tax.
+    pub tax_included: bool,
+    /// The buyer.
+    pub customer: Customer,
+    /// Automatic tax mode.
+    pub automatic_tax: AutomaticTax,
+    /// The day of the sale (decides rates and holidays).
+    pub date: Date,
+    /// ISO country the goods ship from, when known (decides reverse charge).
+    pub origin_country: Option<String>,
+    /// The lines.
+    pub lines: Vec<SaleLine>,
+}
+
+/// Why a whole calculation owes nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZeroReason {
+    /// The customer is exempt.
+    CustomerExempt,
+    /// `automatic_tax` is `disabled`.
+    AutomaticTaxDisabled,
+    /// The location is zero-rate (IP `zero` mode).
+    ZeroRate,
+}
+
+impl ZeroReason {
+    /// The note written on every jurisdiction entry.
+    pub fn note(self) -> Note {
+        match self {
+            ZeroReason::CustomerExempt => Note::CustomerExempt,
+            ZeroReason::AutomaticTaxDisabled => Note::AutomaticTaxDisabled,
+            ZeroReason::ZeroRate => Note::ZeroRate,
+        }
+    }
+}
+
+/// What a jurisdiction entry's numbers mean. See the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Note {
+    /// The rate applied to the whole amount.
+    RateFrac,
+    /// The rate applied to a band of the amount.
+    ProgressiveRate,
+    /// An all-or-nothing rule whose threshold was met.
+    Threshold,
+    /// An all-or-nothing rule whose threshold was not met: nothing due.
+    BelowThreshold,
+    /// Suspended by a sales tax holiday.
+    Holiday,
+    /// The customer is exempt.
+    CustomerExempt,
+    /// An exemption certificate covers this jurisdiction.
+    ExemptionCertificate,
+    /// Automatic tax is disabled.
+    AutomaticTaxDisabled,
+    /// Cross-border business sale: the buyer accounts for the VAT/GST.
+    ReverseCharge,
+    /// Zero-rate location.
+    ZeroRate,
+}
+
+impl Note {
+    /// The interface's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Note::RateFrac => "RATE_FRAC",
+            Note::ProgressiveRate => "PROGRESSIVE_RATE",
+            Note::Threshold => "THRESHOLD",
+            Note::BelowThreshold => "BELOW_THRESHOLD",
+            Note::Holiday => "HOLIDAY",
+            Note::CustomerExempt => "CUSTOMER_EXEMPT",
+            Note::ExemptionCertificate => "EXEMPTION_CERTIFICATE",
+            Note::AutomaticTaxDisabled => "AUTOMATIC_TAX_DISABLED",
+            Note::ReverseCharge => "REVERSE_CHARGE",
+            Note::ZeroRate => "ZERO_RATE",
+        }
+    }
+}
+
+/// The tax of one line in one jurisdiction under one rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JurisdictionTax {
+    /// The jurisdiction.
+    pub jurisdiction: JurisdictionId,
+    /// The rule that applied.
+    pub rule: RuleId,
+    /// The rule's statutory rate.
+    pub rate: Decimal,
+    /// The taxed part of the line amount, minor units.
+    pub taxable_base: Decimal,
+    /// Tax due before rounding, minor units (fee included).
+    pub tax_due: Decimal,
+    /// Fixed fee, minor units.
+    pub fee: Decimal,
+    /// What the numbers mean.
+    pub note: Note,
+    /// The exemption (certificate) that zeroed it, when one did.
+    pub exemption: Option<usize>,
+}
+
+/// The tax of one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineTax {
+    /// The tax code used.
+    pub tax_code: TaxCodeId,
+    /// Quantity.
+    pub quantity: u32,
+    /// Amount excluding tax, minor units.
+    pub amount_excluding_tax: Decimal,
+    /// Tax, minor units, rounded.
+    pub tax: Decimal,
+    /// Amount including tax, minor units.
+    pub amount_including_tax: Decimal,
+    /// One entry per jurisdiction rule, in the location's level order.
+    pub jurisdictions: Vec<JurisdictionTax>,
+    /// The holiday that applied, by index in the table.
+    pub holiday: Option<u32>,
+}
+
+/// The result of a calculation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Calculation {
+    /// SHA-256 of the table that produced it.
+    pub table_hash: [u8; 32],
+    /// Currency.
+    pub currency: Currency,
+    /// Whether input amounts included tax.
+    pub tax_included: bool,
+    /// Lines, in the sale's order.
+    pub lines: Vec<LineTax>,
+    /// Sum of the lines' tax.
+    pub total_tax: Decimal,
+    /// Sum of the lines' amounts excluding tax.
+    pub total_excluding_tax: Decimal,
+    /// Sum of the lines' amounts including tax.
+    pub total_including_tax: Decimal,
+    /// Why the whole sale owes nothing, when it does.
+    pub zero_reason: Option<ZeroReason>,
+}
+
+impl Calculation {
+    /// Effective rate: total tax / total excluding tax (zero for a zero total). Never a
+    /// sum of rates.
+    pub fn effective_rate(&self) -> Decimal {
+        if self.total_excluding_tax.is_zero() {
+            Decimal::ZERO
+        } else {
+            self.total_tax / self.total_excluding_tax
+        }
+    }
+
+    /// The table hash as lower-case hex.
+    pub fn table_hash_hex(&self) -> String {
+        crate::table::hex32(&self.table_hash)
+    }
+}
+
+/// Why a sale could not be calculated.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CalcError {
+    /// A line's quantity is zero or above [`MAX_QUANTITY`].
+    #[error("line {line}: quantity must be between 1 and {MAX_QUANTITY}")]
+    Quantity {
+        /// Line index.
+        line: usize,
+    },
+    /// A line's amount is negative or above [`MAX_AMOUNT_MINOR`].
+    #[error("line {line}: amount must be between 0 and {MAX_AMOUNT_MINOR} minor units")]
+    Amount {
+        /// Line index.
+        line: usize,
+    },
+    /// A line's tax code is not in the table.
+    #[error("line {line}: unknown tax code id {code}")]
+    TaxCode {
+        /// Line index.
+        line: usize,
+        /// The id.
+        code: u32,
+    },
+}
+
+/// One applicable rule, decoded once per line.
+struct Applied {
+    jurisdiction: JurisdictionId,
+    rule: RuleId,
+    rate: Decimal,
+    base_min: Decimal,
+    base_max: Option<Decimal>,
+    unit_min: Decimal,
+    unit_max: Option<Decimal>,
+    fee: Decimal,
+    zeroed: Option<(Note, Option<usize>)>,
+    holiday: Option<(Decimal, bool, u32)>,
+}
+
+impl Applied {
+    fn is_band(&self) -> bool {
+        !self.base_min.is_zero() || self.base_max.is_some()
+    }
+    fn is_threshold(&self) -> bool {
+        !self.unit_min.is_zero() || self.unit_max.is_some()
+    }
+    /// Whether the rule's unit range holds the unit price.
+    fn applies_at(&self, unit: Decimal) -> bool {
+        unit >= self.unit_min && self.unit_max.is_none_or(|m| unit < m)
+    }
+    /// Whether a holiday suspends the rule at this unit price.
+    fn on_holiday(&self, unit: Decimal) -> bool {
+        match self.holiday {
+            Some((cap, inclusive, _)) => unit < cap || (inclusive && unit == cap),
+            None => false,
+        }
+    }
+    /// The taxed part of one unit.
+    fn band_part(&self, unit: Decimal) -> Decimal {
+        let above = unit - self.base_min;
+        if above <= Decimal::ZERO {
+            return Decimal::ZERO;
+        }
+        match self.base_max {
+            Some(max) => above.min(max - self.base_min),
+            None => above,
+        }
+    }
+    /// Tax per unit (major units) and its slope with respect to the unit price.
+    fn unit_tax(&self, unit: Decimal) -> (Decimal, Decimal) {
+        if self.zeroed.is_some() || !self.applies_at(unit) || self.on_holiday(unit) {
+            return (Decimal::ZERO, Decimal::ZERO);
+        }
+        let part = self.band_part(unit);
+        let in_band = unit >= self.base_min && self.base_max.is_none_or(|m| unit < m);
+        (self.rate * part + self.fee, if in_band { self.rate } else { Decimal::ZERO })
+    }
+}
+
+fn holiday_covers<D>(table: &Table<D>, h: &ArchivedHolidayRecord, jur: &crate::Jurisdiction<'_>, code: TaxCodeId, date: Date) -> bool {
+    if date.0 < h.from.to_native() || date.0 > h.to.to_native() {
+        return false;
+    }
+    if jur.country().as_bytes() != h.country || jur.region() != h.region.as_str() {
+        return false;
+    }
+    let level_ok = matches!(jur.level(), Level::State | Level::Province) || (h.include_local && jur.level().is_local());
+    level_ok && h.tax_codes.iter().any(|c| table.tax_code_within(code, TaxCodeId(c.to_native())))
+}
+
+impl<D> Table<D> {
+    /// The rules of `jurisdiction` in force on `date` for `code`, walking up the taxonomy to
+    /// the nearest code that has any. Returns the span of rule ids (contiguous).
+    fn rules_for(&self, jurisdiction: JurisdictionId, code: TaxCodeId, date: Date) -> impl Iterator<Item = RuleId> + '_ {
+        let (start, end) = self.rule_span(jurisdiction);
+        let rules = &self.data().rules[start..end];
+        let mut found = (0, 0);
+        let mut c = Some(code);
+        for _ in 0..64 {
+            let Some(cur) = c else { break };
+            let lo = rules.partition_point(|r| r.tax_code.to_native() < cur.0);
+            let hi = lo + rules[lo..].partition_point(|r| r.tax_code.to_native() == cur.0);
+            if lo < hi {
+                found = (start + lo, start + hi);
+                break;
+            }
+            c = self.tax_code_parent(cur);
+        }
+        (found.0..found.1).filter(move |&i| {
+            let r = &self.data().rules[i];
+            r.from.to_native() <= date.0 && date.0 <= r.to.to_native()
+        }).map(|i| RuleId(i as u32))
+    }
+
+    /// Calculates the tax of `sale` at `location`.
+    pub fn calculate(&self, location: &Location, sale: &Sale) -> Result<Calculation, CalcError> {
+        let zero_reason = if sale.customer.exempt {
+            Some(ZeroReason::CustomerExempt)
+        } else if sale.automatic_tax == AutomaticTax::Disabled {
+            Some(ZeroReason::AutomaticTaxDisabled)
+        } else if location.is_zero_rate() {
+            Some(ZeroReason::ZeroRate)
+        } else {
+            None
+        };
+        let reverse_charge = sale.customer.kind == CustomerType::Business
+            && sale.customer.tax_ids.iter().any(|t| t.kind == "VAT" || t.kind == "GST")
+            && sale.origin_country.as_deref().is_some_and(|o| !o.eq_ignore_ascii_case(location.country()));
+
+        let mut lines = Vec::with_capacity(sale.lines.len());
+        let (mut total_tax, mut total_excl, mut total_incl) = (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
+        let mut applied: Vec<Applied> = Vec::with_capacity(8);
+        for (index, line) in sale.lines.iter().enumerate() {
+            if line.quantity == 0 || line.quantity > MAX_QUANTITY {
+                return Err(CalcError::Quantity { line: index });
+            }
+            if line.amount.is_sign_negative() || line.amount > Decimal::from(MAX_AMOUNT_MINOR) {
+                return Err(CalcError::Amount { line: index });
+            }
+            if self.tax_code_name(line.tax_code).is_none() {
+                return Err(CalcError::TaxCode { line: index, code: line.tax_code.0 });
+            }
+            let qty = Decimal::from(line.quantity);
+            let given_minor = if line.per_unit { line.amount * qty } else { line.amount };
+
+            // Decode the applicable rules once.
+            applied.clear();
+            let mut holiday = None;
+            if let Some(jset) = location.jset {
+                for jid in self.jset(jset) {
+                    let Some(jur) = self.jurisdiction(jid) else { continue };
+                    let hol = self.data().holidays.iter().enumerate().find(|(_, h)| holiday_covers(self, h, &jur, line.tax_code, sale.date));
+                    let exemption = sale.customer.exemptions.iter().position(|e| {
+                        e.country.eq_ignore_ascii_case(jur.country()) && e.region.eq_ignore_ascii_case(jur.region()) && !e.region.is_empty()
+                    });
+                    let zeroed = match (zero_reason, exemption) {
+                        (Some(z), _) => Some((z.note(), None)),
+                        (None, Some(i)) => Some((Note::ExemptionCertificate, Some(i))),
+                        _ if reverse_charge && matches!(jur.tax_type(), TaxType::Vat | TaxType::Gst) => Some((Note::ReverseCharge, None)),
+                        _ => None,
+                    };
+                    for rid in self.rules_for(jid, line.tax_code, sale.date) {
+                        let Some(rule) = self.rule(rid) else { continue };
+                        let (base_min, base_max) = rule.band();
+                        let (unit_min, unit_max) = rule.unit_range();
+                        applied.push(Applied {
+                            jurisdiction: jid,
+                            rule: rid,
+                            rate: rule.rate(),
+                            base_min,
+                            base_max: (base_max != Decimal::MAX).then_some(base_max),
+                            unit_min,
+                            unit_max: (unit_max != Decimal::MAX).then_some(unit_max),
+                            fee: rule.fee(),
+                            zeroed,
+                            holiday: hol.map(|(i, h)| (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)),
+                        });
+                    }
+                }
+            }
+
+            let currency = sale.currency;
+            let excl_minor = if sale.tax_included && zero_reason.is_none() {
+                back_out(&applied, currency.to_major(given_minor), qty, currency)
+            } else {
+                given_minor
+            };
+            let unit = currency.to_major(excl_minor) / qty;
+            let mut entries = Vec::with_capacity(applied.len());
+            let mut due_sum = Decimal::ZERO;
+            for a in &applied {
+                let applies = a.applies_at(unit);
+                let on_holiday = a.on_holiday(unit);
+                if on_holiday && applies && a.zeroed.is_none() {
+                    holiday = a.holiday.map(|h| h.2);
+                }
+                let (note, exemption) = match a.zeroed {
+                    Some((n, e)) => (n, e),
+                    None if on_holiday && applies => (Note::Holiday, None),
+                    None if !applies => (Note::BelowThreshold, None),
+                    None if a.is_band() => (Note::ProgressiveRate, None),
+                    None if a.is_threshold() => (Note::Threshold, None),
+                    None => (Note::RateFrac, None),
+                };
+                let taxed = applies && !on_holiday && a.zeroed.is_none();
+                let (base, due, fee) = if taxed {
+                    let base_major = a.band_part(unit) * qty;
+                    let fee_major = a.fee * qty;
+                    let base = currency.to_minor(base_major);
+                    let fee = currency.to_minor(fee_major);
+                    (base, currency.to_minor(base_major * a.rate) + fee, fee)
+                } else {
+                    (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO)
+                };
+                due_sum += due;
+                entries.push(JurisdictionTax {
+                    jurisdiction: a.jurisdiction,
+                    rule: a.rule,
+                    rate: a.rate,
+                    taxable_base: base.normalize(),
+                    tax_due: due.normalize(),
+                    fee: fee.normalize(),
+                    note,
+                    exemption,
+                });
+            }
+            let (tax, excl, incl) = if sale.tax_included {
+                (given_minor - excl_minor, excl_minor, given_minor)
+            } else {
+                let tax = round_minor(due_sum);
+                (tax, given_minor, given_minor + tax)
+            };
+            total_tax += tax;
+            total_excl += excl;
+            total_incl += incl;
+            lines.push(LineTax {
+                tax_code: line.tax_code,
+                quantity: line.quantity,
+                amount_excluding_tax: excl.normalize(),
+                tax: tax.normalize(),
+                amount_including_tax: incl.normalize(),
+                jurisdictions: entries,
+                holiday,
+            });
+        }
+        Ok(Calculation {
+            table_hash: self.header().content_hash,
+            currency: sale.currency,
+            tax_included: sale.tax_included,
+            lines,
+            total_tax: total_tax.normalize(),
+            total_excluding_tax: total_excl.normalize(),
+            total_including_tax: total_incl.normalize(),
+            zero_reason,
+        })
+    }
+}
+
+/// The amount excluding tax, in whole minor units, of a line whose amount including tax is
+/// `incl_major` (major units) over `qty` units.
+fn back_out(applied: &[Applied], incl_major: Decimal, qty: Decimal, currency: Currency) -> Decimal {
+    let target = incl_major / qty; // inclusive price of one unit
+    // Segment edges: every finite band edge, unit-range edge and holiday cap.
+    let mut edges: Vec<Decimal> = Vec::with_capacity(applied.len() * 4 + 1);
+    edges.push(Decimal::ZERO);
+    for a in applied {
+        edges.push(a.base_min);
+        edges.extend(a.base_max);
+        edges.push(a.unit_min);
+        edges.extend(a.unit_max);
+        if let Some((cap, _, _)) = a.holiday {
+            if cap != Decimal::MAX {
+                edges.push(cap);
+            }
+        }
+    }
+    edges.sort();
+    edges.dedup();
+    let total_at = |u: Decimal| -> (Decimal, Decimal) {
+        applied.iter().fold((Decimal::ZERO, Decimal::ZERO), |(t, s), a| {
+            let (ti, si) = a.unit_tax(u);
+            (t + ti, s + si)
+        })
+    };
+    let mut unit = None;
+    let mut below_jump = None;
+    for (i, &left) in edges.iter().enumerate() {
+        let right = edges.get(i + 1).copied();
+        let (t_left, slope) = total_at(left);
+        if left + t_left > target {
+            // The target lies in the jump just below `left`.
+            below_jump = Some(left);
+            break;
+        }
+        // On [left, right), u + t(u) = u + t_left + slope * (u - left).
+        let u = (target - t_left + slope * left) / (Decimal::ONE + slope);
+        if right.is_none_or(|r| u < r) {
+            unit = Some(u.max(left));
+            break;
+        }
+    }
+    let excl_minor = match (unit, below_jump) {
+        (Some(u), _) => round_minor(currency.to_minor(u * qty)),
+        (None, Some(edge)) => {
+            // Greatest whole minor amount whose unit price is below the edge.
+            let edge_total = currency.to_minor(edge * qty);
+            let floor = edge_total.floor();
+            if floor == edge_total { floor - Decimal::ONE } else { floor }
+        }
+        (None, None) => round_minor(currency.to_minor(incl_major)),
+    };
+    let incl_minor = currency.to_minor(incl_major);
+    excl_minor.max(Decimal::ZERO).min(incl_minor)
+}

@@ -1,0 +1,107 @@
+//! levy-core: rate tables, location resolution and the calculation engine.
+//!
+//! A [`Table`] is an immutable, memory-mappable rate table (see [`table`] for the file
+//! format). Resolution turns an [`Address`] or an IP address into a [`Location`]; calculation
+//! turns a location and a [`Sale`] into a [`Calculation`] with per-line, per-jurisdiction
+//! tax, in exact decimal arithmetic.
+//!
+//! ```
+//! use levy_core::*;
+//! use rust_decimal::Decimal;
+//!
+//! // A one-state table: Tennessee's 7% state rate on general merchandise.
+//! let mut b = TableBuilder::new();
+//! b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property").unwrap();
+//! b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
+//! let tn = b.jurisdiction(JurisdictionSpec {
+//!     code: "47".into(), name: "TENNESSEE".into(), level: Level::State,
+//!     country: "US".into(), region: "TN".into(),
+//!     authority: "TENNESSEE DEPARTMENT OF REVENUE".into(), tax_type: TaxType::Sales,
+//! }).unwrap();
+//! b.rule(RuleSpec::flat(tn, "GENERAL_MERCHANDISE", Decimal::new(7, 2), Date::MIN, Date::MAX,
+//!     "GENERAL STATE SALES TAX")).unwrap();
+//! b.region("US", "TN", "TENNESSEE", &[tn], "").unwrap();
+//! let table = Table::from_bytes(&b.build(0).unwrap()).unwrap();
+//!
+//! let address = Address { region: "TN".into(), country: "US".into(), ..Default::default() };
+//! let date = Date::from_ymd(2026, 3, 1).unwrap();
+//! let location = table.resolve(&address, date).unwrap();
+//! let sale = Sale {
+//!     currency: Currency::USD, tax_included: false, customer: Customer::default(),
+//!     automatic_tax: AutomaticTax::Auto, date, origin_country: None,
+//!     lines: vec![SaleLine { amount: Decimal::from(10_000), quantity: 1, per_unit: false,
+//!         tax_code: table.category("GENERAL_MERCHANDISE").unwrap() }],
+//! };
+//! let calc = table.calculate(&location, &sale).unwrap();
+//! assert_eq!(calc.total_tax, Decimal::from(700)); // 7% of $100.00 is $7.00 = 700 cents
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod address;
+mod builder;
+mod calc;
+mod date;
+mod kinds;
+mod lookup;
+pub mod model;
+mod money;
+mod resolve;
+pub mod table;
+
+pub use address::{normalize_postal, normalize_street, parse_street_line, parse_us_zip, StreetLine};
+pub use builder::{BuildError, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, TableBuilder};
+pub use calc::{
+    AutomaticTax, CalcError, Calculation, Customer, CustomerType, Exemption, JurisdictionTax, LineTax, Note, Sale,
+    SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR, MAX_QUANTITY,
+};
+pub use date::Date;
+pub use kinds::{Level, TaxType};
+pub use lookup::{JsetId, Jurisdiction, JurisdictionId, Rule, RuleId, TaxCodeId};
+pub use money::{round_minor, Currency};
+pub use resolve::{Address, IpMode, IpPlace, Location, LocationSource, Precision, ResolutionStatus, ResolveError};
+pub use rust_decimal::Decimal;
+pub use table::{AlignedBytes, Header, Table, TableBytes, TableError};
+
+/// Table bytes from any of the usual places, so that one table type serves embedded,
+/// mapped and in-memory tables alike.
+#[derive(Debug)]
+pub enum AnyBytes {
+    /// Bytes compiled into the program (the embedded default).
+    Static(&'static [u8]),
+    /// A memory-mapped file.
+    Mmap(memmap2::Mmap),
+    /// Bytes read into aligned memory.
+    Owned(AlignedBytes),
+}
+
+impl AsRef<[u8]> for AnyBytes {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            AnyBytes::Static(b) => b,
+            AnyBytes::Mmap(m) => m,
+            AnyBytes::Owned(v) => v.as_ref(),
+        }
+    }
+}
+
+// SAFETY: each variant's bytes are fixed for the value's life (see the impls for the inner
+// types in `table`).
+unsafe impl TableBytes for AnyBytes {}
+
+/// A table over [`AnyBytes`].
+pub type AnyTable = Table<AnyBytes>;
+
+impl AnyTable {
+    /// Reads a table file into memory and opens it, validated. Use this for files that
+    /// another process may replace; it holds no mapping.
+    pub fn read_file(path: impl AsRef<std::path::Path>) -> Result<AnyTable, TableError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| TableError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Table::open(AnyBytes::Owned(AlignedBytes::copy_from(&bytes)))
+    }
+}

@@ -1,0 +1,228 @@
+//! Read access to a table: jurisdictions, tax codes, categories, rules.
+//!
+//! Every accessor bounds-checks the ids it is given, so a table opened without `verify`
+//! whose indexes were damaged answers "not found" instead of panicking.
+
+use rust_decimal::Decimal;
+
+use crate::kinds::{Level, TaxType};
+use crate::model::{ArchivedJurisdictionRecord, ArchivedRuleRecord};
+use crate::table::{load_decimal, Table};
+
+/// Id of a jurisdiction in a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct JurisdictionId(pub u32);
+
+/// Id of a product tax code in a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaxCodeId(pub u32);
+
+/// Id of a tax rule in a table: the rule that produced a number, for explaining it later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RuleId(pub u32);
+
+/// Id of a jurisdiction set (the jurisdictions that tax one place).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct JsetId(pub u32);
+
+/// A jurisdiction, read in place.
+#[derive(Clone, Copy, Debug)]
+pub struct Jurisdiction<'t> {
+    rec: &'t ArchivedJurisdictionRecord,
+}
+
+impl<'t> Jurisdiction<'t> {
+    /// Code: FIPS in the US, ISO 3166 elsewhere.
+    pub fn code(&self) -> &'t str {
+        self.rec.code.as_str()
+    }
+    /// Name.
+    pub fn name(&self) -> &'t str {
+        self.rec.name.as_str()
+    }
+    /// Level.
+    pub fn level(&self) -> Level {
+        Level::from_u8(self.rec.level)
+    }
+    /// ISO 3166-1 alpha-2 country.
+    pub fn country(&self) -> &'t str {
+        std::str::from_utf8(&self.rec.country).unwrap_or("")
+    }
+    /// Region (state or province), empty for a country.
+    pub fn region(&self) -> &'t str {
+        self.rec.region.as_str()
+    }
+    /// Authority name.
+    pub fn authority(&self) -> &'t str {
+        self.rec.authority.as_str()
+    }
+    /// Tax type.
+    pub fn tax_type(&self) -> TaxType {
+        TaxType::from_u8(self.rec.tax_type)
+    }
+}
+
+/// A tax rule, read in place.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule<'t> {
+    pub(crate) rec: &'t ArchivedRuleRecord,
+}
+
+impl<'t> Rule<'t> {
+    /// Jurisdiction it belongs to.
+    pub fn jurisdiction(&self) -> JurisdictionId {
+        JurisdictionId(self.rec.jurisdiction.to_native())
+    }
+    /// Tax code it is written for.
+    pub fn tax_code(&self) -> TaxCodeId {
+        TaxCodeId(self.rec.tax_code.to_native())
+    }
+    /// First and last day in force, as days since 1970-01-01.
+    pub fn interval(&self) -> (crate::Date, crate::Date) {
+        (crate::Date(self.rec.from.to_native()), crate::Date(self.rec.to.to_native()))
+    }
+    /// Rate as a fraction.
+    pub fn rate(&self) -> Decimal {
+        load_decimal(&self.rec.rate)
+    }
+    /// Taxed band of the unit price, in major units (`Decimal::MAX` upper edge: none).
+    pub fn band(&self) -> (Decimal, Decimal) {
+        (load_decimal(&self.rec.base_min), load_decimal(&self.rec.base_max))
+    }
+    /// Unit prices the rule applies to, `[min, max)` in major units.
+    pub fn unit_range(&self) -> (Decimal, Decimal) {
+        (load_decimal(&self.rec.unit_min), load_decimal(&self.rec.unit_max))
+    }
+    /// Fixed fee per unit in major units.
+    pub fn fee(&self) -> Decimal {
+        load_decimal(&self.rec.fee)
+    }
+    /// Rate type label.
+    pub fn rate_type(&self) -> &'t str {
+        self.rec.rate_type.as_str()
+    }
+    /// Index of the manifest entry that wrote the rule.
+    pub fn source(&self) -> u32 {
+        self.rec.source.to_native()
+    }
+}
+
+impl<D> Table<D> {
+    /// A jurisdiction by id.
+    pub fn jurisdiction(&self, id: JurisdictionId) -> Option<Jurisdiction<'_>> {
+        self.data().jurisdictions.get(id.0 as usize).map(|rec| Jurisdiction { rec })
+    }
+
+    /// How many jurisdictions the table has; ids run from 0 below this.
+    pub fn jurisdiction_count(&self) -> usize {
+        self.data().jurisdictions.len()
+    }
+
+    /// Finds a jurisdiction by code (linear; for tools and tests, not the hot path).
+    pub fn jurisdiction_by_code(&self, code: &str) -> Option<JurisdictionId> {
+        self.data()
+            .jurisdictions
+            .iter()
+            .position(|j| j.code.as_str() == code)
+            .map(|i| JurisdictionId(i as u32))
+    }
+
+    /// A rule by id.
+    pub fn rule(&self, id: RuleId) -> Option<Rule<'_>> {
+        self.data().rules.get(id.0 as usize).map(|rec| Rule { rec })
+    }
+
+    /// The rules of one jurisdiction, every tax code and date.
+    pub fn rules_of(&self, id: JurisdictionId) -> impl Iterator<Item = (RuleId, Rule<'_>)> + '_ {
+        let (start, end) = self.rule_span(id);
+        (start..end).filter_map(move |i| self.rule(RuleId(i as u32)).map(|r| (RuleId(i as u32), r)))
+    }
+
+    pub(crate) fn rule_span(&self, id: JurisdictionId) -> (usize, usize) {
+        let starts = &self.data().rule_start;
+        let n = self.data().rules.len();
+        let i = id.0 as usize;
+        match (starts.get(i), starts.get(i + 1)) {
+            (Some(s), Some(e)) => {
+                let (s, e) = (s.to_native() as usize, e.to_native() as usize);
+                if s <= e && e <= n {
+                    (s, e)
+                } else {
+                    (0, 0)
+                }
+            }
+            _ => (0, 0),
+        }
+    }
+
+    /// A tax code by exact name (`CLOTHING_GENERAL`).
+    pub fn tax_code(&self, name: &str) -> Option<TaxCodeId> {
+        let codes = &self.data().tax_codes;
+        codes
+            .binary_search_by(|c| c.name.as_str().cmp(name))
+            .ok()
+            .map(|i| TaxCodeId(i as u32))
+    }
+
+    /// The name of a tax code.
+    pub fn tax_code_name(&self, id: TaxCodeId) -> Option<&str> {
+        self.data().tax_codes.get(id.0 as usize).map(|c| c.name.as_str())
+    }
+
+    /// The parent of a tax code, if any.
+    pub fn tax_code_parent(&self, id: TaxCodeId) -> Option<TaxCodeId> {
+        let p = self.data().tax_codes.get(id.0 as usize)?.parent.to_native();
+        (p != u32::MAX && (p as usize) < self.data().tax_codes.len()).then_some(TaxCodeId(p))
+    }
+
+    /// Whether `code` is `ancestor` or lies beneath it in the taxonomy.
+    pub fn tax_code_within(&self, code: TaxCodeId, ancestor: TaxCodeId) -> bool {
+        let mut c = Some(code);
+        // The depth bound keeps a damaged, cyclic taxonomy from looping.
+        for _ in 0..64 {
+            match c {
+                Some(x) if x == ancestor => return true,
+                Some(x) => c = self.tax_code_parent(x),
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// The tax code a product category maps to (`CLOTHING` -> its code). Category names
+    /// are matched exactly, as the interface sends them.
+    pub fn category(&self, name: &str) -> Option<TaxCodeId> {
+        let cats = &self.data().categories;
+        let i = cats.binary_search_by(|c| c.name.as_str().cmp(name)).ok()?;
+        let code = cats[i].tax_code.to_native();
+        ((code as usize) < self.data().tax_codes.len()).then_some(TaxCodeId(code))
+    }
+
+    /// Every category name, sorted.
+    pub fn category_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.data().categories.iter().map(|c| c.name.as_str())
+    }
+
+    /// The jurisdictions of a set, in level order.
+    pub fn jset(&self, id: JsetId) -> impl Iterator<Item = JurisdictionId> + '_ {
+        let d = self.data();
+        let i = id.0 as usize;
+        let span = match (d.jset_start.get(i), d.jset_start.get(i + 1)) {
+            (Some(s), Some(e)) => {
+                let (s, e) = (s.to_native() as usize, e.to_native() as usize);
+                if s <= e && e <= d.jset_items.len() {
+                    &d.jset_items[s..e]
+                } else {
+                    &d.jset_items[0..0]
+                }
+            }
+            _ => &d.jset_items[0..0],
+        };
+        span.iter().map(|j| JurisdictionId(j.to_native()))
+    }
+
+    /// The content hash as lower-case hex.
+    pub fn hash_hex(&self) -> String {
+        self.header().hash_hex()
+    }
+}

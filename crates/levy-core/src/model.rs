@@ -1,0 +1,308 @@
+//! The data a table holds, as it is archived with rkyv.
+//!
+//! These are plain owned structs; [`crate::TableBuilder`] fills them and sorts every index,
+//! and [`crate::Table`] reads their archived form in place without deserializing. All
+//! indexes are sorted arrays, so a lookup is a binary search over memory that is already
+//! mapped and nothing on the lookup path allocates.
+//!
+//! Decimal values are stored as the 16 bytes of [`rust_decimal::Decimal::serialize`], which is
+//! exact for every decimal and costs a few shifts to read back.
+
+use rkyv::{Archive, Deserialize, Serialize};
+
+/// A decimal stored in a table: the 16 bytes of `Decimal::serialize`.
+pub type StoredDecimal = [u8; 16];
+
+/// The root of a table's archive.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[rkyv(derive(Debug))]
+pub struct TableData {
+    /// Every input the table was built from, in the order they were layered.
+    pub manifest: Vec<SourceEntry>,
+    /// Every jurisdiction; the index into this array is the jurisdiction id.
+    pub jurisdictions: Vec<JurisdictionRecord>,
+    /// The product tax codes, sorted by name; the index is the tax code id.
+    pub tax_codes: Vec<TaxCodeRecord>,
+    /// Product categories as the interface names them, sorted by name, each to a tax code.
+    pub categories: Vec<CategoryRecord>,
+    /// Tax rules sorted by (jurisdiction, tax code, from, order written).
+    pub rules: Vec<RuleRecord>,
+    /// `rule_start[j]..rule_start[j + 1]` are the rules of jurisdiction `j`.
+    pub rule_start: Vec<u32>,
+    /// Sales tax holidays, in the order written.
+    pub holidays: Vec<HolidayRecord>,
+    /// Jurisdiction sets: `jset_start[s]..jset_start[s + 1]` index into `jset_items`.
+    pub jset_start: Vec<u32>,
+    /// Flattened jurisdiction ids of every set, each set sorted by level then id.
+    pub jset_items: Vec<u32>,
+    /// Dense ZIP5 index: `zip5[z]` is an index into `zips`, or `u32::MAX` for an unknown ZIP.
+    /// Empty when the table holds no US ZIP codes.
+    pub zip5: Vec<u32>,
+    /// US ZIP codes with what resolving to them means.
+    pub zips: Vec<ZipRecord>,
+    /// ZIP+4 ranges sorted by (zip5, low plus-4).
+    pub zip4: Vec<Zip4Record>,
+    /// Street address ranges sorted by (zip5, street name, low house number).
+    pub streets: Vec<StreetRecord>,
+    /// Regions (US states, Canadian provinces, whole countries) sorted by (country, region).
+    pub regions: Vec<RegionRecord>,
+    /// Non-US postal codes or prefixes sorted by (country, prefix).
+    pub postal_prefixes: Vec<PostalPrefixRecord>,
+    /// IPv4 ranges sorted by start, not overlapping.
+    pub ipv4: Vec<Ipv4Record>,
+    /// Upper 64 bits of each IPv6 range start, parallel to `ipv6`, for a cheap first search.
+    pub ipv6_prefix: Vec<u64>,
+    /// IPv6 ranges sorted by start, not overlapping.
+    pub ipv6: Vec<Ipv6Record>,
+    /// The places IP ranges point to.
+    pub ip_locations: Vec<IpLocationRecord>,
+}
+
+/// One input of a build.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct SourceEntry {
+    /// The kind of input (`zip5`, `sst-rates`, `curated`, ...).
+    pub kind: String,
+    /// The file name, without the folder it was read from.
+    pub name: String,
+    /// Lower-case hex SHA-256 of the file's bytes.
+    pub sha256: String,
+    /// Rows read and used.
+    pub rows_read: u64,
+    /// Rows skipped as bad or out of scope.
+    pub rows_skipped: u64,
+    /// The period the input covers, as its publisher states it (for example `2025-12`).
+    pub period: String,
+}
+
+/// A taxing jurisdiction.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct JurisdictionRecord {
+    /// Stable code: FIPS in the US (`47` Tennessee, `47037` Davidson County), ISO 3166
+    /// elsewhere (`DE`, `CA-ON`), or a code the source defines for districts.
+    pub code: String,
+    /// Name, for example `TENNESSEE` or `DAVIDSON`.
+    pub name: String,
+    /// Level, one of the `level` constants in [`crate::Level`].
+    pub level: u8,
+    /// ISO 3166-1 alpha-2 country.
+    pub country: [u8; 2],
+    /// Region (US state, Canadian province) the jurisdiction lies in; empty for countries.
+    pub region: String,
+    /// The authority that levies the tax, for example `TENNESSEE DEPARTMENT OF REVENUE`.
+    pub authority: String,
+    /// Tax type, one of [`crate::TaxType`].
+    pub tax_type: u8,
+}
+
+/// A product tax code.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct TaxCodeRecord {
+    /// Name, for example `CLOTHING_GENERAL`.
+    pub name: String,
+    /// The tax code whose rules apply when a jurisdiction has none for this one, or
+    /// `u32::MAX` at the top of the taxonomy.
+    pub parent: u32,
+    /// One line saying what the code covers.
+    pub description: String,
+}
+
+/// A product category name and the tax code it maps to.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct CategoryRecord {
+    /// The category as the interface writes it, for example `CLOTHING`.
+    pub name: String,
+    /// Tax code id.
+    pub tax_code: u32,
+}
+
+/// One tax rule: a rate on a band of each unit's price, in force over a date interval.
+///
+/// For a unit price `u`, the taxable base is the part of `u` between `base_min` and
+/// `base_max`, and only when `unit_min <= u < unit_max`; the tax is `rate` times that base,
+/// plus `fee` per unit. Tiers, caps and thresholds are data in these fields, not code.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct RuleRecord {
+    /// Jurisdiction id.
+    pub jurisdiction: u32,
+    /// Tax code id the rule is written for.
+    pub tax_code: u32,
+    /// First day in force.
+    pub from: i32,
+    /// Last day in force (inclusive).
+    pub to: i32,
+    /// Rate as a fraction (0.07 for 7%).
+    pub rate: StoredDecimal,
+    /// Lower edge of the taxed band of the unit price, in major units.
+    pub base_min: StoredDecimal,
+    /// Upper edge of the taxed band, in major units; `Decimal::MAX` for none.
+    pub base_max: StoredDecimal,
+    /// The rule applies only to units priced at least this, in major units.
+    pub unit_min: StoredDecimal,
+    /// The rule applies only to units priced below this, in major units; `Decimal::MAX` for none.
+    pub unit_max: StoredDecimal,
+    /// A fixed fee per unit, in major units.
+    pub fee: StoredDecimal,
+    /// Rate type label, for example `GENERAL STATE SALES TAX`.
+    pub rate_type: String,
+    /// Index into the manifest of the source that wrote the rule.
+    pub source: u32,
+}
+
+/// A sales tax holiday.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct HolidayRecord {
+    /// Name, for example `TEXAS SALES TAX HOLIDAY 2025 (CLOTHING)`.
+    pub name: String,
+    /// Country of the jurisdictions it exempts.
+    pub country: [u8; 2],
+    /// Region (state) of the jurisdictions it exempts.
+    pub region: String,
+    /// Whether local jurisdictions of the region are exempt too, not only the state.
+    pub include_local: bool,
+    /// First day.
+    pub from: i32,
+    /// Last day (inclusive).
+    pub to: i32,
+    /// Tax code ids it covers (a code covers its descendants).
+    pub tax_codes: Vec<u32>,
+    /// Per-item price cap in major units; `Decimal::MAX` for none.
+    pub max_unit: StoredDecimal,
+    /// Whether an item priced exactly at the cap qualifies.
+    pub cap_inclusive: bool,
+}
+
+/// A US ZIP code.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct ZipRecord {
+    /// The ZIP code as a number (37203).
+    pub zip: u32,
+    /// Two-letter state.
+    pub state: String,
+    /// Primary city, upper case.
+    pub city: String,
+    /// Jurisdiction set id.
+    pub jset: u32,
+    /// Estimated population, 0 when unknown.
+    pub population: u32,
+}
+
+/// A ZIP+4 range.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct Zip4Record {
+    /// ZIP5.
+    pub zip5: u32,
+    /// First plus-4 (inclusive).
+    pub low: u16,
+    /// Last plus-4 (inclusive).
+    pub high: u16,
+    /// Jurisdiction set id.
+    pub jset: u32,
+    /// First day in force.
+    pub from: i32,
+    /// Last day in force (inclusive).
+    pub to: i32,
+}
+
+/// A street address range, as the SST boundary files define them.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct StreetRecord {
+    /// ZIP5.
+    pub zip5: u32,
+    /// Normalized street: directional, name and suffix, for example `N MAIN ST`.
+    pub street: String,
+    /// Lowest house number (inclusive).
+    pub low: u32,
+    /// Highest house number (inclusive).
+    pub high: u32,
+    /// `b'O'` odd numbers only, `b'E'` even only, `b'B'` both.
+    pub parity: u8,
+    /// Jurisdiction set id.
+    pub jset: u32,
+    /// First day in force.
+    pub from: i32,
+    /// Last day in force (inclusive).
+    pub to: i32,
+}
+
+/// A region: a US state, a Canadian province, or a whole country (empty region).
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct RegionRecord {
+    /// ISO 3166-1 alpha-2.
+    pub country: [u8; 2],
+    /// ISO 3166-2 subdivision without the country (`TN`, `ON`); empty for the whole country.
+    pub region: String,
+    /// Name.
+    pub name: String,
+    /// Jurisdiction set that applies region-wide (the state alone, or the country's VAT).
+    pub jset: u32,
+    /// The region's most populous postal code, used by `approximate` IP resolution; empty
+    /// when unknown.
+    pub main_postal: String,
+}
+
+/// A non-US postal code or prefix (a Canadian forward sortation area's first letter, say).
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct PostalPrefixRecord {
+    /// ISO 3166-1 alpha-2.
+    pub country: [u8; 2],
+    /// Normalized prefix (upper case, no spaces).
+    pub prefix: String,
+    /// Region it lies in.
+    pub region: String,
+    /// Jurisdiction set, or `u32::MAX` to use the region's.
+    pub jset: u32,
+}
+
+/// An IPv4 range.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct Ipv4Record {
+    /// First address.
+    pub start: u32,
+    /// Last address (inclusive).
+    pub end: u32,
+    /// Index into `ip_locations`.
+    pub location: u32,
+}
+
+/// An IPv6 range.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct Ipv6Record {
+    /// First address, as big-endian bytes.
+    pub start: [u8; 16],
+    /// Last address (inclusive), as big-endian bytes.
+    pub end: [u8; 16],
+    /// Index into `ip_locations`.
+    pub location: u32,
+}
+
+/// Where an IP range is.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct IpLocationRecord {
+    /// ISO 3166-1 alpha-2.
+    pub country: [u8; 2],
+    /// ISO 3166-2 subdivision without the country; empty when unknown.
+    pub region: String,
+    /// City; empty when unknown.
+    pub city: String,
+    /// Postal code; empty when unknown.
+    pub postal: String,
+    /// Latitude in millionths of a degree; `i32::MIN` when unknown.
+    pub lat_e6: i32,
+    /// Longitude in millionths of a degree; `i32::MIN` when unknown.
+    pub lon_e6: i32,
+}

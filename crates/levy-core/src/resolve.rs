@@ -1,0 +1,620 @@
+//! Location resolution: an address or an IP address to the set of jurisdictions that tax it.
+//!
+//! # Address resolution, and what the status and precision mean
+//!
+//! | what matched | `address_resolution_status` | `resolution_precision` |
+//! |---|---|---|
+//! | a street range (house number, street, ZIP) | `EXACT` | `STREET` |
+//! | a ZIP+4 range, a street line was given but matched no range | `POSTAL_FALLBACK_1` | `POSTAL_PLUS` |
+//! | the ZIP5, a street line was given but matched no range | `POSTAL_FALLBACK_1` | `POSTAL` |
+//! | a ZIP+4 range, no street line given | `POSTAL_ONLY` | `POSTAL_PLUS` |
+//! | the ZIP5 (or a non-US postal code or prefix), no street line | `POSTAL_ONLY` | `POSTAL` |
+//! | the province or state alone | `POSTAL_ONLY` | `PROVINCE` |
+//! | the country alone | `POSTAL_ONLY` | `COUNTRY` |
+//!
+//! Street and ZIP+4 ranges carry effective dates and are matched on the sale's date.
+//!
+//! # IP resolution
+//!
+//! Modes as the interface defines them. `strict` fails with the interface's errors;
+//! `zero` answers a zero-rate location when resolution is insufficient; `approximate` takes
+//! the most populous postal code of the IP's region (the country's, when the region is
+//! unknown), or the region's own jurisdictions when the table knows no populations, with
+//! precision `APPROXIMATED`; `best_effort` approximates and falls back to zero.
+
+use std::net::IpAddr;
+
+use crate::address::{normalize_postal, parse_street_line, parse_us_zip};
+use crate::date::Date;
+use crate::lookup::JsetId;
+use crate::model::{ArchivedIpLocationRecord, ArchivedRegionRecord, ArchivedZipRecord};
+use crate::table::Table;
+
+/// A postal address as the interface sends it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Address {
+    /// Street line.
+    pub line1: String,
+    /// Second line (unit).
+    pub line2: String,
+    /// City.
+    pub city: String,
+    /// ISO 3166-2 subdivision without the country (`TN`, `ON`).
+    pub region: String,
+    /// Postal code.
+    pub postal_code: String,
+    /// ISO 3166-1 alpha-2 country.
+    pub country: String,
+}
+
+/// How exactly an address matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResolutionStatus {
+    /// The street address matched a street range.
+    Exact,
+    /// A street line was given but did not match; the postal code decided.
+    PostalFallback1,
+    /// Only the postal code (or region, or country) was used.
+    PostalOnly,
+}
+
+impl ResolutionStatus {
+    /// The interface's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResolutionStatus::Exact => "EXACT",
+            ResolutionStatus::PostalFallback1 => "POSTAL_FALLBACK_1",
+            ResolutionStatus::PostalOnly => "POSTAL_ONLY",
+        }
+    }
+}
+
+/// How fine the place that decided the tax is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// A street range.
+    Street,
+    /// A ZIP+4 range.
+    PostalPlus,
+    /// A postal code.
+    Postal,
+    /// A province or state.
+    Province,
+    /// A country.
+    Country,
+    /// Guessed from an IP address's region.
+    Approximated,
+}
+
+impl Precision {
+    /// The interface's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::Street => "STREET",
+            Precision::PostalPlus => "POSTAL_PLUS",
+            Precision::Postal => "POSTAL",
+            Precision::Province => "PROVINCE",
+            Precision::Country => "COUNTRY",
+            Precision::Approximated => "APPROXIMATED",
+        }
+    }
+}
+
+/// Which input decided the tax.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LocationSource {
+    /// The postal address.
+    Address,
+    /// The IP address.
+    Ip,
+}
+
+impl LocationSource {
+    /// The interface's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LocationSource::Address => "address",
+            LocationSource::Ip => "ip",
+        }
+    }
+}
+
+/// IP resolution mode, as the interface defines them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IpMode {
+    /// Fail when the IP does not resolve to enough detail.
+    #[default]
+    Strict,
+    /// Answer a zero-rate location when resolution is insufficient.
+    Zero,
+    /// Approximate a postal code from the IP's region.
+    Approximate,
+    /// Approximate, else zero.
+    BestEffort,
+}
+
+impl IpMode {
+    /// Parses the interface's name (`strict`, `zero`, `approximate`, `best_effort`).
+    pub fn parse(s: &str) -> Option<IpMode> {
+        Some(match s {
+            "strict" => IpMode::Strict,
+            "zero" => IpMode::Zero,
+            "approximate" => IpMode::Approximate,
+            "best_effort" => IpMode::BestEffort,
+            _ => return None,
+        })
+    }
+}
+
+/// A resolved place: which jurisdictions tax it, and how it was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The jurisdiction set; `None` for a zero-rate location (IP mode `zero`).
+    pub jset: Option<JsetId>,
+    /// How exactly the address matched.
+    pub status: ResolutionStatus,
+    /// How fine the deciding place is.
+    pub precision: Precision,
+    /// Which input decided.
+    pub source: LocationSource,
+    /// The address actually used, normalized; fields may be empty.
+    pub address_used: Address,
+}
+
+impl Location {
+    /// Whether this location owes no tax because resolution was insufficient (IP `zero` mode).
+    pub fn is_zero_rate(&self) -> bool {
+        self.jset.is_none()
+    }
+
+    /// The ISO country of the address used.
+    pub fn country(&self) -> &str {
+        &self.address_used.country
+    }
+}
+
+/// Why a place could not be resolved. Each variant maps to one error type of the interface.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// The country is not an ISO 3166-1 alpha-2 code (`INVALID_COUNTRY_CODE`).
+    #[error("address_country {0:?} is not an ISO 3166-1 alpha-2 country code")]
+    InvalidCountry(String),
+    /// The postal code cannot be a postal code of the country (`MALFORMED_ADDRESS`).
+    #[error("address_postal_code {0:?} is not a valid postal code for {1}")]
+    MalformedPostal(String, String),
+    /// The postal code lies in another state or province than the one given (`ZIP_STATE_MISMATCH`).
+    #[error("postal code {postal} is in {actual}, not in {given}")]
+    ZipStateMismatch {
+        /// The postal code.
+        postal: String,
+        /// The region given.
+        given: String,
+        /// The region the postal code is in.
+        actual: String,
+    },
+    /// The table has no rates for this place (`UNSUPPORTED_LOCATION`). Build a table that
+    /// covers it, or check the address.
+    #[error("the rate table covers no jurisdiction for {0}")]
+    Unsupported(String),
+    /// Not an IPv4 or IPv6 address (`INVALID_IP_FORMAT`).
+    #[error("ip.value {0:?} is not a valid IPv4 or IPv6 address")]
+    InvalidIp(String),
+    /// The IP did not resolve to any country (`IP_RESOLUTION_FAILED`).
+    #[error("IP address {0} could not be resolved to any country")]
+    IpResolutionFailed(String),
+    /// A US IP with no postal code (`IP_RESOLUTION_INSUFFICIENT_US`).
+    #[error("IP address {0} resolved to the US but to no postal code")]
+    IpInsufficientUs(String),
+    /// A Canadian IP with no province (`IP_RESOLUTION_INSUFFICIENT_CA`).
+    #[error("IP address {0} resolved to Canada but to no province")]
+    IpInsufficientCa(String),
+}
+
+impl ResolveError {
+    /// The interface's error type for this error.
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            ResolveError::InvalidCountry(_) => "INVALID_COUNTRY_CODE",
+            ResolveError::MalformedPostal(..) => "MALFORMED_ADDRESS",
+            ResolveError::ZipStateMismatch { .. } => "ZIP_STATE_MISMATCH",
+            ResolveError::Unsupported(_) => "UNSUPPORTED_LOCATION",
+            ResolveError::InvalidIp(_) => "INVALID_IP_FORMAT",
+            ResolveError::IpResolutionFailed(_) => "IP_RESOLUTION_FAILED",
+            ResolveError::IpInsufficientUs(_) => "IP_RESOLUTION_INSUFFICIENT_US",
+            ResolveError::IpInsufficientCa(_) => "IP_RESOLUTION_INSUFFICIENT_CA",
+        }
+    }
+}
+
+/// Where an IP range points, read in place.
+#[derive(Clone, Copy, Debug)]
+pub struct IpPlace<'t> {
+    rec: &'t ArchivedIpLocationRecord,
+}
+
+impl<'t> IpPlace<'t> {
+    /// ISO 3166-1 alpha-2 country.
+    pub fn country(&self) -> &'t str {
+        std::str::from_utf8(&self.rec.country).unwrap_or("")
+    }
+    /// Subdivision, empty when unknown.
+    pub fn region(&self) -> &'t str {
+        self.rec.region.as_str()
+    }
+    /// City, empty when unknown.
+    pub fn city(&self) -> &'t str {
+        self.rec.city.as_str()
+    }
+    /// Postal code, empty when unknown.
+    pub fn postal(&self) -> &'t str {
+        self.rec.postal.as_str()
+    }
+    /// Latitude and longitude in millionths of a degree, when known.
+    pub fn coordinates(&self) -> Option<(i32, i32)> {
+        let (lat, lon) = (self.rec.lat_e6.to_native(), self.rec.lon_e6.to_native());
+        (lat != i32::MIN && lon != i32::MIN).then_some((lat, lon))
+    }
+}
+
+fn is_country_code(s: &str) -> bool {
+    s.len() == 2 && s.bytes().all(|b| b.is_ascii_uppercase())
+}
+
+fn in_force(from: i32, to: i32, date: Date) -> bool {
+    from <= date.0 && date.0 <= to
+}
+
+impl<D> Table<D> {
+    fn zip_record(&self, zip5: u32) -> Option<&ArchivedZipRecord> {
+        let d = self.data();
+        let i = d.zip5.get(zip5 as usize)?.to_native();
+        d.zips.get(i as usize)
+    }
+
+    fn region_record(&self, country: &str, region: &str) -> Option<&ArchivedRegionRecord> {
+        let c = country.as_bytes();
+        let regions = &self.data().regions;
+        regions
+            .binary_search_by(|r| (&r.country[..], r.region.as_str()).cmp(&(c, region)))
+            .ok()
+            .map(|i| &regions[i])
+    }
+
+    /// The jurisdiction set and name of a region (`("US", "TN")`, `("DE", "")`).
+    pub fn region(&self, country: &str, region: &str) -> Option<(JsetId, &str)> {
+        self.region_record(country, region).map(|r| (JsetId(r.jset.to_native()), r.name.as_str()))
+    }
+
+    fn zip4_jset(&self, zip5: u32, plus4: u16, date: Date) -> Option<JsetId> {
+        let ranges = &self.data().zip4;
+        let start = ranges.partition_point(|r| r.zip5.to_native() < zip5);
+        let end = start + ranges[start..].partition_point(|r| r.zip5.to_native() == zip5 && r.low.to_native() <= plus4);
+        // Ranges of one ZIP5 may overlap across dates; the latest-starting one in force wins.
+        ranges[start..end]
+            .iter()
+            .rev()
+            .find(|r| plus4 <= r.high.to_native() && in_force(r.from.to_native(), r.to.to_native(), date))
+            .map(|r| JsetId(r.jset.to_native()))
+    }
+
+    fn street_jset(&self, zip5: u32, street: &str, number: u32, date: Date) -> Option<JsetId> {
+        let ranges = &self.data().streets;
+        let start = ranges.partition_point(|r| (r.zip5.to_native(), r.street.as_str()) < (zip5, street));
+        let end = start
+            + ranges[start..].partition_point(|r| {
+                r.zip5.to_native() == zip5 && r.street.as_str() == street && r.low.to_native() <= number
+            });
+        let parity_ok = |p: u8| match p {
+            b'O' => number % 2 == 1,
+            b'E' => number % 2 == 0,
+            _ => true,
+        };
+        ranges[start..end]
+            .iter()
+            .rev()
+            .find(|r| {
+                number <= r.high.to_native() && parity_ok(r.parity) && in_force(r.from.to_native(), r.to.to_native(), date)
+            })
+            .map(|r| JsetId(r.jset.to_native()))
+    }
+
+    fn postal_prefix(&self, country: &str, postal: &str) -> Option<(&str, Option<JsetId>)> {
+        let c = country.as_bytes();
+        let list = &self.data().postal_prefixes;
+        // Longest prefix first.
+        for len in (1..=postal.len()).rev() {
+            let p = postal.get(..len)?;
+            if let Ok(i) = list.binary_search_by(|r| (&r.country[..], r.prefix.as_str()).cmp(&(c, p))) {
+                let r = &list[i];
+                let jset = r.jset.to_native();
+                return Some((r.region.as_str(), (jset != u32::MAX).then_some(JsetId(jset))));
+            }
+        }
+        None
+    }
+
+    /// Resolves a postal address on `date` (ZIP+4 and street ranges carry effective dates).
+    pub fn resolve(&self, address: &Address, date: Date) -> Result<Location, ResolveError> {
+        let mut country = address.country.trim().to_ascii_uppercase();
+        if !is_country_code(&country) {
+            return Err(ResolveError::InvalidCountry(address.country.clone()));
+        }
+        let mut region = address.region.trim().to_ascii_uppercase();
+        // US territories with their own ISO country code are addressed through USPS ZIPs.
+        if matches!(country.as_str(), "PR" | "GU" | "VI" | "AS" | "MP") && region.is_empty() {
+            region = country.clone();
+            country = "US".to_string();
+        }
+        if country == "US" {
+            self.resolve_us(address, &region, date)
+        } else {
+            self.resolve_other(address, &country, &region)
+        }
+    }
+
+    fn resolve_us(&self, address: &Address, region: &str, date: Date) -> Result<Location, ResolveError> {
+        let postal = address.postal_code.trim();
+        let street_line = parse_street_line(&address.line1);
+        let has_street = street_line.number.is_some() && !street_line.street.is_empty();
+        let mut used = Address {
+            line1: match street_line.number {
+                Some(n) if !street_line.street.is_empty() => format!("{n} {}", street_line.street),
+                _ => street_line.street.clone(),
+            },
+            line2: if street_line.unit.is_empty() {
+                address.line2.trim().to_uppercase()
+            } else {
+                street_line.unit.clone()
+            },
+            city: address.city.trim().to_uppercase(),
+            region: region.to_string(),
+            postal_code: String::new(),
+            country: "US".to_string(),
+        };
+        if postal.is_empty() {
+            return self.region_location(used, "US", region, ResolutionStatus::PostalOnly, Precision::Province);
+        }
+        let (zip5, plus4) = parse_us_zip(postal)
+            .ok_or_else(|| ResolveError::MalformedPostal(address.postal_code.clone(), "US".into()))?;
+        let Some(zip) = self.zip_record(zip5) else {
+            // A well-formed ZIP the table does not know: fall back to the state when given.
+            used.postal_code = format!("{zip5:05}");
+            return self.region_location(used, "US", region, ResolutionStatus::PostalFallback1, Precision::Province);
+        };
+        if !region.is_empty() && zip.state.as_str() != region {
+            return Err(ResolveError::ZipStateMismatch {
+                postal: format!("{zip5:05}"),
+                given: region.to_string(),
+                actual: zip.state.as_str().to_string(),
+            });
+        }
+        used.region = zip.state.as_str().to_string();
+        if used.city.is_empty() {
+            used.city = zip.city.as_str().to_string();
+        }
+        used.postal_code = format!("{zip5:05}");
+        if has_street {
+            if let Some(jset) = self.street_jset(zip5, &street_line.street, street_line.number.unwrap_or(0), date) {
+                if let Some(p4) = plus4 {
+                    used.postal_code = format!("{zip5:05}-{p4:04}");
+                }
+                return Ok(Location {
+                    jset: Some(jset),
+                    status: ResolutionStatus::Exact,
+                    precision: Precision::Street,
+                    source: LocationSource::Address,
+                    address_used: used,
+                });
+            }
+        }
+        let status = if address.line1.trim().is_empty() {
+            ResolutionStatus::PostalOnly
+        } else {
+            ResolutionStatus::PostalFallback1
+        };
+        if let Some(p4) = plus4 {
+            if let Some(jset) = self.zip4_jset(zip5, p4, date) {
+                used.postal_code = format!("{zip5:05}-{p4:04}");
+                return Ok(Location {
+                    jset: Some(jset),
+                    status,
+                    precision: Precision::PostalPlus,
+                    source: LocationSource::Address,
+                    address_used: used,
+                });
+            }
+        }
+        Ok(Location {
+            jset: Some(JsetId(zip.jset.to_native())),
+            status,
+            precision: Precision::Postal,
+            source: LocationSource::Address,
+            address_used: used,
+        })
+    }
+
+    fn region_location(
+        &self,
+        used: Address,
+        country: &str,
+        region: &str,
+        status: ResolutionStatus,
+        precision: Precision,
+    ) -> Result<Location, ResolveError> {
+        let (rec, precision) = match self.region_record(country, region) {
+            Some(r) if !region.is_empty() => (r, precision),
+            _ => match self.region_record(country, "") {
+                Some(r) => (r, Precision::Country),
+                None => {
+                    let place = if region.is_empty() { country.to_string() } else { format!("{country}-{region}") };
+                    return Err(ResolveError::Unsupported(place));
+                }
+            },
+        };
+        Ok(Location {
+            jset: Some(JsetId(rec.jset.to_native())),
+            status,
+            precision,
+            source: LocationSource::Address,
+            address_used: used,
+        })
+    }
+
+    fn resolve_other(&self, address: &Address, country: &str, region: &str) -> Result<Location, ResolveError> {
+        let postal = normalize_postal(&address.postal_code);
+        let mut used = Address {
+            line1: address.line1.trim().to_uppercase(),
+            line2: address.line2.trim().to_uppercase(),
+            city: address.city.trim().to_uppercase(),
+            region: region.to_string(),
+            postal_code: postal.clone(),
+            country: country.to_string(),
+        };
+        if !postal.is_empty() {
+            if let Some((prefix_region, jset)) = self.postal_prefix(country, &postal) {
+                if !region.is_empty() && !prefix_region.is_empty() && prefix_region != region {
+                    return Err(ResolveError::ZipStateMismatch {
+                        postal: postal.clone(),
+                        given: region.to_string(),
+                        actual: prefix_region.to_string(),
+                    });
+                }
+                used.region = prefix_region.to_string();
+                let jset = match jset {
+                    Some(j) => Some(j),
+                    None => self
+                        .region_record(country, prefix_region)
+                        .or_else(|| self.region_record(country, ""))
+                        .map(|r| JsetId(r.jset.to_native())),
+                };
+                if let Some(jset) = jset {
+                    return Ok(Location {
+                        jset: Some(jset),
+                        status: ResolutionStatus::PostalOnly,
+                        precision: Precision::Postal,
+                        source: LocationSource::Address,
+                        address_used: used,
+                    });
+                }
+            }
+        }
+        let status = if postal.is_empty() { ResolutionStatus::PostalOnly } else { ResolutionStatus::PostalFallback1 };
+        let region = used.region.clone();
+        self.region_location(used, country, &region, status, Precision::Province)
+    }
+
+    /// Looks an IP address up in the table's ranges. `None` when no range holds it.
+    pub fn lookup_ip(&self, ip: IpAddr) -> Option<IpPlace<'_>> {
+        let d = self.data();
+        let loc = match ip {
+            IpAddr::V4(v4) => {
+                let x = u32::from(v4);
+                let i = d.ipv4.partition_point(|r| r.start.to_native() <= x).checked_sub(1)?;
+                let r = &d.ipv4[i];
+                (x <= r.end.to_native()).then(|| r.location.to_native())?
+            }
+            IpAddr::V6(v6) => {
+                let x = u128::from(v6);
+                let hi = (x >> 64) as u64;
+                // Cheap u64 search first; then u128 compares within the few equal prefixes.
+                let upper = d.ipv6_prefix.partition_point(|&p| p.to_native() <= hi).min(d.ipv6.len());
+                let lower = d.ipv6_prefix[..upper].partition_point(|&p| p.to_native() < hi);
+                let i = lower + d.ipv6[lower..upper].partition_point(|r| u128::from_be_bytes(r.start) <= x);
+                let r = &d.ipv6[i.checked_sub(1)?];
+                (u128::from_be_bytes(r.start) <= x && x <= u128::from_be_bytes(r.end)).then(|| r.location.to_native())?
+            }
+        };
+        d.ip_locations.get(loc as usize).map(|rec| IpPlace { rec })
+    }
+
+    /// Resolves an IP address (text, as the interface sends it) in the given mode.
+    pub fn resolve_ip(&self, ip: &str, mode: IpMode, date: Date) -> Result<Location, ResolveError> {
+        let addr: IpAddr = ip.trim().parse().map_err(|_| ResolveError::InvalidIp(ip.to_string()))?;
+        let zero = || Location {
+            jset: None,
+            status: ResolutionStatus::PostalOnly,
+            precision: Precision::Country,
+            source: LocationSource::Ip,
+            address_used: Address::default(),
+        };
+        let approximating = matches!(mode, IpMode::Approximate | IpMode::BestEffort);
+        let Some(place) = self.lookup_ip(addr) else {
+            return match mode {
+                IpMode::Strict | IpMode::Approximate => Err(ResolveError::IpResolutionFailed(ip.to_string())),
+                IpMode::Zero | IpMode::BestEffort => Ok(zero()),
+            };
+        };
+        let country = place.country();
+        let address = Address {
+            city: place.city().to_string(),
+            region: place.region().to_string(),
+            postal_code: place.postal().to_string(),
+            country: country.to_string(),
+            ..Address::default()
+        };
+        // Enough detail: resolve the place like an address without a street line.
+        let enough = match country {
+            "US" => !place.postal().is_empty(),
+            "CA" => !place.region().is_empty() || !place.postal().is_empty(),
+            _ => true,
+        };
+        if enough {
+            if let Ok(mut loc) = self.resolve(&address, date) {
+                loc.source = LocationSource::Ip;
+                loc.status = ResolutionStatus::PostalOnly;
+                if country == "US" && loc.precision != Precision::Postal {
+                    // The postal code was unknown to the table: treat as insufficient below.
+                } else {
+                    return Ok(loc);
+                }
+            }
+        }
+        if approximating {
+            if let Some(loc) = self.approximate(place, date) {
+                return Ok(loc);
+            }
+        }
+        match mode {
+            IpMode::Zero | IpMode::BestEffort => Ok(zero()),
+            IpMode::Strict | IpMode::Approximate => Err(match country {
+                "US" => ResolveError::IpInsufficientUs(ip.to_string()),
+                "CA" => ResolveError::IpInsufficientCa(ip.to_string()),
+                _ => ResolveError::IpResolutionFailed(ip.to_string()),
+            }),
+        }
+    }
+
+    fn approximate(&self, place: IpPlace<'_>, date: Date) -> Option<Location> {
+        let country = place.country();
+        let region = self
+            .region_record(country, place.region())
+            .filter(|_| !place.region().is_empty())
+            .or_else(|| self.region_record(country, ""))?;
+        let mut loc = if !region.main_postal.is_empty() {
+            let address = Address {
+                region: region.region.as_str().to_string(),
+                postal_code: region.main_postal.as_str().to_string(),
+                country: country.to_string(),
+                ..Address::default()
+            };
+            self.resolve(&address, date).ok()?
+        } else {
+            Location {
+                jset: Some(JsetId(region.jset.to_native())),
+                status: ResolutionStatus::PostalOnly,
+                precision: Precision::Province,
+                source: LocationSource::Ip,
+                address_used: Address {
+                    region: region.region.as_str().to_string(),
+                    country: country.to_string(),
+                    ..Address::default()
+                },
+            }
+        };
+        loc.source = LocationSource::Ip;
+        loc.status = ResolutionStatus::PostalOnly;
+        loc.precision = Precision::Approximated;
+        Some(loc)
+    }
+}

@@ -1,0 +1,386 @@
+//! The `*.levy` file: a fixed 64-byte header followed by an rkyv archive of [`TableData`].
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic            b"LEVYTABL"
+//!      8     4  format version   u32 LE, FORMAT_VERSION
+//!     12     4  layout flags     u32 LE, LAYOUT_FLAGS (rkyv little-endian, aligned, 32-bit offsets)
+//!     16     8  archive length   u64 LE, bytes after the header
+//!     24     8  build time       i64 LE, Unix seconds
+//!     32    32  content hash     SHA-256 of bytes 0..32 and of the whole archive
+//!     64     -  archive          rkyv, root at the end, 16-byte aligned
+//! ```
+//!
+//! Opening checks the header in O(1) and then validates the archive once with bytecheck, so
+//! a truncated, corrupt, foreign or hostile file is an error and never undefined behaviour.
+//! [`Table::verify`] additionally checks the content hash. The manifest of sources lives in
+//! the archive root (validated with it), not in the fixed header.
+
+use std::path::Path;
+
+use rkyv::rancor;
+use rkyv::util::AlignedVec;
+use rust_decimal::Decimal;
+use sha2::{Digest, Sha256};
+
+use crate::model::{ArchivedTableData, TableData};
+
+/// The first eight bytes of every table file.
+pub const MAGIC: [u8; 8] = *b"LEVYTABL";
+/// The table format this build of levy reads and writes. Bumped on any layout change.
+pub const FORMAT_VERSION: u32 = 1;
+/// rkyv layout flags: bit 0 little-endian, bit 1 aligned primitives, bits 8..16 the offset
+/// width in bits (32).
+pub const LAYOUT_FLAGS: u32 = 0b01 | 0b10 | (32 << 8);
+/// Size of the fixed header; the archive starts here.
+pub const HEADER_LEN: usize = 64;
+
+/// Why a table could not be opened or verified.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TableError {
+    /// The file is shorter than its header says. Re-copy or rebuild it: it was cut short.
+    #[error("table is truncated: {len} bytes, expected at least {expected}")]
+    Truncated {
+        /// Bytes present.
+        len: usize,
+        /// Bytes the header requires.
+        expected: usize,
+    },
+    /// The file does not start with the levy magic: it is not a levy table.
+    #[error("not a levy table (bad magic); build one with `levy build`")]
+    NotATable,
+    /// The table was written by another format version. Rebuild it with this levy's
+    /// `levy build`, or use the levy release that wrote it.
+    #[error("table format version {got}, this levy reads version {expected}; rebuild the table with this release's `levy build`")]
+    Version {
+        /// The version this levy reads.
+        expected: u32,
+        /// The version in the file.
+        got: u32,
+    },
+    /// The table was written for another byte order or offset width.
+    #[error("table layout flags {got:#x}, this levy needs {expected:#x}; rebuild the table on this platform")]
+    Layout {
+        /// The flags this levy needs.
+        expected: u32,
+        /// The flags in the file.
+        got: u32,
+    },
+    /// The archive does not start 16-byte aligned in memory. Open the table from a file
+    /// (`Table::read`, `Table::open_mmap`) or from `AlignedBytes`, which align it.
+    #[error("table bytes are not 16-byte aligned in memory; load them with Table::read or AlignedBytes")]
+    Misaligned,
+    /// The bytes are damaged: the structure at `offset` is invalid. Rebuild or re-copy the file.
+    #[error("table is corrupt at byte {offset}: {reason}")]
+    Corrupt {
+        /// Byte offset in the file where the damage was found (approximate for archive errors).
+        offset: usize,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The content hash does not match: the file changed after it was built.
+    #[error("table content hash mismatch: header says {expected}, content hashes to {actual}; the file was modified or damaged")]
+    HashMismatch {
+        /// Hash written in the header (hex).
+        expected: String,
+        /// Hash of the content (hex).
+        actual: String,
+    },
+    /// The file could not be read.
+    #[error("cannot read table {path}: {message}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+}
+
+/// Bytes whose address and content do not change while a [`Table`] holds them.
+///
+/// # Safety
+///
+/// `as_ref` must return the same slice (same address, same length, same content) every time
+/// it is called for as long as the value lives. The table validates the archive once at
+/// open and reads it in place afterwards, relying on this.
+pub unsafe trait TableBytes: AsRef<[u8]> {}
+
+// SAFETY: a Vec's buffer does not move or change while it is not mutated, and Table never
+// hands out `&mut` access to it.
+unsafe impl TableBytes for Vec<u8> {}
+// SAFETY: as for Vec.
+unsafe impl TableBytes for Box<[u8]> {}
+// SAFETY: a shared static slice is immutable for the program's life.
+unsafe impl TableBytes for &'static [u8] {}
+// SAFETY: an Arc<[u8]> is immutable and its allocation does not move.
+unsafe impl TableBytes for std::sync::Arc<[u8]> {}
+// SAFETY: the mapping is fixed for its life; `Table::open_mmap`'s contract forbids changing
+// the file underneath it.
+unsafe impl TableBytes for memmap2::Mmap {}
+// SAFETY: as for Vec.
+unsafe impl TableBytes for AlignedBytes {}
+
+/// An owned, 16-byte aligned byte buffer for tables read into memory.
+#[derive(Clone, Debug, Default)]
+pub struct AlignedBytes(AlignedVec<16>);
+
+impl AlignedBytes {
+    /// Copies `bytes` into a new aligned buffer.
+    pub fn copy_from(bytes: &[u8]) -> Self {
+        let mut v = AlignedVec::<16>::with_capacity(bytes.len());
+        v.extend_from_slice(bytes);
+        AlignedBytes(v)
+    }
+}
+
+impl AsRef<[u8]> for AlignedBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+}
+
+/// The fixed header of a table file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Format version.
+    pub format_version: u32,
+    /// Layout flags.
+    pub layout_flags: u32,
+    /// Length of the archive after the header.
+    pub archive_len: u64,
+    /// Unix seconds when the table was built (as the builder was told; deterministic builds
+    /// set it from their inputs).
+    pub build_time: i64,
+    /// SHA-256 content hash.
+    pub content_hash: [u8; 32],
+}
+
+impl Header {
+    /// The content hash as lower-case hex, the form every calculation reports.
+    pub fn hash_hex(&self) -> String {
+        hex32(&self.content_hash)
+    }
+
+    fn parse(bytes: &[u8]) -> Result<Header, TableError> {
+        if bytes.len() < 8 || bytes[..8] != MAGIC {
+            if bytes.len() < 8 && MAGIC.starts_with(bytes) {
+                return Err(TableError::Truncated { len: bytes.len(), expected: HEADER_LEN });
+            }
+            return Err(TableError::NotATable);
+        }
+        if bytes.len() < HEADER_LEN {
+            return Err(TableError::Truncated { len: bytes.len(), expected: HEADER_LEN });
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
+        let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
+        let header = Header {
+            format_version: u32_at(8),
+            layout_flags: u32_at(12),
+            archive_len: u64_at(16),
+            build_time: u64_at(24) as i64,
+            content_hash: bytes[32..64].try_into().expect("32 bytes"),
+        };
+        if header.format_version != FORMAT_VERSION {
+            return Err(TableError::Version { expected: FORMAT_VERSION, got: header.format_version });
+        }
+        if header.layout_flags != LAYOUT_FLAGS {
+            return Err(TableError::Layout { expected: LAYOUT_FLAGS, got: header.layout_flags });
+        }
+        let expected = (HEADER_LEN as u64).saturating_add(header.archive_len);
+        if (bytes.len() as u64) < expected {
+            return Err(TableError::Truncated {
+                len: bytes.len(),
+                expected: usize::try_from(expected).unwrap_or(usize::MAX),
+            });
+        }
+        if (bytes.len() as u64) > expected {
+            return Err(TableError::Corrupt {
+                offset: usize::try_from(expected).unwrap_or(usize::MAX),
+                reason: format!("{} bytes after the archive", bytes.len() as u64 - expected),
+            });
+        }
+        Ok(header)
+    }
+}
+
+pub(crate) fn hex32(bytes: &[u8; 32]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(64);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
+fn content_hash(header_prefix: &[u8], archive: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(header_prefix);
+    h.update(archive);
+    h.finalize().into()
+}
+
+/// Serializes `data` into a complete table file (header and archive).
+pub(crate) fn encode(data: &TableData, build_time: i64) -> Vec<u8> {
+    let archive = rkyv::to_bytes::<rancor::Error>(data).expect("serializing owned data cannot fail");
+    let mut out = Vec::with_capacity(HEADER_LEN + archive.len());
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&LAYOUT_FLAGS.to_le_bytes());
+    out.extend_from_slice(&(archive.len() as u64).to_le_bytes());
+    out.extend_from_slice(&build_time.to_le_bytes());
+    let hash = content_hash(&out[..32], &archive);
+    out.extend_from_slice(&hash);
+    out.extend_from_slice(&archive);
+    out
+}
+
+/// A rate table, read in place from any stable bytes: a `Vec<u8>`, a `&'static [u8]` (the
+/// embedded default), an [`AlignedBytes`] or a memory map.
+///
+/// A `Table` is immutable and `Send + Sync` when its bytes are; share it behind an `Arc`.
+pub struct Table<D> {
+    data: D,
+    header: Header,
+    root: *const ArchivedTableData,
+}
+
+// SAFETY: `root` points into `data`, which `TableBytes` guarantees is immutable and fixed;
+// the archived data is plain bytes, so sharing or sending the table is as safe as sharing
+// or sending `D`.
+unsafe impl<D: Send> Send for Table<D> {}
+// SAFETY: as above; no interior mutability.
+unsafe impl<D: Sync> Sync for Table<D> {}
+
+impl<D: TableBytes> Table<D> {
+    /// Opens a table: O(1) header checks, then one validated access of the archive.
+    pub fn open(data: D) -> Result<Self, TableError> {
+        let bytes = data.as_ref();
+        let header = Header::parse(bytes)?;
+        let archive = &bytes[HEADER_LEN..];
+        if archive.as_ptr() as usize % 16 != 0 {
+            return Err(TableError::Misaligned);
+        }
+        let root = rkyv::access::<ArchivedTableData, rancor::Error>(archive).map_err(|e| {
+            TableError::Corrupt { offset: HEADER_LEN, reason: e.to_string() }
+        })? as *const ArchivedTableData;
+        Ok(Table { data, header, root })
+    }
+
+    /// Opens a table without validating the archive: O(1).
+    ///
+    /// # Safety
+    ///
+    /// The bytes must be a table written by this release of levy's builder and not altered
+    /// since, for example the embedded default compiled into the binary. Damaged bytes
+    /// opened this way are undefined behaviour; use [`Table::open`] for anything read at run
+    /// time.
+    pub unsafe fn open_unchecked(data: D) -> Result<Self, TableError> {
+        let bytes = data.as_ref();
+        let header = Header::parse(bytes)?;
+        let archive = &bytes[HEADER_LEN..];
+        if archive.as_ptr() as usize % 16 != 0 {
+            return Err(TableError::Misaligned);
+        }
+        // SAFETY: the caller promises these are untouched bytes from levy's own builder.
+        let root = unsafe { rkyv::access_unchecked::<ArchivedTableData>(archive) } as *const _;
+        Ok(Table { data, header, root })
+    }
+
+    /// Checks the content hash over the header's first 32 bytes and the whole archive.
+    /// O(size of the table).
+    pub fn verify(&self) -> Result<(), TableError> {
+        let bytes = self.data.as_ref();
+        let actual = content_hash(&bytes[..32], &bytes[HEADER_LEN..]);
+        if actual != self.header.content_hash {
+            return Err(TableError::HashMismatch {
+                expected: hex32(&self.header.content_hash),
+                actual: hex32(&actual),
+            });
+        }
+        Ok(())
+    }
+
+    /// The bytes the table reads from.
+    pub fn bytes(&self) -> &[u8] {
+        self.data.as_ref()
+    }
+}
+
+impl<D> Table<D> {
+    /// The fixed header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The archived table data, read in place.
+    pub fn data(&self) -> &ArchivedTableData {
+        // SAFETY: `root` was produced from `data`'s bytes at open, either validated or under
+        // `open_unchecked`'s contract, and `TableBytes` keeps those bytes fixed while `self`
+        // lives; the returned reference borrows `self`.
+        unsafe { &*self.root }
+    }
+}
+
+impl Table<AlignedBytes> {
+    /// Reads a table file into aligned memory and opens it (validated).
+    pub fn read(path: impl AsRef<Path>) -> Result<Self, TableError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| TableError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Table::open(AlignedBytes::copy_from(&bytes))
+    }
+
+    /// Opens a table from bytes of any alignment by copying them into aligned memory.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, TableError> {
+        Table::open(AlignedBytes::copy_from(bytes))
+    }
+}
+
+impl Table<memmap2::Mmap> {
+    /// Memory-maps a table file and opens it (validated).
+    ///
+    /// # Safety
+    ///
+    /// The file must not be modified or truncated while the table (or anything borrowed from
+    /// it) is alive: the validation done at open would no longer hold. Replace table files
+    /// by writing a new file and renaming it over the old one, never by writing in place.
+    pub unsafe fn open_mmap(path: impl AsRef<Path>) -> Result<Self, TableError> {
+        let path = path.as_ref();
+        let io = |e: std::io::Error| TableError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: the caller guarantees the file is not modified while mapped.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Table::open(map)
+    }
+}
+
+impl<D> std::fmt::Debug for Table<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table").field("header", &self.header).finish_non_exhaustive()
+    }
+}
+
+/// Reads a stored decimal. A malformed value (possible only in a damaged table opened
+/// without `verify`) reads as zero rather than panicking.
+#[inline]
+pub(crate) fn load_decimal(bytes: &[u8; 16]) -> Decimal {
+    let flags = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let scale = (flags >> 16) & 0xff;
+    if scale > 28 || flags & 0x7f00_ffff != 0 {
+        return Decimal::ZERO;
+    }
+    Decimal::deserialize(*bytes)
+}
+
+/// Stores a decimal for a table.
+#[inline]
+pub(crate) fn store_decimal(d: Decimal) -> [u8; 16] {
+    d.serialize()
+}

@@ -1,0 +1,1 @@
+//! levy-data (being written).

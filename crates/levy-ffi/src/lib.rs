@@ -1,0 +1,1 @@
+//! levy-ffi (being written).

@@ -1,0 +1,1 @@
+//! levy-server (being written).
