@@ -1,1 +1,106 @@
-//! levy-api (being written).
+//! levy-api: the tax service interface, in-process.
+//!
+//! A [`Service`] answers the interface's requests ([`Service::handle`]) from a rate table
+//! and a durable SQLite ledger. The HTTP server and the C ABI are thin adapters over
+//! `handle`; Rust programs may call it directly.
+//!
+//! ```
+//! use levy_api::*;
+//! use levy_core::*;
+//! use std::sync::Arc;
+//!
+//! // A one-state table: Tennessee's 7% state rate on general merchandise.
+//! let mut b = TableBuilder::new();
+//! b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property").unwrap();
+//! b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
+//! let tn = b.jurisdiction(JurisdictionSpec {
+//!     code: "47".into(), name: "TENNESSEE".into(), level: Level::State,
+//!     country: "US".into(), region: "TN".into(),
+//!     authority: "TENNESSEE DEPARTMENT OF REVENUE".into(), tax_type: TaxType::Sales,
+//! }).unwrap();
+//! b.rule(RuleSpec::flat(tn, "GENERAL_MERCHANDISE", Decimal::new(7, 2), Date::MIN, Date::MAX,
+//!     "GENERAL STATE SALES TAX")).unwrap();
+//! b.region("US", "TN", "TENNESSEE", &[tn], "").unwrap();
+//! let bytes = b.build(0).unwrap();
+//! let table = Table::open(AnyBytes::Owned(AlignedBytes::copy_from(&bytes))).unwrap();
+//!
+//! let service = Service::open(ServiceConfig {
+//!     table: TableSource::Table(Arc::new(table)),
+//!     ledger: ":memory:".into(),
+//!     keys: KeySource::Inline(vec![KeyEntry { account: "shop".into(), key: "sk_test_example".into() }]),
+//! }).unwrap();
+//! let response = service.handle(&Request {
+//!     method: "POST".into(),
+//!     path: "/tax/calculations".into(),
+//!     query: String::new(),
+//!     headers: vec![("Authorization".into(), "Bearer sk_test_example".into())],
+//!     body: br#"{"customer": {"address": {"address_province": "TN", "address_postal_code": "",
+//!                 "address_country": "US"}},
+//!               "order_details": {"customer_currency_code": "USD",
+//!                 "line_items": [{"amount": 10000, "quantity": 1,
+//!                                 "product_category": "GENERAL_MERCHANDISE"}]}}"#.to_vec(),
+//! });
+//! assert_eq!(response.status, 200);
+//! let body: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
+//! // 7% of $100.00 is $7.00: 700 cents.
+//! assert_eq!(body["total_tax_amount"].to_string(), "700");
+//! ```
+
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod cli;
+mod error;
+mod ids;
+pub mod import;
+mod json;
+pub mod keys;
+mod render;
+mod resources;
+mod router;
+mod service;
+pub mod store;
+mod version;
+
+pub use error::ApiError;
+pub use import::{import_certificates, ImportReport, ImportedItem};
+pub use keys::{KeyEntry, KeySource};
+pub use service::{Service, ServiceConfig, TableSource};
+pub use store::NexusTotal;
+pub use version::ApiVersion;
+
+/// One request, as the HTTP server or the C ABI received it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Request {
+    /// HTTP method, upper case (`GET`, `POST`, `DELETE`).
+    pub method: String,
+    /// Path without the query (`/tax/calculations`), percent-encoded as received.
+    pub path: String,
+    /// Raw query string without the leading `?` (empty when none).
+    pub query: String,
+    /// Headers; names are matched case-insensitively.
+    pub headers: Vec<(String, String)>,
+    /// Body bytes (JSON for POST).
+    pub body: Vec<u8>,
+}
+
+/// One response: status, headers and a JSON body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Response {
+    /// HTTP status code.
+    pub status: u16,
+    /// Headers to send (`Content-Type` among them).
+    pub headers: Vec<(String, String)>,
+    /// JSON body.
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    /// The first header of that name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}

@@ -1,1 +1,25 @@
-//! levy-build (being written).
+//! levy-build: compiles published rate files, boundary files and curated rules into one
+//! `.levy` table.
+//!
+//! * [`parse`]: readers for each published format, over any reader, never panicking;
+//! * [`build`]: layers the inputs over the curated base into table bytes and a [`Summary`];
+//! * [`info`] and [`diff`]: what a table holds, and what changed between two tables;
+//! * [`cli`]: the `levy build`, `levy info` and `levy diff` commands.
+
+#![warn(missing_docs)]
+
+pub mod cli;
+mod compile;
+pub mod curated;
+mod curated_glue;
+mod inspect;
+pub mod mmdb;
+pub mod parse;
+pub mod states;
+
+pub use compile::{
+    add_minimal_taxonomy, build, expand, period_of, BadRow, BuildError, BuildOptions, BuildReport,
+    Conflict, ConflictKind, Input, InputKind, Summary, CA_BRADLEY_BURNS_RATE, CA_STATE_RATE,
+    GENERAL, GROCERIES,
+};
+pub use inspect::{diff, info, Change, Diff, RuleChange, ZoneChange};

@@ -1,1 +1,44 @@
-fn main() {}
+//! The `levy` command.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod calc;
+
+/// levy: an offline sales-tax engine.
+#[derive(Debug, Parser)]
+#[command(name = "levy", version, about = "levy: an offline, embeddable sales-tax engine")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Calculate the tax of a sale.
+    Calc(calc::CalcArgs),
+    /// Compile published rate and boundary files and the curated rules into a table.
+    Build(levy_build::cli::BuildArgs),
+    /// Print a table's header, manifest and counts.
+    Info(levy_build::cli::InfoArgs),
+    /// Compare two tables: rates and boundaries added, removed and changed.
+    Diff(levy_build::cli::DiffArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Calc(args) => calc::run(&args).map(|out| print!("{out}")),
+        Command::Build(args) => levy_build::cli::run_build(&args).map(|_| ()).map_err(|e| e.to_string()),
+        Command::Info(args) => levy_build::cli::run_info(&args).map(|out| print!("{out}")).map_err(|e| e.to_string()),
+        Command::Diff(args) => levy_build::cli::run_diff(&args).map(|out| print!("{out}")).map_err(|e| e.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("levy: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

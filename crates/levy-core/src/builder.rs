@@ -280,6 +280,24 @@ impl TableBuilder {
         if spec.unit_range.0.is_sign_negative() || spec.unit_range.1.is_some_and(|hi| hi < spec.unit_range.0) {
             return bad(format!("unit range {:?} is empty or negative", spec.unit_range));
         }
+        let too_big = |v: &Decimal| *v > crate::calc::MAX_RULE_AMOUNT;
+        if spec.rate > crate::calc::MAX_RATE
+            || too_big(&spec.fee)
+            || too_big(&spec.band.0)
+            || spec.band.1.as_ref().is_some_and(too_big)
+            || too_big(&spec.unit_range.0)
+            || spec.unit_range.1.as_ref().is_some_and(too_big)
+        {
+            return bad(format!(
+                "rate {} above {} or an amount above {} (band {:?}, unit range {:?}, fee {})",
+                spec.rate,
+                crate::calc::MAX_RATE,
+                crate::calc::MAX_RULE_AMOUNT,
+                spec.band,
+                spec.unit_range,
+                spec.fee
+            ));
+        }
         self.rules.push(spec);
         Ok(())
     }
@@ -299,6 +317,12 @@ impl TableBuilder {
         country_code(&spec.country)?;
         if spec.from > spec.to {
             return Err(BuildError::Invalid { what: "holiday", detail: format!("{} ends before it starts", spec.name) });
+        }
+        if spec.max_unit.is_some_and(|cap| cap.is_sign_negative() || cap > crate::calc::MAX_RULE_AMOUNT) {
+            return Err(BuildError::Invalid {
+                what: "holiday",
+                detail: format!("{}: cap {:?} is negative or above {}", spec.name, spec.max_unit, crate::calc::MAX_RULE_AMOUNT),
+            });
         }
         self.holidays.push(spec);
         Ok(())
@@ -322,6 +346,37 @@ impl TableBuilder {
         self.jset_ids.insert(items.clone(), id);
         self.jsets.push(items);
         Ok(id)
+    }
+
+    /// Adds `extra` to every jurisdiction set handed out so far that holds `member`, so that
+    /// a tax levied wherever another one is (Tennessee's single article tax beside the state
+    /// tax) reaches every ZIP code, ZIP+4 range, street range, region and postal prefix
+    /// using those sets, whichever source added them. Set ids do not change. Returns how
+    /// many sets gained `extra`.
+    pub fn add_to_sets_containing(&mut self, member: JurisdictionId, extra: JurisdictionId) -> Result<usize, BuildError> {
+        for j in [member, extra] {
+            if j.0 as usize >= self.jurisdictions.len() {
+                return Err(BuildError::UnknownJurisdiction(j.0));
+            }
+        }
+        let mut changed = 0;
+        for id in 0..self.jsets.len() {
+            let set = &self.jsets[id];
+            if !set.contains(&member.0) || set.contains(&extra.0) {
+                continue;
+            }
+            let old = set.clone();
+            let mut new = old.clone();
+            new.push(extra.0);
+            new.sort_by_key(|&j| (self.jurisdictions[j as usize].level, j));
+            if self.jset_ids.get(&old) == Some(&(id as u32)) {
+                self.jset_ids.remove(&old);
+            }
+            self.jset_ids.entry(new.clone()).or_insert(id as u32);
+            self.jsets[id] = new;
+            changed += 1;
+        }
+        Ok(changed)
     }
 
     /// Adds or replaces a US ZIP code; returns the record it replaced, so that a layered

@@ -41,6 +41,38 @@ use crate::table::{load_decimal, Table};
 pub const MAX_AMOUNT_MINOR: i64 = 1_000_000_000_000_000;
 /// The largest quantity accepted.
 pub const MAX_QUANTITY: u32 = 1_000_000_000;
+/// The largest rate a rule may carry: 10, that is 1000%.
+pub const MAX_RATE: Decimal = Decimal::from_parts(10, 0, 0, false, 0);
+/// The largest band edge, unit-range edge, per-unit fee or holiday cap, in major units
+/// (10^12). With [`MAX_AMOUNT_MINOR`], [`MAX_QUANTITY`] and [`MAX_RATE`] this keeps every
+/// intermediate of a calculation far inside `Decimal`'s range. The builder refuses larger
+/// values; a damaged table (opened without `verify`) may still hold them, and calculation
+/// then skips the rule (or ignores the holiday) instead of overflowing.
+pub const MAX_RULE_AMOUNT: Decimal = Decimal::from_parts(0xD4A5_1000, 0xE8, 0, false, 0);
+
+/// `d` without trailing zeros; whole numbers (most minor-unit amounts) skip the work.
+#[inline]
+fn normalized(d: Decimal) -> Decimal {
+    if d.scale() == 0 && !d.is_sign_negative() {
+        d
+    } else {
+        d.normalize()
+    }
+}
+
+/// Whether `d` is `Decimal::MAX`, the stored "no upper edge", without a full comparison.
+#[inline]
+fn is_max(d: Decimal) -> bool {
+    d.scale() == 0 && d.is_sign_positive() && d.mantissa() == Decimal::MAX.mantissa()
+}
+
+/// Whether a rule's stored numbers lie in the ranges the builder accepts (`Decimal::MAX`
+/// stands for "no upper edge").
+fn rule_in_range(rate: Decimal, band: (Decimal, Decimal), units: (Decimal, Decimal), fee: Decimal) -> bool {
+    let amount_ok = |v: Decimal| v.is_zero() || v.abs() <= MAX_RULE_AMOUNT;
+    let edge_ok = |v: Decimal| is_max(v) || amount_ok(v);
+    rate.abs() <= MAX_RATE && amount_ok(band.0) && edge_ok(band.1) && amount_ok(units.0) && edge_ok(units.1) && amount_ok(fee)
+}
 
 /// Whether the seller collects tax automatically.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -319,7 +351,8 @@ impl Applied {
     }
     /// Whether the rule's unit range holds the unit price.
     fn applies_at(&self, unit: Decimal) -> bool {
-        unit >= self.unit_min && self.unit_max.is_none_or(|m| unit < m)
+        // Unit prices are never negative, so a zero lower edge needs no comparison.
+        (self.unit_min.is_zero() || unit >= self.unit_min) && self.unit_max.is_none_or(|m| unit < m)
     }
     /// Whether a holiday suspends the rule at this unit price.
     fn on_holiday(&self, unit: Decimal) -> bool {
@@ -339,6 +372,22 @@ impl Applied {
             None => above,
         }
     }
+    /// The taxed part of a whole line of `qty` units priced `unit` each, totalling `total`.
+    ///
+    /// Computed from the line total rather than as `band_part(unit) * qty`, so that a unit
+    /// price with a non-terminating decimal (100.00 / 3) loses nothing: the taxed part is
+    /// exact whenever the band does not cut the unit price.
+    fn band_total(&self, unit: Decimal, total: Decimal, qty: Decimal) -> Decimal {
+        if unit <= self.base_min {
+            return Decimal::ZERO;
+        }
+        match self.base_max {
+            Some(max) if unit >= max => (max - self.base_min) * qty,
+            _ if self.base_min.is_zero() => total,
+            _ => total - self.base_min * qty,
+        }
+    }
+
     /// Tax per unit (major units) and its slope with respect to the unit price.
     fn unit_tax(&self, unit: Decimal) -> (Decimal, Decimal) {
         if self.zeroed.is_some() || !self.applies_at(unit) || self.on_holiday(unit) {
@@ -355,6 +404,10 @@ fn holiday_covers<D>(table: &Table<D>, h: &ArchivedHolidayRecord, jur: &crate::J
         return false;
     }
     if jur.country().as_bytes() != h.country || jur.region() != h.region.as_str() {
+        return false;
+    }
+    let cap = load_decimal(&h.max_unit);
+    if cap != Decimal::MAX && cap.abs() > MAX_RULE_AMOUNT {
         return false;
     }
     let level_ok = matches!(jur.level(), Level::State | Level::Province) || (h.include_local && jur.level().is_local());
@@ -436,15 +489,19 @@ impl<D> Table<D> {
                         let Some(rule) = self.rule(rid) else { continue };
                         let (base_min, base_max) = rule.band();
                         let (unit_min, unit_max) = rule.unit_range();
+                        let (rate, fee) = (rule.rate(), rule.fee());
+                        if !rule_in_range(rate, (base_min, base_max), (unit_min, unit_max), fee) {
+                            continue;
+                        }
                         applied.push(Applied {
                             jurisdiction: jid,
                             rule: rid,
-                            rate: rule.rate(),
+                            rate,
                             base_min,
-                            base_max: (base_max != Decimal::MAX).then_some(base_max),
+                            base_max: (!is_max(base_max)).then_some(base_max),
                             unit_min,
-                            unit_max: (unit_max != Decimal::MAX).then_some(unit_max),
-                            fee: rule.fee(),
+                            unit_max: (!is_max(unit_max)).then_some(unit_max),
+                            fee,
                             zeroed,
                             holiday: hol.map(|(i, h)| (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)),
                         });
@@ -458,7 +515,9 @@ impl<D> Table<D> {
             } else {
                 given_minor
             };
-            let unit = currency.to_major(excl_minor) / qty;
+            let excl_major = currency.to_major(excl_minor);
+            // One unit (the usual line) needs no division.
+            let unit = if line.quantity == 1 { excl_major } else { excl_major / qty };
             let mut entries = Vec::with_capacity(applied.len());
             let mut due_sum = Decimal::ZERO;
             for a in &applied {
@@ -477,7 +536,7 @@ impl<D> Table<D> {
                 };
                 let taxed = applies && !on_holiday && a.zeroed.is_none();
                 let (base, due, fee) = if taxed {
-                    let base_major = a.band_part(unit) * qty;
+                    let base_major = a.band_total(unit, excl_major, qty);
                     let fee_major = a.fee * qty;
                     let base = currency.to_minor(base_major);
                     let fee = currency.to_minor(fee_major);
@@ -490,9 +549,9 @@ impl<D> Table<D> {
                     jurisdiction: a.jurisdiction,
                     rule: a.rule,
                     rate: a.rate,
-                    taxable_base: base.normalize(),
-                    tax_due: due.normalize(),
-                    fee: fee.normalize(),
+                    taxable_base: normalized(base),
+                    tax_due: normalized(due),
+                    fee: normalized(fee),
                     note,
                     exemption,
                 });
@@ -509,9 +568,9 @@ impl<D> Table<D> {
             lines.push(LineTax {
                 tax_code: line.tax_code,
                 quantity: line.quantity,
-                amount_excluding_tax: excl.normalize(),
-                tax: tax.normalize(),
-                amount_including_tax: incl.normalize(),
+                amount_excluding_tax: normalized(excl),
+                tax: normalized(tax),
+                amount_including_tax: normalized(incl),
                 jurisdictions: entries,
                 holiday,
             });
@@ -521,9 +580,9 @@ impl<D> Table<D> {
             currency: sale.currency,
             tax_included: sale.tax_included,
             lines,
-            total_tax: total_tax.normalize(),
-            total_excluding_tax: total_excl.normalize(),
-            total_including_tax: total_incl.normalize(),
+            total_tax: normalized(total_tax),
+            total_excluding_tax: normalized(total_excl),
+            total_including_tax: normalized(total_incl),
             zero_reason,
         })
     }

@@ -54,7 +54,7 @@ pub use address::{normalize_postal, normalize_street, parse_street_line, parse_u
 pub use builder::{BuildError, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, TableBuilder};
 pub use calc::{
     AutomaticTax, CalcError, Calculation, Customer, CustomerType, Exemption, JurisdictionTax, LineTax, Note, Sale,
-    SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR, MAX_QUANTITY,
+    SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
 };
 pub use date::Date;
 pub use kinds::{Level, TaxType};

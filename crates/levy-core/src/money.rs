@@ -79,7 +79,15 @@ impl Currency {
 
     /// Converts an amount in major units to minor units (12.34 -> 1234), exactly.
     pub fn to_minor(&self, major: Decimal) -> Decimal {
-        major * Decimal::from(10u64.pow(self.minor_units()))
+        let (scale, n) = (major.scale(), self.minor_units());
+        if scale >= n {
+            // Multiplying by 10^n only lowers the scale: no digit changes, no multiplication.
+            let mut minor = major;
+            minor.set_scale(scale - n).expect("a smaller scale is valid");
+            minor
+        } else {
+            major * Decimal::from(10u64.pow(n))
+        }
     }
 
     /// Every currency levy knows, in no particular order.

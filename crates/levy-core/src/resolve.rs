@@ -261,6 +261,22 @@ fn is_country_code(s: &str) -> bool {
     s.len() == 2 && s.bytes().all(|b| b.is_ascii_uppercase())
 }
 
+/// `37203` or `37203-1234`, without the formatting machinery (this is on the hot path).
+fn zip_text(zip5: u32, plus4: Option<u16>) -> String {
+    fn push_digits(s: &mut String, n: u32, width: u32) {
+        for i in (0..width).rev() {
+            s.push(char::from(b'0' + (n / 10u32.pow(i) % 10) as u8));
+        }
+    }
+    let mut s = String::with_capacity(10);
+    push_digits(&mut s, zip5, 5);
+    if let Some(p) = plus4 {
+        s.push('-');
+        push_digits(&mut s, u32::from(p), 4);
+    }
+    s
+}
+
 fn in_force(from: i32, to: i32, date: Date) -> bool {
     from <= date.0 && date.0 <= to
 }
@@ -379,12 +395,12 @@ impl<D> Table<D> {
             .ok_or_else(|| ResolveError::MalformedPostal(address.postal_code.clone(), "US".into()))?;
         let Some(zip) = self.zip_record(zip5) else {
             // A well-formed ZIP the table does not know: fall back to the state when given.
-            used.postal_code = format!("{zip5:05}");
+            used.postal_code = zip_text(zip5, None);
             return self.region_location(used, "US", region, ResolutionStatus::PostalFallback1, Precision::Province);
         };
         if !region.is_empty() && zip.state.as_str() != region {
             return Err(ResolveError::ZipStateMismatch {
-                postal: format!("{zip5:05}"),
+                postal: zip_text(zip5, None),
                 given: region.to_string(),
                 actual: zip.state.as_str().to_string(),
             });
@@ -393,11 +409,11 @@ impl<D> Table<D> {
         if used.city.is_empty() {
             used.city = zip.city.as_str().to_string();
         }
-        used.postal_code = format!("{zip5:05}");
+        used.postal_code = zip_text(zip5, None);
         if has_street {
             if let Some(jset) = self.street_jset(zip5, &street_line.street, street_line.number.unwrap_or(0), date) {
                 if let Some(p4) = plus4 {
-                    used.postal_code = format!("{zip5:05}-{p4:04}");
+                    used.postal_code = zip_text(zip5, Some(p4));
                 }
                 return Ok(Location {
                     jset: Some(jset),
@@ -415,7 +431,7 @@ impl<D> Table<D> {
         };
         if let Some(p4) = plus4 {
             if let Some(jset) = self.zip4_jset(zip5, p4, date) {
-                used.postal_code = format!("{zip5:05}-{p4:04}");
+                used.postal_code = zip_text(zip5, Some(p4));
                 return Ok(Location {
                     jset: Some(jset),
                     status,

@@ -1,1 +1,340 @@
-//! levy-ffi (being written).
+//! levy's C ABI: `liblevy.so` / `liblevy.a` and the header `include/levy.h`.
+//!
+//! Two ways in:
+//!
+//! 1. **The engine** ([`levy_engine_open`], [`levy_calculate`], [`LevyResult`] accessors):
+//!    plain C structs in, plain C structs out, no JSON, no I/O after open. An engine is
+//!    immutable and shared by any number of threads.
+//! 2. **The service** ([`levy_service_open`], [`levy_service_request`]): the whole tax
+//!    service interface in-process, JSON in and JSON out, exactly as `levy serve` answers,
+//!    with a ledger file of the till's own.
+//!
+//! # Conventions
+//!
+//! * Every fallible function returns a [`LevyStatus`]; `LEVY_OK` is 0 and values are never
+//!   reused. Results come back through out-pointers, which are written only on success.
+//! * A failing call also leaves a message for the calling thread, read with
+//!   [`levy_last_error_message`]. It describes the most recent failed call on that thread
+//!   and stays valid until the next failed call on that thread.
+//! * Every exported function catches panics at the boundary and answers `LEVY_PANIC`; no
+//!   call unwinds into C or aborts the host process.
+//! * NULL where a value is required is `LEVY_NULL_ARGUMENT`; text that is not UTF-8 is
+//!   `LEVY_INVALID_UTF8`.
+//! * Every string handed out is NUL-terminated UTF-8 and owned by the object it came from.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+mod engine;
+mod service;
+
+pub use engine::*;
+pub use service::*;
+
+/// Major version of this library; equals `levy_version()`'s first number.
+pub const LEVY_VERSION_MAJOR: u32 = 0;
+/// Minor version of this library.
+pub const LEVY_VERSION_MINOR: u32 = 1;
+/// Patch version of this library.
+pub const LEVY_VERSION_PATCH: u32 = 0;
+
+/// The outcome of a call. `LEVY_OK` is 0; the other values are never reused for another
+/// meaning, so a program compiled against an older header reads newer libraries correctly.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LevyStatus {
+    /// Success; the out-pointer was written.
+    LEVY_OK = 0,
+    /// A required pointer argument was NULL.
+    LEVY_NULL_ARGUMENT = 1,
+    /// A string argument was not valid UTF-8.
+    LEVY_INVALID_UTF8 = 2,
+    /// levy failed internally (a bug); the call had no effect. Please report it.
+    LEVY_PANIC = 3,
+    /// A file could not be read or written (missing, permissions).
+    LEVY_IO_ERROR = 4,
+    /// A table file is not a valid levy table (truncated, corrupt, wrong version).
+    LEVY_INVALID_TABLE = 5,
+    /// An argument has a value out of its range (unknown flag bit, IP mode, missing
+    /// address and IP, malformed service configuration).
+    LEVY_INVALID_ARGUMENT = 6,
+    /// The sale's currency is not an ISO 4217 code levy knows.
+    LEVY_UNKNOWN_CURRENCY = 7,
+    /// A line's category or tax code is not in the table.
+    LEVY_UNKNOWN_TAX_CODE = 8,
+    /// The address or IP address could not be resolved to a taxing location.
+    LEVY_RESOLUTION_FAILED = 9,
+    /// The sale is invalid: a line's amount or quantity is out of range, or the totals do
+    /// not fit in `int64_t`.
+    LEVY_INVALID_SALE = 10,
+    /// An index passed to an accessor is past the end.
+    LEVY_INDEX_OUT_OF_RANGE = 11,
+    /// The service could not be opened (ledger or keys).
+    LEVY_SERVICE_ERROR = 12,
+}
+
+/// An error on its way to the C caller: a status and the message for
+/// `levy_last_error_message`.
+#[derive(Debug)]
+pub(crate) struct Error {
+    pub(crate) status: LevyStatus,
+    pub(crate) message: String,
+}
+
+impl Error {
+    pub(crate) fn new(status: LevyStatus, message: impl Into<String>) -> Error {
+        Error {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// A NUL-terminated copy of `s`; interior NUL bytes (possible only in damaged data) are
+/// dropped rather than truncating the text.
+pub(crate) fn cstring(s: &str) -> CString {
+    CString::new(s.replace('\0', "")).unwrap_or_default()
+}
+
+fn set_last_error(message: &str) {
+    let message = cstring(message);
+    // try_with: during thread teardown the slot may be gone; the status still tells.
+    let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = message);
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s
+    } else {
+        "unknown panic"
+    }
+}
+
+/// Runs `f` behind the panic boundary: its error becomes the status and the thread's last
+/// error message; a panic becomes `LEVY_PANIC`.
+pub(crate) fn guard(f: impl FnOnce() -> Result<(), Error>) -> LevyStatus {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => LevyStatus::LEVY_OK,
+        Ok(Err(e)) => {
+            set_last_error(&e.message);
+            e.status
+        }
+        Err(payload) => {
+            set_last_error(&format!(
+                "internal error in levy: {}",
+                panic_message(payload.as_ref())
+            ));
+            LevyStatus::LEVY_PANIC
+        }
+    }
+}
+
+/// Runs `f` behind the panic boundary for functions that return a value instead of a
+/// status; a panic answers `fallback`.
+pub(crate) fn guard_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(payload) => {
+            set_last_error(&format!(
+                "internal error in levy: {}",
+                panic_message(payload.as_ref())
+            ));
+            fallback
+        }
+    }
+}
+
+/// The panic boundary of every export. `ffi_guard!({ ... })` runs a block returning
+/// `Result<(), Error>` and answers a [`LevyStatus`]; `ffi_guard!(fallback => { ... })` runs
+/// a block returning a value and answers `fallback` on panic.
+macro_rules! ffi_guard {
+    ($fallback:expr => $body:block) => {
+        $crate::guard_value($fallback, move || $body)
+    };
+    ($body:block) => {
+        $crate::guard(move || $body)
+    };
+}
+pub(crate) use ffi_guard;
+
+/// `Err(LEVY_NULL_ARGUMENT)` naming the argument when `ptr` is NULL.
+macro_rules! non_null {
+    ($ptr:expr, $name:expr) => {
+        if $ptr.is_null() {
+            return Err($crate::Error::new(
+                $crate::LevyStatus::LEVY_NULL_ARGUMENT,
+                concat!("argument `", $name, "` is NULL"),
+            ));
+        }
+    };
+}
+pub(crate) use non_null;
+
+/// Reads a required NUL-terminated UTF-8 argument.
+///
+/// # Safety
+///
+/// `ptr` must be NULL or point to a NUL-terminated string that lives for `'a`.
+pub(crate) unsafe fn str_arg<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, Error> {
+    if ptr.is_null() {
+        return Err(Error::new(
+            LevyStatus::LEVY_NULL_ARGUMENT,
+            format!("argument `{name}` is NULL"),
+        ));
+    }
+    // SAFETY: non-null, and the caller promises a NUL-terminated string living for 'a.
+    let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
+    std::str::from_utf8(bytes).map_err(|e| {
+        Error::new(
+            LevyStatus::LEVY_INVALID_UTF8,
+            format!(
+                "argument `{name}` is not valid UTF-8 (at byte {})",
+                e.valid_up_to()
+            ),
+        )
+    })
+}
+
+/// Reads an optional NUL-terminated UTF-8 argument: NULL is `None`.
+///
+/// # Safety
+///
+/// As for [`str_arg`].
+pub(crate) unsafe fn opt_str_arg<'a>(
+    ptr: *const c_char,
+    name: &str,
+) -> Result<Option<&'a str>, Error> {
+    if ptr.is_null() {
+        Ok(None)
+    } else {
+        // SAFETY: forwarded from the caller's promise.
+        unsafe { str_arg(ptr, name) }.map(Some)
+    }
+}
+
+/// The library's version, `"MAJOR.MINOR.PATCH"`, as a static NUL-terminated string (never
+/// freed). Compare with the `LEVY_VERSION_*` macros of the header you compiled against.
+#[no_mangle]
+pub extern "C" fn levy_version() -> *const c_char {
+    ffi_guard!(c"".as_ptr() => { concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast() })
+}
+
+/// A static, NUL-terminated English description of a status (never freed). Any `int`
+/// is accepted; values this library does not know answer `"unknown status"`.
+#[no_mangle]
+pub extern "C" fn levy_status_message(status: c_int) -> *const c_char {
+    ffi_guard!(c"".as_ptr() => { status_message(status).as_ptr() })
+}
+
+fn status_message(status: c_int) -> &'static CStr {
+    match status {
+        0 => c"ok",
+        1 => c"a required pointer argument was NULL",
+        2 => c"a string argument was not valid UTF-8",
+        3 => c"levy failed internally (a bug); the call had no effect",
+        4 => c"a file could not be read or written",
+        5 => c"the table file is not a valid levy table",
+        6 => c"an argument is out of its range",
+        7 => c"unknown currency",
+        8 => c"unknown product category or tax code",
+        9 => c"the address or IP address could not be resolved",
+        10 => c"invalid sale (line amount or quantity out of range)",
+        11 => c"index out of range",
+        12 => c"the service could not be opened",
+        _ => c"unknown status",
+    }
+}
+
+/// The message of the most recent failed call on the calling thread (an empty string when
+/// none has failed). NUL-terminated, owned by levy, valid until the next failed call on the
+/// same thread; copy it to keep it. Thread-safe: each thread has its own message.
+#[no_mangle]
+pub extern "C" fn levy_last_error_message() -> *const c_char {
+    ffi_guard!(c"".as_ptr() => {
+        LAST_ERROR
+            .try_with(|slot| slot.borrow().as_ptr())
+            .unwrap_or(c"".as_ptr())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_macros_match_cargo_toml() {
+        // The header's LEVY_VERSION_* come from these constants; Cargo.toml is the truth.
+        assert_eq!(
+            LEVY_VERSION_MAJOR.to_string(),
+            env!("CARGO_PKG_VERSION_MAJOR")
+        );
+        assert_eq!(
+            LEVY_VERSION_MINOR.to_string(),
+            env!("CARGO_PKG_VERSION_MINOR")
+        );
+        assert_eq!(
+            LEVY_VERSION_PATCH.to_string(),
+            env!("CARGO_PKG_VERSION_PATCH")
+        );
+        // SAFETY: levy_version returns a static NUL-terminated string.
+        let v = unsafe { CStr::from_ptr(levy_version()) }.to_str().unwrap();
+        assert_eq!(v, env!("CARGO_PKG_VERSION"));
+    }
+
+    #[test]
+    fn a_panic_becomes_levy_panic_with_a_message() {
+        let status = ffi_guard!({
+            let v: Vec<u8> = Vec::new();
+            // An out-of-bounds index panics; the boundary must catch it.
+            let _ = v[std::hint::black_box(3)];
+            Ok(())
+        });
+        assert_eq!(status, LevyStatus::LEVY_PANIC);
+        // SAFETY: the message pointer is valid until the next failed call on this thread.
+        let msg = unsafe { CStr::from_ptr(levy_last_error_message()) }
+            .to_str()
+            .unwrap();
+        assert!(
+            msg.starts_with("internal error in levy: index out of bounds"),
+            "{msg}"
+        );
+        assert_eq!(ffi_guard!(7u16 => { panic!("boom") }), 7);
+    }
+
+    #[test]
+    fn every_status_has_its_own_message() {
+        let known: Vec<&CStr> = (0..=12)
+            // SAFETY: static strings.
+            .map(|s| unsafe { CStr::from_ptr(levy_status_message(s)) })
+            .collect();
+        for (i, m) in known.iter().enumerate() {
+            assert_ne!(m.to_bytes(), b"unknown status", "status {i}");
+            assert_eq!(
+                known.iter().filter(|o| *o == m).count(),
+                1,
+                "status {i} shares its message"
+            );
+        }
+        // SAFETY: static string.
+        assert_eq!(
+            unsafe { CStr::from_ptr(levy_status_message(13)) }.to_bytes(),
+            b"unknown status"
+        );
+        // SAFETY: static string.
+        assert_eq!(
+            unsafe { CStr::from_ptr(levy_status_message(-1)) }.to_bytes(),
+            b"unknown status"
+        );
+    }
+}

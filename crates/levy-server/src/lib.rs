@@ -1,1 +1,475 @@
-//! levy-server (being written).
+//! levy-server: the tax service interface over HTTP.
+//!
+//! This crate is transport only. Every request is turned into a [`levy_api::Request`],
+//! answered by [`levy_api::Service::handle`], and the [`levy_api::Response`] is written
+//! back unchanged. What the HTTP layer adds on its own:
+//!
+//! * a request body limit ([`DEFAULT_BODY_LIMIT`], 1 MiB), answered with 413 in the
+//!   error format of the request's API version;
+//! * a JSON content-type check on request bodies, answered with 415;
+//! * a request id (`req_…`) for every request: sent to the service in the
+//!   `x-request-id` header, echoed in the `x-request-id` response header, and carried by
+//!   every log line written while the request is handled;
+//! * `GET /openapi.json`, the OpenAPI 3.1 document of the interface ([`OPENAPI_JSON`]),
+//!   served without authentication;
+//! * graceful shutdown (requests in flight are finished) and, in [`cli`], SIGTERM/ctrl-c
+//!   handling and an atomic table reload on SIGHUP.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use levy_server::{serve, ServeOptions};
+//!
+//! # async fn example(service: Arc<levy_api::Service>) -> std::io::Result<()> {
+//! let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//! let running = serve(service, ServeOptions::loopback_ephemeral(), async {
+//!     let _ = stopped.await;
+//! })
+//! .await?;
+//! println!("listening on http://{}", running.local_addr());
+//! let _ = stop.send(());
+//! running.wait().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod cli;
+mod errors;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tracing::Instrument;
+
+pub use errors::{HttpErrorKind, HTTP_ERROR_KINDS};
+
+/// The OpenAPI 3.1 document of the interface as this server implements it. Served at
+/// `GET /openapi.json`; the same text is `crates/levy-server/openapi.json`.
+pub const OPENAPI_JSON: &str = include_str!("../openapi.json");
+
+/// The path the OpenAPI document is served at.
+pub const OPENAPI_PATH: &str = "/openapi.json";
+
+/// The largest request body accepted by default: 1 MiB. Larger bodies get 413.
+pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+
+/// The header that carries the request id, in both directions.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// How [`serve`] listens and treats requests.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Address to bind. Port 0 picks a free port; [`Running::local_addr`] tells which.
+    pub listen: SocketAddr,
+    /// Largest request body in bytes; larger bodies are answered with 413.
+    pub body_limit: usize,
+    /// Where [`levy_api::Service::handle`] runs. `false` (the default) hands every
+    /// request to tokio's blocking pool; `true` runs it on the async worker threads.
+    /// Measured (see the PERFORMANCE section of the README): a calculation waits for its
+    /// durable ledger commit, and the ledger commits concurrent writes as one group, so
+    /// the blocking pool, which lets many requests wait at once, is several times faster.
+    pub inline: bool,
+}
+
+impl ServeOptions {
+    /// Options for tests and local tools: `127.0.0.1:0`, the default body limit.
+    pub fn loopback_ephemeral() -> Self {
+        ServeOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ..Default::default()
+        }
+    }
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8787)),
+            body_limit: DEFAULT_BODY_LIMIT,
+            inline: false,
+        }
+    }
+}
+
+/// A server started by [`serve`].
+#[derive(Debug)]
+pub struct Running {
+    addr: SocketAddr,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// The address the server is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Waits until the server has shut down (after the shutdown future given to
+    /// [`serve`] completes and every request in flight has been answered).
+    pub async fn wait(self) -> std::io::Result<()> {
+        match self.task.await {
+            Ok(result) => result,
+            Err(e) => Err(std::io::Error::other(format!("server task failed: {e}"))),
+        }
+    }
+}
+
+/// Binds `options.listen`, starts answering requests with `service` on the current tokio
+/// runtime, and returns once the socket is bound. The server stops accepting connections
+/// when `shutdown` completes, finishes the requests in flight, and then ends;
+/// [`Running::wait`] waits for that.
+pub async fn serve<F>(
+    service: Arc<levy_api::Service>,
+    options: ServeOptions,
+    shutdown: F,
+) -> std::io::Result<Running>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let listener = TcpListener::bind(options.listen).await?;
+    let addr = listener.local_addr()?;
+    let app = router(service, &options);
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+    });
+    Ok(Running { addr, task })
+}
+
+/// The axum router for `service`: one catch-all handler over [`levy_api::Service::handle`].
+/// Use it to mount levy inside a larger axum application.
+pub fn router(service: Arc<levy_api::Service>, options: &ServeOptions) -> Router {
+    let state = Arc::new(AppState {
+        service,
+        body_limit: options.body_limit,
+        inline: options.inline,
+    });
+    Router::new().fallback(move |req: axum::extract::Request| {
+        let state = Arc::clone(&state);
+        async move { state.answer(req).await }
+    })
+}
+
+struct AppState {
+    service: Arc<levy_api::Service>,
+    body_limit: usize,
+    inline: bool,
+}
+
+/// Request ids: `req_` + a per-process prefix + a counter, unique within a process and
+/// very unlikely to repeat across processes.
+fn next_request_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let prefix = *PREFIX.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            h.write_u128(d.as_nanos());
+        }
+        h.finish() as u32
+    });
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("req_{prefix:08x}{n:012x}")
+}
+
+impl AppState {
+    async fn answer(self: Arc<Self>, req: axum::extract::Request) -> axum::response::Response {
+        let request_id = next_request_id();
+        let span = tracing::info_span!("request", id = %request_id);
+        async move {
+            let started = Instant::now();
+            let method = req.method().clone();
+            let path = req.uri().path().to_string();
+            let mut response = self.answer_inner(req, &request_id).await;
+            if let Ok(v) = HeaderValue::from_str(&request_id) {
+                response
+                    .headers_mut()
+                    .insert(HeaderName::from_static(REQUEST_ID_HEADER), v);
+            }
+            tracing::info!(
+                method = %method,
+                path = %path,
+                status = response.status().as_u16(),
+                micros = started.elapsed().as_micros() as u64,
+                "answered"
+            );
+            response
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn answer_inner(
+        &self,
+        req: axum::extract::Request,
+        request_id: &str,
+    ) -> axum::response::Response {
+        let (parts, body) = req.into_parts();
+        let version = parts
+            .headers
+            .get("x-api-version")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+
+        if parts.method == Method::GET && parts.uri.path() == OPENAPI_PATH {
+            return plain_response(StatusCode::OK, "application/json", Body::from(OPENAPI_JSON));
+        }
+
+        // Body: at most `body_limit` bytes. A larger body (declared or found while
+        // reading) is answered with 413 after the rest of it has been read and dropped,
+        // up to DRAIN_LIMIT, so that a client that sends its whole body before reading
+        // sees the 413 instead of a reset connection.
+        let declared = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let mut body = body;
+        let read = if declared.is_some_and(|n| n > self.body_limit as u64) {
+            Err(ReadError::TooLarge)
+        } else {
+            read_body(&mut body, self.body_limit).await
+        };
+        let body = match read {
+            Ok(b) => b,
+            Err(ReadError::TooLarge) => {
+                tracing::warn!(
+                    declared,
+                    limit = self.body_limit,
+                    "request body over the limit"
+                );
+                drain(body).await;
+                return errors::render(
+                    HttpErrorKind::RequestTooLarge,
+                    &self.too_large_message(),
+                    &version,
+                    request_id,
+                );
+            }
+            Err(ReadError::Broken(e)) => {
+                tracing::warn!(error = %e, "could not read the request body");
+                return errors::render(
+                    HttpErrorKind::MalformedBody,
+                    "the request body could not be read",
+                    &version,
+                    request_id,
+                );
+            }
+        };
+
+        if !body.is_empty() && !is_json_content_type(&parts.headers) {
+            let got = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("none");
+            return errors::render(
+                HttpErrorKind::UnsupportedMediaType,
+                &format!("request bodies must be JSON (Content-Type: application/json); got {got}"),
+                &version,
+                request_id,
+            );
+        }
+
+        let mut headers: Vec<(String, String)> = Vec::with_capacity(parts.headers.len() + 1);
+        for (name, value) in parts.headers.iter() {
+            if name.as_str() == REQUEST_ID_HEADER {
+                continue;
+            }
+            headers.push((
+                name.as_str().to_string(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            ));
+        }
+        headers.push((REQUEST_ID_HEADER.to_string(), request_id.to_string()));
+        let api_request = levy_api::Request {
+            method: parts.method.as_str().to_string(),
+            path: parts.uri.path().to_string(),
+            query: parts.uri.query().unwrap_or("").to_string(),
+            headers,
+            body,
+        };
+
+        let api_response = if self.inline {
+            self.service.handle(&api_request)
+        } else {
+            let service = Arc::clone(&self.service);
+            let span = tracing::Span::current();
+            match tokio::task::spawn_blocking(move || {
+                span.in_scope(|| service.handle(&api_request))
+            })
+            .await
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::error!(error = %e, "the service failed while answering");
+                    return errors::render(
+                        HttpErrorKind::Internal,
+                        "internal error while answering the request",
+                        &version,
+                        request_id,
+                    );
+                }
+            }
+        };
+        into_http(api_response, request_id)
+    }
+
+    fn too_large_message(&self) -> String {
+        format!(
+            "the request body is larger than the limit of {} bytes",
+            self.body_limit
+        )
+    }
+}
+
+enum ReadError {
+    TooLarge,
+    Broken(axum::Error),
+}
+
+/// Reads the whole body, or stops with `TooLarge` as soon as it exceeds `limit`.
+async fn read_body(body: &mut Body, limit: usize) -> Result<Vec<u8>, ReadError> {
+    use axum::body::HttpBody;
+    let mut out = Vec::new();
+    while let Some(frame) =
+        std::future::poll_fn(|cx| std::pin::Pin::new(&mut *body).poll_frame(cx)).await
+    {
+        let frame = frame.map_err(ReadError::Broken)?;
+        if let Ok(data) = frame.into_data() {
+            if out.len() + data.len() > limit {
+                return Err(ReadError::TooLarge);
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+    Ok(out)
+}
+
+/// The most bytes of an oversized body read and dropped before answering 413; beyond
+/// it (or after DRAIN_TIME) the connection is closed with the answer.
+const DRAIN_LIMIT: usize = 16 << 20;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+async fn drain(mut body: Body) {
+    use axum::body::HttpBody;
+    let work = async {
+        let mut seen = 0usize;
+        while let Some(Ok(frame)) =
+            std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await
+        {
+            if let Ok(data) = frame.into_data() {
+                seen += data.len();
+                if seen > DRAIN_LIMIT {
+                    break;
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_TIME, work).await;
+}
+
+/// `application/json`, with or without parameters (`; charset=utf-8`), or a `+json` type.
+fn is_json_content_type(headers: &HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+fn same_request_id(body: Vec<u8>, request_id: &str) -> Vec<u8> {
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_slice::<serde_json::Value>(&body)
+    else {
+        return body;
+    };
+    match map.get_mut("request_id") {
+        Some(v @ serde_json::Value::String(_)) => {
+            *v = serde_json::Value::String(request_id.to_string())
+        }
+        _ => return body,
+    }
+    serde_json::to_vec(&map).unwrap_or(body)
+}
+
+fn plain_response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: Body,
+) -> axum::response::Response {
+    let mut r = axum::response::Response::new(body);
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+/// The service's response as HTTP. An error body in the older format carries a
+/// `request_id` of the service's own making; it is replaced with this request's id, so
+/// that the body, the `x-request-id` header and the log lines name the request alike.
+fn into_http(api: levy_api::Response, request_id: &str) -> axum::response::Response {
+    let body = if api.status >= 400 {
+        same_request_id(api.body, request_id)
+    } else {
+        api.body
+    };
+    let mut r = axum::response::Response::new(Body::from(body));
+    *r.status_mut() = StatusCode::from_u16(api.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = r.headers_mut();
+    for (name, value) in api.headers {
+        match (
+            HeaderName::try_from(name.as_str()),
+            HeaderValue::try_from(value.as_str()),
+        ) {
+            (Ok(n), Ok(v)) => {
+                headers.append(n, v);
+            }
+            _ => tracing::warn!(header = %name, "dropped a response header that is not valid HTTP"),
+        }
+    }
+    if !headers.contains_key(header::CONTENT_TYPE) {
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+    }
+    r
+}
+
+/// Installs the `tracing` subscriber used by `levy serve`: human-readable lines on
+/// stderr, filtered by `filter` (an `EnvFilter` directive such as `info` or
+/// `levy_server=debug`), or by `RUST_LOG` when it is set. Does nothing when a subscriber
+/// is already installed.
+pub fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .or_else(|_| tracing_subscriber::EnvFilter::try_new(filter))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}

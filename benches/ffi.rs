@@ -1,0 +1,165 @@
+//! The cost of the C boundary: `levy_calculate` called through its `extern "C"` function
+//! against the same work done in Rust (`table.resolve` + `table.calculate`), on the same
+//! sale and the same table, in the same run. The difference is what a point-of-sale
+//! program pays for calling levy through `liblevy` instead of linking levy-core directly:
+//! reading the C strings, building the sale, boxing the result (and freeing it).
+//!
+//! Run with `cargo bench -p levy-benches --bench ffi`; `-- --test` runs each once.
+
+use std::ffi::CString;
+use std::ptr;
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use levy::{
+    levy_calculate, levy_engine_free, levy_engine_open, levy_result_free, LevyAddress, LevyEngine, LevyResult, LevySale,
+    LevySaleLine, LevyStatus,
+};
+use levy_core::{
+    Address, AnyTable, AutomaticTax, Currency, Customer, Date, Decimal, JurisdictionSpec, Level, RuleSpec, Sale,
+    SaleLine, TableBuilder, TaxType,
+};
+
+/// Tennessee 7% and Davidson county 2.25% on general merchandise, ZIP 37203.
+fn fixture() -> Vec<u8> {
+    let mut b = TableBuilder::new();
+    b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property").unwrap();
+    b.tax_code("CLOTHING_GENERAL", Some("GENERAL_MERCHANDISE"), "Clothing").unwrap();
+    b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
+    b.category("CLOTHING", "CLOTHING_GENERAL");
+    let jur = |b: &mut TableBuilder, code: &str, name: &str, level| {
+        b.jurisdiction(JurisdictionSpec {
+            code: code.into(),
+            name: name.into(),
+            level,
+            country: "US".into(),
+            region: "TN".into(),
+            authority: name.into(),
+            tax_type: TaxType::Sales,
+        })
+        .unwrap()
+    };
+    let tn = jur(&mut b, "47", "TENNESSEE", Level::State);
+    let davidson = jur(&mut b, "47037", "DAVIDSON", Level::County);
+    b.rule(RuleSpec::flat(tn, "GENERAL_MERCHANDISE", Decimal::new(7, 2), Date::MIN, Date::MAX, "GENERAL STATE SALES TAX"))
+        .unwrap();
+    b.rule(RuleSpec::flat(davidson, "GENERAL_MERCHANDISE", Decimal::new(225, 4), Date::MIN, Date::MAX, "COUNTY"))
+        .unwrap();
+    b.region("US", "TN", "TENNESSEE", &[tn], "").unwrap();
+    b.zip(37203, "TN", "NASHVILLE", &[tn, davidson], 0).unwrap();
+    b.build(0).unwrap()
+}
+
+/// 2026-03-01T00:00:00Z.
+const MARCH_2026: i64 = 1_772_323_200;
+
+fn bench_ffi(c: &mut Criterion) {
+    let bytes = fixture();
+    let path = std::env::temp_dir().join(format!("levy-bench-ffi-{}.levy", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+
+    // The C side: an engine over the file, a sale of two lines at 37203.
+    let c_path = CString::new(path.to_str().unwrap()).unwrap();
+    let mut engine: *mut LevyEngine = ptr::null_mut();
+    // SAFETY: valid NUL-terminated path and a valid out-pointer.
+    assert_eq!(unsafe { levy_engine_open(c_path.as_ptr(), &mut engine) }, LevyStatus::LEVY_OK);
+    let (postal, region, country) = (c"37203", c"TN", c"US");
+    let address = LevyAddress {
+        line1: ptr::null(),
+        line2: ptr::null(),
+        city: ptr::null(),
+        region: region.as_ptr(),
+        postal_code: postal.as_ptr(),
+        country: country.as_ptr(),
+    };
+    let lines = [
+        LevySaleLine { amount: 1999, quantity: 1, category: c"GENERAL_MERCHANDISE".as_ptr(), tax_code: ptr::null() },
+        LevySaleLine { amount: 1000, quantity: 2, category: c"CLOTHING".as_ptr(), tax_code: ptr::null() },
+    ];
+    let c_sale = LevySale {
+        address: &address,
+        ip: ptr::null(),
+        ip_mode: 0,
+        currency: c"USD".as_ptr(),
+        flags: 0,
+        transacted_at: MARCH_2026,
+        lines: lines.as_ptr(),
+        line_count: lines.len(),
+    };
+
+    // The Rust side: the same table (read the same way) and the same sale.
+    let table = AnyTable::read_file(&path).unwrap();
+    let rust_address =
+        Address { region: "TN".into(), postal_code: "37203".into(), country: "US".into(), ..Address::default() };
+    let date = Date::from_unix_seconds(MARCH_2026);
+    let rust_sale = Sale {
+        currency: Currency::USD,
+        tax_included: false,
+        customer: Customer::default(),
+        automatic_tax: AutomaticTax::Auto,
+        date,
+        origin_country: None,
+        lines: vec![
+            SaleLine {
+                amount: Decimal::from(1999),
+                quantity: 1,
+                per_unit: false,
+                tax_code: table.category("GENERAL_MERCHANDISE").unwrap(),
+            },
+            SaleLine {
+                amount: Decimal::from(1000),
+                quantity: 2,
+                per_unit: false,
+                tax_code: table.category("CLOTHING").unwrap(),
+            },
+        ],
+    };
+    // Both paths must agree before they are timed: 185 + 93 = 278 cents of tax.
+    let calc = table.calculate(&table.resolve(&rust_address, date).unwrap(), &rust_sale).unwrap();
+    assert_eq!(calc.total_tax, Decimal::from(278));
+
+    let mut g = c.benchmark_group("ffi/calculate_two_lines");
+    g.bench_function("rust: resolve + calculate", |b| {
+        b.iter(|| {
+            let loc = table.resolve(black_box(&rust_address), date).unwrap();
+            black_box(table.calculate(&loc, black_box(&rust_sale)).unwrap())
+        })
+    });
+    // What levy_calculate does on top of the Rust call, done in Rust: look the categories
+    // up by name and build the address from text. Separates the boundary's own cost from
+    // the work any caller holding text (as a till does) must do.
+    g.bench_function("rust: from text (categories + address) + resolve + calculate", |b| {
+        let mut sale = rust_sale.clone();
+        let mut address = Address::default();
+        b.iter(|| {
+            for (line, name) in sale.lines.iter_mut().zip(["GENERAL_MERCHANDISE", "CLOTHING"]) {
+                line.tax_code = table.category(black_box(name)).unwrap();
+            }
+            address.region.clear();
+            address.region.push_str(black_box("TN"));
+            address.postal_code.clear();
+            address.postal_code.push_str(black_box("37203"));
+            address.country.clear();
+            address.country.push_str(black_box("US"));
+            let loc = table.resolve(&address, date).unwrap();
+            black_box(table.calculate(&loc, &sale).unwrap())
+        })
+    });
+    g.bench_function("c: levy_calculate + levy_result_free", |b| {
+        b.iter(|| {
+            let mut out: *mut LevyResult = ptr::null_mut();
+            // SAFETY: engine is live; the sale's pointers outlive the call.
+            let s = unsafe { levy_calculate(engine, black_box(&c_sale), &mut out) };
+            debug_assert_eq!(s, LevyStatus::LEVY_OK);
+            // SAFETY: out came from levy_calculate and is freed once.
+            unsafe { levy_result_free(black_box(out)) };
+        })
+    });
+    g.finish();
+
+    // SAFETY: engine came from levy_engine_open and is freed once, after every use.
+    unsafe { levy_engine_free(engine) };
+    let _ = std::fs::remove_file(&path);
+}
+
+criterion_group!(benches, bench_ffi);
+criterion_main!(benches);

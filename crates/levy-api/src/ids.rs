@@ -1,0 +1,86 @@
+//! Unguessable identifiers and the clock.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// 128 random bits as 32 lower-case hex digits.
+pub(crate) fn random_hex() -> String {
+    let mut bytes = [0u8; 16];
+    // The operating system's generator; on the platforms levy supports it does not fail
+    // once the system has booted. Should it fail, the clock and a counter keep ids unique
+    // (though no longer unguessable), and the failure is logged.
+    if let Err(e) = getrandom::fill(&mut bytes) {
+        tracing::error!("random number generator failed: {e}");
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let t = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0) as u64;
+        bytes[..8].copy_from_slice(&t.to_le_bytes());
+        bytes[8..].copy_from_slice(&n.to_le_bytes());
+    }
+    hex::encode(bytes)
+}
+
+/// 256 random bits (a new secret key), from the operating system's generator.
+pub(crate) fn random_bytes32() -> [u8; 32] {
+    let mut out = [0u8; 32];
+    if getrandom::fill(&mut out).is_err() {
+        // `random_hex` logs the failure and falls back; two draws fill the 32 bytes.
+        let text = random_hex() + &random_hex();
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = text
+                .get(2 * i..2 * i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .unwrap_or(0);
+        }
+    }
+    out
+}
+
+/// A new id with the interface's prefix (`calc_`, `tr_`, ...).
+pub(crate) fn new_id(prefix: &str) -> String {
+    let mut s = String::with_capacity(prefix.len() + 32);
+    s.push_str(prefix);
+    s.push_str(&random_hex());
+    s
+}
+
+/// Now, in Unix seconds.
+pub(crate) fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Unix seconds as ISO 8601 UTC (`2026-03-01T12:00:00Z`).
+pub(crate) fn iso8601(secs: i64) -> String {
+    let date = levy_core::Date::from_unix_seconds(secs);
+    let (y, m, d) = date.ymd();
+    let rem = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn iso8601_formats_utc() {
+        // 1772323200 is 2026-03-01T00:00:00Z (date -u -d @1772323200); 3661 s later is 01:01:01.
+        assert_eq!(super::iso8601(1_772_323_200 + 3661), "2026-03-01T01:01:01Z");
+    }
+
+    #[test]
+    fn ids_carry_128_random_bits() {
+        let a = super::new_id("calc_");
+        let b = super::new_id("calc_");
+        assert!(a.starts_with("calc_") && a.len() == 5 + 32);
+        assert_ne!(a, b);
+    }
+}

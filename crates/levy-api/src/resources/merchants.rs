@@ -1,0 +1,350 @@
+//! Merchants (sellers on a platform): create, list, get (by `merch_…` id or by
+//! `reference_merchant_id`), partial update, delete. From API version 2026-01-01.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::ApiError;
+use crate::json::{Obj, MAX_STRING};
+use crate::router::Ctx;
+use crate::store::{AddressRecord, MerchantFilter, MerchantRecord, TaxIdRecord};
+
+/// Merchants per list page.
+pub(crate) const PAGE: usize = 50;
+/// Most metadata keys on a merchant.
+pub(crate) const MAX_METADATA_KEYS: usize = 50;
+/// Longest metadata key and value, in characters.
+pub(crate) const MAX_METADATA_CHARS: usize = 255;
+
+/// A merchant in the interface's shape.
+pub(crate) fn render(m: &MerchantRecord, testmode: bool) -> Value {
+    let a = &m.default_address;
+    json!({
+        "id": m.id,
+        "object": "tax.merchant",
+        "reference_merchant_id": m.reference_merchant_id,
+        "name": m.name,
+        "email": m.email,
+        "default_address": {
+            "address_line_1": a.line1,
+            "address_line_2": a.line2,
+            "address_city": a.city,
+            "address_province": a.region,
+            "address_postal_code": a.postal_code,
+            "address_country": a.country,
+        },
+        "tax_ids": m.tax_ids,
+        "status": m.status,
+        "testmode": testmode,
+        "created_at": m.created_at,
+        "updated_at": m.updated_at,
+        "deleted_at": m.deleted_at,
+        "metadata": m.metadata,
+    })
+}
+
+/// Reads merchant metadata: at most 50 keys, each key at most 255 characters, each value a
+/// string of at most 255 characters. The error names the key at fault.
+fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
+    let path = o.path("metadata");
+    match o.take("metadata") {
+        None => Ok(None),
+        Some(Value::Object(map)) => {
+            if map.len() > MAX_METADATA_KEYS {
+                return Err(ApiError::field(
+                    "TOO_MANY_ITEMS",
+                    &path,
+                    format!("{path} may hold at most {MAX_METADATA_KEYS} keys"),
+                    format!("at most {MAX_METADATA_KEYS} keys"),
+                    format!("{} keys", map.len()),
+                ));
+            }
+            for (k, v) in map {
+                let field = format!("{path}.{k}");
+                let key_len = k.chars().count();
+                if key_len > MAX_METADATA_CHARS {
+                    return Err(ApiError::field(
+                        "STRING_TOO_LONG",
+                        &field,
+                        format!(
+                            "metadata key {k:?} is longer than {MAX_METADATA_CHARS} characters"
+                        ),
+                        format!("a key of at most {MAX_METADATA_CHARS} characters"),
+                        format!("a key of {key_len} characters"),
+                    ));
+                }
+                match v {
+                    Value::String(s) if s.chars().count() > MAX_METADATA_CHARS => {
+                        return Err(ApiError::field(
+                            "STRING_TOO_LONG",
+                            &field,
+                            format!(
+                                "metadata value {field} must be at most {MAX_METADATA_CHARS} characters"
+                            ),
+                            format!("a string of at most {MAX_METADATA_CHARS} characters"),
+                            format!("a string of {} characters", s.chars().count()),
+                        ));
+                    }
+                    Value::String(_) => {}
+                    other => {
+                        return Err(ApiError::incorrect_type(&field, "string", other));
+                    }
+                }
+            }
+            Ok(Some(map.clone()))
+        }
+        Some(v) => Err(ApiError::incorrect_type(&path, "object", v)),
+    }
+}
+
+fn email(o: &mut Obj<'_>) -> Result<Option<String>, ApiError> {
+    match o.opt_str("email", 254)? {
+        None => Ok(None),
+        Some(e) if super::customers::valid_email(e) => Ok(Some(e.to_string())),
+        Some(e) => Err(ApiError::field(
+            "INVALID_EMAIL",
+            &o.path("email"),
+            format!("{}: {e:?} is not a valid e-mail address", o.path("email")),
+            "an e-mail address",
+            e,
+        )),
+    }
+}
+
+fn address(o: &mut Obj<'_>) -> Result<Option<AddressRecord>, ApiError> {
+    let Some(a) = o.opt_obj("default_address")? else {
+        return Ok(None);
+    };
+    let a = super::calculations::read_address(a, false)?;
+    Ok(Some(AddressRecord {
+        line1: a.line1,
+        line2: a.line2,
+        city: a.city,
+        region: a.region.trim().to_ascii_uppercase(),
+        postal_code: a.postal_code,
+        country: a.country.trim().to_ascii_uppercase(),
+    }))
+}
+
+fn nonempty<'a>(o: &Obj<'_>, name: &str, s: &'a str) -> Result<&'a str, ApiError> {
+    if s.trim().is_empty() {
+        let field = o.path(name);
+        return Err(ApiError::field(
+            "MISSING_FIELD",
+            &field,
+            format!("{field} must not be empty"),
+            "a non-empty string",
+            "\"\"",
+        ));
+    }
+    Ok(s)
+}
+
+/// The fields of a create or update body; `None` is "not given".
+struct Fields {
+    reference: Option<String>,
+    name: Option<String>,
+    email: Option<String>,
+    address: Option<AddressRecord>,
+    tax_ids: Option<Vec<TaxIdRecord>>,
+    metadata: Option<Map<String, Value>>,
+}
+
+fn fields(o: &mut Obj<'_>) -> Result<Fields, ApiError> {
+    let reference = match o.opt_str("reference_merchant_id", MAX_STRING)? {
+        Some(r) => Some(nonempty(o, "reference_merchant_id", r)?.to_string()),
+        None => None,
+    };
+    let name = match o.opt_str("name", MAX_STRING)? {
+        Some(n) => Some(nonempty(o, "name", n)?.to_string()),
+        None => None,
+    };
+    let email = email(o)?;
+    let address = address(o)?;
+    let tax_ids = match o.take("tax_ids") {
+        None => None,
+        Some(_) => {
+            // Read again through the shared reader (it takes the field itself).
+            Some(super::customers::tax_ids(o, "tax_ids")?)
+        }
+    };
+    let metadata = metadata(o)?;
+    Ok(Fields {
+        reference,
+        name,
+        email,
+        address,
+        tax_ids,
+        metadata,
+    })
+}
+
+/// `POST /tax/merchants`: `reference_merchant_id`, `name` and `default_address` are
+/// required; `email`, `tax_ids`, `metadata` optional.
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    let now = crate::ids::now();
+    let record = super::body(ctx, |o| {
+        let f = fields(o)?;
+        let reference = f
+            .reference
+            .ok_or_else(|| ApiError::missing("reference_merchant_id", "string"))?;
+        let name = f.name.ok_or_else(|| ApiError::missing("name", "string"))?;
+        let address = f
+            .address
+            .ok_or_else(|| ApiError::missing("default_address", "object"))?;
+        Ok(MerchantRecord {
+            id: crate::ids::new_id("merch_"),
+            reference_merchant_id: reference,
+            name,
+            email: f.email,
+            default_address: address,
+            tax_ids: f.tax_ids.unwrap_or_default(),
+            status: "active".into(),
+            created_at: now,
+            updated_at: now,
+            deleted_at: None,
+            metadata: f.metadata.unwrap_or_default(),
+        })
+    })?;
+    ctx.service
+        .store
+        .insert_merchant(ctx.scope, record.clone())?;
+    Ok(render(&record, ctx.testmode()))
+}
+
+/// `MERCHANT_NOT_FOUND` (404) for `id`.
+pub(crate) fn not_found(id: &str, field: &str) -> ApiError {
+    ApiError::field(
+        "MERCHANT_NOT_FOUND",
+        field,
+        format!("merchant {id:?} was not found, or belongs to a different test mode"),
+        "the merchant id or reference_merchant_id of a merchant of this mode",
+        id,
+    )
+    .with_status(404)
+}
+
+/// `MERCHANT_DELETED` (409) for `id`.
+pub(crate) fn deleted(id: &str, field: &str) -> ApiError {
+    ApiError::field(
+        "MERCHANT_DELETED",
+        field,
+        format!("merchant {id:?} has been deleted"),
+        "an active merchant",
+        id,
+    )
+    .with_status(409)
+}
+
+/// The merchant by `merch_…` id or `reference_merchant_id`, deleted or not.
+pub(crate) fn find(ctx: &Ctx<'_>, id: &str, field: &str) -> Result<MerchantRecord, ApiError> {
+    ctx.service
+        .store
+        .merchant(ctx.scope, id)?
+        .ok_or_else(|| not_found(id, field))
+}
+
+/// `GET /tax/merchants/{id}`: a deleted merchant is still answered, with status `deleted`.
+pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    ctx.query_params(&[])?;
+    let m = find(ctx, &ctx.params[0], "id")?;
+    Ok(render(&m, ctx.testmode()))
+}
+
+/// `POST /tax/merchants/{id}`: partial update; each field given replaces the stored one
+/// (`metadata` as a whole). `updated_at` moves only when something changed.
+pub(crate) fn update(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    let now = crate::ids::now();
+    let f = super::body(ctx, fields)?;
+    let id = ctx.params[0].clone();
+    let for_err = id.clone();
+    let change = Box::new(move |m: &mut MerchantRecord| {
+        if m.status == "deleted" {
+            return Err(deleted(&for_err, "id"));
+        }
+        let before = m.clone();
+        if let Some(r) = f.reference {
+            m.reference_merchant_id = r;
+        }
+        if let Some(n) = f.name {
+            m.name = n;
+        }
+        if let Some(e) = f.email {
+            m.email = Some(e);
+        }
+        if let Some(a) = f.address {
+            m.default_address = a;
+        }
+        if let Some(t) = f.tax_ids {
+            m.tax_ids = t;
+        }
+        if let Some(md) = f.metadata {
+            m.metadata = md;
+        }
+        if *m != before {
+            m.updated_at = now;
+        }
+        Ok(())
+    });
+    match ctx.service.store.change_merchant(ctx.scope, &id, change)? {
+        Some(m) => Ok(render(&m, ctx.testmode())),
+        None => Err(not_found(&id, "id")),
+    }
+}
+
+/// `DELETE /tax/merchants/{id}`: the status becomes `deleted` (`deleted_at`, `updated_at`
+/// set). Deleting again answers the same merchant, unchanged.
+pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    ctx.query_params(&[])?;
+    let now = crate::ids::now();
+    let id = ctx.params[0].clone();
+    let change = Box::new(move |m: &mut MerchantRecord| {
+        if m.status != "deleted" {
+            m.status = "deleted".into();
+            m.deleted_at = Some(now);
+            m.updated_at = now;
+        }
+        Ok(())
+    });
+    match ctx.service.store.change_merchant(ctx.scope, &id, change)? {
+        Some(m) => Ok(render(&m, ctx.testmode())),
+        None => Err(not_found(&id, "id")),
+    }
+}
+
+/// `GET /tax/merchants?cursor=…&status=…`: up to 50 merchants ordered by id after the
+/// cursor (`last_merchant_id` of the previous page). `status` is `active` (the default),
+/// `deleted` or `all`.
+pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    let mut cursor = None;
+    let mut filter = MerchantFilter::Active;
+    for (k, v) in ctx.query_params(&["cursor", "status"])? {
+        match (k, v) {
+            ("cursor", c) => cursor = Some(c),
+            (_, "active") => filter = MerchantFilter::Active,
+            (_, "deleted") => filter = MerchantFilter::Deleted,
+            (_, "all") => filter = MerchantFilter::All,
+            (k, v) => {
+                return Err(ApiError::field(
+                    "INVALID_QUERY_PARAMETER",
+                    k,
+                    format!("{k} must be active, deleted or all"),
+                    "active | deleted | all",
+                    v,
+                ))
+            }
+        }
+    }
+    let mut page = ctx
+        .service
+        .store
+        .list_merchants(ctx.scope, cursor, filter, PAGE + 1)?;
+    let has_more = page.len() > PAGE;
+    page.truncate(PAGE);
+    let last = page.last().map(|m| m.id.clone());
+    Ok(json!({
+        "object": "list",
+        "merchants": page.iter().map(|m| render(m, ctx.testmode())).collect::<Vec<_>>(),
+        "has_more": has_more,
+        "last_merchant_id": last,
+    }))
+}

@@ -1,0 +1,17 @@
+//! `GET /tax/ping`.
+
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+use crate::router::Ctx;
+
+/// `{status, env, timestamp, api_version}`.
+pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    ctx.query_params(&[])?;
+    Ok(json!({
+        "status": "ok",
+        "env": if ctx.testmode() { "test" } else { "prod" },
+        "timestamp": crate::ids::iso8601(crate::ids::now()),
+        "api_version": ctx.version.as_str(),
+    }))
+}

@@ -1,0 +1,257 @@
+//! Platform calculations and platform transactions (from API version 2026-01-01), for
+//! marketplaces, payment processors and merchants of record.
+//!
+//! A platform calculation is a calculation whose line `amount` is the unit price (the
+//! taxable base is amount × quantity), whose origin is the merchant's `default_address`,
+//! and which may carry fee lines. Fee lines are taxed as their own sale, at the same place
+//! as the order (the customer's location), with the `product_category` the fee line names,
+//! `GENERAL_MERCHANDISE` when it names none; their `amount` is a unit price too.
+
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+
+use super::calculations::{self, Input};
+use crate::error::ApiError;
+use crate::json::{num, MAX_STRING};
+use crate::render::{self, LineKind};
+use crate::router::Ctx;
+use crate::store::{
+    LineRecord, PlatformCalculationRecord, PlatformTransactionInfo, TransactionRecord,
+};
+
+/// The platform roles.
+pub(crate) const ROLES: [&str; 3] = [
+    "marketplace_provider",
+    "payment_processor",
+    "merchant_of_record",
+];
+
+/// The category of a fee line that names none.
+pub(crate) const FEE_DEFAULT_CATEGORY: &str = "GENERAL_MERCHANDISE";
+
+fn totals(lines: &[LineRecord]) -> Value {
+    let sum = |f: fn(&LineRecord) -> Decimal| lines.iter().map(f).sum::<Decimal>();
+    json!({
+        "amount_excluding_tax": num(sum(|l| l.amount_excluding_tax)),
+        "tax_amount": num(sum(|l| l.tax_amount)),
+        "amount_including_tax": num(sum(|l| l.amount_including_tax)),
+    })
+}
+
+/// A platform calculation in the version's shape: a calculation's fields plus
+/// `merchant`, `roles`, `fee_line_items` and `totals`.
+pub(crate) fn render(p: &PlatformCalculationRecord, ctx: &Ctx<'_>) -> Value {
+    let mut v = calculations::render(&p.order, ctx.version, ctx.testmode());
+    v["object"] = json!("tax.platform_calculation");
+    v["merchant"] = json!({
+        "merchant_id": p.reference_merchant_id,
+        "id": p.merchant_id,
+    });
+    v["roles"] = json!(p.roles);
+    v["fee_line_items"] = Value::Array(
+        p.fee_lines
+            .iter()
+            .map(|l| render::line(l, ctx.version, LineKind::Calculation))
+            .collect(),
+    );
+    let fee_tax: Decimal = p.fee_lines.iter().map(|l| l.tax_amount).sum();
+    v["totals"] = json!({ "order": totals(&p.order.lines), "fees": totals(&p.fee_lines) });
+    v["total_tax_amount"] = num(p.order.total_tax + fee_tax);
+    v["transacted_at"] = json!(p.order.transacted_at);
+    v
+}
+
+/// `POST /tax/platform/calculations`.
+pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    let v = ctx.version;
+    let (mut input, merchant_id, fee_lines, roles) = super::body(ctx, |root| {
+        let customer = calculations::read_customer(root, v)?;
+        let mut m = root.req_obj("merchant")?;
+        let merchant_id = m.req_str("merchant_id", MAX_STRING)?.to_string();
+        m.finish()?;
+        let order = calculations::read_order(root, v)?;
+        let fee_lines = match root.opt_obj("fee_details")? {
+            None => Vec::new(),
+            Some(mut fd) => {
+                let lines = calculations::read_lines(&mut fd, Some(FEE_DEFAULT_CATEGORY))?;
+                fd.finish()?;
+                lines
+            }
+        };
+        let items = root
+            .opt_array("roles")?
+            .ok_or_else(|| ApiError::missing("roles", "array of roles"))?;
+        if items.is_empty() {
+            return Err(ApiError::missing("roles[0]", "at least one role"));
+        }
+        let mut roles: Vec<String> = Vec::new();
+        for (i, r) in items.iter().enumerate() {
+            let field = format!("roles[{i}]");
+            match r {
+                Value::String(s) if ROLES.contains(&s.as_str()) => {
+                    if roles.contains(s) {
+                        return Err(ApiError::field(
+                            "INCORRECT_TYPE",
+                            &field,
+                            format!("{field}: role {s} is given twice"),
+                            "each role once",
+                            s,
+                        ));
+                    }
+                    roles.push(s.clone());
+                }
+                Value::String(s) => {
+                    return Err(ApiError::field(
+                        "INCORRECT_TYPE",
+                        &field,
+                        format!("{field} must be one of {}", ROLES.join(", ")),
+                        ROLES.join(" | "),
+                        s,
+                    ))
+                }
+                other => return Err(ApiError::incorrect_type(&field, "string", other)),
+            }
+        }
+        if roles.iter().any(|r| r == "payment_processor") && fee_lines.is_empty() {
+            return Err(ApiError::missing(
+                "fee_details.line_items",
+                "fee lines: a payment_processor records a fee transaction",
+            ));
+        }
+        let transacted_at = root.opt_int("transacted_at")?;
+        if let Some(t) = transacted_at {
+            if t < 0 {
+                return Err(ApiError::field(
+                    "POSITIVE_NUMBER_REQUIRED",
+                    "transacted_at",
+                    "transacted_at must be Unix seconds, zero or more",
+                    "Unix seconds",
+                    t.to_string(),
+                ));
+            }
+        }
+        let metadata = root.opt_metadata("metadata")?;
+        let input = Input {
+            customer_id: customer.customer_id,
+            customer_type: customer.customer_type,
+            fallback_type: customer.fallback_type,
+            tax_ids: customer.tax_ids,
+            address: customer.address,
+            ip: customer.ip,
+            currency: order.currency,
+            tax_included: order.tax_included,
+            automatic_tax: order.automatic_tax,
+            lines: order.lines,
+            origin_country: None,
+            transacted_at,
+            metadata,
+            per_unit: true,
+        };
+        Ok((input, merchant_id, fee_lines, roles))
+    })?;
+    let merchant = super::merchants::find(ctx, &merchant_id, "merchant.merchant_id")?;
+    if merchant.status == "deleted" {
+        return Err(super::merchants::deleted(
+            &merchant_id,
+            "merchant.merchant_id",
+        ));
+    }
+    input.origin_country = Some(merchant.default_address.country.clone());
+    // One clock for both parts, so order and fees are taxed on the same day.
+    input.transacted_at = Some(input.transacted_at.unwrap_or_else(crate::ids::now));
+    let id = crate::ids::new_id("plat_calc_");
+    let order = calculations::compute(ctx, &input, id.clone())?;
+    let fees = if fee_lines.is_empty() {
+        Vec::new()
+    } else {
+        input.lines = fee_lines;
+        calculations::compute(ctx, &input, id.clone())?.lines
+    };
+    let record = PlatformCalculationRecord {
+        id,
+        merchant_id: merchant.id,
+        reference_merchant_id: merchant.reference_merchant_id,
+        roles,
+        order,
+        fee_lines: fees,
+    };
+    ctx.service
+        .store
+        .insert_platform_calculation(ctx.scope, &record)?;
+    Ok(render(&record, ctx))
+}
+
+/// `POST /tax/platform/transactions`: records the order (every role) and, for a
+/// `payment_processor`, the fees as a second transaction. Answers
+/// `{"object": "list", "transactions": [...]}`, the order first.
+pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    let now = crate::ids::now();
+    let (calc_id, order_id, payment_id, processed_at) = super::body(ctx, |o| {
+        Ok((
+            o.req_str("platform_calculation_id", MAX_STRING)?
+                .to_string(),
+            o.req_str("reference_order_id", MAX_STRING)?.to_string(),
+            o.opt_str("reference_payment_id", MAX_STRING)?
+                .map(str::to_string),
+            o.opt_int("transaction_processed_at")?,
+        ))
+    })?;
+    if let Some(t) = processed_at {
+        if t < 0 {
+            return Err(ApiError::field(
+                "POSITIVE_NUMBER_REQUIRED",
+                "transaction_processed_at",
+                "transaction_processed_at must be Unix seconds, zero or more",
+                "Unix seconds",
+                t.to_string(),
+            ));
+        }
+    }
+    let pc = ctx
+        .service
+        .store
+        .platform_calculation(ctx.scope, &calc_id, now)?
+        .ok_or_else(|| {
+            ApiError::field(
+                "PLATFORM_CALCULATION_NOT_FOUND",
+                "platform_calculation_id",
+                format!("platform calculation {calc_id} was not found (unknown, expired, or made with a key of another mode)"),
+                "the id of a platform calculation of this mode made in the last 24 hours",
+                &calc_id,
+            )
+            .with_status(404)
+        })?;
+    let make = |kind: &str, lines: Vec<LineRecord>| TransactionRecord {
+        id: crate::ids::new_id("tr_"),
+        calculation_id: pc.id.clone(),
+        reference_order_id: order_id.clone(),
+        processed_at: processed_at.unwrap_or(now),
+        created_at: now,
+        currency: pc.order.currency.clone(),
+        tax_included: pc.order.tax_included,
+        country: pc.order.place.country.clone(),
+        region: pc.order.place.region.clone(),
+        lines,
+        metadata: None,
+        deleted_at: None,
+        platform: Some(PlatformTransactionInfo {
+            kind: kind.to_string(),
+            reference_payment_id: payment_id.clone(),
+            merchant_id: pc.merchant_id.clone(),
+        }),
+    };
+    let mut txs = vec![make("order", pc.order.lines.clone())];
+    if pc.roles.iter().any(|r| r == "payment_processor") {
+        txs.push(make("fee", pc.fee_lines.clone()));
+    }
+    ctx.service
+        .store
+        .insert_transactions(ctx.scope, txs.clone())?;
+    Ok(json!({
+        "object": "list",
+        "transactions": txs
+            .iter()
+            .map(|t| super::transactions::render(t, ctx.version, ctx.testmode()))
+            .collect::<Vec<_>>(),
+    }))
+}

@@ -1,0 +1,292 @@
+//! Refunds: create (full or partial), list a transaction's, reverse.
+
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+use crate::json::{Obj, MAX_STRING};
+use crate::render::{self, LineKind};
+use crate::router::Ctx;
+use crate::store::{remaining, LineRecord, RefundLineRecord, RefundRecord, TransactionRecord};
+use crate::ApiVersion;
+
+/// A refund in the version's shape.
+pub(crate) fn render(r: &RefundRecord, v: ApiVersion, testmode: bool) -> Value {
+    json!({
+        "id": r.id,
+        "object": "tax.refund",
+        "transaction_id": r.transaction_id,
+        "refund_type": r.refund_type,
+        "testmode": testmode,
+        "refund_processed_at": r.processed_at,
+        "line_items": r.lines.iter().map(|l| render::line(&l.line, v, LineKind::Ledger)).collect::<Vec<_>>(),
+        "reversed_at": r.reversed_at,
+    })
+}
+
+struct PartialLine {
+    product: Option<String>,
+    line_id: Option<String>,
+    quantity: Option<u32>,
+    sales: Decimal,
+    tax: Decimal,
+}
+
+fn non_positive(o: &mut Obj<'_>, name: &str) -> Result<Decimal, ApiError> {
+    let d = o
+        .opt_decimal(name)?
+        .ok_or_else(|| ApiError::missing(&o.path(name), "negative number"))?;
+    if d > Decimal::ZERO {
+        let field = o.path(name);
+        return Err(ApiError::field(
+            "NEGATIVE_NUMBER_REQUIRED",
+            &field,
+            format!("{field} must be a negative number (refunds take money back)"),
+            "a number of zero or less",
+            d.to_string(),
+        ));
+    }
+    Ok(d)
+}
+
+fn partial_line(o: &mut Obj<'_>) -> Result<PartialLine, ApiError> {
+    let product = o
+        .opt_str("reference_product_id", MAX_STRING)?
+        .map(str::to_string);
+    let line_id = o
+        .opt_str("reference_line_item_id", MAX_STRING)?
+        .map(str::to_string);
+    if product.is_none() && line_id.is_none() {
+        return Err(ApiError::missing(
+            &o.path("reference_product_id"),
+            "reference_product_id or reference_line_item_id",
+        ));
+    }
+    let quantity = match o.opt_int("quantity")? {
+        None => None,
+        Some(q) if q < 1 || q > i64::from(u32::MAX) => {
+            let field = o.path("quantity");
+            return Err(ApiError::field(
+                "POSITIVE_NUMBER_REQUIRED",
+                &field,
+                format!("{field} must be a positive integer"),
+                "a positive integer",
+                q.to_string(),
+            ));
+        }
+        Some(q) => Some(q as u32),
+    };
+    let sales = non_positive(o, "sales_amount_refunded")?;
+    let tax = non_positive(o, "tax_amount_refunded")?;
+    Ok(PartialLine {
+        product,
+        line_id,
+        quantity,
+        sales,
+        tax,
+    })
+}
+
+/// The refunded line: the transaction's line with the refunded amounts, and each
+/// jurisdiction's tax due scaled by the share of the line's tax refunded.
+fn refund_line(line: &LineRecord, quantity: u32, sales: Decimal, tax: Decimal) -> LineRecord {
+    let mut out = line.clone();
+    out.quantity = quantity;
+    out.amount_excluding_tax = sales;
+    out.tax_amount = tax;
+    out.amount_including_tax = sales + tax;
+    for j in &mut out.jurisdictions {
+        if line.tax_amount.is_zero() {
+            j.tax_due = Decimal::ZERO;
+            j.fee = Decimal::ZERO;
+        } else {
+            j.tax_due = (j.tax_due * tax / line.tax_amount).normalize();
+            j.fee = (j.fee * tax / line.tax_amount).normalize();
+        }
+    }
+    out
+}
+
+fn exceeds(i: usize, what: &str, asked: Decimal, left: Decimal) -> ApiError {
+    ApiError::field(
+        "REFUND_EXCEEDS_TRANSACTION",
+        &format!("line_items[{i}].{what}"),
+        format!(
+            "line_items[{i}].{what} would refund {} but only {} remains to be refunded",
+            -asked, left
+        ),
+        format!("at least {}", -left),
+        asked.to_string(),
+    )
+}
+
+fn find_line(tx: &TransactionRecord, l: &PartialLine, i: usize) -> Result<usize, ApiError> {
+    let matches: Vec<usize> = tx
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| match (&l.line_id, &l.product) {
+            (Some(id), p) => {
+                (t.reference_line_item_id.as_ref() == Some(id) || &t.line_item_id == id)
+                    && p.as_ref()
+                        .is_none_or(|p| t.reference_product_id.as_ref() == Some(p))
+            }
+            (None, Some(p)) => t.reference_product_id.as_ref() == Some(p),
+            (None, None) => false,
+        })
+        .map(|(k, _)| k)
+        .collect();
+    match matches.as_slice() {
+        [k] => Ok(*k),
+        [] => Err(ApiError::field(
+            "LINE_ITEM_NOT_FOUND",
+            &format!("line_items[{i}]"),
+            format!("transaction {} has no line matching line_items[{i}]", tx.id),
+            "the reference_product_id or reference_line_item_id of a line of the transaction",
+            l.line_id.clone().or_else(|| l.product.clone()).unwrap_or_default(),
+        )),
+        _ => Err(ApiError::field(
+            "AMBIGUOUS_LINE_ITEM",
+            &format!("line_items[{i}]"),
+            format!("several lines of transaction {} match line_items[{i}]; give reference_line_item_id", tx.id),
+            "reference_line_item_id",
+            l.product.clone().unwrap_or_default(),
+        )),
+    }
+}
+
+/// `POST /tax/refunds`.
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    let now = crate::ids::now();
+    let (transaction_id, full, processed_at, lines) =
+        super::body(ctx, |o| {
+            let tx = o.req_str("transaction_id", MAX_STRING)?.to_string();
+            let full = match o.req_str("type", 16)? {
+                "full" => true,
+                "partial" => false,
+                other => {
+                    return Err(ApiError::field(
+                        "INCORRECT_TYPE",
+                        "type",
+                        "type must be full or partial",
+                        "full | partial",
+                        other,
+                    ))
+                }
+            };
+            let processed_at = o.opt_int("refund_processed_at")?;
+            let mut lines = Vec::new();
+            match (full, o.opt_array("line_items")?) {
+                (true, Some(_)) => return Err(ApiError::field(
+                    "UNRECOGNIZED_FIELD",
+                    "line_items",
+                    "a full refund takes back every line; line_items is only for partial refunds",
+                    "no line_items",
+                    "array",
+                )),
+                (false, None) => return Err(ApiError::missing("line_items", "array")),
+                (false, Some([])) => {
+                    return Err(ApiError::missing("line_items[0]", "at least one line item"))
+                }
+                (false, Some(items)) => {
+                    for (i, item) in items.iter().enumerate() {
+                        let mut lo = o.element("line_items", i, item)?;
+                        lines.push(partial_line(&mut lo)?);
+                        lo.finish()?;
+                    }
+                }
+                (true, None) => {}
+            }
+            Ok((tx, full, processed_at, lines))
+        })?;
+    let id = crate::ids::new_id("ref_tr_");
+    let build = Box::new(move |tx: &TransactionRecord, earlier: &[RefundRecord]| {
+        let mut left = remaining(tx, earlier);
+        let mut out = Vec::new();
+        if full {
+            for (i, (sales, tax)) in left.iter().enumerate() {
+                if !sales.is_zero() || !tax.is_zero() {
+                    out.push(RefundLineRecord {
+                        index: i,
+                        line: refund_line(&tx.lines[i], tx.lines[i].quantity, -*sales, -*tax),
+                    });
+                }
+            }
+            if out.is_empty() {
+                return Err(ApiError::field(
+                    "REFUND_EXCEEDS_TRANSACTION",
+                    "transaction_id",
+                    format!("transaction {} has already been refunded in full", tx.id),
+                    "a transaction with an amount left to refund",
+                    tx.id.clone(),
+                ));
+            }
+        } else {
+            for (i, l) in lines.iter().enumerate() {
+                let k = find_line(tx, l, i)?;
+                let (ref mut s_left, ref mut t_left) = left[k];
+                if -l.sales > *s_left {
+                    return Err(exceeds(i, "sales_amount_refunded", l.sales, *s_left));
+                }
+                if -l.tax > *t_left {
+                    return Err(exceeds(i, "tax_amount_refunded", l.tax, *t_left));
+                }
+                let quantity = l.quantity.unwrap_or(tx.lines[k].quantity);
+                if quantity > tx.lines[k].quantity {
+                    return Err(ApiError::field(
+                        "REFUND_EXCEEDS_TRANSACTION",
+                        &format!("line_items[{i}].quantity"),
+                        format!(
+                            "line_items[{i}].quantity is more than the line's quantity {}",
+                            tx.lines[k].quantity
+                        ),
+                        format!("at most {}", tx.lines[k].quantity),
+                        quantity.to_string(),
+                    ));
+                }
+                *s_left += l.sales;
+                *t_left += l.tax;
+                out.push(RefundLineRecord {
+                    index: k,
+                    line: refund_line(&tx.lines[k], quantity, l.sales, l.tax),
+                });
+            }
+        }
+        Ok(RefundRecord {
+            id,
+            transaction_id: tx.id.clone(),
+            refund_type: if full { "full" } else { "partial" }.to_string(),
+            processed_at: processed_at.unwrap_or(now),
+            created_at: now,
+            lines: out,
+            reversed_at: None,
+        })
+    });
+    let refund = ctx
+        .service
+        .store
+        .insert_refund(ctx.scope, &transaction_id, build)?;
+    Ok(render(&refund, ctx.version, ctx.testmode()))
+}
+
+/// `GET /tax/transactions/{id}/refunds`.
+pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    ctx.query_params(&[])?;
+    let id = &ctx.params[0];
+    let tx = super::transactions::find(ctx, id)?;
+    let refunds = ctx.service.store.refunds(ctx.scope, &tx.id)?;
+    Ok(
+        json!({ "refunds": refunds.iter().map(|r| render(r, ctx.version, ctx.testmode())).collect::<Vec<_>>() }),
+    )
+}
+
+/// `POST /tax/refund_reversals`: marks the refund reversed; what it took back may be
+/// refunded again. Answers the refund, with `reversed_at` set.
+pub(crate) fn reverse(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    let refund_id = super::body(ctx, |o| Ok(o.req_str("refund_id", MAX_STRING)?.to_string()))?;
+    let refund = ctx
+        .service
+        .store
+        .reverse_refund(ctx.scope, &refund_id, crate::ids::now())?;
+    Ok(render(&refund, ctx.version, ctx.testmode()))
+}

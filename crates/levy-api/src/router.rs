@@ -1,0 +1,404 @@
+//! The route table and the request pipeline: version, key, route, handler, rendering.
+
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::keys::Scope;
+use crate::resources::{
+    calculations, certificates, customers, merchants, ping, platform, products, refunds,
+    transactions,
+};
+use crate::service::{Service, MAX_BODY};
+use crate::{render, ApiVersion, Request, Response};
+
+/// What a handler sees.
+pub(crate) struct Ctx<'a> {
+    pub service: &'a Service,
+    pub req: &'a Request,
+    pub version: ApiVersion,
+    pub scope: &'a Scope,
+    /// Path parameters, percent-decoded, in order.
+    pub params: Vec<String>,
+    /// Query parameters, percent-decoded.
+    pub query: Vec<(String, String)>,
+}
+
+impl Ctx<'_> {
+    /// Whether the request is in test mode.
+    pub fn testmode(&self) -> bool {
+        !self.scope.live
+    }
+
+    /// Query parameter by name; any parameter not in `allowed` is `UNRECOGNIZED_FIELD`.
+    pub fn query_params(&self, allowed: &[&str]) -> Result<Vec<(&str, &str)>, ApiError> {
+        let mut out = Vec::new();
+        for (k, v) in &self.query {
+            if !allowed.contains(&k.as_str()) {
+                return Err(ApiError::field(
+                    "UNRECOGNIZED_FIELD",
+                    k,
+                    format!("{k} is not a query parameter of this endpoint"),
+                    format!("one of: {}", allowed.join(", ")),
+                    k,
+                ));
+            }
+            out.push((k.as_str(), v.as_str()));
+        }
+        Ok(out)
+    }
+}
+
+type Handler = fn(&Ctx<'_>) -> Result<Value, ApiError>;
+
+/// Method, path pattern (`{}` is a parameter), handler.
+const ROUTES: &[(&str, &str, Handler)] = &[
+    ("GET", "/tax/ping", ping::get),
+    ("POST", "/tax/customers", customers::create),
+    ("GET", "/tax/customers/{}", customers::get),
+    ("DELETE", "/tax/customers/{}", customers::delete),
+    ("POST", "/tax/products", products::create),
+    ("GET", "/tax/products", products::list),
+    ("GET", "/tax/products/{}", products::get),
+    ("DELETE", "/tax/products/{}", products::delete),
+    ("POST", "/tax/calculations", calculations::create),
+    ("POST", "/tax/transactions", transactions::create),
+    ("GET", "/tax/transactions/{}", transactions::get),
+    ("DELETE", "/tax/transactions/{}", transactions::delete),
+    ("GET", "/tax/transactions/{}/refunds", refunds::list),
+    ("POST", "/tax/refunds", refunds::create),
+    ("POST", "/tax/refund_reversals", refunds::reverse),
+];
+
+/// Routes that exist from an API version on: method, pattern, handler, first version. In
+/// an earlier version they answer `404 NOT_FOUND`, as a path that does not exist.
+const VERSIONED_ROUTES: &[(&str, &str, Handler, ApiVersion)] = &[
+    (
+        "POST",
+        "/tax/merchants",
+        merchants::create,
+        ApiVersion::V2026_01_01,
+    ),
+    (
+        "GET",
+        "/tax/merchants",
+        merchants::list,
+        ApiVersion::V2026_01_01,
+    ),
+    (
+        "GET",
+        "/tax/merchants/{}",
+        merchants::get,
+        ApiVersion::V2026_01_01,
+    ),
+    (
+        "POST",
+        "/tax/merchants/{}",
+        merchants::update,
+        ApiVersion::V2026_01_01,
+    ),
+    (
+        "DELETE",
+        "/tax/merchants/{}",
+        merchants::delete,
+        ApiVersion::V2026_01_01,
+    ),
+    (
+        "POST",
+        "/tax/platform/calculations",
+        platform::calculate,
+        ApiVersion::V2026_01_01,
+    ),
+    (
+        "POST",
+        "/tax/platform/transactions",
+        platform::transact,
+        ApiVersion::V2026_01_01,
+    ),
+    (
+        "GET",
+        "/tax/certificate-requests",
+        certificates::list_requests,
+        ApiVersion::V2026_03_01,
+    ),
+    (
+        "GET",
+        "/tax/certificate-requests/{}",
+        certificates::get_request,
+        ApiVersion::V2026_03_01,
+    ),
+    (
+        "DELETE",
+        "/tax/certificate-requests/{}",
+        certificates::cancel_request,
+        ApiVersion::V2026_03_01,
+    ),
+    (
+        "GET",
+        "/tax/certificates",
+        certificates::list,
+        ApiVersion::V2026_03_01,
+    ),
+    (
+        "GET",
+        "/tax/certificates/{}",
+        certificates::get,
+        ApiVersion::V2026_03_01,
+    ),
+];
+
+/// The certificate document path: answered without an API key, authorized by the
+/// signature of its pre-signed URL.
+pub(crate) const DOCUMENT_PATH: &str = "/tax/certificates/{}/document";
+
+fn percent_decode(s: &str, plus_is_space: bool) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = s.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 3;
+            }
+            b'+' if plus_is_space => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn parse_query(raw: &str) -> Result<Vec<(String, String)>, ApiError> {
+    let mut out = Vec::new();
+    for part in raw.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').unwrap_or((part, ""));
+        match (percent_decode(k, true), percent_decode(v, true)) {
+            (Some(k), Some(v)) => out.push((k, v)),
+            _ => {
+                return Err(ApiError::new(
+                    400,
+                    "INVALID_QUERY",
+                    "the query string is not valid percent-encoded UTF-8",
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Matches a path against a pattern, returning the parameters.
+fn match_path(pattern: &str, path: &str) -> Option<Vec<String>> {
+    let mut p = pattern.split('/');
+    let mut s = path.split('/');
+    let mut params = Vec::new();
+    loop {
+        match (p.next(), s.next()) {
+            (None, None) => return Some(params),
+            (Some("{}"), Some(seg)) if !seg.is_empty() => params.push(percent_decode(seg, false)?),
+            (Some(a), Some(b)) if a == b => {}
+            _ => return None,
+        }
+    }
+}
+
+/// A JSON response.
+pub(crate) fn json_response(status: u16, body: &Value) -> Response {
+    Response {
+        status,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec()),
+    }
+}
+
+fn error_response(e: &ApiError, version: ApiVersion) -> Response {
+    let mut r = json_response(e.status, &render::error(e, version));
+    if e.status == 401 {
+        r.headers.push(("WWW-Authenticate".into(), "Bearer".into()));
+    }
+    r
+}
+
+/// The whole pipeline for one request.
+pub(crate) fn dispatch(service: &Service, req: &Request) -> Response {
+    if let Some(params) = match_path(DOCUMENT_PATH, &req.path) {
+        // Pre-signed: no key; errors in the flat format unless the header asks otherwise.
+        let version = req
+            .header("x-api-version")
+            .and_then(|v| ApiVersion::parse(v.trim()))
+            .unwrap_or(ApiVersion::V2026_03_01);
+        if req.method != "GET" {
+            let mut e = ApiError::new(
+                405,
+                "METHOD_NOT_ALLOWED",
+                format!("{} accepts GET only", req.path),
+            );
+            e.expected = Some("GET".into());
+            let mut r = error_response(&e, version);
+            r.headers.push(("Allow".into(), "GET".into()));
+            return r;
+        }
+        return match parse_query(&req.query)
+            .and_then(|q| certificates::document(service, &params[0], &q))
+        {
+            Ok(r) => r,
+            Err(e) => error_response(&e, version),
+        };
+    }
+    let version = match req.header("x-api-version").map(str::trim) {
+        None => ApiVersion::V2024_09_01,
+        Some(v) => match ApiVersion::parse(v) {
+            Some(v) => v,
+            None => {
+                let supported: Vec<&str> = ApiVersion::ALL.iter().map(|v| v.as_str()).collect();
+                let e = ApiError::field(
+                    "INVALID_API_VERSION",
+                    "X-API-Version",
+                    format!(
+                        "X-API-Version {v:?} is not a version of this interface; use one of {}",
+                        supported.join(", ")
+                    ),
+                    supported.join(" | "),
+                    v,
+                );
+                return error_response(&e, ApiVersion::V2024_09_01);
+            }
+        },
+    };
+    let scope = match authenticate(service, req) {
+        Ok(s) => s,
+        Err(e) => return error_response(&e, version),
+    };
+    match route(service, req, version, scope) {
+        Ok(body) => json_response(200, &body),
+        Err(e) => {
+            let mut r = error_response(&e, version);
+            if e.status == 405 {
+                if let Some(allow) = &e.expected {
+                    r.headers.push(("Allow".into(), allow.clone()));
+                }
+            }
+            r
+        }
+    }
+}
+
+fn authenticate<'s>(service: &'s Service, req: &Request) -> Result<&'s Scope, ApiError> {
+    let header = req.header("authorization").ok_or_else(|| {
+        ApiError::new(
+            401,
+            "UNAUTHORIZED",
+            "missing API key: send the header Authorization: Bearer <API key>",
+        )
+    })?;
+    let key = header
+        .trim()
+        .split_once(' ')
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, key)| key.trim())
+        .ok_or_else(|| {
+            ApiError::new(
+                401,
+                "UNAUTHORIZED",
+                "the Authorization header must be: Bearer <API key>",
+            )
+        })?;
+    service
+        .keys
+        .check(key)
+        .ok_or_else(|| ApiError::new(401, "UNAUTHORIZED", "the API key is not valid"))
+}
+
+fn route(
+    service: &Service,
+    req: &Request,
+    version: ApiVersion,
+    scope: &Scope,
+) -> Result<Value, ApiError> {
+    if req.body.len() > MAX_BODY {
+        return Err(ApiError::new(
+            413,
+            "REQUEST_TOO_LARGE",
+            format!("the request body is larger than {MAX_BODY} bytes"),
+        ));
+    }
+    let mut allowed = Vec::new();
+    let mut later: Option<ApiVersion> = None;
+    let routes = ROUTES
+        .iter()
+        .map(|&(m, p, h)| (m, p, h, ApiVersion::V2024_09_01))
+        .chain(VERSIONED_ROUTES.iter().copied());
+    for (method, pattern, handler, since) in routes {
+        if let Some(params) = match_path(pattern, &req.path) {
+            if since > version {
+                later = Some(later.map_or(since, |l| l.min(since)));
+                continue;
+            }
+            if method == req.method {
+                let ctx = Ctx {
+                    service,
+                    req,
+                    version,
+                    scope,
+                    params,
+                    query: parse_query(&req.query)?,
+                };
+                return handler(&ctx);
+            }
+            allowed.push(method);
+        }
+    }
+    if allowed.is_empty() {
+        Err(ApiError::new(
+            404,
+            "NOT_FOUND",
+            match later {
+                Some(since) => format!(
+                    "no endpoint {} in API version {}; it exists from X-API-Version {}",
+                    req.path,
+                    version.as_str(),
+                    since.as_str()
+                ),
+                None => format!("no endpoint {}", req.path),
+            },
+        ))
+    } else {
+        let mut e = ApiError::new(
+            405,
+            "METHOD_NOT_ALLOWED",
+            format!(
+                "{} does not accept {}; it accepts {}",
+                req.path,
+                req.method,
+                allowed.join(", ")
+            ),
+        );
+        e.expected = Some(allowed.join(", "));
+        Err(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_queries_decode() {
+        assert_eq!(
+            match_path("/tax/products/{}", "/tax/products/a%20b"),
+            Some(vec!["a b".to_string()])
+        );
+        assert_eq!(match_path("/tax/products/{}", "/tax/products/"), None);
+        assert_eq!(match_path("/tax/products", "/tax/products/x"), None);
+        assert_eq!(
+            parse_query("cursor=a%2Bb&x=1+2").unwrap(),
+            vec![("cursor".into(), "a+b".into()), ("x".into(), "1 2".into())]
+        );
+        assert!(parse_query("cursor=%zz").is_err());
+    }
+}

@@ -1,0 +1,128 @@
+//! The service: configuration, the table, the keys, the ledger, and `handle`.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use levy_core::AnyTable;
+
+use crate::error::ApiError;
+use crate::keys::{KeySource, Keyring};
+use crate::store::{NexusTotal, SqliteStore, Store};
+use crate::{render, router, ApiVersion, Request, Response};
+
+/// Where the rate table comes from.
+#[derive(Clone, Debug)]
+pub enum TableSource {
+    /// The default table embedded in the program (`levy-data`).
+    Default,
+    /// A table file, read into memory and validated.
+    Path(PathBuf),
+    /// A table already open.
+    Table(Arc<AnyTable>),
+}
+
+/// How to open a [`Service`].
+#[derive(Clone, Debug)]
+pub struct ServiceConfig {
+    /// The rate table.
+    pub table: TableSource,
+    /// The ledger: a SQLite file path (created when absent), or `:memory:`.
+    pub ledger: String,
+    /// The API keys.
+    pub keys: KeySource,
+}
+
+/// The tax service interface, in-process. `Send + Sync`: share it behind an `Arc`.
+pub struct Service {
+    pub(crate) table: ArcSwap<AnyTable>,
+    pub(crate) store: Box<dyn Store>,
+    pub(crate) keys: Keyring,
+    /// The key that signs certificate download URLs, read from the ledger once.
+    pub(crate) url_key: std::sync::OnceLock<[u8; 32]>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("table", &self.table.load().hash_hex())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Largest request body accepted, in bytes.
+pub const MAX_BODY: usize = 1 << 20;
+
+fn load_table(source: &TableSource) -> Result<Arc<AnyTable>, ApiError> {
+    match source {
+        TableSource::Table(t) => Ok(t.clone()),
+        TableSource::Path(p) => AnyTable::read_file(p).map(Arc::new).map_err(|e| {
+            ApiError::new(
+                500,
+                "TABLE_ERROR",
+                format!("rate table {}: {e}", p.display()),
+            )
+        }),
+        TableSource::Default => default_table(),
+    }
+}
+
+fn default_table() -> Result<Arc<AnyTable>, ApiError> {
+    Err(ApiError::new(
+        500,
+        "TABLE_ERROR",
+        "this build has no embedded default table; give a table file (TableSource::Path)",
+    ))
+}
+
+impl Service {
+    /// Opens a service: loads the table and the keys, opens (and migrates) the ledger.
+    pub fn open(config: ServiceConfig) -> Result<Service, ApiError> {
+        let table = load_table(&config.table)?;
+        let keys = Keyring::load(&config.keys)?;
+        let store = SqliteStore::open(&config.ledger)?;
+        Ok(Service {
+            table: ArcSwap::new(table),
+            store: Box::new(store),
+            keys,
+            url_key: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Answers one request. Never panics: an unexpected failure is a 500 in the request's
+    /// error format.
+    pub fn handle(&self, req: &Request) -> Response {
+        match catch_unwind(AssertUnwindSafe(|| router::dispatch(self, req))) {
+            Ok(r) => r,
+            Err(_) => {
+                let version = req
+                    .header("x-api-version")
+                    .and_then(ApiVersion::parse)
+                    .unwrap_or(ApiVersion::V2024_09_01);
+                let e = ApiError::new(
+                    500,
+                    "INTERNAL_ERROR",
+                    "the request failed unexpectedly; nothing was changed",
+                );
+                router::json_response(500, &render::error(&e, version))
+            }
+        }
+    }
+
+    /// Replaces the rate table, atomically: a request in flight finishes on the table it
+    /// started with, every later one uses the new table.
+    pub fn reload_table(&self, table: Arc<AnyTable>) {
+        self.table.store(table);
+    }
+
+    /// The rate table in use.
+    pub fn table(&self) -> Arc<AnyTable> {
+        self.table.load_full()
+    }
+
+    /// An account's live sales per place, net of refunds, for nexus tracking.
+    pub fn nexus_totals(&self, account: &str) -> Result<Vec<NexusTotal>, ApiError> {
+        self.store.nexus(account)
+    }
+}

@@ -1,0 +1,601 @@
+//! The ledger: what the service stores, behind the [`Store`] trait.
+//!
+//! [`SqliteStore`] is the embedded implementation. A store for another database implements
+//! the same trait; the pure helpers here ([`remaining`], [`nexus_sales`]) keep the money
+//! rules in one place for every implementation. Every method is scoped by account and
+//! mode, and every write is committed durably before the method returns.
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+pub use crate::keys::Scope;
+
+mod sqlite;
+pub use sqlite::SqliteStore;
+
+/// A buyer's tax id as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaxIdRecord {
+    /// `VAT`, `GST` or `EIN`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The id.
+    pub value: String,
+}
+
+/// A customer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CustomerRecord {
+    /// `cus_…`.
+    pub id: String,
+    /// The client's id for the customer.
+    pub reference_customer_id: Option<String>,
+    /// Name.
+    pub name: Option<String>,
+    /// E-mail.
+    pub email: String,
+    /// Exempt from tax everywhere.
+    pub is_tax_exempt: bool,
+    /// `CONSUMER` or `BUSINESS`, when given.
+    pub kind: Option<String>,
+    /// Tax ids.
+    pub tax_ids: Vec<TaxIdRecord>,
+    /// Epoch seconds.
+    pub created_at: i64,
+}
+
+/// A product.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProductRecord {
+    /// The client's product id (the key).
+    pub reference_product_id: String,
+    /// Name.
+    pub reference_product_name: String,
+    /// Category (a category of the rate table).
+    pub product_category: String,
+    /// Epoch seconds.
+    pub created_at: i64,
+    /// Epoch seconds.
+    pub updated_at: i64,
+}
+
+/// One jurisdiction entry of a line, with everything needed to render it later even after
+/// the rate table has been replaced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JurisdictionRecord {
+    /// Statutory rate, a fraction.
+    pub tax_rate: Decimal,
+    /// Unrounded tax due, minor units.
+    pub tax_due: Decimal,
+    /// Fee, minor units.
+    pub fee: Decimal,
+    /// Rate type label.
+    pub rate_type: String,
+    /// Jurisdiction name.
+    pub jurisdiction_name: String,
+    /// Jurisdiction code (FIPS, ISO).
+    pub jurisdiction_code: String,
+    /// Authority name.
+    pub authority_name: String,
+    /// `STATE`, `COUNTY`, …
+    pub authority_type: String,
+    /// `SALES`, `USE`, `VAT`, `GST`.
+    pub tax_type: String,
+    /// `RATE_FRAC`, `PROGRESSIVE_RATE`, …
+    pub note: String,
+    /// The rule id in the table that produced it.
+    pub rule_id: u32,
+    /// The exemption certificate that zeroed this entry, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exemption_certificate_id: Option<String>,
+}
+
+/// One line of a calculation, transaction or refund.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineRecord {
+    /// `li_…`.
+    pub line_item_id: String,
+    /// The registered product, when the line named one.
+    pub reference_product_id: Option<String>,
+    /// Its name.
+    pub reference_product_name: Option<String>,
+    /// The client's line id.
+    pub reference_line_item_id: Option<String>,
+    /// The tax code used.
+    pub product_tax_code: String,
+    /// Quantity.
+    pub quantity: u32,
+    /// Minor units.
+    pub amount_excluding_tax: Decimal,
+    /// Minor units.
+    pub tax_amount: Decimal,
+    /// Minor units.
+    pub amount_including_tax: Decimal,
+    /// Jurisdiction entries.
+    pub jurisdictions: Vec<JurisdictionRecord>,
+}
+
+/// Where a calculation was placed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlaceRecord {
+    /// `EXACT`, `POSTAL_FALLBACK_1`, `POSTAL_ONLY`.
+    pub status: String,
+    /// `STREET` … `APPROXIMATED`.
+    pub precision: String,
+    /// `address` or `ip`.
+    pub source: String,
+    /// Address used, `address_*` fields.
+    pub line1: String,
+    /// Second line.
+    pub line2: String,
+    /// City.
+    pub city: String,
+    /// Region (state, province).
+    pub region: String,
+    /// Postal code.
+    pub postal_code: String,
+    /// Country.
+    pub country: String,
+}
+
+/// A calculation, stored until it expires.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CalculationRecord {
+    /// `calc_…`.
+    pub id: String,
+    /// Epoch seconds.
+    pub created_at: i64,
+    /// Epoch seconds; a transaction cannot be made from it afterwards.
+    pub expires_at: i64,
+    /// When the sale happened (decided the rates).
+    pub transacted_at: i64,
+    /// ISO 4217.
+    pub currency: String,
+    /// Whether amounts included tax.
+    pub tax_included: bool,
+    /// `auto` or `disabled`.
+    pub automatic_tax: String,
+    /// The customer id given, if any.
+    pub customer_id: Option<String>,
+    /// `CONSUMER` or `BUSINESS`.
+    pub customer_type: String,
+    /// Where.
+    pub place: PlaceRecord,
+    /// Lines.
+    pub lines: Vec<LineRecord>,
+    /// Sum of line tax.
+    pub total_tax: Decimal,
+    /// Sum of lines excluding tax.
+    pub total_excluding_tax: Decimal,
+    /// Sum of lines including tax.
+    pub total_including_tax: Decimal,
+    /// Hash of the table that produced it.
+    pub table_hash: String,
+    /// Client metadata.
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// A transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransactionRecord {
+    /// `tr_…`.
+    pub id: String,
+    /// The calculation it was made from.
+    pub calculation_id: String,
+    /// The client's order id (unique per account and mode).
+    pub reference_order_id: String,
+    /// Epoch seconds of the sale.
+    pub processed_at: i64,
+    /// Epoch seconds.
+    pub created_at: i64,
+    /// ISO 4217.
+    pub currency: String,
+    /// Whether amounts included tax.
+    pub tax_included: bool,
+    /// ISO country of the sale's place.
+    pub country: String,
+    /// Region of the sale's place.
+    pub region: String,
+    /// Lines, copied from the calculation.
+    pub lines: Vec<LineRecord>,
+    /// Client metadata.
+    pub metadata: Option<Map<String, Value>>,
+    /// When deleted, if it was.
+    pub deleted_at: Option<i64>,
+    /// Set on platform transactions: `order` or `fee`, payment and merchant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<PlatformTransactionInfo>,
+}
+
+/// One refunded line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefundLineRecord {
+    /// Index of the transaction's line.
+    pub index: usize,
+    /// The line with negative amounts.
+    pub line: LineRecord,
+}
+
+/// A refund.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefundRecord {
+    /// `ref_tr_…`.
+    pub id: String,
+    /// The transaction refunded.
+    pub transaction_id: String,
+    /// `full` or `partial`.
+    pub refund_type: String,
+    /// Epoch seconds.
+    pub processed_at: i64,
+    /// Epoch seconds.
+    pub created_at: i64,
+    /// Lines, negative amounts.
+    pub lines: Vec<RefundLineRecord>,
+    /// When reversed, if it was.
+    pub reversed_at: Option<i64>,
+}
+
+/// Live sales in one state or country, for nexus tracking.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NexusTotal {
+    /// ISO country.
+    pub country: String,
+    /// Region (state, province), empty for a whole country.
+    pub region: String,
+    /// ISO 4217.
+    pub currency: String,
+    /// Sales excluding tax, minor units, net of refunds.
+    pub sales: Decimal,
+    /// Number of transactions (deleted ones do not count).
+    pub count: i64,
+}
+
+/// What still may be refunded of each line: (sales excluding tax, tax), both positive.
+pub fn remaining(tx: &TransactionRecord, refunds: &[RefundRecord]) -> Vec<(Decimal, Decimal)> {
+    let mut left: Vec<(Decimal, Decimal)> = tx
+        .lines
+        .iter()
+        .map(|l| (l.amount_excluding_tax, l.tax_amount))
+        .collect();
+    for r in refunds.iter().filter(|r| r.reversed_at.is_none()) {
+        for rl in &r.lines {
+            if let Some(slot) = left.get_mut(rl.index) {
+                slot.0 += rl.line.amount_excluding_tax;
+                slot.1 += rl.line.tax_amount;
+            }
+        }
+    }
+    left
+}
+
+/// The sales (excluding tax) a transaction or refund adds to nexus totals.
+pub fn nexus_sales(lines: impl IntoIterator<Item = Decimal>) -> Decimal {
+    lines.into_iter().sum()
+}
+
+/// Builds a refund from a transaction and its earlier refunds, inside the store's write.
+pub type RefundBuilder =
+    Box<dyn FnOnce(&TransactionRecord, &[RefundRecord]) -> Result<RefundRecord, ApiError> + Send>;
+
+/// The ledger's operations. Each is atomic; each write is durable when it returns `Ok`.
+pub trait Store: PlatformStore + Send + Sync {
+    /// Adds a customer. `DUPLICATE_CUSTOMER` when its `reference_customer_id` is taken.
+    fn insert_customer(&self, scope: &Scope, customer: CustomerRecord) -> Result<(), ApiError>;
+    /// A customer by id, or by `reference_customer_id` when `by_reference`.
+    fn customer(
+        &self,
+        scope: &Scope,
+        id: &str,
+        by_reference: bool,
+    ) -> Result<Option<CustomerRecord>, ApiError>;
+    /// Deletes a customer; `false` when there was none.
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, ApiError>;
+    /// Adds a product. `DUPLICATE_PRODUCT` when its id is taken.
+    fn insert_product(&self, scope: &Scope, product: ProductRecord) -> Result<(), ApiError>;
+    /// A product by `reference_product_id`.
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, ApiError>;
+    /// Deletes a product; `false` when there was none.
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, ApiError>;
+    /// Up to `limit` products after `cursor`, ordered by id.
+    fn list_products(
+        &self,
+        scope: &Scope,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ProductRecord>, ApiError>;
+    /// Stores a calculation.
+    fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<(), ApiError>;
+    /// A calculation that has not expired at `now`.
+    fn calculation(
+        &self,
+        scope: &Scope,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<CalculationRecord>, ApiError>;
+    /// Adds a transaction (and, in live mode, its sales to the nexus totals).
+    /// `DUPLICATE_REFERENCE_ORDER_ID` when the order id is taken.
+    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<(), ApiError>;
+    /// A transaction, deleted or not.
+    fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>, ApiError>;
+    /// Marks a transaction deleted and takes what remains of it off the nexus totals.
+    /// Errors: `TRANSACTION_NOT_FOUND`, `TRANSACTION_ALREADY_DELETED`.
+    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), ApiError>;
+    /// Adds the refund that `build` makes from the transaction and its refunds so far,
+    /// atomically with the check. `TRANSACTION_NOT_FOUND` for an unknown or deleted one.
+    fn insert_refund(
+        &self,
+        scope: &Scope,
+        transaction_id: &str,
+        build: RefundBuilder,
+    ) -> Result<RefundRecord, ApiError>;
+    /// Refunds of a transaction, oldest first.
+    fn refunds(&self, scope: &Scope, transaction_id: &str) -> Result<Vec<RefundRecord>, ApiError>;
+    /// Reverses a refund. `REFUND_NOT_FOUND`, `REFUND_ALREADY_REVERSED`.
+    fn reverse_refund(
+        &self,
+        scope: &Scope,
+        refund_id: &str,
+        at: i64,
+    ) -> Result<RefundRecord, ApiError>;
+    /// Live nexus totals of an account.
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, ApiError>;
+}
+
+/// A merchant (a seller on a platform).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MerchantRecord {
+    /// `merch_…`.
+    pub id: String,
+    /// The client's id for the merchant (unique per account and mode).
+    pub reference_merchant_id: String,
+    /// Name.
+    pub name: String,
+    /// E-mail.
+    pub email: Option<String>,
+    /// The merchant's address: the origin of its platform calculations.
+    pub default_address: AddressRecord,
+    /// Tax ids.
+    pub tax_ids: Vec<TaxIdRecord>,
+    /// `active` or `deleted`.
+    pub status: String,
+    /// Epoch seconds.
+    pub created_at: i64,
+    /// Epoch seconds of the last change.
+    pub updated_at: i64,
+    /// When deleted, if it was.
+    pub deleted_at: Option<i64>,
+    /// Client metadata: string values only.
+    pub metadata: Map<String, Value>,
+}
+
+/// A postal address with the interface's `address_*` fields.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddressRecord {
+    /// `address_line_1`.
+    pub line1: String,
+    /// `address_line_2`.
+    pub line2: String,
+    /// `address_city`.
+    pub city: String,
+    /// `address_province`.
+    pub region: String,
+    /// `address_postal_code`.
+    pub postal_code: String,
+    /// `address_country`.
+    pub country: String,
+}
+
+/// Which merchants a list shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MerchantFilter {
+    /// Only `active` merchants.
+    Active,
+    /// Only `deleted` merchants.
+    Deleted,
+    /// Both.
+    All,
+}
+
+/// Changes a merchant inside the store's write (partial update, delete).
+pub type MerchantChange = Box<dyn FnOnce(&mut MerchantRecord) -> Result<(), ApiError> + Send>;
+
+/// A platform calculation, stored until it expires.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlatformCalculationRecord {
+    /// `plat_calc_…`; `order.id` holds the same id.
+    pub id: String,
+    /// The merchant's `merch_…` id.
+    pub merchant_id: String,
+    /// The merchant's `reference_merchant_id`.
+    pub reference_merchant_id: String,
+    /// `marketplace_provider`, `payment_processor`, `merchant_of_record`.
+    pub roles: Vec<String>,
+    /// The order: lines, totals, place, customer.
+    pub order: CalculationRecord,
+    /// Fee lines, taxed separately from the order.
+    pub fee_lines: Vec<LineRecord>,
+}
+
+/// What a platform transaction adds to a transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlatformTransactionInfo {
+    /// `order` or `fee`.
+    pub kind: String,
+    /// The client's payment id.
+    pub reference_payment_id: Option<String>,
+    /// The merchant's `merch_…` id.
+    pub merchant_id: String,
+}
+
+/// The buyer entity that owns a certificate or request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkedBuyerRecord {
+    /// The buyer's id.
+    pub id: String,
+    /// Legal name.
+    pub legal_name: Option<String>,
+}
+
+/// A place a certificate covers: every jurisdiction of a region (a state), local ones
+/// included.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoverageRecord {
+    /// ISO 3166-1 alpha-2.
+    pub country: String,
+    /// ISO 3166-2 subdivision without the country (`TN`).
+    pub region: String,
+}
+
+/// A stored document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocumentInfo {
+    /// MIME type (`application/pdf`).
+    pub content_type: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-256 of the bytes, hex.
+    pub sha256: String,
+}
+
+/// An exemption certificate (live mode only).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CertificateRecord {
+    /// `cert_…`.
+    pub id: String,
+    /// The importer's own id for it, if given.
+    pub reference: Option<String>,
+    /// The `cus_…` id of the live customer it belongs to.
+    pub customer_id: Option<String>,
+    /// The master buyer that owns it.
+    pub linked_buyer: Option<LinkedBuyerRecord>,
+    /// Certificate type (`RESALE`, `GOVERNMENT`, …).
+    pub kind: String,
+    /// Review outcome: `processing`, `needs_info`, `active` (approved) or `invalid`;
+    /// `expiring` and `expired` are derived from the dates when read.
+    pub review_status: String,
+    /// Places covered.
+    pub jurisdictions: Vec<CoverageRecord>,
+    /// Epoch seconds from which it is valid.
+    pub valid_from: i64,
+    /// Epoch seconds at which it lapses; `None` never lapses.
+    pub expires_at: Option<i64>,
+    /// The attached document, if any.
+    pub document: Option<DocumentInfo>,
+    /// Epoch seconds.
+    pub created_at: i64,
+    /// Epoch seconds.
+    pub updated_at: i64,
+}
+
+/// A certificate request (live mode only).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CertificateRequestRecord {
+    /// `certreq_…`.
+    pub id: String,
+    /// The importer's own id for it, if given.
+    pub reference: Option<String>,
+    /// `pending`, `fulfilled`, `canceled`, `invalid`.
+    pub status: String,
+    /// The `cus_…` id of the live customer asked.
+    pub customer_id: Option<String>,
+    /// The master buyer asked.
+    pub linked_buyer: Option<LinkedBuyerRecord>,
+    /// Certificate type requested.
+    pub kind: Option<String>,
+    /// Places requested.
+    pub jurisdictions: Vec<CoverageRecord>,
+    /// The certificate that fulfilled it.
+    pub certificate_id: Option<String>,
+    /// Epoch seconds.
+    pub created_at: i64,
+    /// Epoch seconds.
+    pub updated_at: i64,
+    /// When canceled, if it was.
+    pub canceled_at: Option<i64>,
+}
+
+/// Certificates, requests and documents to add in one atomic import.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CertificateBatch {
+    /// Certificates, each with its document bytes.
+    pub certificates: Vec<(CertificateRecord, Option<Vec<u8>>)>,
+    /// Requests.
+    pub requests: Vec<CertificateRequestRecord>,
+}
+
+/// The ledger's operations for merchants, platform sales and certificates.
+pub trait PlatformStore: Send + Sync {
+    /// Adds a merchant. `DUPLICATE_MERCHANT` when its `reference_merchant_id` is taken.
+    fn insert_merchant(&self, scope: &Scope, merchant: MerchantRecord) -> Result<(), ApiError>;
+    /// A merchant by `merch_…` id, else by `reference_merchant_id`.
+    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, ApiError>;
+    /// Changes a merchant atomically; `None` when there is no such merchant.
+    fn change_merchant(
+        &self,
+        scope: &Scope,
+        id: &str,
+        change: MerchantChange,
+    ) -> Result<Option<MerchantRecord>, ApiError>;
+    /// Up to `limit` merchants after `cursor` (a `merch_…` id), ordered by id.
+    fn list_merchants(
+        &self,
+        scope: &Scope,
+        cursor: Option<&str>,
+        filter: MerchantFilter,
+        limit: usize,
+    ) -> Result<Vec<MerchantRecord>, ApiError>;
+    /// Stores a platform calculation.
+    fn insert_platform_calculation(
+        &self,
+        scope: &Scope,
+        calc: &PlatformCalculationRecord,
+    ) -> Result<(), ApiError>;
+    /// A platform calculation that has not expired at `now`.
+    fn platform_calculation(
+        &self,
+        scope: &Scope,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<PlatformCalculationRecord>, ApiError>;
+    /// Adds several transactions at once, all or none (with their nexus totals).
+    fn insert_transactions(
+        &self,
+        scope: &Scope,
+        txs: Vec<TransactionRecord>,
+    ) -> Result<(), ApiError>;
+    /// Adds certificates, their documents and requests, all or none.
+    fn import_certificates(&self, account: &str, batch: CertificateBatch) -> Result<(), ApiError>;
+    /// An account's certificates, oldest id first; only one customer's when given.
+    fn certificates(
+        &self,
+        account: &str,
+        customer_id: Option<&str>,
+    ) -> Result<Vec<CertificateRecord>, ApiError>;
+    /// One certificate of an account.
+    fn certificate(&self, account: &str, id: &str) -> Result<Option<CertificateRecord>, ApiError>;
+    /// A certificate's document, by certificate id: content type and bytes.
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, ApiError>;
+    /// An account's certificate requests, ordered by id.
+    fn certificate_requests(
+        &self,
+        account: &str,
+    ) -> Result<Vec<CertificateRequestRecord>, ApiError>;
+    /// One certificate request of an account.
+    fn certificate_request(
+        &self,
+        account: &str,
+        id: &str,
+    ) -> Result<Option<CertificateRequestRecord>, ApiError>;
+    /// Cancels a request following the state table; `CERTIFICATE_REQUEST_NOT_FOUND`,
+    /// `REQUEST_ALREADY_FULFILLED`, `REQUEST_INVALID`.
+    fn cancel_certificate_request(
+        &self,
+        account: &str,
+        id: &str,
+        at: i64,
+    ) -> Result<CertificateRequestRecord, ApiError>;
+    /// A 32-byte secret of the ledger by name, generated on first use.
+    fn secret(&self, name: &str) -> Result<[u8; 32], ApiError>;
+}

@@ -1,0 +1,1160 @@
+//! The SQLite ledger: one file, WAL, `synchronous=FULL`, versioned migrations.
+//!
+//! # Writes: one writer, group commit
+//!
+//! All writes go through one writer thread that owns the write connection. A caller's
+//! write is a closure run inside a savepoint of the writer's current transaction; the
+//! writer takes every write that is waiting, runs each in its own savepoint (a failing
+//! write rolls back alone), commits once (one fsync for the whole group), and only then
+//! answers each caller. So an acknowledged write is on disk, concurrent callers share the
+//! cost of the fsync, and a check-then-insert (refund limits) is atomic because no other
+//! write can interleave.
+//!
+//! # Reads
+//!
+//! A file ledger reads through a small pool of read connections (WAL lets readers run
+//! beside the writer). An in-memory ledger (`:memory:`) has one connection, so its reads
+//! go through the writer too.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::*;
+
+/// The current schema version (`PRAGMA user_version`).
+const SCHEMA_VERSION: i64 = 2;
+
+/// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    r#"
+CREATE TABLE customers (
+    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
+    reference_customer_id TEXT, data TEXT NOT NULL, deleted_at INTEGER,
+    PRIMARY KEY (account, live, id)
+);
+CREATE UNIQUE INDEX customers_reference ON customers (account, live, reference_customer_id)
+    WHERE reference_customer_id IS NOT NULL AND deleted_at IS NULL;
+CREATE TABLE products (
+    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE TABLE calculations (
+    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE INDEX calculations_expiry ON calculations (expires_at);
+CREATE TABLE transactions (
+    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
+    reference_order_id TEXT NOT NULL, data TEXT NOT NULL, deleted_at INTEGER,
+    PRIMARY KEY (account, live, id)
+);
+CREATE UNIQUE INDEX transactions_order ON transactions (account, live, reference_order_id);
+CREATE TABLE refunds (
+    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
+    transaction_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE INDEX refunds_transaction ON refunds (account, live, transaction_id, seq);
+CREATE TABLE nexus (
+    account TEXT NOT NULL, country TEXT NOT NULL, region TEXT NOT NULL, currency TEXT NOT NULL,
+    sales TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (account, country, region, currency)
+);
+"#,
+    r#"
+ALTER TABLE transactions ADD COLUMN kind TEXT NOT NULL DEFAULT 'order';
+DROP INDEX transactions_order;
+CREATE UNIQUE INDEX transactions_order ON transactions (account, live, reference_order_id, kind);
+CREATE TABLE merchants (
+    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
+    reference_merchant_id TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE UNIQUE INDEX merchants_reference ON merchants (account, live, reference_merchant_id);
+CREATE TABLE platform_calculations (
+    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE INDEX platform_calculations_expiry ON platform_calculations (expires_at);
+CREATE TABLE certificates (
+    id TEXT NOT NULL PRIMARY KEY, account TEXT NOT NULL, customer_id TEXT, data TEXT NOT NULL
+);
+CREATE INDEX certificates_account ON certificates (account, customer_id);
+CREATE TABLE certificate_documents (
+    certificate_id TEXT NOT NULL PRIMARY KEY, content_type TEXT NOT NULL, bytes BLOB NOT NULL
+);
+CREATE TABLE certificate_requests (
+    id TEXT NOT NULL PRIMARY KEY, account TEXT NOT NULL, data TEXT NOT NULL
+);
+CREATE INDEX certificate_requests_account ON certificate_requests (account, id);
+CREATE TABLE secrets (name TEXT NOT NULL PRIMARY KEY, value BLOB NOT NULL);
+"#,
+];
+
+type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
+type Job = Box<dyn FnOnce(&Connection) -> Reply + Send>;
+
+/// The SQLite implementation of [`Store`].
+pub struct SqliteStore {
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    readers: Vec<Mutex<Connection>>,
+    writer: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("readers", &self.readers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn db(e: rusqlite::Error) -> ApiError {
+    ApiError::ledger(e)
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<String, ApiError> {
+    serde_json::to_string(v).map_err(ApiError::ledger)
+}
+
+fn from_json<T: for<'de> Deserialize<'de>>(s: &str) -> Result<T, ApiError> {
+    serde_json::from_str(s).map_err(|e| ApiError::ledger(format!("stored record unreadable: {e}")))
+}
+
+fn is_unique_violation(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+        || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+fn open_connection(path: &str) -> Result<Connection, ApiError> {
+    let conn = Connection::open(path).map_err(db)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(db)?;
+    Ok(conn)
+}
+
+fn migrate(conn: &Connection) -> Result<(), ApiError> {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(db)?;
+    if version > SCHEMA_VERSION {
+        return Err(ApiError::new(
+            500,
+            "LEDGER_ERROR",
+            format!("the ledger's schema version {version} is newer than this release's {SCHEMA_VERSION}; upgrade levy"),
+        ));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.unchecked_transaction().map_err(db)?;
+        tx.execute_batch(sql).map_err(db)?;
+        tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
+            .map_err(db)?;
+        tx.commit().map_err(db)?;
+    }
+    Ok(())
+}
+
+fn writer_loop(conn: Connection, jobs: mpsc::Receiver<Job>) {
+    let mut last_purge = crate::ids::now();
+    while let Ok(first) = jobs.recv() {
+        let began = conn.execute_batch("BEGIN IMMEDIATE").is_ok();
+        let mut replies: Vec<Reply> = Vec::with_capacity(16);
+        replies.push(first(&conn));
+        while replies.len() < 1024 {
+            match jobs.try_recv() {
+                Ok(job) => replies.push(job(&conn)),
+                Err(_) => break,
+            }
+        }
+        let now = crate::ids::now();
+        if began && now - last_purge >= 60 {
+            // Expired calculations can no longer become transactions.
+            let _ = conn.execute("DELETE FROM calculations WHERE expires_at < ?1", [now]);
+            let _ = conn.execute(
+                "DELETE FROM platform_calculations WHERE expires_at < ?1",
+                [now],
+            );
+            last_purge = now;
+        }
+        let commit = if began {
+            match conn.execute_batch("COMMIT") {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    Err(e.to_string())
+                }
+            }
+        } else {
+            Err("could not begin a transaction".to_string())
+        };
+        for reply in replies {
+            reply(commit.clone());
+        }
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating when absent) a ledger file, or an in-memory ledger for `:memory:`,
+    /// and brings its schema up to date.
+    pub fn open(path: &str) -> Result<SqliteStore, ApiError> {
+        let memory = path == ":memory:";
+        let conn = open_connection(path)?;
+        if !memory {
+            let mode: String = conn
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+                .map_err(db)?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(ApiError::ledger(format!(
+                    "could not switch {path} to WAL (journal mode is {mode})"
+                )));
+            }
+        }
+        conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            .map_err(db)?;
+        migrate(&conn)?;
+        let mut readers = Vec::new();
+        if !memory {
+            for _ in 0..4 {
+                let r = open_connection(path)?;
+                r.execute_batch("PRAGMA query_only=ON;").map_err(db)?;
+                readers.push(Mutex::new(r));
+            }
+        }
+        let (tx, rx) = mpsc::channel::<Job>();
+        let writer = std::thread::Builder::new()
+            .name("levy-ledger-writer".into())
+            .spawn(move || writer_loop(conn, rx))
+            .map_err(|e| ApiError::ledger(format!("could not start the writer thread: {e}")))?;
+        Ok(SqliteStore {
+            jobs: Mutex::new(Some(tx)),
+            readers,
+            writer: Some(writer),
+        })
+    }
+
+    /// Runs `f` in the writer's transaction and returns once it is committed.
+    fn write<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
+    ) -> Result<R, ApiError> {
+        let (tx, rx) = mpsc::sync_channel::<Result<R, ApiError>>(1);
+        let job: Job = Box::new(move |conn: &Connection| {
+            let result = match conn.execute_batch("SAVEPOINT job") {
+                Err(e) => Err(db(e)),
+                Ok(()) => {
+                    let r = catch_unwind(AssertUnwindSafe(|| f(conn))).unwrap_or_else(|_| {
+                        Err(ApiError::new(
+                            500,
+                            "INTERNAL_ERROR",
+                            "the ledger write failed unexpectedly",
+                        ))
+                    });
+                    let end = if r.is_ok() {
+                        "RELEASE job"
+                    } else {
+                        "ROLLBACK TO job; RELEASE job"
+                    };
+                    match conn.execute_batch(end) {
+                        Ok(()) => r,
+                        Err(e) => Err(db(e)),
+                    }
+                }
+            };
+            Box::new(move |commit: Result<(), String>| {
+                let _ = tx.send(match commit {
+                    Ok(()) => result,
+                    // Nothing of this group was stored, so a success must not be reported.
+                    Err(e) => result.and(Err(ApiError::ledger(e))),
+                });
+            })
+        });
+        {
+            let guard = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+            let sender = guard
+                .as_ref()
+                .ok_or_else(|| ApiError::ledger("the ledger is closed"))?;
+            sender
+                .send(job)
+                .map_err(|_| ApiError::ledger("the ledger writer has stopped"))?;
+        }
+        rx.recv()
+            .map_err(|_| ApiError::ledger("the ledger writer has stopped"))?
+    }
+
+    /// Runs a read on a read connection (or on the writer for an in-memory ledger).
+    fn read<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
+    ) -> Result<R, ApiError> {
+        if self.readers.is_empty() {
+            return self.write(f);
+        }
+        for r in &self.readers {
+            if let Ok(conn) = r.try_lock() {
+                return f(&conn);
+            }
+        }
+        let conn = self.readers[0].lock().unwrap_or_else(|e| e.into_inner());
+        f(&conn)
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        // Closing the channel ends the writer after it has committed what it holds.
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(w) = self.writer.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+fn get_transaction(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    id: &str,
+) -> Result<Option<TransactionRecord>, ApiError> {
+    let data: Option<String> = conn
+        .query_row(
+            "SELECT data FROM transactions WHERE account = ?1 AND live = ?2 AND id = ?3",
+            params![account, live, id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db)?;
+    data.map(|d| from_json(&d)).transpose()
+}
+
+fn get_refunds(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    tx_id: &str,
+) -> Result<Vec<RefundRecord>, ApiError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND transaction_id = ?3 ORDER BY seq",
+        )
+        .map_err(db)?;
+    let rows = stmt
+        .query_map(params![account, live, tx_id], |r| r.get::<_, String>(0))
+        .map_err(db)?;
+    let mut out = Vec::new();
+    for row in rows {
+        out.push(from_json(&row.map_err(db)?)?);
+    }
+    Ok(out)
+}
+
+/// Inserts one transaction and, in live mode, adds it to the nexus totals.
+fn insert_tx(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    tx: &TransactionRecord,
+) -> Result<(), ApiError> {
+    let kind = tx.platform.as_ref().map_or("order", |p| p.kind.as_str());
+    conn.execute(
+        "INSERT INTO transactions (account, live, id, reference_order_id, data, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![account, live, tx.id, tx.reference_order_id, to_json(tx)?, kind],
+    )
+    .map_err(|e| {
+        if is_unique_violation(&e) {
+            ApiError::field(
+                "DUPLICATE_REFERENCE_ORDER_ID",
+                "reference_order_id",
+                format!(
+                    "a transaction with reference_order_id {:?} already exists",
+                    tx.reference_order_id
+                ),
+                "a reference_order_id not yet used",
+                format!("{:?}", tx.reference_order_id),
+            )
+            .with_status(409)
+        } else {
+            db(e)
+        }
+    })?;
+    if live {
+        let sales = nexus_sales(tx.lines.iter().map(|l| l.amount_excluding_tax));
+        add_nexus(conn, account, tx, sales, 1)?;
+    }
+    Ok(())
+}
+
+/// Adds `sales` and `count` to an account's live nexus totals of one place.
+fn add_nexus(
+    conn: &Connection,
+    account: &str,
+    tx: &TransactionRecord,
+    sales: Decimal,
+    count: i64,
+) -> Result<(), ApiError> {
+    let current: Option<(String, i64)> = conn
+        .query_row(
+            "SELECT sales, count FROM nexus WHERE account = ?1 AND country = ?2 AND region = ?3 AND currency = ?4",
+            params![account, tx.country, tx.region, tx.currency],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(db)?;
+    let (old_sales, old_count) = match current {
+        Some((s, c)) => (s.parse::<Decimal>().map_err(ApiError::ledger)?, c),
+        None => (Decimal::ZERO, 0),
+    };
+    conn.execute(
+        "INSERT INTO nexus (account, country, region, currency, sales, count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (account, country, region, currency) DO UPDATE SET sales = excluded.sales, count = excluded.count",
+        params![account, tx.country, tx.region, tx.currency, (old_sales + sales).normalize().to_string(), old_count + count],
+    )
+    .map_err(db)?;
+    Ok(())
+}
+
+impl Store for SqliteStore {
+    fn insert_customer(&self, scope: &Scope, c: CustomerRecord) -> Result<(), ApiError> {
+        let (account, live) = (scope.account.clone(), scope.live);
+        let data = to_json(&c)?;
+        self.write(move |conn| {
+            conn.execute(
+                "INSERT INTO customers (account, live, id, reference_customer_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![&*account, live, c.id, c.reference_customer_id, data],
+            )
+            .map_err(|e| {
+                if is_unique_violation(&e) {
+                    ApiError::new(
+                        409,
+                        "DUPLICATE_CUSTOMER",
+                        format!(
+                            "a customer with reference_customer_id {:?} already exists",
+                            c.reference_customer_id.as_deref().unwrap_or("")
+                        ),
+                    )
+                } else {
+                    db(e)
+                }
+            })?;
+            Ok(())
+        })
+    }
+
+    fn customer(
+        &self,
+        scope: &Scope,
+        id: &str,
+        by_reference: bool,
+    ) -> Result<Option<CustomerRecord>, ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.read(move |conn| {
+            let sql = if by_reference {
+                "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND reference_customer_id = ?3 AND deleted_at IS NULL"
+            } else {
+                "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL"
+            };
+            let data: Option<String> =
+                conn.query_row(sql, params![&*account, live, id], |r| r.get(0)).optional().map_err(db)?;
+            data.map(|d| from_json(&d)).transpose()
+        })
+    }
+
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.write(move |conn| {
+            let n = conn
+                .execute(
+                    "UPDATE customers SET deleted_at = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL",
+                    params![&*account, live, id, at],
+                )
+                .map_err(db)?;
+            Ok(n == 1)
+        })
+    }
+
+    fn insert_product(&self, scope: &Scope, p: ProductRecord) -> Result<(), ApiError> {
+        let (account, live) = (scope.account.clone(), scope.live);
+        let data = to_json(&p)?;
+        self.write(move |conn| {
+            conn.execute(
+                "INSERT INTO products (account, live, id, data) VALUES (?1, ?2, ?3, ?4)",
+                params![&*account, live, p.reference_product_id, data],
+            )
+            .map_err(|e| {
+                if is_unique_violation(&e) {
+                    ApiError::field(
+                        "DUPLICATE_PRODUCT",
+                        "reference_product_id",
+                        format!(
+                            "a product with reference_product_id {:?} already exists",
+                            p.reference_product_id
+                        ),
+                        "a reference_product_id not yet used",
+                        format!("{:?}", p.reference_product_id),
+                    )
+                    .with_status(409)
+                } else {
+                    db(e)
+                }
+            })?;
+            Ok(())
+        })
+    }
+
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.read(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT data FROM products WHERE account = ?1 AND live = ?2 AND id = ?3",
+                )
+                .map_err(db)?;
+            let data: Option<String> = stmt
+                .query_row(params![&*account, live, id], |r| r.get(0))
+                .optional()
+                .map_err(db)?;
+            data.map(|d| from_json(&d)).transpose()
+        })
+    }
+
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.write(move |conn| {
+            let n = conn
+                .execute(
+                    "DELETE FROM products WHERE account = ?1 AND live = ?2 AND id = ?3",
+                    params![&*account, live, id],
+                )
+                .map_err(db)?;
+            Ok(n == 1)
+        })
+    }
+
+    fn list_products(
+        &self,
+        scope: &Scope,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ProductRecord>, ApiError> {
+        let (account, live, cursor) = (
+            scope.account.clone(),
+            scope.live,
+            cursor.unwrap_or("").to_string(),
+        );
+        self.read(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT data FROM products WHERE account = ?1 AND live = ?2 AND id > ?3 ORDER BY id LIMIT ?4",
+                )
+                .map_err(db)?;
+            let rows = stmt.query_map(params![&*account, live, cursor, limit as i64], |r| r.get::<_, String>(0)).map_err(db)?;
+            let mut out = Vec::new();
+            for row in rows {
+                out.push(from_json(&row.map_err(db)?)?);
+            }
+            Ok(out)
+        })
+    }
+
+    fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<(), ApiError> {
+        let (account, live) = (scope.account.clone(), scope.live);
+        let (id, expires_at, data) = (calc.id.clone(), calc.expires_at, to_json(calc)?);
+        self.write(move |conn| {
+            let mut stmt = conn
+                .prepare_cached("INSERT INTO calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .map_err(db)?;
+            stmt.execute(params![&*account, live, id, expires_at, data]).map_err(db)?;
+            Ok(())
+        })
+    }
+
+    fn calculation(
+        &self,
+        scope: &Scope,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<CalculationRecord>, ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.read(move |conn| {
+            let data: Option<String> = conn
+                .query_row(
+                    "SELECT data FROM calculations WHERE account = ?1 AND live = ?2 AND id = ?3 AND expires_at > ?4",
+                    params![&*account, live, id, now],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(db)?;
+            data.map(|d| from_json(&d)).transpose()
+        })
+    }
+
+    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<(), ApiError> {
+        let (account, live) = (scope.account.clone(), scope.live);
+        self.write(move |conn| insert_tx(conn, &account, live, &tx))
+    }
+
+    fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>, ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.read(move |conn| get_transaction(conn, &account, live, &id))
+    }
+
+    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.write(move |conn| {
+            let mut tx = get_transaction(conn, &account, live, &id)?.ok_or_else(|| {
+                ApiError::field("TRANSACTION_NOT_FOUND", "transaction_id", format!("no transaction {id}"), "a transaction id", &id)
+            })?;
+            if tx.deleted_at.is_some() {
+                return Err(ApiError::field(
+                    "TRANSACTION_ALREADY_DELETED",
+                    "transaction_id",
+                    format!("transaction {id} was already deleted"),
+                    "a transaction not yet deleted",
+                    &id,
+                ));
+            }
+            tx.deleted_at = Some(at);
+            conn.execute(
+                "UPDATE transactions SET data = ?4, deleted_at = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
+                params![&*account, live, id, to_json(&tx)?, at],
+            )
+            .map_err(db)?;
+            if live {
+                let refunds = get_refunds(conn, &account, live, &id)?;
+                let left = nexus_sales(remaining(&tx, &refunds).into_iter().map(|(s, _)| s));
+                add_nexus(conn, &account, &tx, -left, -1)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn insert_refund(
+        &self,
+        scope: &Scope,
+        transaction_id: &str,
+        build: RefundBuilder,
+    ) -> Result<RefundRecord, ApiError> {
+        let (account, live, id) = (
+            scope.account.clone(),
+            scope.live,
+            transaction_id.to_string(),
+        );
+        self.write(move |conn| {
+            let tx = get_transaction(conn, &account, live, &id)?
+                .filter(|t| t.deleted_at.is_none())
+                .ok_or_else(|| {
+                    ApiError::field(
+                        "TRANSACTION_NOT_FOUND",
+                        "transaction_id",
+                        format!("no transaction {id}"),
+                        "the id of a transaction that exists",
+                        &id,
+                    )
+                    .with_status(404)
+                })?;
+            let refunds = get_refunds(conn, &account, live, &id)?;
+            let refund = build(&tx, &refunds)?;
+            conn.execute(
+                "INSERT INTO refunds (account, live, id, transaction_id, seq, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![&*account, live, refund.id, id, refunds.len() as i64, to_json(&refund)?],
+            )
+            .map_err(db)?;
+            if live {
+                let sales = nexus_sales(refund.lines.iter().map(|l| l.line.amount_excluding_tax));
+                add_nexus(conn, &account, &tx, sales, 0)?;
+            }
+            Ok(refund)
+        })
+    }
+
+    fn refunds(&self, scope: &Scope, transaction_id: &str) -> Result<Vec<RefundRecord>, ApiError> {
+        let (account, live, id) = (
+            scope.account.clone(),
+            scope.live,
+            transaction_id.to_string(),
+        );
+        self.read(move |conn| get_refunds(conn, &account, live, &id))
+    }
+
+    fn reverse_refund(
+        &self,
+        scope: &Scope,
+        refund_id: &str,
+        at: i64,
+    ) -> Result<RefundRecord, ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, refund_id.to_string());
+        self.write(move |conn| {
+            let data: Option<String> = conn
+                .query_row(
+                    "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND id = ?3",
+                    params![&*account, live, id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(db)?;
+            let mut refund: RefundRecord = match data {
+                Some(d) => from_json(&d)?,
+                None => {
+                    return Err(ApiError::field(
+                        "REFUND_NOT_FOUND",
+                        "refund_id",
+                        format!("no refund {id}"),
+                        "the id of a refund that exists",
+                        &id,
+                    )
+                    .with_status(404))
+                }
+            };
+            if refund.reversed_at.is_some() {
+                return Err(ApiError::field(
+                    "REFUND_ALREADY_REVERSED",
+                    "refund_id",
+                    format!("refund {id} was already reversed"),
+                    "a refund not yet reversed",
+                    &id,
+                )
+                .with_status(409));
+            }
+            let tx = get_transaction(conn, &account, live, &refund.transaction_id)?.ok_or_else(
+                || ApiError::ledger(format!("refund {id} names a missing transaction")),
+            )?;
+            refund.reversed_at = Some(at);
+            conn.execute(
+                "UPDATE refunds SET data = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3",
+                params![&*account, live, id, to_json(&refund)?],
+            )
+            .map_err(db)?;
+            if live && tx.deleted_at.is_none() {
+                let sales = nexus_sales(refund.lines.iter().map(|l| l.line.amount_excluding_tax));
+                add_nexus(conn, &account, &tx, -sales, 0)?;
+            }
+            Ok(refund)
+        })
+    }
+
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, ApiError> {
+        let account = account.to_string();
+        self.read(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT country, region, currency, sales, count FROM nexus WHERE account = ?1 ORDER BY country, region, currency",
+                )
+                .map_err(db)?;
+            let rows = stmt
+                .query_map(params![account], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get::<_, i64>(4)?))
+                })
+                .map_err(db)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (country, region, currency, sales, count) = row.map_err(db)?;
+                out.push(NexusTotal { country, region, currency, sales: sales.parse().map_err(ApiError::ledger)?, count });
+            }
+            Ok(out)
+        })
+    }
+}
+
+fn query_all<T: for<'de> Deserialize<'de>>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<T>, ApiError> {
+    let mut stmt = conn.prepare_cached(sql).map_err(db)?;
+    let rows = stmt
+        .query_map(params, |r| r.get::<_, String>(0))
+        .map_err(db)?;
+    let mut out = Vec::new();
+    for row in rows {
+        out.push(from_json(&row.map_err(db)?)?);
+    }
+    Ok(out)
+}
+
+fn query_one<T: for<'de> Deserialize<'de>>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Option<T>, ApiError> {
+    let data: Option<String> = conn
+        .query_row(sql, params, |r| r.get(0))
+        .optional()
+        .map_err(db)?;
+    data.map(|d| from_json(&d)).transpose()
+}
+
+fn get_merchant(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    id: &str,
+) -> Result<Option<MerchantRecord>, ApiError> {
+    // The service's id first; then the client's id.
+    let by_id = query_one(
+        conn,
+        "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND id = ?3",
+        params![account, live, id],
+    )?;
+    match by_id {
+        Some(m) => Ok(Some(m)),
+        None => query_one(
+            conn,
+            "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND reference_merchant_id = ?3",
+            params![account, live, id],
+        ),
+    }
+}
+
+fn duplicate_merchant(reference: &str) -> ApiError {
+    ApiError::field(
+        "DUPLICATE_MERCHANT",
+        "reference_merchant_id",
+        format!("a merchant with reference_merchant_id {reference:?} already exists"),
+        "a reference_merchant_id not yet used",
+        format!("{reference:?}"),
+    )
+    .with_status(409)
+}
+
+impl PlatformStore for SqliteStore {
+    fn insert_merchant(&self, scope: &Scope, m: MerchantRecord) -> Result<(), ApiError> {
+        let (account, live) = (scope.account.clone(), scope.live);
+        let data = to_json(&m)?;
+        self.write(move |conn| {
+            conn.execute(
+                "INSERT INTO merchants (account, live, id, reference_merchant_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![&*account, live, m.id, m.reference_merchant_id, data],
+            )
+            .map_err(|e| {
+                if is_unique_violation(&e) {
+                    duplicate_merchant(&m.reference_merchant_id)
+                } else {
+                    db(e)
+                }
+            })?;
+            Ok(())
+        })
+    }
+
+    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.read(move |conn| get_merchant(conn, &account, live, &id))
+    }
+
+    fn change_merchant(
+        &self,
+        scope: &Scope,
+        id: &str,
+        change: MerchantChange,
+    ) -> Result<Option<MerchantRecord>, ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.write(move |conn| {
+            let Some(mut m) = get_merchant(conn, &account, live, &id)? else {
+                return Ok(None);
+            };
+            change(&mut m)?;
+            conn.execute(
+                "UPDATE merchants SET data = ?4, reference_merchant_id = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
+                params![&*account, live, m.id, to_json(&m)?, m.reference_merchant_id],
+            )
+            .map_err(|e| {
+                if is_unique_violation(&e) {
+                    duplicate_merchant(&m.reference_merchant_id)
+                } else {
+                    db(e)
+                }
+            })?;
+            Ok(Some(m))
+        })
+    }
+
+    fn list_merchants(
+        &self,
+        scope: &Scope,
+        cursor: Option<&str>,
+        filter: MerchantFilter,
+        limit: usize,
+    ) -> Result<Vec<MerchantRecord>, ApiError> {
+        let (account, live, cursor) = (
+            scope.account.clone(),
+            scope.live,
+            cursor.unwrap_or("").to_string(),
+        );
+        let status = match filter {
+            MerchantFilter::Active => "active",
+            MerchantFilter::Deleted => "deleted",
+            MerchantFilter::All => "%",
+        };
+        self.read(move |conn| {
+            query_all(
+                conn,
+                "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND id > ?3
+                 AND json_extract(data, '$.status') LIKE ?4 ORDER BY id LIMIT ?5",
+                params![&*account, live, cursor, status, limit as i64],
+            )
+        })
+    }
+
+    fn insert_platform_calculation(
+        &self,
+        scope: &Scope,
+        calc: &PlatformCalculationRecord,
+    ) -> Result<(), ApiError> {
+        let (account, live) = (scope.account.clone(), scope.live);
+        let (id, expires_at, data) = (calc.id.clone(), calc.order.expires_at, to_json(calc)?);
+        self.write(move |conn| {
+            conn.execute(
+                "INSERT INTO platform_calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![&*account, live, id, expires_at, data],
+            )
+            .map_err(db)?;
+            Ok(())
+        })
+    }
+
+    fn platform_calculation(
+        &self,
+        scope: &Scope,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<PlatformCalculationRecord>, ApiError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.read(move |conn| {
+            query_one(
+                conn,
+                "SELECT data FROM platform_calculations WHERE account = ?1 AND live = ?2 AND id = ?3 AND expires_at > ?4",
+                params![&*account, live, id, now],
+            )
+        })
+    }
+
+    fn insert_transactions(
+        &self,
+        scope: &Scope,
+        txs: Vec<TransactionRecord>,
+    ) -> Result<(), ApiError> {
+        let (account, live) = (scope.account.clone(), scope.live);
+        self.write(move |conn| {
+            for tx in &txs {
+                insert_tx(conn, &account, live, tx)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn import_certificates(&self, account: &str, batch: CertificateBatch) -> Result<(), ApiError> {
+        let account = account.to_string();
+        self.write(move |conn| {
+            for (c, doc) in &batch.certificates {
+                conn.execute(
+                    "INSERT INTO certificates (id, account, customer_id, data) VALUES (?1, ?2, ?3, ?4)",
+                    params![c.id, account, c.customer_id, to_json(c)?],
+                )
+                .map_err(db)?;
+                if let (Some(info), Some(bytes)) = (&c.document, doc) {
+                    conn.execute(
+                        "INSERT INTO certificate_documents (certificate_id, content_type, bytes) VALUES (?1, ?2, ?3)",
+                        params![c.id, info.content_type, bytes],
+                    )
+                    .map_err(db)?;
+                }
+            }
+            for r in &batch.requests {
+                conn.execute(
+                    "INSERT INTO certificate_requests (id, account, data) VALUES (?1, ?2, ?3)",
+                    params![r.id, account, to_json(r)?],
+                )
+                .map_err(db)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn certificates(
+        &self,
+        account: &str,
+        customer_id: Option<&str>,
+    ) -> Result<Vec<CertificateRecord>, ApiError> {
+        let (account, customer) = (account.to_string(), customer_id.map(str::to_string));
+        self.read(move |conn| match customer {
+            Some(c) => query_all(
+                conn,
+                "SELECT data FROM certificates WHERE account = ?1 AND customer_id = ?2 ORDER BY id",
+                params![account, c],
+            ),
+            None => query_all(
+                conn,
+                "SELECT data FROM certificates WHERE account = ?1 ORDER BY id",
+                params![account],
+            ),
+        })
+    }
+
+    fn certificate(&self, account: &str, id: &str) -> Result<Option<CertificateRecord>, ApiError> {
+        let (account, id) = (account.to_string(), id.to_string());
+        self.read(move |conn| {
+            query_one(
+                conn,
+                "SELECT data FROM certificates WHERE account = ?1 AND id = ?2",
+                params![account, id],
+            )
+        })
+    }
+
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, ApiError> {
+        let id = id.to_string();
+        self.read(move |conn| {
+            conn.query_row(
+                "SELECT content_type, bytes FROM certificate_documents WHERE certificate_id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(db)
+        })
+    }
+
+    fn certificate_requests(
+        &self,
+        account: &str,
+    ) -> Result<Vec<CertificateRequestRecord>, ApiError> {
+        let account = account.to_string();
+        self.read(move |conn| {
+            query_all(
+                conn,
+                "SELECT data FROM certificate_requests WHERE account = ?1 ORDER BY id",
+                params![account],
+            )
+        })
+    }
+
+    fn certificate_request(
+        &self,
+        account: &str,
+        id: &str,
+    ) -> Result<Option<CertificateRequestRecord>, ApiError> {
+        let (account, id) = (account.to_string(), id.to_string());
+        self.read(move |conn| {
+            query_one(
+                conn,
+                "SELECT data FROM certificate_requests WHERE account = ?1 AND id = ?2",
+                params![account, id],
+            )
+        })
+    }
+
+    fn cancel_certificate_request(
+        &self,
+        account: &str,
+        id: &str,
+        at: i64,
+    ) -> Result<CertificateRequestRecord, ApiError> {
+        let (account, id) = (account.to_string(), id.to_string());
+        self.write(move |conn| {
+            let found: Option<CertificateRequestRecord> = query_one(
+                conn,
+                "SELECT data FROM certificate_requests WHERE account = ?1 AND id = ?2",
+                params![account, id],
+            )?;
+            let Some(mut r) = found else {
+                return Err(ApiError::field(
+                    "CERTIFICATE_REQUEST_NOT_FOUND",
+                    "request_id",
+                    format!("no certificate request {id}"),
+                    "the id of a certificate request of this account",
+                    &id,
+                )
+                .with_status(404));
+            };
+            match r.status.as_str() {
+                "canceled" => Ok(r),
+                "fulfilled" => Err(ApiError::new(
+                    409,
+                    "REQUEST_ALREADY_FULFILLED",
+                    format!("certificate request {id} is fulfilled and cannot be canceled"),
+                )),
+                "invalid" => Err(ApiError::new(
+                    409,
+                    "REQUEST_INVALID",
+                    format!("certificate request {id} is invalid (a terminal state) and cannot be canceled"),
+                )),
+                _ => {
+                    r.status = "canceled".to_string();
+                    r.canceled_at = Some(at);
+                    r.updated_at = at;
+                    conn.execute(
+                        "UPDATE certificate_requests SET data = ?3 WHERE account = ?1 AND id = ?2",
+                        params![account, id, to_json(&r)?],
+                    )
+                    .map_err(db)?;
+                    Ok(r)
+                }
+            }
+        })
+    }
+
+    fn secret(&self, name: &str) -> Result<[u8; 32], ApiError> {
+        let name = name.to_string();
+        let fresh = crate::ids::random_bytes32();
+        self.write(move |conn| {
+            conn.execute(
+                "INSERT OR IGNORE INTO secrets (name, value) VALUES (?1, ?2)",
+                params![name, fresh.to_vec()],
+            )
+            .map_err(db)?;
+            let value: Vec<u8> = conn
+                .query_row(
+                    "SELECT value FROM secrets WHERE name = ?1",
+                    params![name],
+                    |r| r.get(0),
+                )
+                .map_err(db)?;
+            value
+                .try_into()
+                .map_err(|_| ApiError::ledger(format!("secret {name} is not 32 bytes")))
+        })
+    }
+}
+
+#[cfg(test)]
+mod migration_tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_ledger_migrates_and_keeps_its_transactions() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.execute_batch("PRAGMA user_version = 1").unwrap();
+        conn.execute(
+            "INSERT INTO transactions (account, live, id, reference_order_id, data) VALUES ('shop', 1, 'tr_1', 'o-1', '{}')",
+            [],
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let kind: String = conn
+            .query_row("SELECT kind FROM transactions WHERE id = 'tr_1'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(kind, "order", "existing transactions are orders");
+        // The order id stays unique per kind: another order with o-1 is refused, a fee
+        // with o-1 is accepted.
+        let insert = |id: &str, kind: &str| {
+            conn.execute(
+                "INSERT INTO transactions (account, live, id, reference_order_id, data, kind) VALUES ('shop', 1, ?1, 'o-1', '{}', ?2)",
+                params![id, kind],
+            )
+        };
+        assert!(insert("tr_2", "order").is_err());
+        assert!(insert("tr_3", "fee").is_ok());
+    }
+}

@@ -1,0 +1,576 @@
+//! POST /tax/calculations in every version: tax values worked out by hand, version shapes,
+//! and validation errors.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+#[test]
+fn nashville_sale_has_state_and_county_tax() {
+    let svc = service();
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        None,
+        &calc_body("10000", "GENERAL_MERCHANDISE"),
+    );
+    assert_eq!(s, 200, "{v}");
+    // $100.00 = 10000 cents. State 7%: 700. Davidson County 2.25%: 225. Tax 925.
+    assert_eq!(n(&v["total_tax_amount"]), "925");
+    assert_eq!(n(&v["total_amount_excluding_tax"]), "10000");
+    assert_eq!(n(&v["total_amount_including_tax"]), "10925");
+    assert_eq!(v["object"], "tax.calculation");
+    assert!(
+        v["id"].as_str().unwrap().starts_with("calc_") && v["id"].as_str().unwrap().len() == 5 + 32
+    );
+    assert_eq!(v["testmode"], Value::Bool(true));
+    let line = &v["line_items"][0];
+    assert_eq!(n(&line["tax_amount"]), "925");
+    assert_eq!(line["product"]["product_tax_code"], "GENERAL_MERCHANDISE");
+    assert_eq!(line["product"]["reference_line_item_id"], "line-1");
+    let j = &line["tax_jurisdictions"];
+    assert_eq!(n(&j[0]["tax_rate"]), "0.07");
+    assert_eq!(j[0]["rate_type"], "GENERAL STATE SALES TAX");
+    assert_eq!(j[0]["jurisdiction_name"], "TENNESSEE");
+    assert_eq!(j[0]["note"], "RATE_FRAC");
+    assert_eq!(n(&j[1]["tax_rate"]), "0.0225");
+    assert_eq!(j[1]["jurisdiction_name"], "DAVIDSON");
+    assert!(j[0]["rule_id"].is_u64());
+    // 2024-09-01 shape: no later fields.
+    for absent in [
+        "automatic_tax",
+        "address_used",
+        "address_resolution_status",
+        "location_source",
+        "transacted_at",
+    ] {
+        assert!(
+            v.get(absent).is_none(),
+            "{absent} must not appear in 2024-09-01"
+        );
+    }
+    assert!(j[0].get("tax_authority_name").is_none() && j[0].get("tax_due_decimal").is_none());
+    assert!(line.get("line_item_id").is_none());
+    // levy extension: the table hash.
+    assert_eq!(v["table_hash"].as_str().unwrap(), svc.table().hash_hex());
+    // Valid for 24 hours.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let expires = v["expires_at"].as_i64().unwrap();
+    assert!((now + 86_400 - 5..=now + 86_400 + 5).contains(&expires));
+}
+
+#[test]
+fn food_rule_comes_from_the_child_code_and_county_from_the_parent() {
+    let svc = service();
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        None,
+        &calc_body("2000", "FOOD"),
+    );
+    assert_eq!(s, 200, "{v}");
+    // $20.00: state food 4% = 80; county has no FOOD rule, so general 2.25% = 45. Tax 125.
+    assert_eq!(n(&v["total_tax_amount"]), "125");
+    assert_eq!(
+        v["line_items"][0]["tax_jurisdictions"][0]["rate_type"],
+        "STATE FOOD TAX"
+    );
+}
+
+#[test]
+fn tax_included_amounts_split_exactly() {
+    let svc = service();
+    let body = calc_body("10925", "GENERAL_MERCHANDISE").replace(
+        r#""tax_included_in_amount": false"#,
+        r#""tax_included_in_amount": true"#,
+    );
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &body);
+    assert_eq!(s, 200, "{v}");
+    // 10925 including 9.25% tax: 10925 / 1.0925 = 10000 excluding, 925 tax.
+    assert_eq!(v["tax_included_in_amount"], Value::Bool(true));
+    assert_eq!(n(&v["total_amount_excluding_tax"]), "10000");
+    assert_eq!(n(&v["total_tax_amount"]), "925");
+    assert_eq!(n(&v["total_amount_including_tax"]), "10925");
+}
+
+#[test]
+fn amounts_never_pass_through_binary_floats() {
+    let svc = service();
+    // Two lines of 0.1 and 0.2 cents: excluding total is exactly 0.3 (0.30000000000000004 in f64).
+    let body = r#"{"customer": {"address": {"address_province": "TN", "address_postal_code": "37203", "address_country": "US"}},
+        "order_details": {"customer_currency_code": "USD", "line_items": [
+            {"amount": 0.1, "quantity": 1, "product_category": "GENERAL_MERCHANDISE"},
+            {"amount": 0.2, "quantity": 1, "product_category": "GENERAL_MERCHANDISE"}]}}"#;
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, body);
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(n(&v["total_amount_excluding_tax"]), "0.3");
+    // Tax per line: 0.1 * 0.0925 = 0.00925 and 0.2 * 0.0925 = 0.0185, each rounds to 0.
+    assert_eq!(n(&v["total_tax_amount"]), "0");
+
+    // 999999999999999 cents (just under the 10^15 limit), 2026-03-01 for tax_due_decimal:
+    // state 999999999999999 * 0.07 = 69999999999999.93; county * 0.0225 = 22499999999999.9775;
+    // line tax 92499999999999.9075 rounds half away from zero to 92500000000000.
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-03-01"),
+        &calc_body_v2("999999999999999", "GENERAL_MERCHANDISE"),
+    );
+    assert_eq!(s, 200, "{v}");
+    let j = &v["line_items"][0]["tax_jurisdictions"];
+    assert_eq!(n(&j[0]["tax_due_decimal"]), "69999999999999.93");
+    assert_eq!(n(&j[1]["tax_due_decimal"]), "22499999999999.9775");
+    assert_eq!(n(&v["total_tax_amount"]), "92500000000000");
+    assert_eq!(n(&v["total_amount_including_tax"]), "1092499999999999");
+
+    // 12345678901234567 is above the limit; the error repeats it digit for digit (an f64
+    // would have made it 12345678901234568).
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        None,
+        &calc_body("12345678901234567", "GENERAL_MERCHANDISE"),
+    );
+    assert_eq!(s, 400);
+    assert_eq!(old_code(&v), "number_too_large");
+    assert_eq!(v["error"]["error_meta"]["received"], "12345678901234567");
+    assert_eq!(
+        v["error"]["error_meta"]["field"],
+        "order_details.line_items[0].amount"
+    );
+}
+
+#[test]
+fn exempt_customer_owes_nothing() {
+    let svc = service();
+    let (s, c) = post(
+        &svc,
+        "/tax/customers",
+        TEST_KEY,
+        None,
+        r#"{"email": "buyer@example.com", "is_tax_exempt": true}"#,
+    );
+    assert_eq!(s, 200, "{c}");
+    let body = calc_body("10000", "GENERAL_MERCHANDISE").replace(
+        r#"{"customer": {"#,
+        &format!(r#"{{"customer": {{"id": "{}", "#, c["id"].as_str().unwrap()),
+    );
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &body);
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(n(&v["total_tax_amount"]), "0");
+    assert_eq!(n(&v["total_amount_including_tax"]), "10000");
+    assert_eq!(v["customer"]["id"], c["id"]);
+    assert_eq!(
+        v["line_items"][0]["tax_jurisdictions"][0]["note"],
+        "CUSTOMER_EXEMPT"
+    );
+
+    // The same customer id from the live key is unknown there: full tax.
+    let (s, v) = post(&svc, "/tax/calculations", LIVE_KEY, None, &body);
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(n(&v["total_tax_amount"]), "925");
+}
+
+#[test]
+fn registered_product_supplies_category_and_name() {
+    let svc = service();
+    let (s, _) = post(
+        &svc,
+        "/tax/products",
+        TEST_KEY,
+        None,
+        r#"{"reference_product_id": "shirt", "reference_product_name": "T-shirt", "product_category": "CLOTHING"}"#,
+    );
+    assert_eq!(s, 200);
+    let body = calc_body("5000", "X").replace(
+        r#""product_category": "X""#,
+        r#""reference_product_id": "shirt""#,
+    );
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &body);
+    assert_eq!(s, 200, "{v}");
+    // Clothing inherits general merchandise rates: 5000 * 0.0925 = 462.5, rounds to 463.
+    assert_eq!(n(&v["total_tax_amount"]), "463");
+    let p = &v["line_items"][0]["product"];
+    assert_eq!(p["reference_product_id"], "shirt");
+    assert_eq!(p["reference_product_name"], "T-shirt");
+    assert_eq!(p["product_tax_code"], "CLOTHING");
+
+    let unknown = calc_body("5000", "X").replace(
+        r#""product_category": "X""#,
+        r#""reference_product_id": "nope""#,
+    );
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &unknown);
+    assert_eq!(s, 400);
+    assert_eq!(old_code(&v), "product_not_found");
+    assert_eq!(
+        v["error"]["error_meta"]["field"],
+        "order_details.line_items[0].reference_product_id"
+    );
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-01-01"),
+        &unknown.replacen('{', &format!("{{{ORIGIN},"), 1),
+    );
+    assert_eq!(s, 400);
+    assert_eq!(flat_type(&v, 400), "PRODUCT_NOT_FOUND");
+}
+
+#[test]
+fn version_2025_05_12_adds_fields_and_requires_origin() {
+    let svc = service();
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2025-05-12"),
+        &calc_body("10000", "GENERAL_MERCHANDISE"),
+    );
+    assert_eq!(s, 400);
+    assert_eq!(old_code(&v), "missing_origin_address");
+    assert_eq!(v["error"]["error_meta"]["field"], "origin_address");
+
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2025-05-12"),
+        &calc_body_v2("10000", "GENERAL_MERCHANDISE"),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(n(&v["total_tax_amount"]), "925");
+    assert_eq!(v["customer"]["type"], "CONSUMER");
+    assert_eq!(v["automatic_tax"], "auto");
+    assert_eq!(v["address_resolution_status"], "POSTAL_ONLY");
+    assert_eq!(v["address_used"]["address_postal_code"], "37203");
+    assert_eq!(v["address_used"]["address_city"], "NASHVILLE");
+    let j = &v["line_items"][0]["tax_jurisdictions"][0];
+    assert!(j.get("jurisdiction_name").is_none() && j.get("tax_authority_name").is_none());
+    assert!(v.get("location_source").is_none());
+
+    // automatic_tax disabled: always zero.
+    let body = calc_body_v2("10000", "GENERAL_MERCHANDISE").replace(r#""auto""#, r#""disabled""#);
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2025-05-12"),
+        &body,
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(n(&v["total_tax_amount"]), "0");
+
+    // automatic_tax is not a field of 2024-09-01.
+    let body = calc_body("10000", "GENERAL_MERCHANDISE").replace(
+        r#""tax_included_in_amount": false"#,
+        r#""automatic_tax": "auto""#,
+    );
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &body);
+    assert_eq!(s, 400);
+    assert_eq!(old_code(&v), "unrecognized_field");
+    assert_eq!(
+        v["error"]["error_meta"]["field"],
+        "order_details.automatic_tax"
+    );
+}
+
+#[test]
+fn version_2026_01_01_has_authority_fields_and_flat_errors() {
+    let svc = service();
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-01-01"),
+        &calc_body_v2("10000", "GENERAL_MERCHANDISE"),
+    );
+    assert_eq!(s, 200, "{v}");
+    let j = &v["line_items"][0]["tax_jurisdictions"];
+    assert_eq!(
+        j[0]["tax_authority_name"],
+        "TENNESSEE DEPARTMENT OF REVENUE"
+    );
+    assert_eq!(j[0]["tax_authority_type"], "STATE");
+    assert_eq!(j[1]["tax_authority_type"], "COUNTY");
+    assert_eq!(j[0]["tax_type"], "SALES");
+
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, Some("2026-01-01"), "{");
+    assert_eq!(s, 400);
+    assert_eq!(flat_type(&v, 400), "INVALID_JSON");
+    assert_eq!(
+        v.as_object().unwrap().len(),
+        3,
+        "flat errors are exactly code, type, message: {v}"
+    );
+}
+
+#[test]
+fn version_2026_03_01_ip_resolution() {
+    let svc = service();
+    let body = |ip: &str, mode: &str| {
+        format!(
+            r#"{{"customer": {{"ip": {{"value": "{ip}", "resolution": "{mode}"}}, "fallback_type": "BUSINESS"}},
+               "order_details": {{"customer_currency_code": "USD",
+                 "line_items": [{{"amount": 10000, "quantity": 2, "product_category": "GENERAL_MERCHANDISE"}}]}},
+               "transacted_at": 1772323200, {ORIGIN}}}"#
+        )
+    };
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-03-01"),
+        &body("10.0.0.7", "strict"),
+    );
+    assert_eq!(s, 200, "{v}");
+    // 10.0.0.7 is Nashville 37203: 10000 * 0.0925 = 925.
+    assert_eq!(n(&v["total_tax_amount"]), "925");
+    assert_eq!(v["location_source"], "ip");
+    assert_eq!(v["resolution_precision"], "POSTAL");
+    assert_eq!(v["transacted_at"], 1772323200);
+    // No customer.id: the fallback type applies.
+    assert_eq!(v["customer"]["type"], "BUSINESS");
+    let line = &v["line_items"][0];
+    assert!(line["line_item_id"].as_str().unwrap().starts_with("li_"));
+    assert_eq!(line["quantity"], 2);
+    // tax_due_decimal appears from 2026-03-01: 10000 * 0.07 = 700.
+    assert_eq!(n(&line["tax_jurisdictions"][0]["tax_due_decimal"]), "700");
+
+    // A US IP with no postal code: strict is a 422, zero answers zero tax,
+    // approximate uses the state's most populous postal code (37203).
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-03-01"),
+        &body("10.0.1.1", "strict"),
+    );
+    assert_eq!(s, 422);
+    assert_eq!(flat_type(&v, 422), "IP_RESOLUTION_INSUFFICIENT_US");
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-03-01"),
+        &body("10.0.1.1", "zero"),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(n(&v["total_tax_amount"]), "0");
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-03-01"),
+        &body("10.0.1.1", "approximate"),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(n(&v["total_tax_amount"]), "925");
+    assert_eq!(v["resolution_precision"], "APPROXIMATED");
+    // Unknown IP: 422 IP_RESOLUTION_FAILED; not an IP: 400 INVALID_IP_FORMAT.
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-03-01"),
+        &body("192.0.2.1", "strict"),
+    );
+    assert_eq!(
+        (s, flat_type(&v, 422).as_str()),
+        (422, "IP_RESOLUTION_FAILED")
+    );
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-03-01"),
+        &body("10.0.0.300", "strict"),
+    );
+    assert_eq!((s, flat_type(&v, 400).as_str()), (400, "INVALID_IP_FORMAT"));
+    // customer.ip does not exist before 2026-03-01.
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-01-01"),
+        &body("10.0.0.7", "strict"),
+    );
+    assert_eq!(
+        (s, flat_type(&v, 400).as_str()),
+        (400, "UNRECOGNIZED_FIELD")
+    );
+}
+
+#[test]
+fn currencies_by_version() {
+    let svc = service();
+    let eur = calc_body("100", "GENERAL_MERCHANDISE").replace("USD", "EUR");
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &eur);
+    assert_eq!(s, 400);
+    assert_eq!(old_code(&v), "unsupported_currency");
+    let cad = calc_body("100", "GENERAL_MERCHANDISE").replace("USD", "CAD");
+    assert_eq!(post(&svc, "/tax/calculations", TEST_KEY, None, &cad).0, 200);
+    let eur2 = calc_body_v2("100", "GENERAL_MERCHANDISE").replace("USD", "EUR");
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2025-05-12"),
+        &eur2,
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["customer_currency_code"], "EUR");
+    let xxx = calc_body_v2("100", "GENERAL_MERCHANDISE").replace("USD", "XXX");
+    assert_eq!(
+        post(
+            &svc,
+            "/tax/calculations",
+            TEST_KEY,
+            Some("2025-05-12"),
+            &xxx
+        )
+        .0,
+        400
+    );
+}
+
+#[test]
+fn address_errors_name_the_field() {
+    let svc = service();
+    let mismatch = calc_body("100", "GENERAL_MERCHANDISE").replace(r#""TN""#, r#""KY""#);
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &mismatch);
+    assert_eq!(s, 400);
+    assert_eq!(old_code(&v), "zip_state_mismatch");
+    assert_eq!(
+        v["error"]["error_meta"]["field"],
+        "customer.address.address_postal_code"
+    );
+    let country = calc_body("100", "GENERAL_MERCHANDISE")
+        .replace(r#""address_country": "US""#, r#""address_country": "USA""#);
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        Some("2026-01-01"),
+        &country.replacen('{', &format!("{{{ORIGIN},"), 1),
+    );
+    assert_eq!(
+        (s, flat_type(&v, 400).as_str()),
+        (400, "INVALID_COUNTRY_CODE")
+    );
+    let bad_zip = calc_body("100", "GENERAL_MERCHANDISE").replace("37203", "3720");
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &bad_zip);
+    assert_eq!((s, old_code(&v).as_str()), (400, "malformed_address"));
+}
+
+#[test]
+fn bad_input_gets_the_right_error() {
+    let svc = service();
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            r#"{"amount": 100, "quantity": -1, "product_category": "GENERAL_MERCHANDISE"}"#,
+            "positive_number_required",
+            "order_details.line_items[0].quantity",
+        ),
+        (
+            r#"{"amount": 100, "quantity": 0, "product_category": "GENERAL_MERCHANDISE"}"#,
+            "positive_number_required",
+            "order_details.line_items[0].quantity",
+        ),
+        (
+            r#"{"amount": -5, "quantity": 1, "product_category": "GENERAL_MERCHANDISE"}"#,
+            "positive_number_required",
+            "order_details.line_items[0].amount",
+        ),
+        (
+            r#"{"amount": "100", "quantity": 1, "product_category": "GENERAL_MERCHANDISE"}"#,
+            "incorrect_type",
+            "order_details.line_items[0].amount",
+        ),
+        (
+            r#"{"amount": 100, "quantity": 1.5, "product_category": "GENERAL_MERCHANDISE"}"#,
+            "incorrect_type",
+            "order_details.line_items[0].quantity",
+        ),
+        (
+            r#"{"quantity": 1, "product_category": "GENERAL_MERCHANDISE"}"#,
+            "missing_field",
+            "order_details.line_items[0].amount",
+        ),
+        (
+            r#"{"amount": 100, "quantity": 1}"#,
+            "missing_field",
+            "order_details.line_items[0].product_category",
+        ),
+        (
+            r#"{"amount": 100, "quantity": 1, "product_category": "NOT_A_CATEGORY"}"#,
+            "invalid_product_category",
+            "order_details.line_items[0].product_category",
+        ),
+        (
+            r#"{"amount": 100, "quantity": 1, "product_category": "GENERAL_MERCHANDISE", "colour": "red"}"#,
+            "unrecognized_field",
+            "order_details.line_items[0].colour",
+        ),
+    ];
+    for (line, code, field) in cases {
+        let body = format!(
+            r#"{{"customer": {{"address": {{"address_province": "TN", "address_postal_code": "37203", "address_country": "US"}}}},
+               "order_details": {{"customer_currency_code": "USD", "line_items": [{line}]}}}}"#
+        );
+        let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &body);
+        assert_eq!(s, 400, "{line}: {v}");
+        assert_eq!(old_code(&v), *code, "{line}: {v}");
+        assert_eq!(v["error"]["error_meta"]["field"], *field, "{line}");
+    }
+    // Missing customer, wrong type of customer, oversize metadata value, malformed JSON.
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        None,
+        r#"{"order_details": {}}"#,
+    );
+    assert_eq!((s, old_code(&v).as_str()), (400, "missing_field"));
+    assert_eq!(v["error"]["error_meta"]["field"], "customer");
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        None,
+        r#"{"customer": "me", "order_details": {}}"#,
+    );
+    assert_eq!((s, old_code(&v).as_str()), (400, "incorrect_type"));
+    assert_eq!(v["error"]["error_meta"]["received"], "\"me\"");
+    let long = "x".repeat(255);
+    let body = calc_body("100", "GENERAL_MERCHANDISE").replacen(
+        '{',
+        &format!(r#"{{"metadata": {{"note": "{long}"}},"#),
+        1,
+    );
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &body);
+    assert_eq!((s, old_code(&v).as_str()), (400, "string_too_long"));
+    let ok = calc_body("100", "GENERAL_MERCHANDISE").replacen(
+        '{',
+        &format!(r#"{{"metadata": {{"note": "{}", "n": 5}},"#, &long[1..]),
+        1,
+    );
+    let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, &ok);
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["metadata"]["n"], 5);
+    for garbage in ["", "[]", "{\"customer\": ", "nul", "\u{0}"] {
+        let (s, v) = post(&svc, "/tax/calculations", TEST_KEY, None, garbage);
+        assert_eq!(
+            (s, old_code(&v).as_str()),
+            (400, "invalid_json"),
+            "{garbage:?}"
+        );
+    }
+}

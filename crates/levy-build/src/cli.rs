@@ -1,0 +1,243 @@
+//! The `levy build`, `levy info` and `levy diff` commands: clap arguments and runners.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{ArgMatches, Args, FromArgMatches};
+
+use crate::compile::{build, BuildError, BuildOptions, Input, InputKind};
+
+/// The flags of `levy build` as clap parses them; [`BuildArgs`] adds their order.
+#[derive(Args, Clone, Debug, Default)]
+pub struct BuildFlags {
+    /// The table file to write (atomically: a temporary file, then a rename).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// ZIP5 combined-rate table, file or folder.
+    #[arg(long, value_name = "PATH")]
+    pub zip5: Vec<PathBuf>,
+    /// SST rate file, file or folder.
+    #[arg(long = "sst-rates", value_name = "PATH")]
+    pub sst_rates: Vec<PathBuf>,
+    /// SST boundary file, file or folder.
+    #[arg(long = "sst-boundaries", value_name = "PATH")]
+    pub sst_boundaries: Vec<PathBuf>,
+    /// CDTFA California rate list, file or folder.
+    #[arg(long, value_name = "PATH")]
+    pub cdtfa: Vec<PathBuf>,
+    /// MaxMind-format IP database, file or folder.
+    #[arg(long = "ip-mmdb", value_name = "PATH")]
+    pub ip_mmdb: Vec<PathBuf>,
+    /// CSV IP ranges `start,end,country[,region,postal]`, file or folder.
+    #[arg(long = "ip-csv", value_name = "PATH")]
+    pub ip_csv: Vec<PathBuf>,
+    /// Build without the curated rules (a minimal taxonomy only).
+    #[arg(long = "no-curated")]
+    pub no_curated: bool,
+    /// Fail on the first bad row instead of skipping and counting it.
+    #[arg(long)]
+    pub strict: bool,
+    /// The curated rules folder.
+    #[arg(long = "data-dir", value_name = "DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+}
+
+/// `levy build`: its flags and the inputs in command-line order (sources are layered in
+/// the order given, across flags).
+#[derive(Clone, Debug, Default)]
+pub struct BuildArgs {
+    /// The flags.
+    pub flags: BuildFlags,
+    /// Inputs in command-line order.
+    pub inputs: Vec<Input>,
+}
+
+const INPUT_IDS: [(&str, InputKind); 6] = [
+    ("zip5", InputKind::Zip5),
+    ("sst_rates", InputKind::SstRates),
+    ("sst_boundaries", InputKind::SstBoundaries),
+    ("cdtfa", InputKind::Cdtfa),
+    ("ip_mmdb", InputKind::IpMmdb),
+    ("ip_csv", InputKind::IpCsv),
+];
+
+fn ordered_inputs(m: &ArgMatches) -> Vec<Input> {
+    let mut found: Vec<(usize, Input)> = Vec::new();
+    for (id, kind) in INPUT_IDS {
+        if let (Some(idx), Some(vals)) = (m.indices_of(id), m.get_many::<PathBuf>(id)) {
+            for (i, v) in idx.zip(vals) {
+                found.push((i, Input::new(kind, v.clone())));
+            }
+        }
+    }
+    found.sort_by_key(|(i, _)| *i);
+    found.into_iter().map(|(_, i)| i).collect()
+}
+
+impl FromArgMatches for BuildArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(BuildArgs {
+            flags: BuildFlags::from_arg_matches(m)?,
+            inputs: ordered_inputs(m),
+        })
+    }
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        self.flags.update_from_arg_matches(m)?;
+        self.inputs = ordered_inputs(m);
+        Ok(())
+    }
+}
+
+impl Args for BuildArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        BuildFlags::augment_args(cmd)
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        BuildFlags::augment_args_for_update(cmd)
+    }
+}
+
+/// `levy info FILE`.
+#[derive(Args, Clone, Debug)]
+pub struct InfoArgs {
+    /// The table file.
+    pub file: PathBuf,
+}
+
+/// `levy diff OLD NEW [--json]`.
+#[derive(Args, Clone, Debug)]
+pub struct DiffArgs {
+    /// The older table.
+    pub old: PathBuf,
+    /// The newer table.
+    pub new: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A command failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// The build failed.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// A table could not be opened.
+    #[error(transparent)]
+    Table(#[from] levy_core::TableError),
+    /// The output could not be written.
+    #[error("{path}: {message}")]
+    Write {
+        /// Path.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, synced, then renamed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    let err = |e: std::io::Error| CliError::Write {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "table".into());
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(err)
+}
+
+/// Runs `levy build`: builds, writes the table, prints the summary on stderr.
+pub fn run_build(args: &BuildArgs) -> Result<crate::Summary, CliError> {
+    let opts = BuildOptions {
+        inputs: args.inputs.clone(),
+        curated_dir: (!args.flags.no_curated).then(|| args.flags.data_dir.clone()),
+        strict: args.flags.strict,
+        build_time: None,
+        progress: true,
+    };
+    let report = build(&opts)?;
+    write_atomic(&args.flags.out, &report.bytes)?;
+    eprint!("{}", report.summary.render());
+    eprintln!(
+        "wrote {} ({} bytes)",
+        args.flags.out.display(),
+        report.bytes.len()
+    );
+    Ok(report.summary)
+}
+
+/// Runs `levy info`: the text it prints.
+pub fn run_info(args: &InfoArgs) -> Result<String, CliError> {
+    let t = levy_core::AnyTable::read_file(&args.file)?;
+    Ok(crate::info(&t))
+}
+
+/// Runs `levy diff`: the text or JSON it prints.
+pub fn run_diff(args: &DiffArgs) -> Result<String, CliError> {
+    let old = levy_core::AnyTable::read_file(&args.old)?;
+    let new = levy_core::AnyTable::read_file(&args.new)?;
+    let d = crate::diff(&old, &new);
+    Ok(if args.json { d.to_json() } else { d.to_text() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        build: BuildArgs,
+    }
+
+    #[test]
+    fn inputs_keep_command_line_order() {
+        let cmd = Cmd::parse_from([
+            "levy",
+            "--out",
+            "t.levy",
+            "--sst-rates",
+            "a.csv",
+            "--zip5",
+            "z",
+            "--cdtfa",
+            "c.csv",
+            "--zip5",
+            "y",
+        ]);
+        let kinds: Vec<(InputKind, String)> = cmd
+            .build
+            .inputs
+            .iter()
+            .map(|i| (i.kind, i.path.display().to_string()))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (InputKind::SstRates, "a.csv".into()),
+                (InputKind::Zip5, "z".into()),
+                (InputKind::Cdtfa, "c.csv".into()),
+                (InputKind::Zip5, "y".into()),
+            ]
+        );
+        assert_eq!(cmd.build.flags.data_dir, PathBuf::from("data"));
+    }
+}

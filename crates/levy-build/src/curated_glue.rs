@@ -1,0 +1,64 @@
+//! The one place the build calls the curated rules reader ([`crate::curated`]).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::Path;
+
+use levy_core::{IpLocationSpec, TableBuilder};
+
+use crate::compile::BuildError;
+use crate::curated::{self, Curated, IpRanges};
+
+/// Loads the curated rules, records their files in the manifest and applies the base
+/// (taxonomy, base jurisdictions and rates, holidays).
+pub(crate) fn base(dir: &Path, b: &mut TableBuilder) -> Result<Curated, BuildError> {
+    let c = curated::load(dir).map_err(|e| BuildError::Curated(e.to_string()))?;
+    for s in c.sources() {
+        b.add_source(s);
+    }
+    c.apply_base(b)
+        .map_err(|e| BuildError::Curated(e.to_string()))?;
+    Ok(c)
+}
+
+/// The curated country-level IP ranges (`data/ip/`), when the folder exists, as ranges for
+/// the build's IP layer (so that finer IP inputs refine them), with their manifest entries.
+pub(crate) fn ip_ranges(
+    dir: &Path,
+    b: &mut TableBuilder,
+) -> Result<Vec<(IpAddr, IpAddr, IpLocationSpec)>, BuildError> {
+    let ip_dir = dir.join("ip");
+    if !ip_dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let r = IpRanges::load(&ip_dir).map_err(|e| BuildError::Curated(e.to_string()))?;
+    for s in r.sources() {
+        b.add_source(s);
+    }
+    let place = |c: [u8; 2]| IpLocationSpec {
+        country: String::from_utf8_lossy(&c).into_owned(),
+        ..Default::default()
+    };
+    let mut out = Vec::with_capacity(r.v4.len() + r.v6.len());
+    for &(s, e, c) in &r.v4 {
+        out.push((
+            IpAddr::V4(Ipv4Addr::from(s)),
+            IpAddr::V4(Ipv4Addr::from(e)),
+            place(c),
+        ));
+    }
+    for &(s, e, c) in &r.v6 {
+        out.push((
+            IpAddr::V6(Ipv6Addr::from(s)),
+            IpAddr::V6(Ipv6Addr::from(e)),
+            place(c),
+        ));
+    }
+    Ok(out)
+}
+
+/// Applies the curated product rules over every jurisdiction in the builder.
+pub(crate) fn rules(c: &Curated, b: &mut TableBuilder) -> Result<(), BuildError> {
+    c.apply_rules(b)
+        .map_err(|e| BuildError::Curated(e.to_string()))?;
+    Ok(())
+}

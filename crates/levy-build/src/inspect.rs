@@ -1,0 +1,405 @@
+//! `levy info` and `levy diff`: what a table holds, and what changed between two.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use levy_core::{Date, Decimal, Level, Table};
+
+/// Table decimals are the 16 bytes of `Decimal::serialize` (see `levy_core::model`).
+fn load_decimal(bytes: &[u8; 16]) -> Decimal {
+    Decimal::deserialize(*bytes)
+}
+
+fn date_text(d: i32) -> String {
+    match Date(d) {
+        Date::MIN => "-".into(),
+        Date::MAX => "-".into(),
+        d => {
+            let (y, m, dd) = d.ymd();
+            format!("{y:04}-{m:02}-{dd:02}")
+        }
+    }
+}
+
+fn interval(from: i32, to: i32) -> String {
+    format!("{}..{}", date_text(from), date_text(to))
+}
+
+/// A readable summary of a table: header, manifest and counts.
+pub fn info<D>(table: &Table<D>) -> String {
+    let h = table.header();
+    let d = table.data();
+    let mut s = String::new();
+    let _ = writeln!(s, "format version  {}", h.format_version);
+    let _ = writeln!(
+        s,
+        "build time      {} ({})",
+        h.build_time,
+        date_text(Date::from_unix_seconds(h.build_time).0)
+    );
+    let _ = writeln!(s, "content hash    {}", h.hash_hex());
+    let _ = writeln!(
+        s,
+        "size            {} bytes",
+        h.archive_len + levy_core::table::HEADER_LEN as u64
+    );
+    let _ = writeln!(s, "sources         {}", d.manifest.len());
+    for e in d.manifest.iter() {
+        let _ = writeln!(
+            s,
+            "  {:<15} {:<40} {} read {} skipped {} period {}",
+            e.kind.as_str(),
+            e.name.as_str(),
+            &e.sha256.as_str()[..e.sha256.len().min(12)],
+            e.rows_read.to_native(),
+            e.rows_skipped.to_native(),
+            e.period.as_str()
+        );
+    }
+    let mut levels: BTreeMap<&str, usize> = BTreeMap::new();
+    for j in 0..table.jurisdiction_count() {
+        if let Some(j) = table.jurisdiction(levy_core::JurisdictionId(j as u32)) {
+            *levels.entry(j.level().as_str()).or_default() += 1;
+        }
+    }
+    let by_level: Vec<String> = levels.iter().map(|(l, n)| format!("{l} {n}")).collect();
+    let _ = writeln!(
+        s,
+        "jurisdictions   {} ({})",
+        table.jurisdiction_count(),
+        by_level.join(", ")
+    );
+    let _ = writeln!(s, "rules           {}", d.rules.len());
+    let _ = writeln!(s, "tax codes       {}", d.tax_codes.len());
+    let _ = writeln!(s, "categories      {}", d.categories.len());
+    let _ = writeln!(s, "holidays        {}", d.holidays.len());
+    let _ = writeln!(
+        s,
+        "jurisdiction sets {}",
+        d.jset_start.len().saturating_sub(1)
+    );
+    let _ = writeln!(s, "ZIP codes       {}", d.zips.len());
+    let _ = writeln!(s, "ZIP+4 ranges    {}", d.zip4.len());
+    let _ = writeln!(s, "street ranges   {}", d.streets.len());
+    let _ = writeln!(s, "regions         {}", d.regions.len());
+    let _ = writeln!(s, "postal prefixes {}", d.postal_prefixes.len());
+    let _ = writeln!(s, "IPv4 ranges     {}", d.ipv4.len());
+    let _ = writeln!(s, "IPv6 ranges     {}", d.ipv6.len());
+    s
+}
+
+/// A rule added, removed or changed, named by jurisdiction code and tax code.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RuleChange {
+    /// Jurisdiction code.
+    pub jurisdiction: String,
+    /// Tax code name.
+    pub tax_code: String,
+    /// Interval in force, `YYYY-MM-DD..YYYY-MM-DD` (`-` for open).
+    pub interval: String,
+    /// Rate (with band, unit range and fee when not plain) before; `None` when added.
+    pub old: Option<String>,
+    /// After; `None` when removed.
+    pub new: Option<String>,
+}
+
+/// A place (ZIP, ZIP+4 range, street range) whose jurisdictions changed.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ZoneChange {
+    /// The place, for example `37010`, `55025-0100..2127 2019-01-01..2019-03-31`.
+    pub place: String,
+    /// Jurisdiction codes before; empty when the place is new.
+    pub old: Vec<String>,
+    /// After; empty when removed.
+    pub new: Vec<String>,
+}
+
+/// A jurisdiction added or removed.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    /// Code.
+    pub code: String,
+    /// Name.
+    pub name: String,
+    /// Level.
+    pub level: String,
+}
+
+/// What changed between two tables.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Diff {
+    /// Jurisdictions only in the new table.
+    pub jurisdictions_added: Vec<Change>,
+    /// Jurisdictions only in the old table.
+    pub jurisdictions_removed: Vec<Change>,
+    /// Rules added, removed or with another rate.
+    pub rules: Vec<RuleChange>,
+    /// ZIP codes whose jurisdictions changed.
+    pub zips: Vec<ZoneChange>,
+    /// ZIP+4 ranges added, removed or moved.
+    pub zip4: Vec<ZoneChange>,
+    /// Street ranges added, removed or moved.
+    pub streets: Vec<ZoneChange>,
+    /// IP ranges whose place changed, as text.
+    pub ip_ranges: Vec<ZoneChange>,
+}
+
+impl Diff {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.jurisdictions_added.is_empty()
+            && self.jurisdictions_removed.is_empty()
+            && self.rules.is_empty()
+            && self.zips.is_empty()
+            && self.zip4.is_empty()
+            && self.streets.is_empty()
+            && self.ip_ranges.is_empty()
+    }
+
+    /// As text, one change a line.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        for j in &self.jurisdictions_added {
+            let _ = writeln!(s, "+ jurisdiction {} {} ({})", j.code, j.name, j.level);
+        }
+        for j in &self.jurisdictions_removed {
+            let _ = writeln!(s, "- jurisdiction {} {} ({})", j.code, j.name, j.level);
+        }
+        for r in &self.rules {
+            let what = format!("rule {} {} {}", r.jurisdiction, r.tax_code, r.interval);
+            let _ = match (&r.old, &r.new) {
+                (None, Some(n)) => writeln!(s, "+ {what}: {n}"),
+                (Some(o), None) => writeln!(s, "- {what}: {o}"),
+                (Some(o), Some(n)) => writeln!(s, "~ {what}: {o} -> {n}"),
+                (None, None) => Ok(()),
+            };
+        }
+        for (label, list) in [
+            ("ZIP", &self.zips),
+            ("ZIP+4", &self.zip4),
+            ("street", &self.streets),
+            ("IP", &self.ip_ranges),
+        ] {
+            for z in list {
+                let sign = match (z.old.is_empty(), z.new.is_empty()) {
+                    (true, false) => '+',
+                    (false, true) => '-',
+                    _ => '~',
+                };
+                let _ = writeln!(
+                    s,
+                    "{sign} {label} {}: [{}] -> [{}]",
+                    z.place,
+                    z.old.join(" "),
+                    z.new.join(" ")
+                );
+            }
+        }
+        if s.is_empty() {
+            s.push_str("no changes\n");
+        }
+        s
+    }
+
+    /// As pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+}
+
+fn rule_map<D>(t: &Table<D>) -> BTreeMap<(String, String, String, String), String> {
+    let d = t.data();
+    let mut out = BTreeMap::new();
+    for r in d.rules.iter() {
+        let j = d
+            .jurisdictions
+            .get(r.jurisdiction.to_native() as usize)
+            .map(|j| j.code.as_str())
+            .unwrap_or("?");
+        let code = d
+            .tax_codes
+            .get(r.tax_code.to_native() as usize)
+            .map(|c| c.name.as_str())
+            .unwrap_or("?");
+        let (bmin, bmax) = (load_decimal(&r.base_min), load_decimal(&r.base_max));
+        let (umin, umax) = (load_decimal(&r.unit_min), load_decimal(&r.unit_max));
+        let fee = load_decimal(&r.fee);
+        let band =
+            if bmin.is_zero() && bmax == Decimal::MAX && umin.is_zero() && umax == Decimal::MAX {
+                String::new()
+            } else {
+                format!("band {bmin}..{bmax} units {umin}..{umax}")
+            };
+        let mut value = load_decimal(&r.rate).normalize().to_string();
+        if !fee.is_zero() {
+            value.push_str(&format!(" + fee {fee}"));
+        }
+        out.insert(
+            (
+                j.to_string(),
+                code.to_string(),
+                interval(r.from.to_native(), r.to.to_native()),
+                band,
+            ),
+            value,
+        );
+    }
+    out
+}
+
+fn jset_codes<D>(t: &Table<D>, jset: u32) -> Vec<String> {
+    let mut v: Vec<String> = t
+        .jset(levy_core::JsetId(jset))
+        .filter_map(|j| t.jurisdiction(j).map(|j| j.code().to_string()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn zone_diff(
+    old: &BTreeMap<String, Vec<String>>,
+    new: &BTreeMap<String, Vec<String>>,
+) -> Vec<ZoneChange> {
+    let keys: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    let mut out = Vec::new();
+    for k in keys {
+        let (o, n) = (old.get(k), new.get(k));
+        if o != n {
+            out.push(ZoneChange {
+                place: k.clone(),
+                old: o.cloned().unwrap_or_default(),
+                new: n.cloned().unwrap_or_default(),
+            });
+        }
+    }
+    out
+}
+
+fn zones<D>(t: &Table<D>) -> [BTreeMap<String, Vec<String>>; 4] {
+    let d = t.data();
+    let mut zips = BTreeMap::new();
+    for z in d.zips.iter() {
+        zips.insert(
+            format!("{:05} {}", z.zip.to_native(), z.state.as_str()),
+            jset_codes(t, z.jset.to_native()),
+        );
+    }
+    let mut zip4 = BTreeMap::new();
+    for z in d.zip4.iter() {
+        let key = format!(
+            "{:05}-{:04}..{:04} {}",
+            z.zip5.to_native(),
+            z.low.to_native(),
+            z.high.to_native(),
+            interval(z.from.to_native(), z.to.to_native())
+        );
+        zip4.insert(key, jset_codes(t, z.jset.to_native()));
+    }
+    let mut streets = BTreeMap::new();
+    for s in d.streets.iter() {
+        let key = format!(
+            "{:05} {} {}..{} {} {}",
+            s.zip5.to_native(),
+            s.street.as_str(),
+            s.low.to_native(),
+            s.high.to_native(),
+            s.parity as char,
+            interval(s.from.to_native(), s.to.to_native())
+        );
+        streets.insert(key, jset_codes(t, s.jset.to_native()));
+    }
+    let mut ips = BTreeMap::new();
+    let place = |i: u32| {
+        d.ip_locations
+            .get(i as usize)
+            .map(|l| {
+                vec![format!(
+                    "{}-{} {} {}",
+                    std::str::from_utf8(&l.country).unwrap_or("??"),
+                    l.region.as_str(),
+                    l.city.as_str(),
+                    l.postal.as_str()
+                )]
+            })
+            .unwrap_or_default()
+    };
+    for r in d.ipv4.iter() {
+        let key = format!(
+            "{}..{}",
+            std::net::Ipv4Addr::from(r.start.to_native()),
+            std::net::Ipv4Addr::from(r.end.to_native())
+        );
+        ips.insert(key, place(r.location.to_native()));
+    }
+    for r in d.ipv6.iter() {
+        let key = format!(
+            "{}..{}",
+            std::net::Ipv6Addr::from(r.start),
+            std::net::Ipv6Addr::from(r.end)
+        );
+        ips.insert(key, place(r.location.to_native()));
+    }
+    [zips, zip4, streets, ips]
+}
+
+fn jurisdictions<D>(t: &Table<D>) -> BTreeMap<String, Change> {
+    (0..t.jurisdiction_count())
+        .filter_map(|i| t.jurisdiction(levy_core::JurisdictionId(i as u32)))
+        .map(|j| {
+            let level: Level = j.level();
+            (
+                j.code().to_string(),
+                Change {
+                    code: j.code().into(),
+                    name: j.name().into(),
+                    level: level.as_str().into(),
+                },
+            )
+        })
+        .collect()
+}
+
+/// What changed from `old` to `new`: jurisdictions, rules (by jurisdiction code, tax code
+/// and interval), and the places (ZIP, ZIP+4, street and IP ranges) whose jurisdictions
+/// changed. Ids are never compared, only codes, so two builds can be diffed whatever order
+/// their jurisdictions were added in.
+pub fn diff<A, B>(old: &Table<A>, new: &Table<B>) -> Diff {
+    let mut out = Diff::default();
+    let (jo, jn) = (jurisdictions(old), jurisdictions(new));
+    out.jurisdictions_added = jn
+        .iter()
+        .filter(|(k, _)| !jo.contains_key(*k))
+        .map(|(_, v)| v.clone())
+        .collect();
+    out.jurisdictions_removed = jo
+        .iter()
+        .filter(|(k, _)| !jn.contains_key(*k))
+        .map(|(_, v)| v.clone())
+        .collect();
+    let (ro, rn) = (rule_map(old), rule_map(new));
+    let keys: BTreeSet<_> = ro.keys().chain(rn.keys()).collect();
+    for k in keys {
+        let (o, n) = (ro.get(k), rn.get(k));
+        if o != n {
+            let interval = if k.3.is_empty() {
+                k.2.clone()
+            } else {
+                format!("{} {}", k.2, k.3)
+            };
+            out.rules.push(RuleChange {
+                jurisdiction: k.0.clone(),
+                tax_code: k.1.clone(),
+                interval,
+                old: o.cloned(),
+                new: n.cloned(),
+            });
+        }
+    }
+    let [zo, z4o, so, io] = zones(old);
+    let [zn, z4n, sn, inew] = zones(new);
+    out.zips = zone_diff(&zo, &zn);
+    out.zip4 = zone_diff(&z4o, &z4n);
+    out.streets = zone_diff(&so, &sn);
+    out.ip_ranges = zone_diff(&io, &inew);
+    out
+}

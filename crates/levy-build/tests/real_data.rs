@@ -1,0 +1,599 @@
+//! Builds on the real published files in `shared/data` (see its README for each file's
+//! origin). Each test skips when the data is absent, except under `CI=true`, where absence
+//! fails it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use levy_build::{
+    build, diff, BuildError, BuildOptions, BuildReport, ConflictKind, Input, InputKind,
+};
+use levy_core::{
+    Address, AutomaticTax, Currency, Customer, Date, Decimal, IpMode, JsetId, Location, Precision,
+    ResolveError, Sale, SaleLine, Table,
+};
+
+fn data_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data"));
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!(
+            "shared data missing at {} (required under CI=true)",
+            dir.display()
+        );
+    }
+    println!("skipped: no shared data at {}", dir.display());
+    None
+}
+
+fn opts(inputs: Vec<Input>) -> BuildOptions {
+    BuildOptions {
+        inputs,
+        curated_dir: None,
+        strict: false,
+        build_time: Some(0),
+        progress: false,
+    }
+}
+
+fn built(inputs: Vec<Input>) -> (BuildReport, Table<Vec<u8>>) {
+    let report = build(&opts(inputs)).expect("build");
+    let table = Table::open(report.bytes.clone()).expect("open");
+    (report, table)
+}
+
+fn day(y: i32, m: u32, d: u32) -> Date {
+    Date::from_ymd(y, m, d).unwrap()
+}
+
+fn us(postal: &str, region: &str) -> Address {
+    Address {
+        postal_code: postal.into(),
+        region: region.into(),
+        country: "US".into(),
+        ..Default::default()
+    }
+}
+
+/// Tax in cents on one $100.00 line of general merchandise.
+fn tax_on_100<D>(t: &Table<D>, loc: &Location, date: Date) -> (Decimal, Decimal) {
+    let sale = Sale {
+        currency: Currency::USD,
+        tax_included: false,
+        customer: Customer::default(),
+        automatic_tax: AutomaticTax::Auto,
+        date,
+        origin_country: None,
+        lines: vec![SaleLine {
+            amount: Decimal::from(10_000),
+            quantity: 1,
+            per_unit: false,
+            tax_code: t.category("GENERAL_MERCHANDISE").unwrap(),
+        }],
+    };
+    let calc = t.calculate(loc, &sale).expect("calculate");
+    let rate_sum: Decimal = calc.lines[0].jurisdictions.iter().map(|j| j.rate).sum();
+    (calc.total_tax, rate_sum)
+}
+
+fn codes<D>(t: &Table<D>, loc: &Location) -> BTreeSet<String> {
+    t.jset(loc.jset.unwrap())
+        .map(|j| t.jurisdiction(j).unwrap().code().to_string())
+        .collect()
+}
+
+/// The GENERAL_MERCHANDISE (or other code) rate of one jurisdiction in force on a day.
+fn rate_on<D>(t: &Table<D>, code: &str, tax_code: &str, date: Date) -> Option<Decimal> {
+    let j = t.jurisdiction_by_code(code)?;
+    let tc = t.tax_code(tax_code)?;
+    let mut found = t
+        .rules_of(j)
+        .filter(|(_, r)| r.tax_code() == tc)
+        .filter(|(_, r)| {
+            let (f, to) = r.interval();
+            f <= date && date <= to
+        });
+    let first = found.next().map(|(_, r)| r.rate());
+    assert!(
+        found.next().is_none(),
+        "two {tax_code} rules for {code} on {date:?}"
+    );
+    first
+}
+
+struct Row {
+    state: String,
+    zip: String,
+    name: String,
+    combined: Decimal,
+}
+
+fn zip5_rows(dir: &Path) -> Vec<Row> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut rows = Vec::new();
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "csv"))
+    {
+        let mut r = csv::Reader::from_path(f).unwrap();
+        for rec in r.records() {
+            let rec = rec.unwrap();
+            rows.push(Row {
+                state: rec[0].to_string(),
+                zip: rec[1].to_string(),
+                name: rec[2].to_string(),
+                combined: Decimal::from_str(&rec[3]).unwrap(),
+            });
+        }
+    }
+    rows
+}
+
+#[test]
+fn every_zip5_row_is_reproduced() {
+    let Some(data) = data_dir() else { return };
+    let dir = data.join("zip5-rates-2025-12");
+    let (report, t) = built(vec![Input::new(InputKind::Zip5, &dir)]);
+    let rows = zip5_rows(&dir);
+    // The data README: 41,001 rows in 52 files.
+    assert_eq!(rows.len(), 41_001);
+    assert_eq!(report.summary.sources.len(), 52);
+    assert!(
+        report.summary.bad_rows.is_empty(),
+        "{:?}",
+        &report.summary.bad_rows[..3.min(report.summary.bad_rows.len())]
+    );
+    let read: u64 = report.summary.sources.iter().map(|s| s.rows_read).sum();
+    assert_eq!(read, 41_001);
+    // 474 rows have a component truncated by 0.000001 (counted by hand with a decimal sum
+    // over the files: CO 10, KS 1, LA 2, OH 83, UT 346, WA 32).
+    assert_eq!(report.summary.repaired_rows, 474);
+
+    let date = day(2025, 12, 15);
+    let jset_count = t.data().jset_start.len() - 1;
+    let mut via_zip = 0;
+    let mut via_other_state = 0;
+    for row in &rows {
+        // Expected tax on $100.00: round(10000 cents x combined), half away from zero.
+        let expected_tax = levy_core::round_minor(Decimal::from(10_000) * row.combined);
+        match t.resolve(&us(&row.zip, &row.state), date) {
+            Ok(loc) => {
+                assert_eq!(loc.precision, Precision::Postal);
+                let (tax, sum) = tax_on_100(&t, &loc, date);
+                assert_eq!(sum, row.combined, "{} {}", row.state, row.zip);
+                assert_eq!(tax, expected_tax, "{} {}", row.state, row.zip);
+                via_zip += 1;
+            }
+            Err(ResolveError::ZipStateMismatch { .. }) => {
+                // A ZIP in two states' tables: the build reports it, keeps the USPS state's
+                // row, and the other row's jurisdictions are a set of their own.
+                assert!(report
+                    .summary
+                    .conflicts
+                    .iter()
+                    .any(|c| c.kind == ConflictKind::ZipInTwoStates
+                        && c.detail.contains(&format!("ZIP {}", row.zip))));
+                let fips = levy_build::states::by_abbr(&row.state).unwrap().0;
+                let found = (0..jset_count as u32).map(JsetId).find_map(|id| {
+                    let members: Vec<_> = t.jset(id).map(|j| t.jurisdiction(j).unwrap()).collect();
+                    // The row's own set: all in its state, and named after its tax region
+                    // unless the state alone taxes it (Connecticut has no local rates).
+                    let ours = !members.is_empty()
+                        && members
+                            .iter()
+                            .all(|j| j.code() == fips || j.code().starts_with(&format!("{fips}:")))
+                        && (members.len() == 1
+                            || members
+                                .iter()
+                                .any(|j| j.code().contains(&format!(":{}:", row.name))));
+                    if !ours {
+                        return None;
+                    }
+                    let loc = Location {
+                        jset: Some(id),
+                        ..t.resolve(&us("", &row.state), date).unwrap()
+                    };
+                    let (tax, sum) = tax_on_100(&t, &loc, date);
+                    (sum == row.combined && tax == expected_tax).then_some(())
+                });
+                assert!(
+                    found.is_some(),
+                    "no jurisdiction set reproduces {} {}",
+                    row.state,
+                    row.zip
+                );
+                via_other_state += 1;
+            }
+            Err(e) => panic!("{} {}: {e}", row.state, row.zip),
+        }
+    }
+    // 84 ZIPs appear in more than one state's file: 82 in two and 2 in three (counted
+    // with `cut -d, -f2 | sort | uniq -c` over the files), so 82 + 2 x 2 = 86 rows are
+    // not the kept row of their ZIP.
+    assert_eq!(via_other_state, 86);
+    assert_eq!(via_zip + via_other_state, 41_001);
+    // `levy info`: 41,001 rows less the 86 second rows of shared ZIPs = 40,915 ZIP codes,
+    // one source per file.
+    let info = levy_build::info(&t);
+    assert!(info.contains("ZIP codes       40915\n"), "{info}");
+    assert!(info.contains("sources         52\n"), "{info}");
+    assert!(info.contains("zip5            TAXRATES_ZIP5_TN202512.csv"), "{info}");
+}
+
+fn sst(data: &Path, name: &str) -> Input {
+    Input::new(InputKind::SstRates, data.join("sst").join(name))
+}
+
+#[test]
+fn sst_rates_in_and_out_of_their_intervals() {
+    let Some(data) = data_dir() else { return };
+    let (report, t) = built(vec![
+        sst(&data, "GAR2026Q2FEB19.csv"),
+        sst(&data, "MNR2026Q2FEB18.csv"),
+        sst(&data, "WIR2026Q2FEB18.csv"),
+    ]);
+    assert!(
+        report.summary.bad_rows.is_empty(),
+        "{:?}",
+        report.summary.bad_rows
+    );
+    let d = Decimal::from_str;
+    // GAR line 1: `13,45,13,0.04,0.04,0,0,20110101,29991231`: state 4%, food 0%.
+    assert_eq!(
+        rate_on(&t, "13", "GENERAL_MERCHANDISE", day(2026, 5, 1)),
+        Some(d("0.04").unwrap())
+    );
+    assert_eq!(
+        rate_on(&t, "13", "GROCERIES", day(2026, 5, 1)),
+        Some(Decimal::ZERO)
+    );
+    assert_eq!(
+        rate_on(&t, "13", "GENERAL_MERCHANDISE", day(2010, 12, 31)),
+        None
+    );
+    // GAR lines 2-4: city 04000 at 1% 2011-01-01..2017-02-28, 1.5% in March 2017, 1.9%
+    // 2017-04-01..2022-03-31; food equals general, so no GROCERIES rule (inherits).
+    assert_eq!(
+        rate_on(&t, "1304000", "GENERAL_MERCHANDISE", day(2017, 2, 28)),
+        Some(d("0.01").unwrap())
+    );
+    assert_eq!(
+        rate_on(&t, "1304000", "GENERAL_MERCHANDISE", day(2017, 3, 1)),
+        Some(d("0.015").unwrap())
+    );
+    assert_eq!(
+        rate_on(&t, "1304000", "GENERAL_MERCHANDISE", day(2017, 4, 1)),
+        Some(d("0.019").unwrap())
+    );
+    assert_eq!(
+        rate_on(&t, "1304000", "GENERAL_MERCHANDISE", day(2010, 6, 1)),
+        None
+    );
+    assert_eq!(rate_on(&t, "1304000", "GROCERIES", day(2017, 3, 1)), None);
+    // MNR: `27,01,58000,0.0050,...,20051001,20240331` and `27,01,58000,0.0150,...,20240401,29991231`.
+    assert_eq!(
+        rate_on(&t, "2758000", "GENERAL_MERCHANDISE", day(2024, 3, 31)),
+        Some(d("0.005").unwrap())
+    );
+    assert_eq!(
+        rate_on(&t, "2758000", "GENERAL_MERCHANDISE", day(2024, 4, 1)),
+        Some(d("0.015").unwrap())
+    );
+    assert_eq!(
+        rate_on(&t, "2758000", "GENERAL_MERCHANDISE", day(2005, 9, 30)),
+        None
+    );
+    // MNR: `27,63,80004,0.0050,...,20171001,29991231`, a special district.
+    assert_eq!(
+        rate_on(&t, "27:63:80004", "GENERAL_MERCHANDISE", day(2020, 1, 1)),
+        Some(d("0.005").unwrap())
+    );
+    assert_eq!(
+        rate_on(&t, "27:63:80004", "GENERAL_MERCHANDISE", day(2017, 9, 30)),
+        None
+    );
+    // MNR: `27,45,27,0.06875,...,20090701,29991231`.
+    assert_eq!(
+        rate_on(&t, "27", "GENERAL_MERCHANDISE", day(2026, 4, 1)),
+        Some(d("0.06875").unwrap())
+    );
+    // WIR lines 5-6: county 009 at 0% 1980-01-01..2017-12-31, 0.5% from 2018-01-01 (9999-12-31 end).
+    assert_eq!(
+        rate_on(&t, "55009", "GENERAL_MERCHANDISE", day(2017, 12, 31)),
+        Some(Decimal::ZERO)
+    );
+    assert_eq!(
+        rate_on(&t, "55009", "GENERAL_MERCHANDISE", day(2018, 1, 1)),
+        Some(d("0.005").unwrap())
+    );
+    assert_eq!(
+        rate_on(&t, "55009", "GENERAL_MERCHANDISE", day(1979, 12, 31)),
+        None
+    );
+    // WIR line 1: `55,00,001,0.005,...,19940101,99991231`.
+    assert_eq!(
+        rate_on(&t, "55001", "GENERAL_MERCHANDISE", day(2030, 1, 1)),
+        Some(d("0.005").unwrap())
+    );
+    // Manifest: kind, name, period, rows. The data README says 449 / 147 / 1,941 rows; the
+    // Minnesota file has 148 (its last line has no line break, so `wc -l` counts 147).
+    let s = &report.summary.sources;
+    assert_eq!(
+        s.iter()
+            .map(|e| (
+                e.kind.as_str(),
+                e.name.as_str(),
+                e.rows_read,
+                e.period.as_str()
+            ))
+            .collect::<Vec<_>>(),
+        vec![
+            ("sst-rates", "GAR2026Q2FEB19.csv", 449, "2026Q2"),
+            ("sst-rates", "MNR2026Q2FEB18.csv", 148, "2026Q2"),
+            ("sst-rates", "WIR2026Q2FEB18.csv", 1941, "2026Q2"),
+        ]
+    );
+    assert!(s.iter().all(|e| e.sha256.len() == 64));
+}
+
+#[test]
+fn minnesota_boundaries_resolve_zip4_ranges() {
+    let Some(data) = data_dir() else { return };
+    let (report, t) = built(vec![
+        Input::new(
+            InputKind::Zip5,
+            data.join("zip5-rates-2025-12/TAXRATES_ZIP5_MN202512.csv"),
+        ),
+        sst(&data, "MNR2026Q2FEB18.csv"),
+        Input::new(
+            InputKind::SstBoundaries,
+            data.join("sst/MNB2026Q2FEB18-sample.csv"),
+        ),
+    ]);
+    assert!(
+        report.summary.bad_rows.is_empty(),
+        "{:?}",
+        report.summary.bad_rows
+    );
+    // The sample has 100 records (data README); every one is read.
+    assert_eq!(report.summary.sources[2].rows_read, 100);
+    let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    let inside = day(2019, 2, 1);
+    // `4,20190101,20190331,...,55025,0001,55025,0099,,27,27,003`: Anoka County (003).
+    let loc = t.resolve(&us("55025-0050", "MN"), inside).unwrap();
+    assert_eq!(loc.precision, Precision::PostalPlus);
+    assert_eq!(codes(&t, &loc), set(&["27", "27003"]));
+    // `4,20190101,20190331,...,55025,0100,55025,2127,,27,27,163`: Washington County (163).
+    let loc = t.resolve(&us("55025-2127", "MN"), inside).unwrap();
+    assert_eq!(codes(&t, &loc), set(&["27", "27163"]));
+    // `4,20161001,20190331,...,55012,0011,55013,9999,,27,27,025` spans two ZIP5s: 55013-0000
+    // lies inside it (Chisago County, 025).
+    let loc = t.resolve(&us("55013-0000", "MN"), inside).unwrap();
+    assert_eq!(codes(&t, &loc), set(&["27", "27025"]));
+    // `Z,20171001,20190331,...,55401,,55405,,,27,27,053,43000,...,ST,80004,63`: Hennepin
+    // County, Minneapolis (43000) and district 80004 of type 63.
+    let loc = t.resolve(&us("55401-1234", "MN"), day(2018, 6, 1)).unwrap();
+    assert_eq!(
+        codes(&t, &loc),
+        set(&["27", "27053", "2743000", "27:63:80004"])
+    );
+    // After 2019-03-31 the sample's ranges are out of force: the ZIP5 table decides.
+    let loc = t.resolve(&us("55025-0050", "MN"), day(2026, 1, 5)).unwrap();
+    assert_eq!(loc.precision, Precision::Postal);
+    // ZIP5 row `MN,55025,SCANDIA,0.083750,...`: 8.375% of $100.00 = 837.5 -> 838 cents.
+    assert_eq!(tax_on_100(&t, &loc, day(2026, 1, 5)).0, Decimal::from(838));
+}
+
+#[test]
+fn cdtfa_cities_resolve_at_their_zips() {
+    let Some(data) = data_dir() else { return };
+    let (report, t) = built(vec![
+        Input::new(
+            InputKind::Zip5,
+            data.join("zip5-rates-2025-12/TAXRATES_ZIP5_CA202512.csv"),
+        ),
+        Input::new(InputKind::Cdtfa, data.join("ca-cdtfa-2026-01")),
+    ]);
+    assert!(
+        report.summary.bad_rows.is_empty(),
+        "{:?}",
+        report.summary.bad_rows
+    );
+    let cdtfa = &report.summary.sources[1];
+    assert_eq!(cdtfa.period, "2026-01-01");
+    // Five rows (Del Norte, Kern, Monterey, Santa Cruz, Yuba counties) carry only a note.
+    assert_eq!(cdtfa.rows_skipped, 5);
+    // 549 lines: 2 title lines, the header, 546 rows (data README); 541 have a rate.
+    assert_eq!(cdtfa.rows_read, 541);
+    let date = day(2026, 2, 1);
+    // CDTFA: `Alameda,0.1075,Alameda,City`; 94501 is Alameda's ZIP: $10.75 on $100.00.
+    let loc = t.resolve(&us("94501", "CA"), date).unwrap();
+    assert_eq!(
+        tax_on_100(&t, &loc, date),
+        (Decimal::from(1075), Decimal::from_str("0.1075").unwrap())
+    );
+    assert_eq!(
+        codes(&t, &loc),
+        ["06", "06:BRADLEY-BURNS", "06:CDTFA:CITY:ALAMEDA"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    );
+    // CDTFA: `Agoura Hills,9.7500000000000003E-2,...` -> 9.75%: 91301 is Agoura Hills.
+    let loc = t.resolve(&us("91301", "CA"), date).unwrap();
+    assert_eq!(tax_on_100(&t, &loc, date).0, Decimal::from(975));
+    // CDTFA: `Alameda County,0.10249999999999999,Alameda,County` -> 10.25% for the
+    // unincorporated county: Castro Valley (94546) is not a city.
+    let loc = t.resolve(&us("94546", "CA"), date).unwrap();
+    assert_eq!(tax_on_100(&t, &loc, date).0, Decimal::from(1025));
+    // Before the CDTFA period the ZIP5 table's December rates still hold for 94501
+    // (`CA,94501,ALAMEDA,0.107500,...`).
+    let loc = t.resolve(&us("94501", "CA"), day(2025, 12, 10)).unwrap();
+    assert!(report
+        .summary
+        .conflicts
+        .iter()
+        .any(|c| c.kind == ConflictKind::ZipReassigned && c.detail.contains("ZIP 94501")));
+    let _ = loc;
+}
+
+#[test]
+fn ip_csv_ranges_resolve() {
+    let Some(data) = data_dir() else { return };
+    let tmp = tempdir("ipcsv");
+    let csv = tmp.join("ranges.csv");
+    std::fs::write(
+        &csv,
+        "start,end,country,region,postal\n192.0.2.0,192.0.2.255,US,TN,37203\n2001:db8::,2001:db8::ffff,CA,ON,\n3221226240,3221226495,US,US-TN,37010\n",
+    )
+    .unwrap();
+    let (report, t) = built(vec![
+        Input::new(
+            InputKind::Zip5,
+            data.join("zip5-rates-2025-12/TAXRATES_ZIP5_TN202512.csv"),
+        ),
+        Input::new(InputKind::IpCsv, &csv),
+    ]);
+    assert_eq!(report.summary.sources[1].rows_read, 3);
+    let date = day(2026, 1, 2);
+    let loc = t.resolve_ip("192.0.2.10", IpMode::Strict, date).unwrap();
+    // `TN,37203,NASHVILLE,0.092500,...`: 9.25% of $100.00.
+    assert_eq!(tax_on_100(&t, &loc, date).0, Decimal::from(925));
+    // 3221226240 is 192.0.3.0: `TN,37010,ADAMS,0.097500,...`.
+    let loc = t.resolve_ip("192.0.3.7", IpMode::Strict, date).unwrap();
+    assert_eq!(tax_on_100(&t, &loc, date).0, Decimal::from(975));
+    let place = t.lookup_ip("2001:db8::42".parse().unwrap()).unwrap();
+    assert_eq!((place.country(), place.region()), ("CA", "ON"));
+    assert!(t.lookup_ip("192.0.4.1".parse().unwrap()).is_none());
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("levy-build-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn builds_are_byte_identical_and_dated_by_their_inputs() {
+    let Some(data) = data_dir() else { return };
+    let inputs = || {
+        vec![
+            Input::new(InputKind::Zip5, data.join("zip5-rates-2025-12")),
+            sst(&data, "MNR2026Q2FEB18.csv"),
+            Input::new(
+                InputKind::SstBoundaries,
+                data.join("sst/MNB2026Q2FEB18-sample.csv"),
+            ),
+            Input::new(InputKind::Cdtfa, data.join("ca-cdtfa-2026-01")),
+        ]
+    };
+    let mut o = opts(inputs());
+    o.build_time = None;
+    let a = build(&o).unwrap();
+    let b = build(&o).unwrap();
+    assert!(a.bytes == b.bytes, "two builds of the same inputs differ");
+    if std::env::var("SOURCE_DATE_EPOCH").is_err() {
+        // The latest period start among the inputs is 2026Q2: 2026-04-01 = day 20544 of
+        // the Unix epoch, 20544 x 86400 seconds.
+        assert_eq!(a.summary.build_time, 20_544 * 86_400);
+        assert_eq!(
+            Table::open(a.bytes).unwrap().header().build_time,
+            1_775_001_600
+        );
+    }
+}
+
+#[test]
+fn diff_lists_exactly_the_change_made() {
+    let Some(data) = data_dir() else { return };
+    let original = data.join("zip5-rates-2025-12/TAXRATES_ZIP5_TN202512.csv");
+    let text = std::fs::read_to_string(&original).unwrap();
+    let row = "TN,37010,ADAMS,0.097500,0.070000,0.027500,0.000000,0.000000,0";
+    assert_eq!(text.matches(row).count(), 1);
+    let tmp = tempdir("diff");
+    let altered = tmp.join("TAXRATES_ZIP5_TN202512.csv");
+    // Adams (37010) county rate 2.75% -> 3%, combined 9.75% -> 10%.
+    std::fs::write(
+        &altered,
+        text.replace(
+            row,
+            "TN,37010,ADAMS,0.100000,0.070000,0.030000,0.000000,0.000000,0",
+        ),
+    )
+    .unwrap();
+    let (_, old) = built(vec![Input::new(InputKind::Zip5, &original)]);
+    let (_, new) = built(vec![Input::new(InputKind::Zip5, &altered)]);
+    let d = diff(&old, &new);
+    // 37032 still uses ADAMS at 2.75%, so that jurisdiction stays; a new one appears.
+    assert_eq!(d.jurisdictions_added.len(), 1);
+    assert_eq!(d.jurisdictions_added[0].code, "47:COUNTY:ADAMS:0.03");
+    assert!(d.jurisdictions_removed.is_empty());
+    assert_eq!(d.rules.len(), 1);
+    assert_eq!(d.rules[0].jurisdiction, "47:COUNTY:ADAMS:0.03");
+    assert_eq!(
+        (d.rules[0].old.as_deref(), d.rules[0].new.as_deref()),
+        (None, Some("0.03"))
+    );
+    assert_eq!(d.rules[0].interval, "2025-12-01..-");
+    assert_eq!(d.zips.len(), 1);
+    assert_eq!(d.zips[0].place, "37010 TN");
+    assert_eq!(
+        d.zips[0].old,
+        vec!["47".to_string(), "47:COUNTY:ADAMS:0.0275".to_string()]
+    );
+    assert_eq!(
+        d.zips[0].new,
+        vec!["47".to_string(), "47:COUNTY:ADAMS:0.03".to_string()]
+    );
+    assert!(d.zip4.is_empty() && d.streets.is_empty() && d.ip_ranges.is_empty());
+    let text = d.to_text();
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(
+        text.contains("~ ZIP 37010 TN: [47 47:COUNTY:ADAMS:0.0275] -> [47 47:COUNTY:ADAMS:0.03]")
+    );
+    let json: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
+    assert_eq!(json["zips"][0]["place"], "37010 TN");
+    // A table against itself: nothing.
+    assert!(diff(&old, &old).is_empty());
+}
+
+#[test]
+fn bad_rows_are_counted_and_strict_fails() {
+    let Some(data) = data_dir() else { return };
+    let text = std::fs::read_to_string(data.join("zip5-rates-2025-12/TAXRATES_ZIP5_DE202512.csv"))
+        .unwrap();
+    let tmp = tempdir("bad");
+    let file = tmp.join("TAXRATES_ZIP5_DE202512.csv");
+    let lines = text.lines().count();
+    std::fs::write(
+        &file,
+        format!("{text}DE,1997X,WILMINGTON,0.000000,0.000000,0.000000,0.000000,0.000000,0\n"),
+    )
+    .unwrap();
+    let (report, _) = built(vec![Input::new(InputKind::Zip5, &file)]);
+    let bad = &report.summary.bad_rows;
+    assert_eq!(bad.len(), 1);
+    assert_eq!(bad[0].line, lines as u64 + 1);
+    assert!(bad[0].file.ends_with("TAXRATES_ZIP5_DE202512.csv"));
+    assert!(bad[0].message.contains("1997X"), "{}", bad[0].message);
+    assert_eq!(report.summary.sources[0].rows_skipped, 1);
+    assert_eq!(report.summary.sources[0].rows_read, lines as u64 - 1);
+    let mut strict = opts(vec![Input::new(InputKind::Zip5, &file)]);
+    strict.strict = true;
+    match build(&strict) {
+        Err(BuildError::BadRow { line, .. }) => assert_eq!(line, lines as u64 + 1),
+        other => panic!(
+            "strict build did not fail on the bad row: {:?}",
+            other.map(|r| r.summary)
+        ),
+    }
+}

@@ -1,0 +1,371 @@
+//! `levy calc`: one calculation from the command line, on the embedded default table or a
+//! built one.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::Args;
+use levy_core::{
+    Address, AnyTable, AutomaticTax, Calculation, Currency, Customer, CustomerType, Date, Decimal, IpMode, Location,
+    Sale, SaleLine, TaxId, Table,
+};
+
+/// Arguments of `levy calc`.
+#[derive(Debug, Args)]
+pub struct CalcArgs {
+    /// A table built with `levy build`; the embedded default when absent.
+    #[arg(long, value_name = "FILE")]
+    pub table: Option<PathBuf>,
+    /// Street line of the buyer's address (`123 Main St`).
+    #[arg(long, default_value = "")]
+    pub street: String,
+    /// City.
+    #[arg(long, default_value = "")]
+    pub city: String,
+    /// State or province, ISO 3166-2 without the country (`TN`, `ON`).
+    #[arg(long, default_value = "")]
+    pub province: String,
+    /// Postal code (`37203`, `37203-1234`, `K1A 0B1`).
+    #[arg(long, default_value = "")]
+    pub postal_code: String,
+    /// ISO 3166-1 alpha-2 country.
+    #[arg(long, default_value = "US")]
+    pub country: String,
+    /// Buyer's IP address: used when no postal code or province is given, or when the address fails.
+    #[arg(long)]
+    pub ip: Option<String>,
+    /// IP resolution mode: strict, zero, approximate, best_effort.
+    #[arg(long, default_value = "strict")]
+    pub ip_mode: String,
+    /// A line: AMOUNT in major units (`19.99`), optionally `xQTY` and `:CATEGORY`
+    /// (`19.99x2:CLOTHING`). AMOUNT is the line total. Repeat for more lines.
+    #[arg(long = "line", value_name = "AMOUNT[xQTY][:CATEGORY]", required = true)]
+    pub lines: Vec<String>,
+    /// ISO 4217 currency.
+    #[arg(long, default_value = "USD")]
+    pub currency: String,
+    /// Day of the sale, YYYY-MM-DD (UTC); today when absent.
+    #[arg(long)]
+    pub date: Option<String>,
+    /// Amounts already include tax.
+    #[arg(long)]
+    pub tax_included: bool,
+    /// The buyer is tax exempt.
+    #[arg(long)]
+    pub exempt: bool,
+    /// The buyer is a business with this VAT or GST id (decides reverse charge).
+    #[arg(long, value_name = "ID")]
+    pub business_vat_id: Option<String>,
+    /// Country the goods ship from (ISO 3166-1 alpha-2).
+    #[arg(long)]
+    pub origin_country: Option<String>,
+    /// Print JSON instead of a receipt.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `levy calc`; returns what to print.
+pub fn run(args: &CalcArgs) -> Result<String, String> {
+    let owned;
+    let table: &AnyTable = match &args.table {
+        Some(path) => {
+            owned = AnyTable::read_file(path).map_err(|e| e.to_string())?;
+            &owned
+        }
+        None => levy_data::default_table(),
+    };
+    let date = match &args.date {
+        Some(s) => parse_date(s)?,
+        None => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_err(|e| e.to_string())?;
+            Date::from_unix_seconds(now.as_secs() as i64)
+        }
+    };
+    let location = locate(table, args, date)?;
+    let currency = Currency::from_code(&args.currency.to_ascii_uppercase())
+        .ok_or_else(|| format!("unknown currency {:?} (ISO 4217 code expected)", args.currency))?;
+    let mut lines = Vec::with_capacity(args.lines.len());
+    let mut categories = Vec::with_capacity(args.lines.len());
+    for spec in &args.lines {
+        let (amount, quantity, category) = parse_line(spec, currency)?;
+        let tax_code = table.category(&category).ok_or_else(|| {
+            format!("unknown product category {category:?}; the table knows: {}", known_categories(table))
+        })?;
+        lines.push(SaleLine { amount, quantity, per_unit: false, tax_code });
+        categories.push(category);
+    }
+    let customer = Customer {
+        exempt: args.exempt,
+        kind: if args.business_vat_id.is_some() { CustomerType::Business } else { CustomerType::Consumer },
+        tax_ids: args
+            .business_vat_id
+            .iter()
+            .map(|v| TaxId { kind: "VAT".into(), value: v.clone() })
+            .collect(),
+        exemptions: Vec::new(),
+    };
+    let sale = Sale {
+        currency,
+        tax_included: args.tax_included,
+        customer,
+        automatic_tax: AutomaticTax::Auto,
+        date,
+        origin_country: args.origin_country.as_ref().map(|c| c.to_ascii_uppercase()),
+        lines,
+    };
+    let calc = table.calculate(&location, &sale).map_err(|e| e.to_string())?;
+    Ok(if args.json {
+        render_json(table, &location, &calc, &categories)
+    } else {
+        render_receipt(table, &location, &calc, &categories, date)
+    })
+}
+
+fn known_categories(table: &AnyTable) -> String {
+    let names: Vec<&str> = table.category_names().collect();
+    if names.len() > 12 {
+        format!("{}, ... ({} in all)", names[..12].join(", "), names.len())
+    } else {
+        names.join(", ")
+    }
+}
+
+fn locate(table: &AnyTable, args: &CalcArgs, date: Date) -> Result<Location, String> {
+    let address = Address {
+        line1: args.street.clone(),
+        line2: String::new(),
+        city: args.city.clone(),
+        region: args.province.clone(),
+        postal_code: args.postal_code.clone(),
+        country: args.country.clone(),
+    };
+    let has_address = !args.postal_code.is_empty() || !args.province.is_empty();
+    let by_address = if has_address { Some(table.resolve(&address, date)) } else { None };
+    match (by_address, &args.ip) {
+        (Some(Ok(loc)), _) => Ok(loc),
+        (Some(Err(e)), None) => Err(format!("{} ({})", e, e.error_type())),
+        (_, Some(ip)) => {
+            let mode = IpMode::parse(&args.ip_mode)
+                .ok_or_else(|| format!("unknown IP mode {:?}: strict, zero, approximate or best_effort", args.ip_mode))?;
+            table.resolve_ip(ip, mode, date).map_err(|e| format!("{} ({})", e, e.error_type()))
+        }
+        (None, None) => {
+            // The country alone.
+            table.resolve(&address, date).map_err(|e| format!("{} ({})", e, e.error_type()))
+        }
+    }
+}
+
+fn parse_date(s: &str) -> Result<Date, String> {
+    let parts: Vec<&str> = s.split('-').collect();
+    let bad = || format!("--date {s:?}: expected YYYY-MM-DD");
+    if parts.len() != 3 {
+        return Err(bad());
+    }
+    let y = parts[0].parse::<i32>().map_err(|_| bad())?;
+    let m = parts[1].parse::<u32>().map_err(|_| bad())?;
+    let d = parts[2].parse::<u32>().map_err(|_| bad())?;
+    Date::from_ymd(y, m, d).ok_or_else(bad)
+}
+
+/// Parses `AMOUNT[xQTY][:CATEGORY]` into (amount in minor units, quantity, category).
+fn parse_line(spec: &str, currency: Currency) -> Result<(Decimal, u32, String), String> {
+    let (head, category) = match spec.split_once(':') {
+        Some((h, c)) => (h, c.trim().to_ascii_uppercase()),
+        None => (spec, "GENERAL_MERCHANDISE".to_string()),
+    };
+    let (amount, qty) = match head.split_once(['x', 'X']) {
+        Some((a, q)) => (a, q.trim().parse::<u32>().map_err(|_| format!("--line {spec:?}: bad quantity {q:?}"))?),
+        None => (head, 1),
+    };
+    let major: Decimal = amount
+        .trim()
+        .parse()
+        .map_err(|_| format!("--line {spec:?}: {amount:?} is not a decimal amount"))?;
+    let minor = currency.to_minor(major);
+    if minor.fract() != Decimal::ZERO {
+        return Err(format!(
+            "--line {spec:?}: {} has at most {} decimal places",
+            currency.code(),
+            currency.minor_units()
+        ));
+    }
+    if major.is_sign_negative() {
+        return Err(format!("--line {spec:?}: the amount must not be negative"));
+    }
+    Ok((minor.normalize(), qty, category))
+}
+
+fn major(currency: Currency, minor: Decimal) -> String {
+    let mut m = currency.to_major(minor);
+    m.rescale(currency.minor_units());
+    m.to_string()
+}
+
+fn percent(rate: Decimal) -> String {
+    format!("{}%", (rate * Decimal::ONE_HUNDRED).normalize())
+}
+
+fn render_receipt(table: &AnyTable, location: &Location, calc: &Calculation, categories: &[String], date: Date) -> String {
+    let c = calc.currency;
+    let mut out = String::new();
+    let used = &location.address_used;
+    let place: Vec<&str> = [used.line1.as_str(), used.city.as_str(), used.region.as_str(), used.postal_code.as_str(), used.country.as_str()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
+    let _ = writeln!(out, "Location   {}", place.join(", "));
+    let _ = writeln!(
+        out,
+        "           {} / {} from {}, on {}",
+        location.status.as_str(),
+        location.precision.as_str(),
+        location.source.as_str(),
+        date
+    );
+    for (i, line) in calc.lines.iter().enumerate() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "Line {}     {} x{}  {} {}",
+            i + 1,
+            categories.get(i).map(String::as_str).unwrap_or(""),
+            line.quantity,
+            major(c, line.amount_excluding_tax),
+            c.code()
+        );
+        for j in &line.jurisdictions {
+            let jur = table.jurisdiction(j.jurisdiction);
+            let name = jur.map(|j| j.name()).unwrap_or("?");
+            let level = jur.map(|j| j.level().as_str()).unwrap_or("");
+            let _ = writeln!(
+                out,
+                "  {:<34} {:<9} {:>8}  on {:>12}  tax {:>10}  {}",
+                name,
+                level,
+                percent(j.rate),
+                major(c, j.taxable_base),
+                (c.to_major(j.tax_due)).round_dp(6).normalize(),
+                j.note.as_str()
+            );
+        }
+        let _ = writeln!(out, "  line tax {}   line total {}", major(c, line.tax), major(c, line.amount_including_tax));
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "Total      {} + tax {} = {} {}   (effective rate {})",
+        major(c, calc.total_excluding_tax),
+        major(c, calc.total_tax),
+        major(c, calc.total_including_tax),
+        c.code(),
+        percent(calc.effective_rate().round_dp(6))
+    );
+    if let Some(z) = calc.zero_reason {
+        let _ = writeln!(out, "No tax due: {}", z.note().as_str());
+    }
+    let _ = writeln!(out, "Table      {}", calc.table_hash_hex());
+    out
+}
+
+fn render_json(table: &AnyTable, location: &Location, calc: &Calculation, categories: &[String]) -> String {
+    use serde_json::{json, Value};
+    let num = |d: Decimal| -> Value {
+        // Decimal text straight into a JSON number (arbitrary precision): never through f64.
+        serde_json::from_str(&d.normalize().to_string()).unwrap_or(Value::Null)
+    };
+    let lines: Vec<Value> = calc
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let jurisdictions: Vec<Value> = line
+                .jurisdictions
+                .iter()
+                .map(|j| {
+                    let jur = table.jurisdiction(j.jurisdiction);
+                    json!({
+                        "jurisdiction_code": jur.map(|x| x.code()).unwrap_or(""),
+                        "jurisdiction_name": jur.map(|x| x.name()).unwrap_or(""),
+                        "tax_authority_type": jur.map(|x| x.level().as_str()).unwrap_or(""),
+                        "tax_authority_name": jur.map(|x| x.authority()).unwrap_or(""),
+                        "tax_type": jur.map(|x| x.tax_type().as_str()).unwrap_or(""),
+                        "rate_type": table.rule(j.rule).map(|r| r.rate_type()).unwrap_or(""),
+                        "rule_id": j.rule.0,
+                        "tax_rate": num(j.rate),
+                        "taxable_base": num(j.taxable_base),
+                        "tax_due_decimal": num(j.tax_due),
+                        "fee_amount": num(j.fee),
+                        "note": j.note.as_str(),
+                    })
+                })
+                .collect();
+            json!({
+                "product_category": categories.get(i),
+                "quantity": line.quantity,
+                "amount_excluding_tax": num(line.amount_excluding_tax),
+                "tax_amount": num(line.tax),
+                "amount_including_tax": num(line.amount_including_tax),
+                "tax_jurisdictions": jurisdictions,
+            })
+        })
+        .collect();
+    let used = &location.address_used;
+    let value = json!({
+        "currency": calc.currency.code(),
+        "tax_included_in_amount": calc.tax_included,
+        "address_resolution_status": location.status.as_str(),
+        "resolution_precision": location.precision.as_str(),
+        "location_source": location.source.as_str(),
+        "address_used": {
+            "address_line_1": used.line1, "address_line_2": used.line2, "address_city": used.city,
+            "address_province": used.region, "address_postal_code": used.postal_code, "address_country": used.country,
+        },
+        "line_items": lines,
+        "total_tax_amount": num(calc.total_tax),
+        "total_amount_excluding_tax": num(calc.total_excluding_tax),
+        "total_amount_including_tax": num(calc.total_including_tax),
+        "zero_reason": calc.zero_reason.map(|z| z.note().as_str()),
+        "table_hash": calc.table_hash_hex(),
+    });
+    let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_specs_parse_to_minor_units() {
+        let usd = Currency::USD;
+        assert_eq!(parse_line("19.99x2:clothing", usd).unwrap(), (Decimal::from(1999), 2, "CLOTHING".into()));
+        assert_eq!(parse_line("100", usd).unwrap(), (Decimal::from(10_000), 1, "GENERAL_MERCHANDISE".into()));
+        assert!(parse_line("1.001", usd).is_err(), "USD has two decimal places");
+        assert!(parse_line("-1", usd).is_err());
+        assert!(parse_line("1x0.5", usd).is_err());
+        let jpy = Currency::from_code("JPY").unwrap();
+        assert_eq!(parse_line("500", jpy).unwrap().0, Decimal::from(500));
+        assert!(parse_line("500.5", jpy).is_err(), "JPY has no minor unit");
+    }
+
+    #[test]
+    fn dates_parse_strictly() {
+        assert_eq!(parse_date("2026-03-01").unwrap(), Date::from_ymd(2026, 3, 1).unwrap());
+        assert!(parse_date("2026-02-30").is_err());
+        assert!(parse_date("20260301").is_err());
+    }
+}
+
+/// Opens a table for other commands: the file when given, else the embedded default.
+pub fn open_table(path: Option<&PathBuf>) -> Result<std::sync::Arc<AnyTable>, String> {
+    match path {
+        Some(p) => AnyTable::read_file(p).map(std::sync::Arc::new).map_err(|e| e.to_string()),
+        None => Table::open(levy_core::AnyBytes::Static(levy_data::default_bytes()))
+            .map(std::sync::Arc::new)
+            .map_err(|e| e.to_string()),
+    }
+}

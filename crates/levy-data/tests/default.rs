@@ -1,0 +1,185 @@
+//! The embedded default table: it opens, verifies and answers the places it covers.
+
+use levy_core::*;
+
+fn day() -> Date {
+    Date::from_ymd(2026, 3, 1).unwrap()
+}
+
+fn tax(
+    address: &Address,
+    category: &str,
+    cents: i64,
+    currency: Currency,
+) -> (Location, Calculation) {
+    let t = levy_data::default_table();
+    let location = t.resolve(address, day()).unwrap();
+    let sale = Sale {
+        currency,
+        tax_included: false,
+        customer: Customer::default(),
+        automatic_tax: AutomaticTax::Auto,
+        date: day(),
+        origin_country: None,
+        lines: vec![SaleLine {
+            amount: Decimal::from(cents),
+            quantity: 1,
+            per_unit: false,
+            tax_code: t.category(category).unwrap(),
+        }],
+    };
+    let calc = t.calculate(&location, &sale).unwrap();
+    (location, calc)
+}
+
+fn codes(calc: &Calculation) -> Vec<&'static str> {
+    let t = levy_data::default_table();
+    let mut v: Vec<&str> = calc.lines[0]
+        .jurisdictions
+        .iter()
+        .map(|j| t.jurisdiction(j.jurisdiction).unwrap().code())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn opens_verifies_and_fits_the_budget() {
+    let t = levy_data::default_table();
+    t.verify().unwrap();
+    assert_eq!(t.bytes().as_ptr() as usize % 16, 0);
+    assert_eq!(t.bytes(), levy_data::default_bytes());
+    // The size budget for an embedded table is 16 MB (design/ARCHITECTURE.md).
+    assert!(
+        levy_data::default_bytes().len() < 16_000_000,
+        "{} bytes",
+        levy_data::default_bytes().len()
+    );
+    // Opening the same bytes again gives the same content hash (a second, independent open).
+    let again = Table::open(AnyBytes::Static(levy_data::default_bytes())).unwrap();
+    assert_eq!(again.hash_hex(), t.hash_hex());
+    // Built from the curated files, the ZIP code list and the IP range files.
+    let kinds: Vec<&str> = t.data().manifest.iter().map(|s| s.kind.as_str()).collect();
+    assert!(
+        kinds.contains(&"curated") && kinds.contains(&"zip5") && kinds.contains(&"ip-country"),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn nashville_zip_is_tennessee_at_seven_percent() {
+    // Tennessee Department of Revenue: 7% state rate. The default table has no local rates,
+    // so $100.00 of general merchandise at 37203 (Nashville) owes $7.00.
+    let a = Address {
+        postal_code: "37203".into(),
+        country: "US".into(),
+        ..Default::default()
+    };
+    let (location, calc) = tax(&a, "GENERAL_MERCHANDISE", 10_000, Currency::USD);
+    assert_eq!(location.address_used.region, "TN");
+    assert_eq!(location.address_used.city, "NASHVILLE");
+    assert_eq!(calc.total_tax, Decimal::from(700));
+    // The state single article tax is in every Tennessee set: $2,500 owes 7% of 2,500 =
+    // 175.00 plus 2.75% of the 900 above 1,600 = 24.75.
+    let (_, calc) = tax(&a, "GENERAL_MERCHANDISE", 250_000, Currency::USD);
+    assert_eq!(codes(&calc), vec!["47", "47:SAT"]);
+    assert_eq!(calc.total_tax, Decimal::from(19_975));
+}
+
+#[test]
+fn every_state_has_a_main_postal_code_in_the_state() {
+    // Approximate IP resolution needs each region's main postal code to resolve in that
+    // region.
+    let t = levy_data::default_table();
+    for r in t.data().regions.iter().filter(|r| r.country == *b"US") {
+        let postal = r.main_postal.as_str();
+        assert_eq!(postal.len(), 5, "{}", r.region);
+        let a = Address {
+            postal_code: postal.into(),
+            country: "US".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            t.resolve(&a, day()).unwrap().address_used.region,
+            r.region.as_str()
+        );
+    }
+}
+
+#[test]
+fn toronto_postal_code_is_ontario_hst() {
+    // CRA: Ontario HST 13%; $100.00 owes $13.00 in one jurisdiction.
+    let a = Address {
+        postal_code: "M5V 3L9".into(),
+        country: "CA".into(),
+        ..Default::default()
+    };
+    let (location, calc) = tax(
+        &a,
+        "GENERAL_MERCHANDISE",
+        10_000,
+        Currency::from_code("CAD").unwrap(),
+    );
+    assert_eq!(location.address_used.region, "ON");
+    assert_eq!(codes(&calc), vec!["CA-ON"]);
+    assert_eq!(calc.total_tax, Decimal::from(1_300));
+}
+
+#[test]
+fn berlin_address_is_german_vat() {
+    // UStG s. 12: 19% standard rate; EUR 100.00 owes EUR 19.00.
+    let a = Address {
+        city: "Berlin".into(),
+        postal_code: "10115".into(),
+        country: "DE".into(),
+        ..Default::default()
+    };
+    let (_, calc) = tax(
+        &a,
+        "GENERAL_MERCHANDISE",
+        10_000,
+        Currency::from_code("EUR").unwrap(),
+    );
+    assert_eq!(codes(&calc), vec!["DE"]);
+    assert_eq!(calc.total_tax, Decimal::from(1_900));
+}
+
+#[test]
+fn ip_addresses_resolve_to_their_country() {
+    let t = levy_data::default_table();
+    // 193.0.0.0/21 is the RIPE NCC's own network in Amsterdam; 2a01:4f8::/29 and 5.9.0.0/16
+    // are Hetzner Online's German allocations (RIPE database).
+    for (ip, country) in [
+        ("193.0.0.1", "NL"),
+        ("5.9.0.1", "DE"),
+        ("2a01:4f8::1", "DE"),
+    ] {
+        let place = t.lookup_ip(ip.parse().unwrap()).unwrap();
+        assert_eq!(place.country(), country, "{ip}");
+        let loc = t.resolve_ip(ip, IpMode::Strict, day()).unwrap();
+        assert_eq!(loc.country(), country, "{ip}");
+    }
+    // A private address is in no public range.
+    assert!(t.lookup_ip("10.0.0.1".parse().unwrap()).is_none());
+    // The ranges carry countries only. A US address needs a state, so a US IP (8.8.8.8 is
+    // Google's, registered in the US) is insufficient in strict mode and zero-rated in zero
+    // mode, as the interface defines.
+    assert_eq!(
+        t.resolve_ip("8.8.8.8", IpMode::Strict, day()),
+        Err(ResolveError::IpInsufficientUs("8.8.8.8".into()))
+    );
+    assert!(t
+        .resolve_ip("8.8.8.8", IpMode::Zero, day())
+        .unwrap()
+        .is_zero_rate());
+    // A Canadian IP (24.48.0.0/17, Cogeco, Quebec) approximates to Canada-wide: the GST alone.
+    let loc = t
+        .resolve_ip("24.48.0.1", IpMode::Approximate, day())
+        .unwrap();
+    assert_eq!(loc.precision, Precision::Approximated);
+    let set: Vec<&str> = t
+        .jset(loc.jset.unwrap())
+        .map(|j| t.jurisdiction(j).unwrap().code())
+        .collect();
+    assert_eq!(set, vec!["CA"]);
+}

@@ -1,0 +1,913 @@
+//! The fast path: an engine over one rate table, plain C structs in and out.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, CString};
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+use levy_core::{
+    round_minor, Address, AnyTable, AutomaticTax, Calculation, Currency, Customer, Date, Decimal,
+    IpMode, Location, ResolveError, Sale, SaleLine, TableError,
+};
+
+use crate::{cstring, ffi_guard, non_null, opt_str_arg, str_arg, Error, LevyStatus};
+
+/// Sale flag: line amounts already include tax (`tax_included_in_amount`).
+pub const LEVY_SALE_TAX_INCLUDED: u32 = 1;
+/// Sale flag: the customer is exempt (`is_tax_exempt`); every jurisdiction owes zero.
+pub const LEVY_SALE_CUSTOMER_EXEMPT: u32 = 2;
+/// Sale flag: automatic tax is disabled (`automatic_tax: disabled`); tax is zero.
+pub const LEVY_SALE_AUTOMATIC_TAX_DISABLED: u32 = 4;
+/// Sale flag: each line's `amount` is the price of one unit and the base is amount x
+/// quantity (platform calculations), instead of the line total.
+pub const LEVY_SALE_PER_UNIT: u32 = 8;
+const KNOWN_FLAGS: u32 = LEVY_SALE_TAX_INCLUDED
+    | LEVY_SALE_CUSTOMER_EXEMPT
+    | LEVY_SALE_AUTOMATIC_TAX_DISABLED
+    | LEVY_SALE_PER_UNIT;
+
+/// IP resolution mode `strict`: fail when the IP does not resolve to enough detail.
+pub const LEVY_IP_STRICT: u32 = 0;
+/// IP resolution mode `zero`: a zero-rate result when resolution is insufficient.
+pub const LEVY_IP_ZERO: u32 = 1;
+/// IP resolution mode `approximate`: the most populous postal code of the IP's region.
+pub const LEVY_IP_APPROXIMATE: u32 = 2;
+/// IP resolution mode `best_effort`: approximate, else zero.
+pub const LEVY_IP_BEST_EFFORT: u32 = 3;
+
+/// The table an engine reads: the embedded default (static) or one opened from a file.
+#[derive(Clone)]
+pub(crate) enum EngineTable {
+    Static(&'static AnyTable),
+    Shared(Arc<AnyTable>),
+}
+
+impl Deref for EngineTable {
+    type Target = AnyTable;
+    fn deref(&self) -> &AnyTable {
+        match self {
+            EngineTable::Static(t) => t,
+            EngineTable::Shared(t) => t,
+        }
+    }
+}
+
+/// A calculation engine over one immutable rate table.
+///
+/// Thread safety: immutable; one engine may be used by any number of threads at once
+/// without locking. Lifetime: results made from it hold their own reference to the
+/// table, so an engine may be freed while its results live on. Ownership: created by
+/// `levy_engine_open` or `levy_engine_open_default`, freed once by the caller with
+/// `levy_engine_free`.
+pub struct LevyEngine {
+    table: EngineTable,
+}
+
+/// A postal address. Every field is a NUL-terminated UTF-8 string or NULL (empty).
+///
+/// Thread safety and lifetime: plain data owned by the caller; levy copies what it needs
+/// during the call. Address structs filled by `levy_result_address_used` point into the
+/// result and stay valid until `levy_result_free`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LevyAddress {
+    /// Street line (`"1600 Pennsylvania Ave NW"`).
+    pub line1: *const c_char,
+    /// Second line (unit).
+    pub line2: *const c_char,
+    /// City.
+    pub city: *const c_char,
+    /// ISO 3166-2 subdivision without the country (`"TN"`, `"ON"`).
+    pub region: *const c_char,
+    /// Postal code (`"37203"`, `"37203-1234"`).
+    pub postal_code: *const c_char,
+    /// ISO 3166-1 alpha-2 country (`"US"`).
+    pub country: *const c_char,
+}
+
+/// One line of a sale.
+///
+/// Thread safety and lifetime: plain data owned by the caller, read during the call only.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LevySaleLine {
+    /// Line total in minor units (cents for USD), or the unit price with
+    /// `LEVY_SALE_PER_UNIT`. From 0 to 10^15.
+    pub amount: i64,
+    /// Quantity, from 1 to 10^9.
+    pub quantity: u32,
+    /// Product category as the interface names it (`"CLOTHING"`), or NULL to use
+    /// `tax_code`.
+    pub category: *const c_char,
+    /// Product tax code (`"GENERAL_MERCHANDISE"`), used when `category` is NULL. When both
+    /// are NULL the line is general merchandise.
+    pub tax_code: *const c_char,
+}
+
+/// A sale to calculate.
+///
+/// Thread safety and lifetime: plain data owned by the caller, read during the call only.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LevySale {
+    /// The customer's address, or NULL. When both an address and an IP are given, the
+    /// address is tried first and the IP is the fallback.
+    pub address: *const LevyAddress,
+    /// The customer's IP address (IPv4 or IPv6 text), or NULL.
+    pub ip: *const c_char,
+    /// How to resolve `ip`: one of `LEVY_IP_*` (`LEVY_IP_STRICT` is 0).
+    pub ip_mode: u32,
+    /// ISO 4217 currency code, or NULL for `"USD"`.
+    pub currency: *const c_char,
+    /// Bitwise OR of `LEVY_SALE_*` flags; 0 for an ordinary sale.
+    pub flags: u32,
+    /// When the sale happened, Unix seconds (UTC); decides which rates are in force.
+    /// 0 means now.
+    pub transacted_at: i64,
+    /// The lines, `line_count` of them (may be NULL when `line_count` is 0).
+    pub lines: *const LevySaleLine,
+    /// Number of lines.
+    pub line_count: usize,
+}
+
+/// The outcome of `levy_calculate`: the tax of a sale per line and per jurisdiction.
+///
+/// Thread safety: immutable; any number of threads may read one result at once.
+/// Lifetime: independent of the engine (it keeps the table alive itself); every string
+/// and struct read from it stays valid until `levy_result_free`. Ownership: freed once by
+/// the caller with `levy_result_free`.
+pub struct LevyResult {
+    table: EngineTable,
+    calc: Calculation,
+    location: Location,
+    strings: OnceLock<Box<ResultStrings>>,
+}
+
+/// Order-level figures of a result.
+///
+/// Plain data in the caller's memory, filled by an accessor; safe to copy and to read
+/// from any thread. Its strings point into the result: they must not outlive it and are
+/// freed with it by `levy_result_free` (never free them yourself).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LevySummary {
+    /// Total tax to charge, minor units: the sum of the lines' `tax_amount`.
+    pub total_tax: i64,
+    /// Total excluding tax, minor units.
+    pub total_excluding_tax: i64,
+    /// Total including tax, minor units: what to charge the customer.
+    pub total_including_tax: i64,
+    /// Number of lines (the sale's, in order).
+    pub line_count: usize,
+    /// ISO 4217 currency code.
+    pub currency: *const c_char,
+    /// `"EXACT"`, `"POSTAL_FALLBACK_1"` or `"POSTAL_ONLY"`.
+    pub address_resolution_status: *const c_char,
+    /// `"STREET"`, `"POSTAL_PLUS"`, `"POSTAL"`, `"PROVINCE"`, `"COUNTRY"` or
+    /// `"APPROXIMATED"`.
+    pub resolution_precision: *const c_char,
+    /// `"address"` or `"ip"`: which input decided the tax.
+    pub location_source: *const c_char,
+    /// Why the whole sale owes nothing (`"CUSTOMER_EXEMPT"`, `"AUTOMATIC_TAX_DISABLED"`,
+    /// `"ZERO_RATE"`), or NULL when tax is owed as usual.
+    pub zero_reason: *const c_char,
+    /// Effective rate, total tax / total excluding tax, as a decimal string (`"0.0925"`).
+    pub effective_rate: *const c_char,
+    /// SHA-256 of the rate table that produced the result, 64 lower-case hex digits.
+    pub table_hash: *const c_char,
+}
+
+/// One line of a result.
+///
+/// Plain data in the caller's memory, filled by an accessor; safe to copy and to read
+/// from any thread. Its strings point into the result: they must not outlive it and are
+/// freed with it by `levy_result_free` (never free them yourself).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LevyLine {
+    /// The product tax code used (`"GENERAL_MERCHANDISE"`).
+    pub tax_code: *const c_char,
+    /// Quantity.
+    pub quantity: u32,
+    /// Amount excluding tax, minor units.
+    pub amount_excluding_tax: i64,
+    /// Tax to charge for the line, minor units, rounded once (half away from zero).
+    pub tax_amount: i64,
+    /// Amount including tax, minor units.
+    pub amount_including_tax: i64,
+    /// `tax_amount` as a decimal string.
+    pub tax_amount_decimal: *const c_char,
+    /// Number of jurisdiction entries of the line.
+    pub jurisdiction_count: usize,
+}
+
+/// The tax of one line in one jurisdiction.
+///
+/// Plain data in the caller's memory, filled by an accessor; safe to copy and to read
+/// from any thread. Its strings point into the result: they must not outlive it and are
+/// freed with it by `levy_result_free` (never free them yourself).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LevyJurisdiction {
+    /// Jurisdiction code (FIPS in the US, ISO 3166 elsewhere).
+    pub code: *const c_char,
+    /// Jurisdiction name (`"TENNESSEE"`).
+    pub name: *const c_char,
+    /// `"COUNTRY"`, `"STATE"`, `"PROVINCE"`, `"COUNTY"`, `"CITY"` or `"DISTRICT"`.
+    pub level: *const c_char,
+    /// Tax authority name.
+    pub authority: *const c_char,
+    /// `"SALES"`, `"USE"`, `"VAT"` or `"GST"`.
+    pub tax_type: *const c_char,
+    /// Rate type of the rule that applied (`"GENERAL STATE SALES TAX"`).
+    pub rate_type: *const c_char,
+    /// `"RATE_FRAC"`, `"PROGRESSIVE_RATE"`, `"THRESHOLD"`, ...: what the numbers mean.
+    pub note: *const c_char,
+    /// Statutory rate as a decimal fraction string (`"0.07"`). Never add rates up.
+    pub rate: *const c_char,
+    /// The taxed part of the line amount, minor units, decimal string.
+    pub taxable_base: *const c_char,
+    /// Tax due before rounding, minor units, decimal string (`"139.93"`): the
+    /// interface's `tax_due_decimal`.
+    pub tax_due: *const c_char,
+    /// Fixed fee, minor units, decimal string.
+    pub fee: *const c_char,
+    /// `tax_due` rounded half away from zero to whole minor units, for display. These do
+    /// not always add up to the line's `tax_amount` (the line is rounded once, from the
+    /// unrounded sum); always charge `tax_amount`.
+    pub tax_due_minor: i64,
+}
+
+/// Strings of a result, made on the first string accessor call (so `levy_calculate`
+/// itself stays allocation-light) and kept until the result is freed.
+struct ResultStrings {
+    currency: CString,
+    status: CString,
+    precision: CString,
+    source: CString,
+    zero_reason: Option<CString>,
+    effective_rate: CString,
+    table_hash: CString,
+    address: [CString; 6],
+    lines: Vec<LineStrings>,
+}
+
+struct LineStrings {
+    tax_code: CString,
+    tax_amount: CString,
+    jurisdictions: Vec<JurisdictionStrings>,
+}
+
+struct JurisdictionStrings {
+    code: CString,
+    name: CString,
+    level: CString,
+    authority: CString,
+    tax_type: CString,
+    rate_type: CString,
+    note: CString,
+    rate: CString,
+    taxable_base: CString,
+    tax_due: CString,
+    fee: CString,
+}
+
+fn dec(d: Decimal) -> CString {
+    cstring(&d.normalize().to_string())
+}
+
+impl LevyResult {
+    fn strings(&self) -> &ResultStrings {
+        self.strings.get_or_init(|| {
+            let t = &*self.table;
+            let c = &self.calc;
+            let a = &self.location.address_used;
+            Box::new(ResultStrings {
+                currency: cstring(c.currency.code()),
+                status: cstring(self.location.status.as_str()),
+                precision: cstring(self.location.precision.as_str()),
+                source: cstring(self.location.source.as_str()),
+                zero_reason: c.zero_reason.map(|z| cstring(z.note().as_str())),
+                effective_rate: dec(c.effective_rate()),
+                table_hash: cstring(&c.table_hash_hex()),
+                address: [
+                    &a.line1,
+                    &a.line2,
+                    &a.city,
+                    &a.region,
+                    &a.postal_code,
+                    &a.country,
+                ]
+                .map(|s| cstring(s)),
+                lines: c
+                    .lines
+                    .iter()
+                    .map(|l| LineStrings {
+                        tax_code: cstring(t.tax_code_name(l.tax_code).unwrap_or("")),
+                        tax_amount: dec(l.tax),
+                        jurisdictions: l
+                            .jurisdictions
+                            .iter()
+                            .map(|j| {
+                                let jur = t.jurisdiction(j.jurisdiction);
+                                JurisdictionStrings {
+                                    code: cstring(jur.map_or("", |x| x.code())),
+                                    name: cstring(jur.map_or("", |x| x.name())),
+                                    level: cstring(jur.map_or("", |x| x.level().as_str())),
+                                    authority: cstring(jur.map_or("", |x| x.authority())),
+                                    tax_type: cstring(jur.map_or("", |x| x.tax_type().as_str())),
+                                    rate_type: cstring(
+                                        t.rule(j.rule).map_or("", |r| r.rate_type()),
+                                    ),
+                                    note: cstring(j.note.as_str()),
+                                    rate: dec(j.rate),
+                                    taxable_base: dec(j.taxable_base),
+                                    tax_due: dec(j.tax_due),
+                                    fee: dec(j.fee),
+                                }
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            })
+        })
+    }
+}
+
+pub(crate) fn table_error(e: TableError) -> Error {
+    match e {
+        TableError::Io { .. } => Error::new(LevyStatus::LEVY_IO_ERROR, e.to_string()),
+        other => Error::new(LevyStatus::LEVY_INVALID_TABLE, other.to_string()),
+    }
+}
+
+fn resolve_error(e: &ResolveError) -> String {
+    format!("{} ({})", e, e.error_type())
+}
+
+/// Whole minor units as `int64_t`; callers checked that totals fit, and lines never exceed
+/// their totals.
+fn minor_i64(d: Decimal) -> i64 {
+    i64::try_from(d).unwrap_or(if d.is_sign_negative() {
+        i64::MIN
+    } else {
+        i64::MAX
+    })
+}
+
+/// Opens the rate table file at `path` (a `*.levy` file built by `levy build`), checks its
+/// structure and content hash, and writes a new engine to `*out_engine`.
+///
+/// Errors: `LEVY_NULL_ARGUMENT`, `LEVY_INVALID_UTF8` (path), `LEVY_IO_ERROR` (cannot read
+/// the file), `LEVY_INVALID_TABLE` (not a table, truncated, corrupt, other format version).
+/// `*out_engine` is written only on `LEVY_OK`; free it with `levy_engine_free`.
+///
+/// # Safety
+///
+/// `path` must be NULL or a NUL-terminated string; `out_engine` must be NULL or valid for
+/// writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn levy_engine_open(
+    path: *const c_char,
+    out_engine: *mut *mut LevyEngine,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(out_engine, "out_engine");
+        // SAFETY: the caller passes NULL or a NUL-terminated string.
+        let path = unsafe { str_arg(path, "path") }?;
+        let table = AnyTable::read_file(path).map_err(table_error)?;
+        table.verify().map_err(table_error)?;
+        let engine = Box::new(LevyEngine {
+            table: EngineTable::Shared(Arc::new(table)),
+        });
+        // SAFETY: out_engine is non-null and valid for writing, per the contract.
+        unsafe { out_engine.write(Box::into_raw(engine)) };
+        Ok(())
+    })
+}
+
+/// Writes a new engine over the rate table compiled into the library to `*out_engine`.
+/// It reads no file; the first open in a process validates the embedded table once (some
+/// milliseconds), later opens cost nothing. Free it with `levy_engine_free`.
+///
+/// Errors: `LEVY_NULL_ARGUMENT`.
+///
+/// # Safety
+///
+/// `out_engine` must be NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn levy_engine_open_default(out_engine: *mut *mut LevyEngine) -> LevyStatus {
+    ffi_guard!({
+        non_null!(out_engine, "out_engine");
+        let engine = Box::new(LevyEngine {
+            table: default_table()?,
+        });
+        // SAFETY: out_engine is non-null and valid for writing, per the contract.
+        unsafe { out_engine.write(Box::into_raw(engine)) };
+        Ok(())
+    })
+}
+
+/// The embedded default table.
+pub(crate) fn default_table() -> Result<EngineTable, Error> {
+    Ok(EngineTable::Static(levy_data::default_table()))
+}
+
+/// Frees an engine. NULL is accepted and does nothing. Results made from the engine stay
+/// valid. The engine must not be used after this call, by any thread.
+///
+/// # Safety
+///
+/// `engine` must be NULL or a pointer from `levy_engine_open*` not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn levy_engine_free(engine: *mut LevyEngine) {
+    ffi_guard!(() => {
+        if !engine.is_null() {
+            // SAFETY: the pointer came from Box::into_raw in levy_engine_open* and is freed once.
+            drop(unsafe { Box::from_raw(engine) });
+        }
+    })
+}
+
+/// Fills `out` with a C address, reusing its buffers.
+///
+/// # Safety
+///
+/// Every non-null field must be a NUL-terminated string.
+unsafe fn fill_address(a: &LevyAddress, out: &mut Address) -> Result<(), Error> {
+    let fields: [(*const c_char, &str, &mut String); 6] = [
+        (a.line1, "address.line1", &mut out.line1),
+        (a.line2, "address.line2", &mut out.line2),
+        (a.city, "address.city", &mut out.city),
+        (a.region, "address.region", &mut out.region),
+        (a.postal_code, "address.postal_code", &mut out.postal_code),
+        (a.country, "address.country", &mut out.country),
+    ];
+    for (ptr, name, dst) in fields {
+        dst.clear();
+        // SAFETY: the caller promises NULL or a NUL-terminated string.
+        if let Some(v) = unsafe { opt_str_arg(ptr, name) }? {
+            dst.push_str(v);
+        }
+    }
+    Ok(())
+}
+
+/// Per-thread buffers that `levy_calculate` refills on every call, so that a steady
+/// stream of sales allocates nothing for the address and the lines.
+struct Scratch {
+    address: Address,
+    sale: Sale,
+}
+
+/// Lines kept between calls at most; a larger sale's buffer is shrunk back afterwards.
+const SCRATCH_LINES: usize = 1024;
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            address: Address::default(),
+            sale: Sale {
+                currency: Currency::USD,
+                tax_included: false,
+                customer: Customer::default(),
+                automatic_tax: AutomaticTax::Auto,
+                date: Date(0),
+                origin_country: None,
+                lines: Vec::new(),
+            },
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Calculates the tax of `sale` and writes a new result to `*out_result`.
+///
+/// The address is resolved first; when it cannot be and an IP is given, the IP is resolved
+/// in `sale->ip_mode`. Errors: `LEVY_NULL_ARGUMENT`, `LEVY_INVALID_UTF8` (any string),
+/// `LEVY_INVALID_ARGUMENT` (unknown flag bit or IP mode, neither address nor IP),
+/// `LEVY_UNKNOWN_CURRENCY`, `LEVY_UNKNOWN_TAX_CODE` (a line's category or tax code),
+/// `LEVY_RESOLUTION_FAILED` (address and IP), `LEVY_INVALID_SALE` (amount or quantity out
+/// of range). `levy_last_error_message` names the field or line. `*out_result` is written
+/// only on `LEVY_OK`; free it with `levy_result_free`.
+///
+/// Thread-safe: any number of threads may calculate on one engine at once.
+///
+/// # Safety
+///
+/// `engine` must be NULL or a live engine; `sale` NULL or a valid `LevySale` whose pointers
+/// are NULL or valid (`lines` pointing to `line_count` lines); `out_result` NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn levy_calculate(
+    engine: *const LevyEngine,
+    sale: *const LevySale,
+    out_result: *mut *mut LevyResult,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(engine, "engine");
+        non_null!(sale, "sale");
+        non_null!(out_result, "out_result");
+        // SAFETY: non-null and live per the contract; engines are never mutated.
+        let engine = unsafe { &*engine };
+        // SAFETY: non-null and valid per the contract.
+        let sale = unsafe { &*sale };
+        let table = &*engine.table;
+
+        if sale.flags & !KNOWN_FLAGS != 0 {
+            return Err(Error::new(
+                LevyStatus::LEVY_INVALID_ARGUMENT,
+                format!(
+                    "sale.flags has unknown bits {:#x}",
+                    sale.flags & !KNOWN_FLAGS
+                ),
+            ));
+        }
+        let currency = match unsafe {
+            // SAFETY: NULL or NUL-terminated per the contract.
+            opt_str_arg(sale.currency, "sale.currency")
+        }? {
+            // The common case without a hash lookup.
+            None | Some("USD") => Currency::USD,
+            Some(code) => Currency::from_code(code).ok_or_else(|| {
+                Error::new(
+                    LevyStatus::LEVY_UNKNOWN_CURRENCY,
+                    format!("unknown currency {code:?} (ISO 4217, upper case)"),
+                )
+            })?,
+        };
+        let lines: &[LevySaleLine] = if sale.line_count == 0 {
+            &[]
+        } else {
+            non_null!(sale.lines, "sale.lines");
+            // SAFETY: lines points to line_count initialized lines per the contract.
+            unsafe { std::slice::from_raw_parts(sale.lines, sale.line_count) }
+        };
+        let run = |scratch: &mut Scratch| {
+            let Scratch {
+                address: scratch_address,
+                sale: core_sale,
+            } = scratch;
+            // SAFETY: the sale and its lines come straight from the caller, under its contract.
+            let result =
+                unsafe { calculate_into(table, sale, lines, currency, scratch_address, core_sale) };
+            if core_sale.lines.capacity() > SCRATCH_LINES {
+                core_sale.lines = Vec::new();
+            }
+            result
+        };
+        // A thread being torn down has lost its scratch; it gets fresh buffers.
+        let (calc, location) = SCRATCH
+            .try_with(|s| run(&mut s.borrow_mut()))
+            .unwrap_or_else(|_| run(&mut Scratch::new()))?;
+        let limit = Decimal::from(i64::MAX);
+        if [
+            calc.total_tax,
+            calc.total_excluding_tax,
+            calc.total_including_tax,
+        ]
+        .iter()
+        .any(|t| t.abs() > limit)
+        {
+            return Err(Error::new(
+                LevyStatus::LEVY_INVALID_SALE,
+                "the sale's totals do not fit in int64_t minor units; split it",
+            ));
+        }
+        let result = Box::new(LevyResult {
+            table: engine.table.clone(),
+            calc,
+            location,
+            strings: OnceLock::new(),
+        });
+        // SAFETY: out_result is non-null and valid for writing, per the contract.
+        unsafe { out_result.write(Box::into_raw(result)) };
+        Ok(())
+    })
+}
+
+/// The work of `levy_calculate` after the sale's header was checked: lines, location,
+/// calculation, using the caller's scratch buffers.
+///
+/// # Safety
+///
+/// As for `levy_calculate`: `sale`'s and `lines`' pointers are NULL or valid.
+unsafe fn calculate_into(
+    table: &AnyTable,
+    sale: &LevySale,
+    lines: &[LevySaleLine],
+    currency: Currency,
+    address: &mut Address,
+    core_sale: &mut Sale,
+) -> Result<(Calculation, Location), Error> {
+    let per_unit = sale.flags & LEVY_SALE_PER_UNIT != 0;
+    core_sale.lines.clear();
+    for (i, line) in lines.iter().enumerate() {
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let category = unsafe { opt_str_arg(line.category, "line.category") }?;
+        // SAFETY: as above.
+        let code = unsafe { opt_str_arg(line.tax_code, "line.tax_code") }?;
+        let tax_code = match (category, code) {
+                (Some(c), _) => table.category(c).ok_or_else(|| {
+                    Error::new(LevyStatus::LEVY_UNKNOWN_TAX_CODE, format!("line {i}: unknown product category {c:?}"))
+                })?,
+                (None, Some(c)) => table.tax_code(c).ok_or_else(|| {
+                    Error::new(LevyStatus::LEVY_UNKNOWN_TAX_CODE, format!("line {i}: unknown product tax code {c:?}"))
+                })?,
+                (None, None) => table.tax_code("GENERAL_MERCHANDISE").ok_or_else(|| {
+                    Error::new(LevyStatus::LEVY_UNKNOWN_TAX_CODE, format!("line {i}: no category or tax code given and the table has no GENERAL_MERCHANDISE"))
+                })?,
+            };
+        core_sale.lines.push(SaleLine {
+            amount: Decimal::from(line.amount),
+            quantity: line.quantity,
+            per_unit,
+            tax_code,
+        });
+    }
+
+    let ip_mode = match sale.ip_mode {
+        LEVY_IP_STRICT => IpMode::Strict,
+        LEVY_IP_ZERO => IpMode::Zero,
+        LEVY_IP_APPROXIMATE => IpMode::Approximate,
+        LEVY_IP_BEST_EFFORT => IpMode::BestEffort,
+        m => {
+            return Err(Error::new(
+                LevyStatus::LEVY_INVALID_ARGUMENT,
+                format!("sale.ip_mode {m} is not a LEVY_IP_* value"),
+            ))
+        }
+    };
+    // SAFETY: NULL or NUL-terminated per the contract.
+    let ip = unsafe { opt_str_arg(sale.ip, "sale.ip") }?;
+    let address = if sale.address.is_null() {
+        None
+    } else {
+        // SAFETY: non-null and valid per the contract; its fields NULL or NUL-terminated.
+        unsafe { fill_address(&*sale.address, address) }?;
+        Some(&*address)
+    };
+    let transacted_at = if sale.transacted_at == 0 {
+        now_unix()
+    } else {
+        sale.transacted_at
+    };
+    let date = Date::from_unix_seconds(transacted_at);
+    let resolve_ip = |ip: &str| table.resolve_ip(ip, ip_mode, date);
+    let location = match (address, ip) {
+        (Some(a), ip) => match (table.resolve(a, date), ip) {
+            (Ok(l), _) => l,
+            (Err(ea), Some(ip)) => resolve_ip(ip).map_err(|ei| {
+                Error::new(
+                    LevyStatus::LEVY_RESOLUTION_FAILED,
+                    format!(
+                        "address: {}; ip: {}",
+                        resolve_error(&ea),
+                        resolve_error(&ei)
+                    ),
+                )
+            })?,
+            (Err(ea), None) => {
+                return Err(Error::new(
+                    LevyStatus::LEVY_RESOLUTION_FAILED,
+                    format!("address: {}", resolve_error(&ea)),
+                ))
+            }
+        },
+        (None, Some(ip)) => resolve_ip(ip).map_err(|ei| {
+            Error::new(
+                LevyStatus::LEVY_RESOLUTION_FAILED,
+                format!("ip: {}", resolve_error(&ei)),
+            )
+        })?,
+        (None, None) => {
+            return Err(Error::new(
+                LevyStatus::LEVY_INVALID_ARGUMENT,
+                "the sale has neither an address nor an IP address",
+            ))
+        }
+    };
+
+    core_sale.currency = currency;
+    core_sale.tax_included = sale.flags & LEVY_SALE_TAX_INCLUDED != 0;
+    core_sale.customer.exempt = sale.flags & LEVY_SALE_CUSTOMER_EXEMPT != 0;
+    core_sale.automatic_tax = if sale.flags & LEVY_SALE_AUTOMATIC_TAX_DISABLED != 0 {
+        AutomaticTax::Disabled
+    } else {
+        AutomaticTax::Auto
+    };
+    core_sale.date = date;
+    let calc = table
+        .calculate(&location, core_sale)
+        .map_err(|e| Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string()))?;
+    Ok((calc, location))
+}
+
+/// Fills `*out` with the order-level figures of `result`.
+///
+/// Errors: `LEVY_NULL_ARGUMENT`. Thread-safe.
+///
+/// # Safety
+///
+/// `result` must be NULL or a live result; `out` NULL or valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn levy_result_summary(
+    result: *const LevyResult,
+    out: *mut LevySummary,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(result, "result");
+        non_null!(out, "out");
+        // SAFETY: non-null and live per the contract; results are never mutated after creation.
+        let r = unsafe { &*result };
+        let s = r.strings();
+        let c = &r.calc;
+        let summary = LevySummary {
+            total_tax: minor_i64(c.total_tax),
+            total_excluding_tax: minor_i64(c.total_excluding_tax),
+            total_including_tax: minor_i64(c.total_including_tax),
+            line_count: c.lines.len(),
+            currency: s.currency.as_ptr(),
+            address_resolution_status: s.status.as_ptr(),
+            resolution_precision: s.precision.as_ptr(),
+            location_source: s.source.as_ptr(),
+            zero_reason: s
+                .zero_reason
+                .as_ref()
+                .map_or(std::ptr::null(), |z| z.as_ptr()),
+            effective_rate: s.effective_rate.as_ptr(),
+            table_hash: s.table_hash.as_ptr(),
+        };
+        // SAFETY: out is non-null and valid for writing, per the contract.
+        unsafe { out.write(summary) };
+        Ok(())
+    })
+}
+
+/// Fills `*out` with the address the result was resolved from (normalized: upper case,
+/// ZIP+4 when it decided). Every field is a non-NULL string, possibly empty.
+///
+/// Errors: `LEVY_NULL_ARGUMENT`. Thread-safe.
+///
+/// # Safety
+///
+/// `result` must be NULL or a live result; `out` NULL or valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn levy_result_address_used(
+    result: *const LevyResult,
+    out: *mut LevyAddress,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(result, "result");
+        non_null!(out, "out");
+        // SAFETY: non-null and live per the contract.
+        let a = &unsafe { &*result }.strings().address;
+        let address = LevyAddress {
+            line1: a[0].as_ptr(),
+            line2: a[1].as_ptr(),
+            city: a[2].as_ptr(),
+            region: a[3].as_ptr(),
+            postal_code: a[4].as_ptr(),
+            country: a[5].as_ptr(),
+        };
+        // SAFETY: out is non-null and valid for writing, per the contract.
+        unsafe { out.write(address) };
+        Ok(())
+    })
+}
+
+fn index_error(what: &str, index: usize, len: usize) -> Error {
+    Error::new(
+        LevyStatus::LEVY_INDEX_OUT_OF_RANGE,
+        format!("{what} index {index} is out of range (there are {len})"),
+    )
+}
+
+/// Fills `*out` with line `line_index` (0-based, in the sale's order).
+///
+/// Errors: `LEVY_NULL_ARGUMENT`, `LEVY_INDEX_OUT_OF_RANGE`. Thread-safe.
+///
+/// # Safety
+///
+/// `result` must be NULL or a live result; `out` NULL or valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn levy_result_line(
+    result: *const LevyResult,
+    line_index: usize,
+    out: *mut LevyLine,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(result, "result");
+        non_null!(out, "out");
+        // SAFETY: non-null and live per the contract.
+        let r = unsafe { &*result };
+        let n = r.calc.lines.len();
+        let l = r
+            .calc
+            .lines
+            .get(line_index)
+            .ok_or_else(|| index_error("line", line_index, n))?;
+        let s = &r.strings().lines[line_index];
+        let line = LevyLine {
+            tax_code: s.tax_code.as_ptr(),
+            quantity: l.quantity,
+            amount_excluding_tax: minor_i64(l.amount_excluding_tax),
+            tax_amount: minor_i64(l.tax),
+            amount_including_tax: minor_i64(l.amount_including_tax),
+            tax_amount_decimal: s.tax_amount.as_ptr(),
+            jurisdiction_count: l.jurisdictions.len(),
+        };
+        // SAFETY: out is non-null and valid for writing, per the contract.
+        unsafe { out.write(line) };
+        Ok(())
+    })
+}
+
+/// Fills `*out` with jurisdiction entry `jurisdiction_index` of line `line_index`, in the
+/// location's level order (state, county, city, district).
+///
+/// Errors: `LEVY_NULL_ARGUMENT`, `LEVY_INDEX_OUT_OF_RANGE`. Thread-safe.
+///
+/// # Safety
+///
+/// `result` must be NULL or a live result; `out` NULL or valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn levy_result_jurisdiction(
+    result: *const LevyResult,
+    line_index: usize,
+    jurisdiction_index: usize,
+    out: *mut LevyJurisdiction,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(result, "result");
+        non_null!(out, "out");
+        // SAFETY: non-null and live per the contract.
+        let r = unsafe { &*result };
+        let n = r.calc.lines.len();
+        let l = r
+            .calc
+            .lines
+            .get(line_index)
+            .ok_or_else(|| index_error("line", line_index, n))?;
+        let j = l.jurisdictions.get(jurisdiction_index).ok_or_else(|| {
+            index_error("jurisdiction", jurisdiction_index, l.jurisdictions.len())
+        })?;
+        let s = &r.strings().lines[line_index].jurisdictions[jurisdiction_index];
+        let entry = LevyJurisdiction {
+            code: s.code.as_ptr(),
+            name: s.name.as_ptr(),
+            level: s.level.as_ptr(),
+            authority: s.authority.as_ptr(),
+            tax_type: s.tax_type.as_ptr(),
+            rate_type: s.rate_type.as_ptr(),
+            note: s.note.as_ptr(),
+            rate: s.rate.as_ptr(),
+            taxable_base: s.taxable_base.as_ptr(),
+            tax_due: s.tax_due.as_ptr(),
+            fee: s.fee.as_ptr(),
+            tax_due_minor: minor_i64(round_minor(j.tax_due)),
+        };
+        // SAFETY: out is non-null and valid for writing, per the contract.
+        unsafe { out.write(entry) };
+        Ok(())
+    })
+}
+
+/// Frees a result and every string read from it. NULL is accepted and does nothing.
+///
+/// # Safety
+///
+/// `result` must be NULL or a pointer from `levy_calculate` not yet freed, and no thread
+/// may use it or its strings afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn levy_result_free(result: *mut LevyResult) {
+    ffi_guard!(() => {
+        if !result.is_null() {
+            // SAFETY: the pointer came from Box::into_raw in levy_calculate and is freed once.
+            drop(unsafe { Box::from_raw(result) });
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn engines_and_results_are_shareable_between_threads() {
+        // The header promises both may be used from many threads at once.
+        assert_send_sync::<LevyEngine>();
+        assert_send_sync::<LevyResult>();
+    }
+}

@@ -1,0 +1,93 @@
+/* The table built into the library: levy_engine_open_default, and a service opened
+ * without a table path.
+ *
+ * Usage: default_table LEDGER
+ *
+ * Expected values come from data/us-states.toml, the source of the embedded table:
+ * Indiana's state rate is 7% since 2008-04-01, and the default table has no local US
+ * rates, so general merchandise in Indiana is taxed 7% by the state alone. */
+#include <stdio.h>
+#include <string.h>
+
+#include "levy.h"
+#include "check.h"
+#include "service_util.h"
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s LEDGER\n", argv[0]);
+        return 2;
+    }
+    CHECK_STATUS(levy_engine_open_default(NULL), LEVY_NULL_ARGUMENT);
+    CHECK(contains(levy_last_error_message(), "out_engine"));
+
+    LevyEngine *engine = NULL;
+    CHECK_STATUS(levy_engine_open_default(&engine), LEVY_OK);
+    if (engine == NULL) return check_finish();
+
+    /* The Indiana Statehouse. */
+    LevyAddress addr = {"200 W Washington St", NULL, "Indianapolis", "IN", "46204", "US"};
+    LevySaleLine lines[3] = {
+        {2499, 1, "GENERAL_MERCHANDISE", NULL},
+        {700, 2, "GENERAL_MERCHANDISE", NULL},
+        {1200, 1, "GENERAL_MERCHANDISE", NULL},
+    };
+    LevySale sale;
+    memset(&sale, 0, sizeof sale);
+    sale.address = &addr;
+    sale.transacted_at = 1772323200; /* 2026-03-01 */
+    sale.lines = lines;
+    sale.line_count = 3;
+    LevyResult *r = NULL;
+    CHECK_STATUS(levy_calculate(engine, &sale, &r), LEVY_OK);
+    if (r != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(r, &s), LEVY_OK);
+        /* 2499 x 7% = 174.93 -> 175; 700 x 7% = 49; 1200 x 7% = 84; 175 + 49 + 84 = 308. */
+        CHECK_I64(s.total_tax, 308);
+        CHECK_I64(s.total_excluding_tax, 4399);
+        CHECK_I64(s.total_including_tax, 4707);
+        CHECK(strlen(s.table_hash) == 64);
+        LevyLine l;
+        CHECK_STATUS(levy_result_line(r, 0, &l), LEVY_OK);
+        CHECK_I64(l.tax_amount, 175);
+        CHECK_I64(l.jurisdiction_count, 1);
+        LevyJurisdiction j;
+        CHECK_STATUS(levy_result_jurisdiction(r, 0, 0, &j), LEVY_OK);
+        CHECK_STR(j.name, "INDIANA");
+        CHECK_STR(j.code, "18"); /* Indiana's FIPS state code */
+        CHECK_STR(j.level, "STATE");
+        CHECK_STR(j.authority, "INDIANA DEPARTMENT OF REVENUE");
+        CHECK_STR(j.rate, "0.07");
+        CHECK_STR(j.tax_due, "174.93");
+        levy_result_free(r);
+    }
+    levy_engine_free(engine);
+
+    /* A service over the embedded table answers the same total. */
+    LevyKey key = {"till", TEST_KEY};
+    LevyServiceConfig c;
+    memset(&c, 0, sizeof c);
+    c.ledger_path = argv[1];
+    c.keys = &key;
+    c.key_count = 1;
+    LevyService *service = NULL;
+    CHECK_STATUS(levy_service_open(&c, &service), LEVY_OK);
+    if (service == NULL) return check_finish();
+    LevyResponse *resp = svc_request(
+        service, "POST", "/tax/calculations",
+        "{\"customer\":{\"address\":{\"address_line_1\":\"200 W Washington St\","
+        "\"address_city\":\"Indianapolis\",\"address_province\":\"IN\",\"address_postal_code\":"
+        "\"46204\",\"address_country\":\"US\",\"address_type\":\"shipping\"}},\"origin_address\":"
+        "{\"address_province\":\"IN\",\"address_postal_code\":\"46204\",\"address_country\":\"US\"},"
+        "\"order_details\":{\"customer_currency_code\":\"USD\",\"tax_included_in_amount\":false,"
+        "\"line_items\":[{\"amount\":2499,\"quantity\":1,\"product_category\":\"GENERAL_MERCHANDISE\"},"
+        "{\"amount\":700,\"quantity\":2,\"product_category\":\"GENERAL_MERCHANDISE\"},"
+        "{\"amount\":1200,\"quantity\":1,\"product_category\":\"GENERAL_MERCHANDISE\"}]},"
+        "\"transacted_at\":1772323200}");
+    CHECK_I64(levy_response_status(resp), 200);
+    CHECK(contains(body_of(resp), "\"total_tax_amount\":308"));
+    levy_response_free(resp);
+    levy_service_free(service);
+    return check_finish();
+}

@@ -1,0 +1,244 @@
+//! Compiles the C programs in `tests/c/` with gcc against the freshly built `liblevy.a`
+//! and `include/levy.h`, and runs them. Each program prints `N passed, N failed` and exits
+//! non-zero on any failed check.
+//!
+//! `LEVY_C_CHECK` picks how the programs run:
+//! * unset or `plain`: compiled with `-Wall -Wextra -Werror`, run directly;
+//! * `asan`: compiled with AddressSanitizer and UndefinedBehaviorSanitizer (leak checks on);
+//! * `valgrind`: run under valgrind memcheck; any error or definitely lost block fails.
+//!
+//! `crates/levy-ffi/ci.sh` runs all three.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use levy_core::{
+    Date, Decimal, IpLocationSpec, JurisdictionSpec, Level, RuleSpec, Table, TableBuilder, TaxType,
+};
+
+/// The fixture every C test computes its expected values from: Tennessee general
+/// merchandise at 7% (state) and, in ZIP 37203, also 2.25% (Davidson county); CLOTHING ->
+/// CLOTHING_GENERAL, a child of GENERAL_MERCHANDISE without rules of its own; IPv4
+/// 192.0.2.0/24 placed in Nashville, TN 37203.
+fn fixture_table() -> Vec<u8> {
+    let mut b = TableBuilder::new();
+    b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
+        .unwrap();
+    b.tax_code("CLOTHING_GENERAL", Some("GENERAL_MERCHANDISE"), "Clothing")
+        .unwrap();
+    b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
+    b.category("CLOTHING", "CLOTHING_GENERAL");
+    let tn = b
+        .jurisdiction(JurisdictionSpec {
+            code: "47".into(),
+            name: "TENNESSEE".into(),
+            level: Level::State,
+            country: "US".into(),
+            region: "TN".into(),
+            authority: "TENNESSEE DEPARTMENT OF REVENUE".into(),
+            tax_type: TaxType::Sales,
+        })
+        .unwrap();
+    let davidson = b
+        .jurisdiction(JurisdictionSpec {
+            code: "47037".into(),
+            name: "DAVIDSON".into(),
+            level: Level::County,
+            country: "US".into(),
+            region: "TN".into(),
+            authority: "DAVIDSON COUNTY".into(),
+            tax_type: TaxType::Sales,
+        })
+        .unwrap();
+    b.rule(RuleSpec::flat(
+        tn,
+        "GENERAL_MERCHANDISE",
+        Decimal::new(7, 2),
+        Date::MIN,
+        Date::MAX,
+        "GENERAL STATE SALES TAX",
+    ))
+    .unwrap();
+    b.rule(RuleSpec::flat(
+        davidson,
+        "GENERAL_MERCHANDISE",
+        Decimal::new(225, 4),
+        Date::MIN,
+        Date::MAX,
+        "GENERAL COUNTY LOCAL SALES TAX",
+    ))
+    .unwrap();
+    b.region("US", "TN", "TENNESSEE", &[tn], "").unwrap();
+    b.zip(37203, "TN", "NASHVILLE", &[tn, davidson], 0).unwrap();
+    let place = IpLocationSpec {
+        country: "US".into(),
+        region: "TN".into(),
+        city: "NASHVILLE".into(),
+        postal: "37203".into(),
+        coordinates: None,
+    };
+    // 192.0.2.0 ..= 192.0.2.255 (TEST-NET-1).
+    b.ipv4_range(0xC000_0200, 0xC000_02FF, place).unwrap();
+    b.build(1_772_323_200).unwrap()
+}
+
+struct Setup {
+    dir: PathBuf,
+    hash: String,
+    lib_dir: PathBuf,
+    include: PathBuf,
+}
+
+fn setup() -> Setup {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("levy-ffi-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = fixture_table();
+    let hash = Table::from_bytes(&bytes).unwrap().hash_hex();
+    std::fs::write(dir.join("fixture.levy"), &bytes).unwrap();
+    std::fs::write(
+        dir.join("not-a-table.levy"),
+        b"hello, this is not a rate table\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("truncated.levy"), &bytes[..100]).unwrap();
+    let mut flipped = bytes.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x55;
+    std::fs::write(dir.join("flipped.levy"), &flipped).unwrap();
+    let _ = std::fs::remove_file(dir.join("missing.levy"));
+
+    // The test binary lives in target/<profile>/deps; the library is in target/<profile>.
+    let exe = std::env::current_exe().unwrap();
+    let lib_dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
+    assert!(
+        lib_dir.join("liblevy.a").exists(),
+        "liblevy.a not found in {}",
+        lib_dir.display()
+    );
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
+    Setup {
+        dir,
+        hash,
+        lib_dir,
+        include,
+    }
+}
+
+fn mode() -> String {
+    std::env::var("LEVY_C_CHECK").unwrap_or_else(|_| "plain".into())
+}
+
+/// Compiles `tests/c/<name>.c` and runs it with `args`; panics with its output on failure.
+fn compile_and_run(s: &Setup, name: &str, args: &[&str]) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(format!("{name}.c"));
+    let mode = mode();
+    let exe = s.dir.join(format!("{name}-{mode}"));
+    let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "gcc".into()));
+    cc.args([
+        "-std=c11", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread",
+    ])
+    .arg("-I")
+    .arg(&s.include)
+    .arg("-I")
+    .arg(src.parent().unwrap());
+    if mode == "asan" {
+        cc.args([
+            "-fsanitize=address,undefined",
+            "-fno-omit-frame-pointer",
+            "-fno-sanitize-recover=all",
+        ]);
+    }
+    cc.arg(&src)
+        .arg(s.lib_dir.join("liblevy.a"))
+        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"])
+        .arg("-o")
+        .arg(&exe);
+    let out = cc
+        .output()
+        .expect("gcc must be installed to run the C tests");
+    assert!(
+        out.status.success(),
+        "compiling {name}.c failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut run = if mode == "valgrind" {
+        let mut c = Command::new("valgrind");
+        c.args([
+            "--quiet",
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--show-leak-kinds=definite",
+            "--errors-for-leak-kinds=definite",
+        ])
+        .arg(&exe);
+        c
+    } else {
+        Command::new(&exe)
+    };
+    if mode == "asan" {
+        run.env(
+            "ASAN_OPTIONS",
+            "detect_leaks=1:abort_on_error=0:exitcode=98",
+        );
+    }
+    let out = run.args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    print!("{name} ({mode}): {stdout}");
+    assert!(
+        out.status.success(),
+        "{name} ({mode}) failed with {}:\n{stdout}\n{stderr}",
+        out.status
+    );
+    let last = stdout.lines().last().unwrap_or("");
+    assert!(
+        last.ends_with(" passed, 0 failed") && !last.starts_with("0 passed"),
+        "{name}: {last}"
+    );
+}
+
+#[test]
+fn c_engine() {
+    let s = setup();
+    compile_and_run(&s, "engine", &[s.dir.to_str().unwrap(), &s.hash]);
+}
+
+/// A ledger path that does not exist yet, unique to this run and mode.
+fn fresh_ledger(s: &Setup, name: &str) -> String {
+    let p = s.dir.join(format!("{name}-{}.sqlite", mode()));
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+    }
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn c_service() {
+    let s = setup();
+    let ledger = fresh_ledger(&s, "service");
+    compile_and_run(&s, "service", &[s.dir.to_str().unwrap(), &ledger]);
+}
+
+#[test]
+fn c_threads() {
+    let s = setup();
+    let ledger = fresh_ledger(&s, "threads");
+    // Fewer rounds under the slow checkers; the interleavings are what matter there.
+    let rounds = match mode().as_str() {
+        "valgrind" => "40",
+        "asan" => "200",
+        _ => "1000",
+    };
+    compile_and_run(&s, "threads", &[s.dir.to_str().unwrap(), &ledger, rounds]);
+}
+
+#[test]
+fn c_default_table() {
+    let s = setup();
+    let ledger = fresh_ledger(&s, "default");
+    compile_and_run(&s, "default_table", &[&ledger]);
+}

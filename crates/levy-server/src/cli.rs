@@ -1,0 +1,244 @@
+//! The `levy serve` and `levy keys new` commands.
+//!
+//! ```text
+//! levy serve [--listen 127.0.0.1:8787] [--table FILE] [--ledger FILE] [--keys FILE]
+//! levy keys new --account NAME [--keys FILE]
+//! ```
+//!
+//! Mount [`Command`] as subcommands of a larger clap parser (or use [`ServeArgs`] and
+//! [`KeysArgs`] on their own) and call [`run`].
+//!
+//! `levy serve` stops on SIGTERM or ctrl-c after finishing the requests in flight, and on
+//! SIGHUP re-reads the `--table` file and swaps it in atomically: a request is answered
+//! wholly with the old table or wholly with the new one. A table file that fails to open
+//! is logged and the old table stays in use.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+
+use crate::{serve, ServeOptions, DEFAULT_BODY_LIMIT};
+
+/// The commands this crate provides.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the tax service interface over HTTP.
+    Serve(ServeArgs),
+    /// Manage API keys.
+    Keys(KeysArgs),
+}
+
+/// Arguments of `levy serve`.
+#[derive(Clone, Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Use 0.0.0.0 only behind a proxy that terminates TLS.
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    pub listen: SocketAddr,
+    /// Rate table file (`*.levy`). Without it, the table built into levy is used, and
+    /// SIGHUP has nothing to reload.
+    #[arg(long, value_name = "FILE")]
+    pub table: Option<PathBuf>,
+    /// Ledger database (SQLite) for transactions, refunds and the other stored resources.
+    #[arg(long, value_name = "FILE", default_value = "./levy-ledger.sqlite")]
+    pub ledger: PathBuf,
+    /// Keys file written by `levy keys new`.
+    #[arg(long, value_name = "FILE", default_value = "./levy-keys.toml")]
+    pub keys: PathBuf,
+    /// Largest request body in bytes; larger bodies are answered with 413.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BODY_LIMIT)]
+    pub body_limit: usize,
+    /// Answer requests on the async worker threads instead of the blocking pool (for
+    /// measurements; see ServeOptions::inline).
+    #[arg(long, hide = true)]
+    pub inline: bool,
+    /// Log filter (`RUST_LOG` syntax), used when `RUST_LOG` is not set.
+    #[arg(long, value_name = "FILTER", default_value = "info")]
+    pub log: String,
+}
+
+/// Arguments of `levy keys`.
+#[derive(Debug, Args)]
+pub struct KeysArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: KeysCommand,
+}
+
+/// `levy keys` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create an account's test and live keys. The keys are printed once; the keys file
+    /// keeps only their hashes.
+    New(KeysNewArgs),
+}
+
+/// Arguments of `levy keys new`.
+#[derive(Clone, Debug, Args)]
+pub struct KeysNewArgs {
+    /// Account name; test and live data of one account are kept apart from every other
+    /// account's.
+    #[arg(long)]
+    pub account: String,
+    /// Keys file to add the account's keys to (created when missing).
+    #[arg(long, value_name = "FILE", default_value = "./levy-keys.toml")]
+    pub keys: PathBuf,
+}
+
+/// Why a command failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum CliError {
+    /// The service could not start (table, ledger or keys file); the message says which.
+    Service(String),
+    /// The keys could not be created or written.
+    Keys(String),
+    /// The listen address could not be bound, or the server failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Service(m) => write!(f, "cannot start the service: {m}"),
+            CliError::Keys(m) => write!(f, "cannot create keys: {m}"),
+            CliError::Io(e) => write!(f, "server error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError::Io(e)
+    }
+}
+
+/// Runs a command to completion. `levy serve` returns after a graceful shutdown.
+pub fn run(command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Serve(args) => run_serve(args),
+        Command::Keys(KeysArgs {
+            command: KeysCommand::New(args),
+        }) => {
+            let text = run_keys_new(&args)?;
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+/// Creates an account's keys and returns the text to show the user (the keys, once).
+pub fn run_keys_new(args: &KeysNewArgs) -> Result<String, CliError> {
+    let (test, live) = levy_api::keys::create_account_keys(&args.keys, &args.account)
+        .map_err(|e| CliError::Keys(e.to_string()))?;
+    Ok(format!(
+        "account {account}\n  test key: {test}\n  live key: {live}\n\
+         The keys are shown only now; {path} keeps their hashes.\n",
+        account = args.account,
+        path = args.keys.display(),
+    ))
+}
+
+/// `levy serve`: opens the service, binds, prints `listening on http://ADDR` on stdout,
+/// and serves until SIGTERM or ctrl-c.
+pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
+    crate::init_logging(&args.log);
+    let table = match &args.table {
+        Some(path) => levy_api::TableSource::Path(path.clone()),
+        None => levy_api::TableSource::Default,
+    };
+    let config = levy_api::ServiceConfig {
+        table,
+        ledger: args.ledger.to_string_lossy().into_owned(),
+        keys: levy_api::KeySource::File(args.keys.clone()),
+    };
+    let service =
+        Arc::new(levy_api::Service::open(config).map_err(|e| CliError::Service(e.to_string()))?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let options = ServeOptions {
+            listen: args.listen,
+            body_limit: args.body_limit,
+            ..Default::default()
+        };
+        let running = serve(Arc::clone(&service), options, shutdown_signal()).await?;
+        let addr = running.local_addr();
+        tracing::info!(%addr, table = %service.table().header().hash_hex(), "levy listening");
+        {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "listening on http://{addr}");
+            let _ = out.flush();
+        }
+        let reload = tokio::spawn(reload_on_sighup(Arc::clone(&service), args.table.clone()));
+        let result = running.wait().await;
+        reload.abort();
+        tracing::info!("levy stopped");
+        result.map_err(CliError::Io)
+    })
+}
+
+/// Completes on ctrl-c or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => tracing::info!("ctrl-c: finishing requests in flight, then stopping"),
+        _ = term => tracing::info!("SIGTERM: finishing requests in flight, then stopping"),
+    }
+}
+
+/// Re-reads the table file on every SIGHUP and swaps it in.
+#[cfg(unix)]
+async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut hup = match signal(SignalKind::hangup()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot listen for SIGHUP; table reload is off");
+            return;
+        }
+    };
+    while hup.recv().await.is_some() {
+        let Some(path) = table.clone() else {
+            tracing::warn!("SIGHUP: serving the built-in table, which has no file to reload; start with --table FILE");
+            continue;
+        };
+        let read = tokio::task::spawn_blocking(move || levy_core::AnyTable::read_file(&path)).await;
+        match read {
+            Ok(Ok(t)) => {
+                let hash = t.header().hash_hex();
+                service.reload_table(Arc::new(t));
+                tracing::info!(table = %hash, "SIGHUP: table reloaded");
+            }
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "SIGHUP: table reload failed; the old table stays in use")
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "SIGHUP: table reload failed; the old table stays in use")
+            }
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn reload_on_sighup(_service: Arc<levy_api::Service>, _table: Option<PathBuf>) {}

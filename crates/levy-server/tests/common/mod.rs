@@ -1,0 +1,353 @@
+//! Shared helpers for the HTTP tests: a hand-computable rate table, a server on an
+//! ephemeral loopback port, and a small blocking HTTP client.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use levy_core::{
+    AlignedBytes, AnyBytes, Date, Decimal, JurisdictionSpec, Level, RuleSpec, Table, TableBuilder,
+    TaxType,
+};
+
+/// Test and live keys of the two accounts the suite uses.
+pub const SHOP_TEST: &str = "sk_test_shop_0123456789abcdef";
+/// Live key of account `shop`.
+pub const SHOP_LIVE: &str = "sk_live_shop_0123456789abcdef";
+/// Test key of account `other`.
+pub const OTHER_TEST: &str = "sk_test_other_0123456789abcdef";
+/// Live key of account `other`.
+pub const OTHER_LIVE: &str = "sk_live_other_0123456789abcdef";
+
+/// The suite's table. Rates are chosen so every expected amount is arithmetic by hand:
+///
+/// * Tennessee (region US-TN, every TN address): state 7% on general merchandise.
+/// * ZIP 37201 (Nashville): the state's 7% plus a city rate of 2.25%, 9.25% in all.
+///
+/// So $100.00 (10000 cents) in 37201 owes 700 + 225 = 925 cents, and anywhere else in TN
+/// 700 cents.
+pub fn table_bytes() -> Vec<u8> {
+    table_bytes_with_city_rate(Decimal::new(225, 4))
+}
+
+/// The suite's table with another Nashville city rate (for reload tests).
+pub fn table_bytes_with_city_rate(city_rate: Decimal) -> Vec<u8> {
+    let mut b = TableBuilder::new();
+    b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
+        .unwrap();
+    b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
+    let tn = b
+        .jurisdiction(JurisdictionSpec {
+            code: "47".into(),
+            name: "TENNESSEE".into(),
+            level: Level::State,
+            country: "US".into(),
+            region: "TN".into(),
+            authority: "TENNESSEE DEPARTMENT OF REVENUE".into(),
+            tax_type: TaxType::Sales,
+        })
+        .unwrap();
+    let nash = b
+        .jurisdiction(JurisdictionSpec {
+            code: "4752006".into(),
+            name: "NASHVILLE".into(),
+            level: Level::City,
+            country: "US".into(),
+            region: "TN".into(),
+            authority: "METRO NASHVILLE".into(),
+            tax_type: TaxType::Sales,
+        })
+        .unwrap();
+    b.rule(RuleSpec::flat(
+        tn,
+        "GENERAL_MERCHANDISE",
+        Decimal::new(7, 2),
+        Date::MIN,
+        Date::MAX,
+        "GENERAL STATE SALES TAX",
+    ))
+    .unwrap();
+    b.rule(RuleSpec::flat(
+        nash,
+        "GENERAL_MERCHANDISE",
+        city_rate,
+        Date::MIN,
+        Date::MAX,
+        "GENERAL CITY LOCAL SALES TAX",
+    ))
+    .unwrap();
+    b.region("US", "TN", "TENNESSEE", &[tn], "37201").unwrap();
+    b.zip(37201, "TN", "NASHVILLE", &[tn, nash], 1000).unwrap();
+    b.build(0).unwrap()
+}
+
+/// The suite's table, opened.
+pub fn table() -> Arc<levy_core::AnyTable> {
+    Arc::new(Table::open(AnyBytes::Owned(AlignedBytes::copy_from(&table_bytes()))).unwrap())
+}
+
+/// A fresh scratch directory under cargo's per-target temp dir.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("levy-server-tests")
+        .join(format!(
+            "{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The inline keys of the two accounts.
+pub fn keys() -> levy_api::KeySource {
+    let e = |account: &str, key: &str| levy_api::KeyEntry {
+        account: account.into(),
+        key: key.into(),
+    };
+    levy_api::KeySource::Inline(vec![
+        e("shop", SHOP_TEST),
+        e("shop", SHOP_LIVE),
+        e("other", OTHER_TEST),
+        e("other", OTHER_LIVE),
+    ])
+}
+
+/// A server on `127.0.0.1:0` in its own runtime; stopped (gracefully) when dropped.
+pub struct TestServer {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The service behind it.
+    pub service: Arc<levy_api::Service>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl TestServer {
+    /// Starts a server over the suite's table and a fresh ledger file.
+    pub fn start(name: &str) -> TestServer {
+        TestServer::start_with(name, levy_server::ServeOptions::loopback_ephemeral())
+    }
+
+    /// Starts a server with the given options (the listen address is forced to loopback port 0).
+    pub fn start_with(name: &str, mut options: levy_server::ServeOptions) -> TestServer {
+        options.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let ledger = scratch_dir(name).join("ledger.sqlite");
+        let service = Arc::new(
+            levy_api::Service::open(levy_api::ServiceConfig {
+                table: levy_api::TableSource::Table(table()),
+                ledger: ledger.to_string_lossy().into_owned(),
+                keys: keys(),
+            })
+            .unwrap(),
+        );
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = runtime
+            .block_on(levy_server::serve(Arc::clone(&service), options, async {
+                let _ = stopped.await;
+            }))
+            .unwrap();
+        let base = format!("http://{}", running.local_addr());
+        runtime.spawn(async move {
+            let _ = running.wait().await;
+        });
+        TestServer {
+            base,
+            service,
+            stop: Some(stop),
+            runtime: Some(runtime),
+        }
+    }
+
+    /// A client for this server.
+    pub fn client(&self) -> Client {
+        Client::new(&self.base)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_timeout(Duration::from_secs(5));
+        }
+    }
+}
+
+/// One HTTP answer.
+#[derive(Debug)]
+pub struct Answer {
+    /// Status code.
+    pub status: u16,
+    /// `Content-Type`.
+    pub content_type: String,
+    /// `x-request-id`.
+    pub request_id: String,
+    /// Body text.
+    pub text: String,
+}
+
+impl Answer {
+    /// The body as JSON (panics with the body when it is not JSON).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
+    }
+}
+
+/// A blocking HTTP client bound to one server.
+#[derive(Clone)]
+pub struct Client {
+    base: String,
+    agent: ureq::Agent,
+}
+
+/// One request to send.
+pub struct Call<'a> {
+    /// Method.
+    pub method: &'a str,
+    /// Path and query.
+    pub path: &'a str,
+    /// Bearer key, if any.
+    pub key: Option<&'a str>,
+    /// `X-API-Version`, if any.
+    pub version: Option<&'a str>,
+    /// Body bytes, if any (sent as `application/json` unless `content_type` says otherwise).
+    pub body: Option<&'a [u8]>,
+    /// Content-Type to send with the body.
+    pub content_type: Option<&'a str>,
+}
+
+impl Client {
+    /// A client for `base` (`http://127.0.0.1:PORT`).
+    pub fn new(base: &str) -> Client {
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(30))
+            .build();
+        Client {
+            base: base.to_string(),
+            agent,
+        }
+    }
+
+    /// Sends a request; any HTTP status is an answer, only transport failures panic.
+    pub fn send(&self, call: Call<'_>) -> Answer {
+        self.try_send(call)
+            .unwrap_or_else(|e| panic!("transport error: {e}"))
+    }
+
+    /// Sends a request; transport failures are errors.
+    pub fn try_send(&self, call: Call<'_>) -> Result<Answer, String> {
+        let mut req = self
+            .agent
+            .request(call.method, &format!("{}{}", self.base, call.path));
+        if let Some(key) = call.key {
+            req = req.set("Authorization", &format!("Bearer {key}"));
+        }
+        if let Some(v) = call.version {
+            req = req.set("X-API-Version", v);
+        }
+        let result = match call.body {
+            Some(body) => {
+                req = req.set(
+                    "Content-Type",
+                    call.content_type.unwrap_or("application/json"),
+                );
+                req.send_bytes(body)
+            }
+            None => req.call(),
+        };
+        let resp = match result {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => return Err(e.to_string()),
+        };
+        let status = resp.status();
+        let content_type = resp.header("content-type").unwrap_or("").to_string();
+        let request_id = resp.header("x-request-id").unwrap_or("").to_string();
+        let text = resp.into_string().map_err(|e| e.to_string())?;
+        Ok(Answer {
+            status,
+            content_type,
+            request_id,
+            text,
+        })
+    }
+
+    /// `method path` with a key, a version and a JSON body.
+    pub fn json(
+        &self,
+        method: &str,
+        path: &str,
+        key: &str,
+        version: Option<&str>,
+        body: &serde_json::Value,
+    ) -> Answer {
+        let text = body.to_string();
+        self.send(Call {
+            method,
+            path,
+            key: Some(key),
+            version,
+            body: Some(text.as_bytes()),
+            content_type: None,
+        })
+    }
+
+    /// `method path` with a key and a version, no body.
+    pub fn bare(&self, method: &str, path: &str, key: &str, version: Option<&str>) -> Answer {
+        self.send(Call {
+            method,
+            path,
+            key: Some(key),
+            version,
+            body: None,
+            content_type: None,
+        })
+    }
+}
+
+/// A calculation body for ZIP 37201 (9.25%) with the given line amounts in cents,
+/// each quantity 1, category GENERAL_MERCHANDISE, with reference_line_item_ids `l0`, `l1`, ….
+pub fn calc_body(amounts: &[i64]) -> serde_json::Value {
+    let lines: Vec<serde_json::Value> = amounts
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            serde_json::json!({
+                "amount": a, "quantity": 1, "product_category": "GENERAL_MERCHANDISE",
+                "reference_line_item_id": format!("l{i}")
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "customer": {"address": {"address_line_1": "", "address_city": "NASHVILLE",
+            "address_province": "TN", "address_postal_code": "37201", "address_country": "US",
+            "address_type": "shipping"}},
+        "origin_address": {"address_line_1": "", "address_city": "NASHVILLE",
+            "address_province": "TN", "address_postal_code": "37201", "address_country": "US"},
+        "order_details": {"customer_currency_code": "USD", "tax_included_in_amount": false,
+            "line_items": lines}
+    })
+}
+
+/// JSON number or string holding a decimal, as a Decimal.
+pub fn dec(v: &serde_json::Value) -> Decimal {
+    let s = match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    s.parse::<Decimal>()
+        .unwrap_or_else(|_| panic!("not a decimal: {v}"))
+}

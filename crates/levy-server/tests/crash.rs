@@ -1,0 +1,434 @@
+//! Process-level tests of `levy serve` (custom harness; `cargo test -p levy-server --test crash`).
+//!
+//! The test binary is also the server: run with `--child ARGS…` it parses `ARGS` as
+//! `levy serve` arguments ([`levy_server::cli::ServeArgs`]) and serves, printing
+//! `listening on http://ADDR`. The tests start it as a child process, so they exercise
+//! the real command, real signals and a real SIGKILL.
+//!
+//! * `crash`: a client records transactions while the child is killed with SIGKILL at
+//!   random moments, 50 times; after each restart every transaction whose creation was
+//!   acknowledged (200) is there, with the same id.
+//! * `sighup_reload`: while clients send calculations without pause, the table file is
+//!   replaced and SIGHUP sent; no request fails, and answers switch from the old rate to
+//!   the new one.
+//! * `sigterm_graceful`: SIGTERM (and SIGINT, as ctrl-c sends) while a request is in
+//!   flight; the request is answered and the process exits with success.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use common::{calc_body, dec, Client};
+use levy_core::Decimal;
+
+#[derive(Parser)]
+struct ChildArgs {
+    #[command(flatten)]
+    serve: levy_server::cli::ServeArgs,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--child") {
+        let parsed = ChildArgs::parse_from(
+            std::iter::once("levy-serve".to_string()).chain(args[2..].iter().cloned()),
+        );
+        if let Err(e) = levy_server::cli::run(levy_server::cli::Command::Serve(parsed.serve)) {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    // libtest-style filtering: `cargo test --test crash -- NAME` runs only matching tests.
+    let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
+    if args.iter().any(|a| a == "--list") {
+        for name in ["crash", "sighup_reload", "sigterm_graceful"] {
+            println!("{name}: test");
+        }
+        return;
+    }
+    let tests: [(&str, fn()); 3] = [
+        ("crash", crash),
+        ("sighup_reload", sighup_reload),
+        ("sigterm_graceful", sigterm_graceful),
+    ];
+    let mut ran = 0;
+    for (name, f) in tests {
+        if !filters.is_empty() && !filters.iter().any(|p| name.contains(p.as_str())) {
+            continue;
+        }
+        let started = Instant::now();
+        println!("test {name} ...");
+        f();
+        println!(
+            "test {name} ... ok ({:.1} s)",
+            started.elapsed().as_secs_f64()
+        );
+        ran += 1;
+    }
+    println!("test result: ok. {ran} passed");
+}
+
+/// Files of one child server: table, keys, ledger.
+struct Setup {
+    dir: PathBuf,
+    table: PathBuf,
+    keys: PathBuf,
+    ledger: PathBuf,
+    test_key: String,
+}
+
+fn setup(name: &str) -> Setup {
+    let dir = common::scratch_dir(name);
+    let table = dir.join("rates.levy");
+    std::fs::write(&table, common::table_bytes()).unwrap();
+    let keys = dir.join("keys.toml");
+    let (test_key, _live) = levy_api::keys::create_account_keys(&keys, "shop").unwrap();
+    let ledger = dir.join("ledger.sqlite");
+    Setup {
+        dir,
+        table,
+        keys,
+        ledger,
+        test_key,
+    }
+}
+
+/// Starts the child server and waits for its address.
+fn spawn(setup: &Setup) -> (Child, String) {
+    let exe = std::env::current_exe().unwrap();
+    let mut child = Command::new(exe)
+        .arg("--child")
+        .args(["--listen", "127.0.0.1:0", "--log", "warn"])
+        .arg("--table")
+        .arg(&setup.table)
+        .arg("--ledger")
+        .arg(&setup.ledger)
+        .arg("--keys")
+        .arg(&setup.keys)
+        .current_dir(&setup.dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let line = lines
+        .next()
+        .expect("child exited before listening")
+        .unwrap();
+    let addr = line
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"));
+    (child, addr.to_string())
+}
+
+fn signal(child: &Child, sig: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{sig} failed");
+}
+
+/// A tiny xorshift generator, seeded from the clock; the seed is printed for replay.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn record(client: &Client, key: &str, order: &str) -> Result<(u16, serde_json::Value), String> {
+    let calc_text = calc_body(&[10_000]).to_string();
+    let calc = client.try_send(common::Call {
+        method: "POST",
+        path: "/tax/calculations",
+        key: Some(key),
+        version: None,
+        body: Some(calc_text.as_bytes()),
+        content_type: None,
+    })?;
+    if calc.status != 200 {
+        return Ok((calc.status, calc.json()));
+    }
+    let calc_id = calc.json()["id"].as_str().unwrap().to_string();
+    let tr =
+        serde_json::json!({"calculation_id": calc_id, "reference_order_id": order}).to_string();
+    let answer = client.try_send(common::Call {
+        method: "POST",
+        path: "/tax/transactions",
+        key: Some(key),
+        version: None,
+        body: Some(tr.as_bytes()),
+        content_type: None,
+    })?;
+    Ok((answer.status, answer.json()))
+}
+
+fn crash() {
+    let setup = setup("crash");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    println!("  seed {seed}");
+    let mut rng = Rng(seed);
+    // order id -> transaction id, for every creation answered 200.
+    let mut acknowledged: Vec<(String, String)> = Vec::new();
+    let mut unacknowledged = 0u32;
+    let mut n = 0u64;
+    let started = Instant::now();
+    for round in 0..50 {
+        let (mut child, addr) = spawn(&setup);
+        let client = Client::new(&format!("http://{addr}"));
+
+        // Every acknowledged transaction so far is there, unchanged.
+        for (order, id) in &acknowledged {
+            let got = client.bare(
+                "GET",
+                &format!("/tax/transactions/{id}"),
+                &setup.test_key,
+                None,
+            );
+            assert_eq!(
+                got.status, 200,
+                "round {round}: acknowledged transaction {id} ({order}) lost: {}",
+                got.text
+            );
+            assert_eq!(got.json()["reference_order_id"], serde_json::json!(order));
+        }
+
+        // A client thread records transactions until the connection breaks; the kill
+        // comes after a random 0..150 ms.
+        let stop_after = Duration::from_millis(rng.next() % 150);
+        let key = setup.test_key.clone();
+        let first = n;
+        let writer = std::thread::spawn(move || {
+            let mut acked = Vec::new();
+            let mut failed = 0u32;
+            let mut n = first;
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                n += 1;
+                let order = format!("order-{n}");
+                match record(&client, &key, &order) {
+                    Ok((200, body)) => {
+                        acked.push((order, body["id"].as_str().unwrap().to_string()))
+                    }
+                    Ok((status, body)) => {
+                        panic!("transaction {order} refused with {status}: {body}")
+                    }
+                    Err(e) => {
+                        if std::env::var_os("LEVY_CRASH_DEBUG").is_some() {
+                            eprintln!("  request {order} failed: {e}");
+                        }
+                        failed += 1;
+                        break;
+                    }
+                }
+            }
+            (acked, failed, n)
+        });
+        std::thread::sleep(stop_after);
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let (acked, failed, last) = writer.join().unwrap();
+        n = last;
+        acknowledged.extend(acked);
+        unacknowledged += failed;
+    }
+    // The last restart's check, once more, after the 50th kill.
+    let (mut child, addr) = spawn(&setup);
+    let client = Client::new(&format!("http://{addr}"));
+    for (order, id) in &acknowledged {
+        let got = client.bare(
+            "GET",
+            &format!("/tax/transactions/{id}"),
+            &setup.test_key,
+            None,
+        );
+        assert_eq!(
+            got.status, 200,
+            "acknowledged transaction {id} ({order}) lost: {}",
+            got.text
+        );
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    println!(
+        "  {} acknowledged transactions survived 50 SIGKILLs ({} in flight at a kill), {:.1} s",
+        acknowledged.len(),
+        unacknowledged,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        acknowledged.len() >= 50,
+        "too few transactions were recorded for the test to mean anything"
+    );
+}
+
+fn total_tax(client: &Client, key: &str) -> Result<Decimal, String> {
+    let body = calc_body(&[10_000]).to_string();
+    let a = client.try_send(common::Call {
+        method: "POST",
+        path: "/tax/calculations",
+        key: Some(key),
+        version: None,
+        body: Some(body.as_bytes()),
+        content_type: None,
+    })?;
+    if a.status != 200 {
+        return Err(format!("status {}: {}", a.status, a.text));
+    }
+    Ok(dec(&a.json()["total_tax_amount"]))
+}
+
+fn sighup_reload() {
+    let setup = setup("sighup");
+    let (mut child, addr) = spawn(&setup);
+    let base = format!("http://{addr}");
+    // Before: 7% + 2.25% of 10000 cents = 925. After: the city rate becomes 2.75%, so
+    // 700 + 275 = 975.
+    let old = Decimal::from(925);
+    let new = Decimal::from(975);
+    assert_eq!(
+        total_tax(&Client::new(&base), &setup.test_key).unwrap(),
+        old
+    );
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicU64::new(0));
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        let (stop, sent, base, key) = (
+            Arc::clone(&stop),
+            Arc::clone(&sent),
+            base.clone(),
+            setup.test_key.clone(),
+        );
+        clients.push(std::thread::spawn(move || {
+            let client = Client::new(&base);
+            let mut seen_new = false;
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                let tax = total_tax(&client, &key).expect("a request failed during the reload");
+                assert!(
+                    tax == old || tax == new,
+                    "tax {tax} is neither the old nor the new table's"
+                );
+                if seen_new {
+                    assert_eq!(
+                        tax, new,
+                        "an answer went back to the old table after the new one"
+                    );
+                }
+                seen_new |= tax == new;
+                sent.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // Replace the file atomically (write + rename), then SIGHUP.
+    let tmp = setup.dir.join("rates.levy.new");
+    std::fs::write(
+        &tmp,
+        common::table_bytes_with_city_rate(Decimal::new(275, 4)),
+    )
+    .unwrap();
+    std::fs::rename(&tmp, &setup.table).unwrap();
+    signal(&child, "HUP");
+    let client = Client::new(&base);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while total_tax(&client, &setup.test_key).unwrap() != new {
+        assert!(
+            Instant::now() < deadline,
+            "the new table was not in use 10 s after SIGHUP"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // A broken table file: the reload fails and the current table stays.
+    std::fs::write(&setup.table, b"not a table").unwrap();
+    signal(&child, "HUP");
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        c.join().unwrap();
+    }
+    assert_eq!(
+        total_tax(&client, &setup.test_key).unwrap(),
+        new,
+        "a broken table file replaced a good table"
+    );
+    println!(
+        "  {} calculations during two reloads, none failed",
+        sent.load(Ordering::Relaxed)
+    );
+    signal(&child, "TERM");
+    assert!(child.wait().unwrap().success());
+}
+
+fn sigterm_graceful() {
+    // SIGTERM, and SIGINT (what ctrl-c sends).
+    for sig in ["TERM", "INT"] {
+        stop_gracefully_on(sig);
+    }
+}
+
+fn stop_gracefully_on(sig: &str) {
+    let setup = setup("sigterm");
+    let (mut child, addr) = spawn(&setup);
+    let client = Client::new(&format!("http://{addr}"));
+    assert_eq!(
+        total_tax(&client, &setup.test_key).unwrap(),
+        Decimal::from(925)
+    );
+    // A request whose body arrives slowly is in flight when SIGTERM comes: the server must
+    // still answer it, then exit 0.
+    let stream = std::net::TcpStream::connect(&addr).unwrap();
+    let body = calc_body(&[10_000]).to_string();
+    let head = format!(
+        "POST /tax/calculations HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        setup.test_key,
+        body.len()
+    );
+    use std::io::{Read, Write};
+    let mut s = stream;
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(&body.as_bytes()[..10]).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    signal(&child, sig);
+    std::thread::sleep(Duration::from_millis(200));
+    s.write_all(&body.as_bytes()[10..]).unwrap();
+    let mut answer = String::new();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 200"),
+        "in-flight request not answered: {answer}"
+    );
+    assert!(
+        answer.contains("\"total_tax_amount\":925"),
+        "unexpected answer: {answer}"
+    );
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "levy serve exited with {status} after SIGTERM"
+    );
+    // After shutdown, new connections are refused.
+    assert!(std::net::TcpStream::connect(&addr).is_err());
+}

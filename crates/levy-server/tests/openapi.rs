@@ -1,0 +1,414 @@
+//! The OpenAPI document (`crates/levy-server/openapi.json`) cannot drift from the code:
+//!
+//! * it is well-formed OpenAPI 3.1 whose every `$ref` resolves;
+//! * every operation it lists is answered by the service, and every method on every path
+//!   of the interface (the spec's endpoint table, the notes' extra endpoints, the
+//!   document's own paths) that the service answers is listed;
+//! * its error-type enum is exactly the set of error types the code can answer with:
+//!   those constructed in levy-api's source plus the HTTP layer's own.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use common::{Call, TestServer, SHOP_LIVE};
+use serde_json::Value;
+
+fn doc() -> Value {
+    serde_json::from_str(levy_server::OPENAPI_JSON).expect("openapi.json is JSON")
+}
+
+fn resolve<'a>(doc: &'a Value, reference: &str) -> Option<&'a Value> {
+    let path = reference.strip_prefix("#/")?;
+    path.split('/').try_fold(doc, |v, seg| v.get(seg))
+}
+
+fn collect_refs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get("$ref") {
+                out.push(r.clone());
+            }
+            m.values().for_each(|x| collect_refs(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_refs(x, out)),
+        _ => {}
+    }
+}
+
+const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
+
+/// (METHOD, path template) of every operation in the document.
+fn documented() -> BTreeSet<(String, String)> {
+    let doc = doc();
+    let mut out = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for m in METHODS {
+            if item.get(m).is_some() {
+                out.insert((m.to_ascii_uppercase(), path.clone()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn document_is_openapi_3_1_and_every_ref_resolves() {
+    let doc = doc();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(doc["info"]["title"].is_string() && doc["info"]["version"].is_string());
+    let mut refs = Vec::new();
+    collect_refs(&doc, &mut refs);
+    assert!(!refs.is_empty());
+    for r in refs {
+        assert!(resolve(&doc, &r).is_some(), "unresolved $ref {r}");
+    }
+    // Operation ids are unique, and every operation answers 200.
+    let mut ids = BTreeSet::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for m in METHODS {
+            if let Some(op) = item.get(m) {
+                let id = op["operationId"]
+                    .as_str()
+                    .expect("every operation has an operationId");
+                assert!(ids.insert(id.to_string()), "duplicate operationId {id}");
+                assert!(
+                    op["responses"]["200"].is_object(),
+                    "{id} has no 200 response"
+                );
+            }
+        }
+    }
+    // The version parameter lists exactly the versions the service knows.
+    let versions: Vec<&str> = doc["components"]["parameters"]["Version"]["schema"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let known: Vec<&str> = levy_api::ApiVersion::ALL
+        .iter()
+        .map(|v| v.as_str())
+        .collect();
+    assert_eq!(versions, known);
+}
+
+/// True when the answer says "no such endpoint or method" rather than coming from an
+/// endpoint (which may still be an error, such as an unknown id or a bad body).
+fn is_route_miss(a: &common::Answer) -> bool {
+    let body = a.json();
+    // Flat format (2026-01-01 on) or the older one (`error.error_code`).
+    let kind = body["type"].as_str().map(str::to_string).or_else(|| {
+        body["error"]["error_code"]
+            .as_str()
+            .map(|c| c.to_ascii_uppercase())
+    });
+    matches!(
+        (a.status, kind.as_deref()),
+        (404, Some("NOT_FOUND")) | (405, Some("METHOD_NOT_ALLOWED"))
+    )
+}
+
+fn probe(c: &common::Client, method: &str, template: &str) -> common::Answer {
+    probe_in(c, method, template, "2026-03-01")
+}
+
+fn probe_in(c: &common::Client, method: &str, template: &str, version: &str) -> common::Answer {
+    // Path parameters become an id that exists nowhere.
+    let path: String = template
+        .split('/')
+        .map(|seg| {
+            if seg.starts_with('{') {
+                "zz_probe"
+            } else {
+                seg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/");
+    let body = if matches!(method, "POST" | "PUT" | "PATCH") {
+        Some(&b"{}"[..])
+    } else {
+        None
+    };
+    c.send(Call {
+        method,
+        path: &path,
+        key: Some(SHOP_LIVE),
+        version: Some(version),
+        body,
+        content_type: None,
+    })
+}
+
+/// The version just before `v`.
+fn previous(v: &str) -> &'static str {
+    let all = levy_api::ApiVersion::ALL;
+    let i = all
+        .iter()
+        .position(|x| x.as_str() == v)
+        .unwrap_or_else(|| panic!("x-levy-since {v} is not a version"));
+    assert!(i > 0, "x-levy-since {v} is the first version; leave it out");
+    all[i - 1].as_str()
+}
+
+#[test]
+fn versioned_routes_start_where_the_document_says() {
+    let server = TestServer::start("openapi-versions");
+    let c = server.client();
+    let doc = doc();
+    let mut checked = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for m in METHODS {
+            let Some(op) = item.get(m) else { continue };
+            let method = m.to_ascii_uppercase();
+            match op.get("x-levy-since").and_then(Value::as_str) {
+                Some(since) => {
+                    let before = probe_in(&c, &method, path, previous(since));
+                    assert!(
+                        is_route_miss(&before),
+                        "{method} {path} answered before {since}: {}",
+                        before.text
+                    );
+                    let at = probe_in(&c, &method, path, since);
+                    assert!(
+                        !is_route_miss(&at),
+                        "{method} {path} not answered in {since}: {}",
+                        at.text
+                    );
+                    checked += 1;
+                }
+                None if path != levy_server::OPENAPI_PATH => {
+                    let first = probe_in(&c, &method, path, "2024-09-01");
+                    assert!(
+                        !is_route_miss(&first),
+                        "{method} {path} not answered in 2024-09-01: {}",
+                        first.text
+                    );
+                }
+                None => {}
+            }
+        }
+    }
+    assert!(checked > 0);
+}
+
+#[test]
+fn documented_routes_are_exactly_the_answered_routes() {
+    let server = TestServer::start("openapi-routes");
+    let c = server.client();
+    let documented = documented();
+
+    for (method, template) in &documented {
+        if template == levy_server::OPENAPI_PATH {
+            continue; // served by the HTTP layer, checked in the conformance suite
+        }
+        let a = probe(&c, method, template);
+        assert!(
+            !is_route_miss(&a),
+            "{method} {template} is documented but not answered: {}",
+            a.text
+        );
+    }
+
+    // Every path of the interface: the spec's endpoint table, the notes' extra endpoints,
+    // and the document's own paths. Any method the service answers must be documented.
+    let mut paths: BTreeSet<String> = [
+        "/tax/ping",
+        "/tax/customers",
+        "/tax/customers/{id}",
+        "/tax/products",
+        "/tax/products/{id}",
+        "/tax/calculations",
+        "/tax/transactions",
+        "/tax/transactions/{id}",
+        "/tax/transactions/{id}/refunds",
+        "/tax/refunds",
+        "/tax/refund_reversals",
+        "/tax/merchants",
+        "/tax/merchants/{id}",
+        "/tax/platform/calculations",
+        "/tax/platform/transactions",
+        "/tax/certificate-requests",
+        "/tax/certificate-requests/{id}",
+        "/tax/certificates",
+        "/tax/certificates/{id}",
+        "/tax/certificates/{id}/document",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    paths.extend(documented.iter().map(|(_, p)| p.clone()));
+    // Compare with parameter names erased, so `{id}` and `{transaction_id}` are one path.
+    let erase = |p: &str| -> String {
+        p.split('/')
+            .map(|seg| if seg.starts_with('{') { "{}" } else { seg })
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let documented_erased: BTreeSet<(String, String)> = documented
+        .iter()
+        .map(|(m, p)| (m.clone(), erase(p)))
+        .collect();
+    for path in &paths {
+        if path == levy_server::OPENAPI_PATH {
+            continue;
+        }
+        for m in METHODS {
+            let method = m.to_ascii_uppercase();
+            if documented_erased.contains(&(method.clone(), erase(path))) {
+                continue;
+            }
+            let a = probe(&c, &method, path);
+            assert!(
+                is_route_miss(&a),
+                "{method} {path} is answered but not documented: {} {}",
+                a.status,
+                a.text
+            );
+        }
+    }
+}
+
+/// Names of levy-api functions that take `kind: &'static str` (error-building helpers
+/// such as `not_found(kind, …)`).
+fn kind_helpers(texts: &[String]) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for text in texts {
+        for (i, _) in text.match_indices("fn ") {
+            let rest = &text[i + 3..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let Some(open) = rest.find('(') else { continue };
+            let Some(close) = rest[open..].find(')') else {
+                continue;
+            };
+            if !name.is_empty() && rest[open..open + close].contains("kind: &'static str") {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+/// Error types constructed in levy-api's source: the first string literal after each
+/// `ApiError::new(`, `ApiError::field(`, `kind: ` or call of a helper that takes a kind,
+/// when nothing but a status number precedes it and it is a SCREAMING_SNAKE_CASE word.
+/// Test modules are skipped.
+fn error_types_in_levy_api() -> BTreeSet<String> {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../levy-api/src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    assert!(
+        files.len() > 5,
+        "levy-api sources not found at {}",
+        src.display()
+    );
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let mut tokens: Vec<String> = ["ApiError::new(", "ApiError::field(", "kind: "]
+        .map(String::from)
+        .to_vec();
+    tokens.extend(kind_helpers(&texts).into_iter().map(|n| format!("{n}(")));
+    let mut kinds = BTreeSet::new();
+    for text in &texts {
+        for token in &tokens {
+            for (i, _) in text.match_indices(token.as_str()) {
+                // A whole identifier: `not_found(` but not `request_not_found(`.
+                if text[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                    continue;
+                }
+                let rest = &text[i + token.len()..];
+                let window = &rest[..rest.len().min(300)];
+                let Some(open) = window.find('"') else {
+                    continue;
+                };
+                let Some(len) = window[open + 1..].find('"') else {
+                    continue;
+                };
+                let lit = &window[open + 1..open + 1 + len];
+                let before = &window[..open];
+                let plain = before
+                    .chars()
+                    .all(|ch| ch.is_ascii_digit() || ch == ',' || ch.is_whitespace());
+                let screaming = !lit.is_empty()
+                    && lit.starts_with(|ch: char| ch.is_ascii_uppercase())
+                    && lit
+                        .chars()
+                        .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_');
+                if plain && screaming {
+                    kinds.insert(lit.to_string());
+                }
+            }
+        }
+    }
+    kinds
+}
+
+/// Error types of `Service::open`, `keys::create_account_keys` and the certificate import
+/// command: never an HTTP answer, so the document leaves them out.
+const NOT_HTTP: [&str; 4] = [
+    "KEYS_FILE_ERROR",
+    "TABLE_ERROR",
+    "INVALID_ACCOUNT",
+    "INVALID_IMPORT",
+];
+
+#[test]
+fn documented_error_types_are_exactly_those_the_code_emits() {
+    let mut emitted = error_types_in_levy_api();
+    for k in NOT_HTTP {
+        assert!(
+            emitted.remove(k),
+            "{k} is no longer in levy-api; drop it from NOT_HTTP"
+        );
+    }
+    // Sanity: the scan finds the types the conformance suite sees on the wire.
+    for k in [
+        "UNAUTHORIZED",
+        "MISSING_FIELD",
+        "INCORRECT_TYPE",
+        "CALCULATION_NOT_FOUND",
+        "NOT_FOUND",
+    ] {
+        assert!(emitted.contains(k), "scan missed {k}: {emitted:?}");
+    }
+    for k in levy_server::HTTP_ERROR_KINDS {
+        emitted.insert(k.flat_type().to_string());
+    }
+    let doc = doc();
+    let documented: BTreeSet<String> = doc["components"]["schemas"]["ErrorType"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let missing: Vec<&String> = emitted.difference(&documented).collect();
+    let stale: Vec<&String> = documented.difference(&emitted).collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "ErrorType enum out of date.\n  emitted but not documented: {missing:?}\n  documented but never emitted: {stale:?}"
+    );
+}
