@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use levy_core::{
     Address, AnyTable, AutomaticTax, Calculation, Currency, Customer, CustomerType, Date, Decimal, IpMode, Location,
-    Sale, SaleLine, TaxId, Table,
+    Sale, SaleLine, TaxId,
 };
 
 /// Arguments of `levy calc`.
@@ -204,6 +204,16 @@ fn major(currency: Currency, minor: Decimal) -> String {
     m.to_string()
 }
 
+/// An unrounded amount in major units, with at least the currency's decimal places and at
+/// most four more (`24.75`, `0.0825`).
+fn precise(currency: Currency, minor: Decimal) -> String {
+    let mut m = currency.to_major(minor).round_dp(currency.minor_units() + 4).normalize();
+    if m.scale() < currency.minor_units() {
+        m.rescale(currency.minor_units());
+    }
+    m.to_string()
+}
+
 fn percent(rate: Decimal) -> String {
     format!("{}%", (rate * Decimal::ONE_HUNDRED).normalize())
 }
@@ -247,7 +257,7 @@ fn render_receipt(table: &AnyTable, location: &Location, calc: &Calculation, cat
                 level,
                 percent(j.rate),
                 major(c, j.taxable_base),
-                (c.to_major(j.tax_due)).round_dp(6).normalize(),
+                precise(c, j.tax_due),
                 j.note.as_str()
             );
         }
@@ -357,15 +367,5 @@ mod tests {
         assert_eq!(parse_date("2026-03-01").unwrap(), Date::from_ymd(2026, 3, 1).unwrap());
         assert!(parse_date("2026-02-30").is_err());
         assert!(parse_date("20260301").is_err());
-    }
-}
-
-/// Opens a table for other commands: the file when given, else the embedded default.
-pub fn open_table(path: Option<&PathBuf>) -> Result<std::sync::Arc<AnyTable>, String> {
-    match path {
-        Some(p) => AnyTable::read_file(p).map(std::sync::Arc::new).map_err(|e| e.to_string()),
-        None => Table::open(levy_core::AnyBytes::Static(levy_data::default_bytes()))
-            .map(std::sync::Arc::new)
-            .map_err(|e| e.to_string()),
     }
 }

@@ -24,6 +24,9 @@ enum Command {
     Info(levy_build::cli::InfoArgs),
     /// Compare two tables: rates and boundaries added, removed and changed.
     Diff(levy_build::cli::DiffArgs),
+    /// Serve the tax service interface over HTTP, and manage its API keys.
+    #[command(flatten)]
+    Server(levy_server::cli::Command),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
         Command::Build(args) => levy_build::cli::run_build(&args).map(|_| ()).map_err(|e| e.to_string()),
         Command::Info(args) => levy_build::cli::run_info(&args).map(|out| print!("{out}")).map_err(|e| e.to_string()),
         Command::Diff(args) => levy_build::cli::run_diff(&args).map(|out| print!("{out}")).map_err(|e| e.to_string()),
+        Command::Server(command) => levy_server::cli::run(command).map_err(|e| e.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

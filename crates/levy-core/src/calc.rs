@@ -537,10 +537,14 @@ impl<D> Table<D> {
                 let taxed = applies && !on_holiday && a.zeroed.is_none();
                 let (base, due, fee) = if taxed {
                     let base_major = a.band_total(unit, excl_major, qty);
-                    let fee_major = a.fee * qty;
                     let base = currency.to_minor(base_major);
-                    let fee = currency.to_minor(fee_major);
-                    (base, currency.to_minor(base_major * a.rate) + fee, fee)
+                    let due = currency.to_minor(base_major * a.rate);
+                    if a.fee.is_zero() {
+                        (base, due, Decimal::ZERO)
+                    } else {
+                        let fee = currency.to_minor(a.fee * qty);
+                        (base, due + fee, fee)
+                    }
                 } else {
                     (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO)
                 };

@@ -80,7 +80,9 @@ impl Currency {
     /// Converts an amount in major units to minor units (12.34 -> 1234), exactly.
     pub fn to_minor(&self, major: Decimal) -> Decimal {
         let (scale, n) = (major.scale(), self.minor_units());
-        if scale >= n {
+        if major.is_zero() {
+            Decimal::ZERO
+        } else if scale >= n {
             // Multiplying by 10^n only lowers the scale: no digit changes, no multiplication.
             let mut minor = major;
             minor.set_scale(scale - n).expect("a smaller scale is valid");

@@ -1475,6 +1475,7 @@ fn certificates_are_live_only_and_read_from_2026_03_01() {
     assert_eq!(certs.status, 200, "{}", certs.text);
     let list = certs.json()["certificates"].as_array().unwrap().clone();
     assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["reference"], "cert-a");
     let cert_id = list[0]["id"].as_str().unwrap().to_string();
     let one = c
         .bare("GET", &format!("/tax/certificates/{cert_id}"), SHOP_LIVE, v)
@@ -1482,6 +1483,67 @@ fn certificates_are_live_only_and_read_from_2026_03_01() {
     assert_eq!(one["status"], "active");
     assert_eq!(one["download_url"], Value::Null, "no document attached");
     assert_eq!(one["linked_buyer"]["legal_name"], "Acme LLC");
+    // A certificate with a document: a pre-signed URL that works without a key, a new
+    // one on every read, and refuses an altered signature.
+    let with_doc = json!({"certificates": [{"reference": "cert-doc", "linked_buyer": {"id": "mb_2", "legal_name": "Doc Co"},
+        "type": "RESALE", "status": "active", "jurisdictions": [{"country": "US", "region": "TN"}],
+        // base64 of "%PDF-1.4 test" (RFC 4648 alphabet).
+        "document": {"content_type": "application/pdf", "base64": "JVBERi0xLjQgdGVzdA=="}}]});
+    server
+        .service
+        .import_certificates(
+            "shop",
+            with_doc.to_string().as_bytes(),
+            std::path::Path::new("."),
+        )
+        .unwrap();
+    let all = c.bare("GET", "/tax/certificates", SHOP_LIVE, v).json();
+    let doc_id = all["certificates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["reference"] == "cert-doc")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let read = |_: ()| {
+        c.bare("GET", &format!("/tax/certificates/{doc_id}"), SHOP_LIVE, v)
+            .json()
+    };
+    let url = read(())["download_url"].as_str().unwrap().to_string();
+    assert_ne!(
+        read(())["download_url"].as_str().unwrap(),
+        url,
+        "every read mints a new URL"
+    );
+    let got = c.send(Call {
+        method: "GET",
+        path: &url,
+        key: None,
+        version: None,
+        body: None,
+        content_type: None,
+    });
+    assert_eq!(got.status, 200, "{}", got.text);
+    assert_eq!(got.content_type, "application/pdf");
+    assert_eq!(got.text, "%PDF-1.4 test");
+    let tampered = format!("{}0", &url[..url.len() - 1]);
+    let tampered = if tampered == url {
+        format!("{}1", &url[..url.len() - 1])
+    } else {
+        tampered
+    };
+    let bad = c.send(Call {
+        method: "GET",
+        path: &tampered,
+        key: None,
+        version: None,
+        body: None,
+        content_type: None,
+    });
+    // The document path answers in the flat format unless a version header says otherwise.
+    assert_error(&bad, Some("2026-03-01"), 403, "INVALID_SIGNATURE");
     // Scoped by account: the other account sees none.
     assert_eq!(
         c.bare("GET", "/tax/certificates", OTHER_LIVE, v).json()["certificates"],
