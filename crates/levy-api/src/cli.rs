@@ -17,7 +17,7 @@ pub struct CertificatesImportArgs {
     #[arg(long)]
     pub account: String,
     /// The ledger file (SQLite), created when absent.
-    #[arg(long, default_value = "ledger.sqlite")]
+    #[arg(long, default_value = "./levy-ledger.sqlite")]
     pub ledger: PathBuf,
     /// A keys file; when given, the account must have a key in it (catches typos).
     #[arg(long)]

@@ -27,6 +27,19 @@ enum Command {
     /// Serve the tax service interface over HTTP, and manage its API keys.
     #[command(flatten)]
     Server(levy_server::cli::Command),
+    /// Exemption certificates and certificate requests in the ledger.
+    Certificates {
+        /// What to do.
+        #[command(subcommand)]
+        command: CertificatesCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CertificatesCommand {
+    /// Import certificates, certificate requests and their documents from a JSON file
+    /// (format: crates/levy-api/README.md).
+    Import(levy_api::cli::CertificatesImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +50,9 @@ fn main() -> ExitCode {
         Command::Info(args) => levy_build::cli::run_info(&args).map(|out| print!("{out}")).map_err(|e| e.to_string()),
         Command::Diff(args) => levy_build::cli::run_diff(&args).map(|out| print!("{out}")).map_err(|e| e.to_string()),
         Command::Server(command) => levy_server::cli::run(command).map_err(|e| e.to_string()),
+        Command::Certificates { command: CertificatesCommand::Import(args) } => levy_api::cli::run(&args)
+            .map(|report| levy_api::cli::report_lines(&report).iter().for_each(|l| println!("{l}")))
+            .map_err(|e| e.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
