@@ -303,11 +303,11 @@ impl<D> Table<D> {
     }
 
     fn zip4_jset(&self, zip5: u32, plus4: u16, date: Date) -> Option<JsetId> {
-        let ranges = &self.data().zip4;
-        let start = ranges.partition_point(|r| r.zip5.to_native() < zip5);
-        let end = start + ranges[start..].partition_point(|r| r.zip5.to_native() == zip5 && r.low.to_native() <= plus4);
+        let (start, end) = self.zip4_span(zip5);
+        let ranges = &self.data().zip4[start..end];
+        let end = ranges.partition_point(|r| r.low.to_native() <= plus4);
         // Ranges of one ZIP5 may overlap across dates; the latest-starting one in force wins.
-        ranges[start..end]
+        ranges[..end]
             .iter()
             .rev()
             .find(|r| plus4 <= r.high.to_native() && in_force(r.from.to_native(), r.to.to_native(), date))

@@ -244,6 +244,10 @@ pub struct Table<D> {
     data: D,
     header: Header,
     root: *const ArchivedTableData,
+    /// `zip4_start[z]..zip4_start[z + 1]` are the ZIP+4 ranges of ZIP5 `z`: an index kept
+    /// in memory, not in the file, built on the first ZIP+4 lookup (so opening stays as
+    /// cheap as before) and turning the search over every range into one over a ZIP's own.
+    zip4_start: std::sync::OnceLock<Box<[u32]>>,
 }
 
 // SAFETY: `root` points into `data`, which `TableBytes` guarantees is immutable and fixed;
@@ -265,7 +269,7 @@ impl<D: TableBytes> Table<D> {
         let root = rkyv::access::<ArchivedTableData, rancor::Error>(archive).map_err(|e| {
             TableError::Corrupt { offset: HEADER_LEN, reason: e.to_string() }
         })? as *const ArchivedTableData;
-        Ok(Table { data, header, root })
+        Ok(Table { data, header, root, zip4_start: std::sync::OnceLock::new() })
     }
 
     /// Opens a table without validating the archive: O(1).
@@ -285,7 +289,7 @@ impl<D: TableBytes> Table<D> {
         }
         // SAFETY: the caller promises these are untouched bytes from levy's own builder.
         let root = unsafe { rkyv::access_unchecked::<ArchivedTableData>(archive) } as *const _;
-        Ok(Table { data, header, root })
+        Ok(Table { data, header, root, zip4_start: std::sync::OnceLock::new() })
     }
 
     /// Checks the content hash over the header's first 32 bytes and the whole archive.
@@ -309,6 +313,27 @@ impl<D: TableBytes> Table<D> {
 }
 
 impl<D> Table<D> {
+    /// The span of `data().zip4` holding the ranges of `zip5` (empty for none). For a damaged
+    /// table whose ranges are out of order the span is wrong but always in bounds.
+    pub(crate) fn zip4_span(&self, zip5: u32) -> (usize, usize) {
+        let starts = self.zip4_start.get_or_init(|| {
+            let ranges = &self.data().zip4;
+            let mut starts = Vec::with_capacity(100_001);
+            let mut i = 0;
+            for z in 0..=100_000u32 {
+                while i < ranges.len() && ranges[i].zip5.to_native() < z {
+                    i += 1;
+                }
+                starts.push(i as u32);
+            }
+            starts.into_boxed_slice()
+        });
+        match (starts.get(zip5 as usize), starts.get(zip5 as usize + 1)) {
+            (Some(&s), Some(&e)) => (s as usize, e as usize),
+            _ => (0, 0),
+        }
+    }
+
     /// The fixed header.
     pub fn header(&self) -> &Header {
         &self.header

@@ -724,3 +724,62 @@ fn invalid_lines_are_rejected() {
         CalcError::TaxCode { line: 0, code: 999 }
     );
 }
+
+#[test]
+fn zip4_ranges_stop_at_their_zip_and_follow_dates() {
+    // Two ZIPs' ranges side by side in the sorted index: a plus-4 below 10002's first range
+    // must not fall into 10001's range 0000..0500, and a range in force from 2026 overrides
+    // an older one it overlaps only from its first day.
+    let mut b = TableBuilder::new();
+    b.tax_code("GENERAL_MERCHANDISE", None, "goods").unwrap();
+    let j = |b: &mut TableBuilder, code: &str, level| {
+        b.jurisdiction(JurisdictionSpec {
+            code: code.into(),
+            name: code.into(),
+            level,
+            country: "US".into(),
+            region: "NY".into(),
+            authority: String::new(),
+            tax_type: TaxType::Sales,
+        })
+        .unwrap()
+    };
+    let ny = j(&mut b, "36", Level::State);
+    let a = j(&mut b, "A", Level::City);
+    let c = j(&mut b, "B", Level::City);
+    b.zip(10001, "NY", "NEW YORK", &[ny], 1).unwrap();
+    b.zip(10002, "NY", "NEW YORK", &[ny], 1).unwrap();
+    b.zip4(10001, 0, 500, &[ny, a], Date::MIN, Date::MAX)
+        .unwrap();
+    b.zip4(10002, 100, 200, &[ny, c], Date::MIN, Date::MAX)
+        .unwrap();
+    let y2026 = Date::from_ymd(2026, 1, 1).unwrap();
+    b.zip4(10002, 150, 160, &[ny], y2026, Date::MAX).unwrap();
+    let t = Table::from_bytes(&b.build(0).unwrap()).unwrap();
+    let on = |zip: &str, date: Date| {
+        let loc = t.resolve(&us_zip(zip), date).unwrap();
+        (codes(&t, &loc), loc.precision)
+    };
+    let v = |c: &[&str]| c.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        on("10001-0500", day()),
+        (v(&["36", "A"]), Precision::PostalPlus)
+    );
+    assert_eq!(on("10001-0501", day()), (v(&["36"]), Precision::Postal));
+    assert_eq!(on("10002-0050", day()), (v(&["36"]), Precision::Postal));
+    assert_eq!(
+        on("10002-0100", day()),
+        (v(&["36", "B"]), Precision::PostalPlus)
+    );
+    // 0155 lies in both 0100..0200 and 0150..0160; the later one is in force from 2026-01-01.
+    assert_eq!(on("10002-0155", day()), (v(&["36"]), Precision::PostalPlus));
+    assert_eq!(
+        on("10002-0155", Date::from_ymd(2025, 12, 31).unwrap()),
+        (v(&["36", "B"]), Precision::PostalPlus)
+    );
+    assert_eq!(
+        on("10002-0161", day()),
+        (v(&["36", "B"]), Precision::PostalPlus)
+    );
+    assert_eq!(on("10002-0201", day()), (v(&["36"]), Precision::Postal));
+}

@@ -46,7 +46,8 @@ pub struct ServeArgs {
     /// Keys file written by `levy keys new`.
     #[arg(long, value_name = "FILE", default_value = "./levy-keys.toml")]
     pub keys: PathBuf,
-    /// Largest request body in bytes; larger bodies are answered with 413.
+    /// Largest request body in bytes; larger bodies are answered with 413. The service
+    /// itself accepts at most 1 MiB, so a larger value does not let larger bodies through.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
     /// Answer requests on the async worker threads instead of the blocking pool (for
@@ -164,9 +165,13 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
         let options = ServeOptions {
             listen: args.listen,
             body_limit: args.body_limit,
-            ..Default::default()
+            inline: args.inline,
         };
-        let running = serve(Arc::clone(&service), options, shutdown_signal()).await?;
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let running = serve(Arc::clone(&service), options, async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        })
+        .await?;
         let addr = running.local_addr();
         tracing::info!(%addr, table = %service.table().header().hash_hex(), "levy listening");
         {
@@ -176,12 +181,32 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
             let _ = out.flush();
         }
         let reload = tokio::spawn(reload_on_sighup(Arc::clone(&service), args.table.clone()));
-        let result = running.wait().await;
+        let waiting = running.wait();
+        tokio::pin!(waiting);
+        let result = tokio::select! {
+            r = &mut waiting => r,
+            () = shutdown_signal() => {
+                let _ = stop.send(true);
+                match tokio::time::timeout(SHUTDOWN_GRACE, &mut waiting).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        tracing::warn!(
+                            seconds = SHUTDOWN_GRACE.as_secs(),
+                            "connections still open after the grace period; stopping anyway"
+                        );
+                        Ok(())
+                    }
+                }
+            }
+        };
         reload.abort();
         tracing::info!("levy stopped");
         result.map_err(CliError::Io)
     })
 }
+
+/// How long `levy serve` waits, after SIGTERM or ctrl-c, for requests in flight.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Completes on ctrl-c or SIGTERM.
 async fn shutdown_signal() {

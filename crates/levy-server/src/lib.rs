@@ -75,9 +75,11 @@ pub struct ServeOptions {
     pub body_limit: usize,
     /// Where [`levy_api::Service::handle`] runs. `false` (the default) hands every
     /// request to tokio's blocking pool; `true` runs it on the async worker threads.
-    /// Measured (see the PERFORMANCE section of the README): a calculation waits for its
-    /// durable ledger commit, and the ledger commits concurrent writes as one group, so
-    /// the blocking pool, which lets many requests wait at once, is several times faster.
+    /// A calculation or transaction waits for its durable ledger commit, and the ledger
+    /// commits concurrent writes as one group. On the blocking pool many requests can
+    /// wait on one commit; inline, at most one per worker thread can, so when the disk's
+    /// flush is slow (milliseconds on a busy disk) inline throughput collapses. When the
+    /// run is CPU-bound the two measure alike (see the PERFORMANCE section of the README).
     pub inline: bool,
 }
 
