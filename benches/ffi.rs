@@ -11,19 +11,21 @@ use std::ptr;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use levy::{
-    levy_calculate, levy_engine_free, levy_engine_open, levy_result_free, LevyAddress, LevyEngine, LevyResult, LevySale,
-    LevySaleLine, LevyStatus,
+    levy_calculate, levy_engine_free, levy_engine_open, levy_result_free, LevyAddress, LevyEngine,
+    LevyResult, LevySale, LevySaleLine, LevyStatus,
 };
 use levy_core::{
-    Address, AnyTable, AutomaticTax, Currency, Customer, Date, Decimal, JurisdictionSpec, Level, RuleSpec, Sale,
-    SaleLine, TableBuilder, TaxType,
+    Address, AnyTable, AutomaticTax, Currency, Customer, Date, Decimal, JurisdictionSpec, Level,
+    RuleSpec, Sale, SaleLine, TableBuilder, TaxType,
 };
 
 /// Tennessee 7% and Davidson county 2.25% on general merchandise, ZIP 37203.
 fn fixture() -> Vec<u8> {
     let mut b = TableBuilder::new();
-    b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property").unwrap();
-    b.tax_code("CLOTHING_GENERAL", Some("GENERAL_MERCHANDISE"), "Clothing").unwrap();
+    b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
+        .unwrap();
+    b.tax_code("CLOTHING_GENERAL", Some("GENERAL_MERCHANDISE"), "Clothing")
+        .unwrap();
     b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
     b.category("CLOTHING", "CLOTHING_GENERAL");
     let jur = |b: &mut TableBuilder, code: &str, name: &str, level| {
@@ -40,10 +42,24 @@ fn fixture() -> Vec<u8> {
     };
     let tn = jur(&mut b, "47", "TENNESSEE", Level::State);
     let davidson = jur(&mut b, "47037", "DAVIDSON", Level::County);
-    b.rule(RuleSpec::flat(tn, "GENERAL_MERCHANDISE", Decimal::new(7, 2), Date::MIN, Date::MAX, "GENERAL STATE SALES TAX"))
-        .unwrap();
-    b.rule(RuleSpec::flat(davidson, "GENERAL_MERCHANDISE", Decimal::new(225, 4), Date::MIN, Date::MAX, "COUNTY"))
-        .unwrap();
+    b.rule(RuleSpec::flat(
+        tn,
+        "GENERAL_MERCHANDISE",
+        Decimal::new(7, 2),
+        Date::MIN,
+        Date::MAX,
+        "GENERAL STATE SALES TAX",
+    ))
+    .unwrap();
+    b.rule(RuleSpec::flat(
+        davidson,
+        "GENERAL_MERCHANDISE",
+        Decimal::new(225, 4),
+        Date::MIN,
+        Date::MAX,
+        "COUNTY",
+    ))
+    .unwrap();
     b.region("US", "TN", "TENNESSEE", &[tn], "").unwrap();
     b.zip(37203, "TN", "NASHVILLE", &[tn, davidson], 0).unwrap();
     b.build(0).unwrap()
@@ -61,7 +77,10 @@ fn bench_ffi(c: &mut Criterion) {
     let c_path = CString::new(path.to_str().unwrap()).unwrap();
     let mut engine: *mut LevyEngine = ptr::null_mut();
     // SAFETY: valid NUL-terminated path and a valid out-pointer.
-    assert_eq!(unsafe { levy_engine_open(c_path.as_ptr(), &mut engine) }, LevyStatus::LEVY_OK);
+    assert_eq!(
+        unsafe { levy_engine_open(c_path.as_ptr(), &mut engine) },
+        LevyStatus::LEVY_OK
+    );
     let (postal, region, country) = (c"37203", c"TN", c"US");
     let address = LevyAddress {
         line1: ptr::null(),
@@ -72,8 +91,18 @@ fn bench_ffi(c: &mut Criterion) {
         country: country.as_ptr(),
     };
     let lines = [
-        LevySaleLine { amount: 1999, quantity: 1, category: c"GENERAL_MERCHANDISE".as_ptr(), tax_code: ptr::null() },
-        LevySaleLine { amount: 1000, quantity: 2, category: c"CLOTHING".as_ptr(), tax_code: ptr::null() },
+        LevySaleLine {
+            amount: 1999,
+            quantity: 1,
+            category: c"GENERAL_MERCHANDISE".as_ptr(),
+            tax_code: ptr::null(),
+        },
+        LevySaleLine {
+            amount: 1000,
+            quantity: 2,
+            category: c"CLOTHING".as_ptr(),
+            tax_code: ptr::null(),
+        },
     ];
     let c_sale = LevySale {
         address: &address,
@@ -88,8 +117,12 @@ fn bench_ffi(c: &mut Criterion) {
 
     // The Rust side: the same table (read the same way) and the same sale.
     let table = AnyTable::read_file(&path).unwrap();
-    let rust_address =
-        Address { region: "TN".into(), postal_code: "37203".into(), country: "US".into(), ..Address::default() };
+    let rust_address = Address {
+        region: "TN".into(),
+        postal_code: "37203".into(),
+        country: "US".into(),
+        ..Address::default()
+    };
     let date = Date::from_unix_seconds(MARCH_2026);
     let rust_sale = Sale {
         currency: Currency::USD,
@@ -114,7 +147,9 @@ fn bench_ffi(c: &mut Criterion) {
         ],
     };
     // Both paths must agree before they are timed: 185 + 93 = 278 cents of tax.
-    let calc = table.calculate(&table.resolve(&rust_address, date).unwrap(), &rust_sale).unwrap();
+    let calc = table
+        .calculate(&table.resolve(&rust_address, date).unwrap(), &rust_sale)
+        .unwrap();
     assert_eq!(calc.total_tax, Decimal::from(278));
 
     let mut g = c.benchmark_group("ffi/calculate_two_lines");
@@ -127,23 +162,30 @@ fn bench_ffi(c: &mut Criterion) {
     // What levy_calculate does on top of the Rust call, done in Rust: look the categories
     // up by name and build the address from text. Separates the boundary's own cost from
     // the work any caller holding text (as a till does) must do.
-    g.bench_function("rust: from text (categories + address) + resolve + calculate", |b| {
-        let mut sale = rust_sale.clone();
-        let mut address = Address::default();
-        b.iter(|| {
-            for (line, name) in sale.lines.iter_mut().zip(["GENERAL_MERCHANDISE", "CLOTHING"]) {
-                line.tax_code = table.category(black_box(name)).unwrap();
-            }
-            address.region.clear();
-            address.region.push_str(black_box("TN"));
-            address.postal_code.clear();
-            address.postal_code.push_str(black_box("37203"));
-            address.country.clear();
-            address.country.push_str(black_box("US"));
-            let loc = table.resolve(&address, date).unwrap();
-            black_box(table.calculate(&loc, &sale).unwrap())
-        })
-    });
+    g.bench_function(
+        "rust: from text (categories + address) + resolve + calculate",
+        |b| {
+            let mut sale = rust_sale.clone();
+            let mut address = Address::default();
+            b.iter(|| {
+                for (line, name) in sale
+                    .lines
+                    .iter_mut()
+                    .zip(["GENERAL_MERCHANDISE", "CLOTHING"])
+                {
+                    line.tax_code = table.category(black_box(name)).unwrap();
+                }
+                address.region.clear();
+                address.region.push_str(black_box("TN"));
+                address.postal_code.clear();
+                address.postal_code.push_str(black_box("37203"));
+                address.country.clear();
+                address.country.push_str(black_box("US"));
+                let loc = table.resolve(&address, date).unwrap();
+                black_box(table.calculate(&loc, &sale).unwrap())
+            })
+        },
+    );
     g.bench_function("c: levy_calculate + levy_result_free", |b| {
         b.iter(|| {
             let mut out: *mut LevyResult = ptr::null_mut();

@@ -224,7 +224,10 @@ fn every_zip5_row_is_reproduced() {
     let info = levy_build::info(&t);
     assert!(info.contains("ZIP codes       40915\n"), "{info}");
     assert!(info.contains("sources         52\n"), "{info}");
-    assert!(info.contains("zip5            TAXRATES_ZIP5_TN202512.csv"), "{info}");
+    assert!(
+        info.contains("zip5            TAXRATES_ZIP5_TN202512.csv"),
+        "{info}"
+    );
 }
 
 fn sst(data: &Path, name: &str) -> Input {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use levy_core::{
-    Address, AnyTable, AutomaticTax, Calculation, Currency, Customer, CustomerType, Date, Decimal, IpMode, Location,
-    Sale, SaleLine, TaxId,
+    Address, AnyTable, AutomaticTax, Calculation, Currency, Customer, CustomerType, Date, Decimal,
+    IpMode, Location, Sale, SaleLine, TaxId,
 };
 
 /// Arguments of `levy calc`.
@@ -84,25 +84,44 @@ pub fn run(args: &CalcArgs) -> Result<String, String> {
         }
     };
     let location = locate(table, args, date)?;
-    let currency = Currency::from_code(&args.currency.to_ascii_uppercase())
-        .ok_or_else(|| format!("unknown currency {:?} (ISO 4217 code expected)", args.currency))?;
+    let currency = Currency::from_code(&args.currency.to_ascii_uppercase()).ok_or_else(|| {
+        format!(
+            "unknown currency {:?} (ISO 4217 code expected)",
+            args.currency
+        )
+    })?;
     let mut lines = Vec::with_capacity(args.lines.len());
     let mut categories = Vec::with_capacity(args.lines.len());
     for spec in &args.lines {
         let (amount, quantity, category) = parse_line(spec, currency)?;
         let tax_code = table.category(&category).ok_or_else(|| {
-            format!("unknown product category {category:?}; the table knows: {}", known_categories(table))
+            format!(
+                "unknown product category {category:?}; the table knows: {}",
+                known_categories(table)
+            )
         })?;
-        lines.push(SaleLine { amount, quantity, per_unit: false, tax_code });
+        lines.push(SaleLine {
+            amount,
+            quantity,
+            per_unit: false,
+            tax_code,
+        });
         categories.push(category);
     }
     let customer = Customer {
         exempt: args.exempt,
-        kind: if args.business_vat_id.is_some() { CustomerType::Business } else { CustomerType::Consumer },
+        kind: if args.business_vat_id.is_some() {
+            CustomerType::Business
+        } else {
+            CustomerType::Consumer
+        },
         tax_ids: args
             .business_vat_id
             .iter()
-            .map(|v| TaxId { kind: "VAT".into(), value: v.clone() })
+            .map(|v| TaxId {
+                kind: "VAT".into(),
+                value: v.clone(),
+            })
             .collect(),
         exemptions: Vec::new(),
     };
@@ -115,7 +134,9 @@ pub fn run(args: &CalcArgs) -> Result<String, String> {
         origin_country: args.origin_country.as_ref().map(|c| c.to_ascii_uppercase()),
         lines,
     };
-    let calc = table.calculate(&location, &sale).map_err(|e| e.to_string())?;
+    let calc = table
+        .calculate(&location, &sale)
+        .map_err(|e| e.to_string())?;
     Ok(if args.json {
         render_json(table, &location, &calc, &categories)
     } else {
@@ -142,18 +163,30 @@ fn locate(table: &AnyTable, args: &CalcArgs, date: Date) -> Result<Location, Str
         country: args.country.clone(),
     };
     let has_address = !args.postal_code.is_empty() || !args.province.is_empty();
-    let by_address = if has_address { Some(table.resolve(&address, date)) } else { None };
+    let by_address = if has_address {
+        Some(table.resolve(&address, date))
+    } else {
+        None
+    };
     match (by_address, &args.ip) {
         (Some(Ok(loc)), _) => Ok(loc),
         (Some(Err(e)), None) => Err(format!("{} ({})", e, e.error_type())),
         (_, Some(ip)) => {
-            let mode = IpMode::parse(&args.ip_mode)
-                .ok_or_else(|| format!("unknown IP mode {:?}: strict, zero, approximate or best_effort", args.ip_mode))?;
-            table.resolve_ip(ip, mode, date).map_err(|e| format!("{} ({})", e, e.error_type()))
+            let mode = IpMode::parse(&args.ip_mode).ok_or_else(|| {
+                format!(
+                    "unknown IP mode {:?}: strict, zero, approximate or best_effort",
+                    args.ip_mode
+                )
+            })?;
+            table
+                .resolve_ip(ip, mode, date)
+                .map_err(|e| format!("{} ({})", e, e.error_type()))
         }
         (None, None) => {
             // The country alone.
-            table.resolve(&address, date).map_err(|e| format!("{} ({})", e, e.error_type()))
+            table
+                .resolve(&address, date)
+                .map_err(|e| format!("{} ({})", e, e.error_type()))
         }
     }
 }
@@ -177,7 +210,12 @@ fn parse_line(spec: &str, currency: Currency) -> Result<(Decimal, u32, String), 
         None => (spec, "GENERAL_MERCHANDISE".to_string()),
     };
     let (amount, qty) = match head.split_once(['x', 'X']) {
-        Some((a, q)) => (a, q.trim().parse::<u32>().map_err(|_| format!("--line {spec:?}: bad quantity {q:?}"))?),
+        Some((a, q)) => (
+            a,
+            q.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("--line {spec:?}: bad quantity {q:?}"))?,
+        ),
         None => (head, 1),
     };
     let major: Decimal = amount
@@ -207,7 +245,10 @@ fn major(currency: Currency, minor: Decimal) -> String {
 /// An unrounded amount in major units, with at least the currency's decimal places and at
 /// most four more (`24.75`, `0.0825`).
 fn precise(currency: Currency, minor: Decimal) -> String {
-    let mut m = currency.to_major(minor).round_dp(currency.minor_units() + 4).normalize();
+    let mut m = currency
+        .to_major(minor)
+        .round_dp(currency.minor_units() + 4)
+        .normalize();
     if m.scale() < currency.minor_units() {
         m.rescale(currency.minor_units());
     }
@@ -218,14 +259,26 @@ fn percent(rate: Decimal) -> String {
     format!("{}%", (rate * Decimal::ONE_HUNDRED).normalize())
 }
 
-fn render_receipt(table: &AnyTable, location: &Location, calc: &Calculation, categories: &[String], date: Date) -> String {
+fn render_receipt(
+    table: &AnyTable,
+    location: &Location,
+    calc: &Calculation,
+    categories: &[String],
+    date: Date,
+) -> String {
     let c = calc.currency;
     let mut out = String::new();
     let used = &location.address_used;
-    let place: Vec<&str> = [used.line1.as_str(), used.city.as_str(), used.region.as_str(), used.postal_code.as_str(), used.country.as_str()]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect();
+    let place: Vec<&str> = [
+        used.line1.as_str(),
+        used.city.as_str(),
+        used.region.as_str(),
+        used.postal_code.as_str(),
+        used.country.as_str(),
+    ]
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect();
     let _ = writeln!(out, "Location   {}", place.join(", "));
     let _ = writeln!(
         out,
@@ -261,7 +314,12 @@ fn render_receipt(table: &AnyTable, location: &Location, calc: &Calculation, cat
                 j.note.as_str()
             );
         }
-        let _ = writeln!(out, "  line tax {}   line total {}", major(c, line.tax), major(c, line.amount_including_tax));
+        let _ = writeln!(
+            out,
+            "  line tax {}   line total {}",
+            major(c, line.tax),
+            major(c, line.amount_including_tax)
+        );
     }
     let _ = writeln!(out);
     let _ = writeln!(
@@ -280,7 +338,12 @@ fn render_receipt(table: &AnyTable, location: &Location, calc: &Calculation, cat
     out
 }
 
-fn render_json(table: &AnyTable, location: &Location, calc: &Calculation, categories: &[String]) -> String {
+fn render_json(
+    table: &AnyTable,
+    location: &Location,
+    calc: &Calculation,
+    categories: &[String],
+) -> String {
     use serde_json::{json, Value};
     let num = |d: Decimal| -> Value {
         // Decimal text straight into a JSON number (arbitrary precision): never through f64.
@@ -352,9 +415,18 @@ mod tests {
     #[test]
     fn line_specs_parse_to_minor_units() {
         let usd = Currency::USD;
-        assert_eq!(parse_line("19.99x2:clothing", usd).unwrap(), (Decimal::from(1999), 2, "CLOTHING".into()));
-        assert_eq!(parse_line("100", usd).unwrap(), (Decimal::from(10_000), 1, "GENERAL_MERCHANDISE".into()));
-        assert!(parse_line("1.001", usd).is_err(), "USD has two decimal places");
+        assert_eq!(
+            parse_line("19.99x2:clothing", usd).unwrap(),
+            (Decimal::from(1999), 2, "CLOTHING".into())
+        );
+        assert_eq!(
+            parse_line("100", usd).unwrap(),
+            (Decimal::from(10_000), 1, "GENERAL_MERCHANDISE".into())
+        );
+        assert!(
+            parse_line("1.001", usd).is_err(),
+            "USD has two decimal places"
+        );
         assert!(parse_line("-1", usd).is_err());
         assert!(parse_line("1x0.5", usd).is_err());
         let jpy = Currency::from_code("JPY").unwrap();
@@ -364,7 +436,10 @@ mod tests {
 
     #[test]
     fn dates_parse_strictly() {
-        assert_eq!(parse_date("2026-03-01").unwrap(), Date::from_ymd(2026, 3, 1).unwrap());
+        assert_eq!(
+            parse_date("2026-03-01").unwrap(),
+            Date::from_ymd(2026, 3, 1).unwrap()
+        );
         assert!(parse_date("2026-02-30").is_err());
         assert!(parse_date("20260301").is_err());
     }

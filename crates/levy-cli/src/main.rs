@@ -8,7 +8,11 @@ mod calc;
 
 /// levy: an offline sales-tax engine.
 #[derive(Debug, Parser)]
-#[command(name = "levy", version, about = "levy: an offline, embeddable sales-tax engine")]
+#[command(
+    name = "levy",
+    version,
+    about = "levy: an offline, embeddable sales-tax engine"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -46,12 +50,24 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Calc(args) => calc::run(&args).map(|out| print!("{out}")),
-        Command::Build(args) => levy_build::cli::run_build(&args).map(|_| ()).map_err(|e| e.to_string()),
-        Command::Info(args) => levy_build::cli::run_info(&args).map(|out| print!("{out}")).map_err(|e| e.to_string()),
-        Command::Diff(args) => levy_build::cli::run_diff(&args).map(|out| print!("{out}")).map_err(|e| e.to_string()),
+        Command::Build(args) => levy_build::cli::run_build(&args)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Command::Info(args) => levy_build::cli::run_info(&args)
+            .map(|out| print!("{out}"))
+            .map_err(|e| e.to_string()),
+        Command::Diff(args) => levy_build::cli::run_diff(&args)
+            .map(|out| print!("{out}"))
+            .map_err(|e| e.to_string()),
         Command::Server(command) => levy_server::cli::run(command).map_err(|e| e.to_string()),
-        Command::Certificates { command: CertificatesCommand::Import(args) } => levy_api::cli::run(&args)
-            .map(|report| levy_api::cli::report_lines(&report).iter().for_each(|l| println!("{l}")))
+        Command::Certificates {
+            command: CertificatesCommand::Import(args),
+        } => levy_api::cli::run(&args)
+            .map(|report| {
+                levy_api::cli::report_lines(&report)
+                    .iter()
+                    .for_each(|l| println!("{l}"))
+            })
             .map_err(|e| e.to_string()),
     };
     match result {

@@ -4,7 +4,10 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn levy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_levy")).args(args).output().expect("run levy")
+    Command::new(env!("CARGO_BIN_EXE_levy"))
+        .args(args)
+        .output()
+        .expect("run levy")
 }
 
 fn stdout(o: &Output) -> String {
@@ -23,13 +26,25 @@ fn calc_on_the_embedded_default_tennessee() {
     // Tennessee's state rate is 7% (Tenn. Code Ann. 67-6-202). $100.00 + $25.00 for two shirts
     // (Tennessee taxes clothing at the general rate): 7% of 125.00 = 8.75.
     let o = levy(&[
-        "calc", "--postal-code", "37203", "--province", "TN", "--line", "100.00", "--line", "25.00x2:CLOTHING",
-        "--date", "2026-03-01",
+        "calc",
+        "--postal-code",
+        "37203",
+        "--province",
+        "TN",
+        "--line",
+        "100.00",
+        "--line",
+        "25.00x2:CLOTHING",
+        "--date",
+        "2026-03-01",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = stdout(&o);
     assert!(out.contains("NASHVILLE, TN, 37203, US"), "{out}");
-    assert!(out.contains("Total      125.00 + tax 8.75 = 133.75 USD"), "{out}");
+    assert!(
+        out.contains("Total      125.00 + tax 8.75 = 133.75 USD"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -37,15 +52,29 @@ fn calc_json_is_exact_and_names_the_table() {
     // New York clothing: the 4% state tax does not apply to an item under $110 (N.Y. Tax Law
     // 1115(a)(30)); at $110.00 it does: 4% of 11000 cents = 440 cents.
     let o = levy(&[
-        "calc", "--postal-code", "10001", "--line", "109.99:CLOTHING", "--line", "110.00:CLOTHING", "--date",
-        "2026-03-01", "--json",
+        "calc",
+        "--postal-code",
+        "10001",
+        "--line",
+        "109.99:CLOTHING",
+        "--line",
+        "110.00:CLOTHING",
+        "--date",
+        "2026-03-01",
+        "--json",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["line_items"][0]["tax_amount"].to_string(), "0");
-    assert_eq!(v["line_items"][0]["tax_jurisdictions"][0]["note"], "BELOW_THRESHOLD");
+    assert_eq!(
+        v["line_items"][0]["tax_jurisdictions"][0]["note"],
+        "BELOW_THRESHOLD"
+    );
     assert_eq!(v["line_items"][1]["tax_amount"].to_string(), "440");
-    assert_eq!(v["line_items"][1]["tax_jurisdictions"][0]["note"], "THRESHOLD");
+    assert_eq!(
+        v["line_items"][1]["tax_jurisdictions"][0]["note"],
+        "THRESHOLD"
+    );
     assert_eq!(v["total_amount_including_tax"].to_string(), "22439");
     assert_eq!(v["table_hash"].as_str().unwrap().len(), 64);
 }
@@ -53,9 +82,22 @@ fn calc_json_is_exact_and_names_the_table() {
 #[test]
 fn calc_tax_included_backs_out_exactly() {
     // Tennessee 7%: 107.00 including tax is 100.00 + 7.00.
-    let o = levy(&["calc", "--postal-code", "37203", "--line", "107.00", "--tax-included", "--date", "2026-03-01"]);
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "37203",
+        "--line",
+        "107.00",
+        "--tax-included",
+        "--date",
+        "2026-03-01",
+    ]);
     assert!(o.status.success());
-    assert!(stdout(&o).contains("Total      100.00 + tax 7.00 = 107.00 USD"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("Total      100.00 + tax 7.00 = 107.00 USD"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -65,16 +107,38 @@ fn calc_errors_are_clear_and_exit_nonzero() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("MALFORMED_ADDRESS"), "{err}");
 
-    let o = levy(&["calc", "--postal-code", "37203", "--province", "GA", "--line", "1.00"]);
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "37203",
+        "--province",
+        "GA",
+        "--line",
+        "1.00",
+    ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("ZIP_STATE_MISMATCH"));
 
     let o = levy(&["calc", "--postal-code", "37203", "--line", "1.001"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("at most 2 decimal places"));
 
-    let o = levy(&["calc", "--postal-code", "37203", "--line", "1.00:NO_SUCH_CATEGORY"]);
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "37203",
+        "--line",
+        "1.00:NO_SUCH_CATEGORY",
+    ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown product category"));
 
-    let o = levy(&["calc", "--table", "/nonexistent/x.levy", "--postal-code", "37203", "--line", "1"]);
+    let o = levy(&[
+        "calc",
+        "--table",
+        "/nonexistent/x.levy",
+        "--postal-code",
+        "37203",
+        "--line",
+        "1",
+    ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read table"));
 }
 
@@ -87,32 +151,67 @@ fn build_info_diff_calc_round_trip() {
              TN,37203,NASHVILLE,{combined},0.070000,{rate_county},0.000000,0.000000,0\n"
         )
     };
-    std::fs::write(dir.join("TAXRATES_ZIP5_TN202512.csv"), zip5("0.022500", "0.092500")).unwrap();
+    std::fs::write(
+        dir.join("TAXRATES_ZIP5_TN202512.csv"),
+        zip5("0.022500", "0.092500"),
+    )
+    .unwrap();
     let old = dir.join("old.levy");
     let o = levy(&[
-        "build", "--no-curated", "--out", old.to_str().unwrap(), "--zip5",
+        "build",
+        "--no-curated",
+        "--out",
+        old.to_str().unwrap(),
+        "--zip5",
         dir.join("TAXRATES_ZIP5_TN202512.csv").to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
     // 9.25% of $100.00 (7% state + 2.25% county) = 9.25.
-    let o = levy(&["calc", "--table", old.to_str().unwrap(), "--postal-code", "37203", "--line", "100", "--date", "2026-03-01"]);
+    let o = levy(&[
+        "calc",
+        "--table",
+        old.to_str().unwrap(),
+        "--postal-code",
+        "37203",
+        "--line",
+        "100",
+        "--date",
+        "2026-03-01",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout(&o).contains("tax 9.25 = 109.25"), "{}", stdout(&o));
 
     let o = levy(&["info", old.to_str().unwrap()]);
     assert!(o.status.success());
-    assert!(stdout(&o).contains("TAXRATES_ZIP5_TN202512.csv"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("TAXRATES_ZIP5_TN202512.csv"),
+        "{}",
+        stdout(&o)
+    );
 
     // The county rate rises to 2.75%: the diff shows the change and nothing else unchanged.
-    std::fs::write(dir.join("TAXRATES_ZIP5_TN202512.csv"), zip5("0.027500", "0.097500")).unwrap();
+    std::fs::write(
+        dir.join("TAXRATES_ZIP5_TN202512.csv"),
+        zip5("0.027500", "0.097500"),
+    )
+    .unwrap();
     let new = dir.join("new.levy");
     let o = levy(&[
-        "build", "--no-curated", "--out", new.to_str().unwrap(), "--zip5",
+        "build",
+        "--no-curated",
+        "--out",
+        new.to_str().unwrap(),
+        "--zip5",
         dir.join("TAXRATES_ZIP5_TN202512.csv").to_str().unwrap(),
     ]);
     assert!(o.status.success());
-    let o = levy(&["diff", old.to_str().unwrap(), new.to_str().unwrap(), "--json"]);
+    let o = levy(&[
+        "diff",
+        old.to_str().unwrap(),
+        new.to_str().unwrap(),
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = stdout(&o);
     assert!(text.contains("0.0275") && text.contains("0.0225"), "{text}");
@@ -123,11 +222,24 @@ fn build_info_diff_calc_round_trip() {
 fn keys_new_prints_keys_once_and_stores_hashes() {
     let dir = temp_dir("keys");
     let keys = dir.join("keys.toml");
-    let o = levy(&["keys", "new", "--account", "shop", "--keys", keys.to_str().unwrap()]);
+    let o = levy(&[
+        "keys",
+        "new",
+        "--account",
+        "shop",
+        "--keys",
+        keys.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = stdout(&o);
-    let test_key = out.split_whitespace().find(|w| w.starts_with("sk_test_")).expect("a test key is printed");
+    let test_key = out
+        .split_whitespace()
+        .find(|w| w.starts_with("sk_test_"))
+        .expect("a test key is printed");
     let stored = std::fs::read_to_string(&keys).unwrap();
-    assert!(!stored.contains(test_key), "the keys file must hold hashes, not keys");
+    assert!(
+        !stored.contains(test_key),
+        "the keys file must hold hashes, not keys"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -105,15 +105,31 @@ pub fn parse_street_line(line: &str) -> StreetLine {
     }
     // Split the unit off at the first unit designator that is not the street's only word.
     let mut unit = String::new();
-    if let Some(pos) = toks.iter().enumerate().skip(1).find(|(_, t)| UNITS.contains_key(t.as_str())).map(|(i, _)| i) {
+    if let Some(pos) = toks
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, t)| UNITS.contains_key(t.as_str()))
+        .map(|(i, _)| i)
+    {
         let rest = toks.split_off(pos);
         let mut parts = Vec::with_capacity(rest.len());
-        parts.push(UNITS.get(rest[0].as_str()).copied().unwrap_or("#").to_string());
+        parts.push(
+            UNITS
+                .get(rest[0].as_str())
+                .copied()
+                .unwrap_or("#")
+                .to_string(),
+        );
         parts.extend(rest.into_iter().skip(1).filter(|t| t != "#"));
         unit = parts.join(" ");
     }
     let street = normalize_street_tokens(toks);
-    StreetLine { number, street, unit }
+    StreetLine {
+        number,
+        street,
+        unit,
+    }
 }
 
 fn normalize_street_tokens(mut toks: Vec<String>) -> String {
@@ -151,7 +167,10 @@ pub fn normalize_street(pre: &str, name: &str, suffix: &str, post: &str) -> Stri
 
 /// Normalizes a postal code: upper case, no spaces or hyphens (`k1a 0b1` -> `K1A0B1`).
 pub fn normalize_postal(code: &str) -> String {
-    code.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_uppercase()).collect()
+    code.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_uppercase())
+        .collect()
 }
 
 /// Parses a US ZIP code, `37203`, `37203-1234`, `37203 1234` or `372031234`, into the
@@ -190,9 +209,23 @@ mod tests {
     fn street_lines_normalize_like_postal_data() {
         // Publication 28: NORTH -> N, STREET -> ST, APARTMENT -> APT.
         let s = parse_street_line("123 North Main Street, Apartment 4");
-        assert_eq!(s, StreetLine { number: Some(123), street: "N MAIN ST".into(), unit: "APT 4".into() });
+        assert_eq!(
+            s,
+            StreetLine {
+                number: Some(123),
+                street: "N MAIN ST".into(),
+                unit: "APT 4".into()
+            }
+        );
         let s = parse_street_line("600 w. peachtree st nw #1200");
-        assert_eq!(s, StreetLine { number: Some(600), street: "W PEACHTREE ST NW".into(), unit: "# 1200".into() });
+        assert_eq!(
+            s,
+            StreetLine {
+                number: Some(600),
+                street: "W PEACHTREE ST NW".into(),
+                unit: "# 1200".into()
+            }
+        );
         let s = parse_street_line("1 Avenue of the Americas Suite 5");
         assert_eq!(s.street, "AVENUE OF THE AMERICAS");
         assert_eq!(s.unit, "STE 5");

@@ -175,7 +175,10 @@ fn country_code(s: &str) -> Result<[u8; 2], BuildError> {
     if b.len() == 2 && b.iter().all(u8::is_ascii_uppercase) {
         Ok([b[0], b[1]])
     } else {
-        Err(BuildError::Invalid { what: "country", detail: format!("{s:?} is not ISO 3166-1 alpha-2") })
+        Err(BuildError::Invalid {
+            what: "country",
+            detail: format!("{s:?} is not ISO 3166-1 alpha-2"),
+        })
     }
 }
 
@@ -225,8 +228,13 @@ impl TableBuilder {
     }
 
     /// Every jurisdiction added so far, with its id, in the order added.
-    pub fn jurisdictions(&self) -> impl Iterator<Item = (JurisdictionId, &JurisdictionRecord)> + '_ {
-        self.jurisdictions.iter().enumerate().map(|(i, j)| (JurisdictionId(i as u32), j))
+    pub fn jurisdictions(
+        &self,
+    ) -> impl Iterator<Item = (JurisdictionId, &JurisdictionRecord)> + '_ {
+        self.jurisdictions
+            .iter()
+            .enumerate()
+            .map(|(i, j)| (JurisdictionId(i as u32), j))
     }
 
     /// The manifest so far.
@@ -236,19 +244,28 @@ impl TableBuilder {
 
     /// The id of a jurisdiction already added, by code.
     pub fn find_jurisdiction(&self, code: &str) -> Option<JurisdictionId> {
-        self.jurisdiction_codes.get(code).map(|&i| JurisdictionId(i))
+        self.jurisdiction_codes
+            .get(code)
+            .map(|&i| JurisdictionId(i))
     }
 
     /// Adds a product tax code under `parent` (whose rules it inherits where it has none).
-    pub fn tax_code(&mut self, name: &str, parent: Option<&str>, description: &str) -> Result<(), BuildError> {
+    pub fn tax_code(
+        &mut self,
+        name: &str,
+        parent: Option<&str>,
+        description: &str,
+    ) -> Result<(), BuildError> {
         if name.is_empty() {
             return Err(BuildError::BadTaxCode(name.into(), "empty name"));
         }
         if self.tax_codes.contains_key(name) {
             return Err(BuildError::BadTaxCode(name.into(), "added twice"));
         }
-        self.tax_codes
-            .insert(name.to_string(), (parent.map(str::to_string), description.to_string()));
+        self.tax_codes.insert(
+            name.to_string(),
+            (parent.map(str::to_string), description.to_string()),
+        );
         Ok(())
     }
 
@@ -259,7 +276,8 @@ impl TableBuilder {
 
     /// Maps a product category name to a tax code (the later call wins).
     pub fn category(&mut self, name: &str, tax_code: &str) {
-        self.categories.insert(name.to_string(), tax_code.to_string());
+        self.categories
+            .insert(name.to_string(), tax_code.to_string());
     }
 
     /// Adds a rule.
@@ -267,9 +285,17 @@ impl TableBuilder {
         if spec.jurisdiction.0 as usize >= self.jurisdictions.len() {
             return Err(BuildError::UnknownJurisdiction(spec.jurisdiction.0));
         }
-        let bad = |detail: String| Err(BuildError::Invalid { what: "rule", detail });
+        let bad = |detail: String| {
+            Err(BuildError::Invalid {
+                what: "rule",
+                detail,
+            })
+        };
         if spec.from > spec.to {
-            return bad(format!("interval {}..{} ends before it starts", spec.from, spec.to));
+            return bad(format!(
+                "interval {}..{} ends before it starts",
+                spec.from, spec.to
+            ));
         }
         if spec.rate.is_sign_negative() || spec.fee.is_sign_negative() {
             return bad(format!("negative rate {} or fee {}", spec.rate, spec.fee));
@@ -277,8 +303,13 @@ impl TableBuilder {
         if spec.band.0.is_sign_negative() || spec.band.1.is_some_and(|hi| hi < spec.band.0) {
             return bad(format!("band {:?} is empty or negative", spec.band));
         }
-        if spec.unit_range.0.is_sign_negative() || spec.unit_range.1.is_some_and(|hi| hi < spec.unit_range.0) {
-            return bad(format!("unit range {:?} is empty or negative", spec.unit_range));
+        if spec.unit_range.0.is_sign_negative()
+            || spec.unit_range.1.is_some_and(|hi| hi < spec.unit_range.0)
+        {
+            return bad(format!(
+                "unit range {:?} is empty or negative",
+                spec.unit_range
+            ));
         }
         let too_big = |v: &Decimal| *v > crate::calc::MAX_RULE_AMOUNT;
         if spec.rate > crate::calc::MAX_RATE
@@ -316,12 +347,23 @@ impl TableBuilder {
     pub fn holiday(&mut self, spec: HolidaySpec) -> Result<(), BuildError> {
         country_code(&spec.country)?;
         if spec.from > spec.to {
-            return Err(BuildError::Invalid { what: "holiday", detail: format!("{} ends before it starts", spec.name) });
-        }
-        if spec.max_unit.is_some_and(|cap| cap.is_sign_negative() || cap > crate::calc::MAX_RULE_AMOUNT) {
             return Err(BuildError::Invalid {
                 what: "holiday",
-                detail: format!("{}: cap {:?} is negative or above {}", spec.name, spec.max_unit, crate::calc::MAX_RULE_AMOUNT),
+                detail: format!("{} ends before it starts", spec.name),
+            });
+        }
+        if spec
+            .max_unit
+            .is_some_and(|cap| cap.is_sign_negative() || cap > crate::calc::MAX_RULE_AMOUNT)
+        {
+            return Err(BuildError::Invalid {
+                what: "holiday",
+                detail: format!(
+                    "{}: cap {:?} is negative or above {}",
+                    spec.name,
+                    spec.max_unit,
+                    crate::calc::MAX_RULE_AMOUNT
+                ),
             });
         }
         self.holidays.push(spec);
@@ -353,7 +395,11 @@ impl TableBuilder {
     /// tax) reaches every ZIP code, ZIP+4 range, street range, region and postal prefix
     /// using those sets, whichever source added them. Set ids do not change. Returns how
     /// many sets gained `extra`.
-    pub fn add_to_sets_containing(&mut self, member: JurisdictionId, extra: JurisdictionId) -> Result<usize, BuildError> {
+    pub fn add_to_sets_containing(
+        &mut self,
+        member: JurisdictionId,
+        extra: JurisdictionId,
+    ) -> Result<usize, BuildError> {
         for j in [member, extra] {
             if j.0 as usize >= self.jurisdictions.len() {
                 return Err(BuildError::UnknownJurisdiction(j.0));
@@ -390,12 +436,21 @@ impl TableBuilder {
         population: u32,
     ) -> Result<Option<ZipRecord>, BuildError> {
         if zip > 99_999 {
-            return Err(BuildError::Invalid { what: "ZIP", detail: format!("{zip} has more than five digits") });
+            return Err(BuildError::Invalid {
+                what: "ZIP",
+                detail: format!("{zip} has more than five digits"),
+            });
         }
         let jset = self.jset(jurisdictions)?;
         Ok(self.zips.insert(
             zip,
-            ZipRecord { zip, state: state.to_string(), city: city.to_string(), jset, population },
+            ZipRecord {
+                zip,
+                state: state.to_string(),
+                city: city.to_string(),
+                jset,
+                population,
+            },
         ))
     }
 
@@ -406,7 +461,10 @@ impl TableBuilder {
 
     /// The jurisdictions of a set id handed out by this builder.
     pub fn jset_members(&self, jset: u32) -> Vec<JurisdictionId> {
-        self.jsets.get(jset as usize).map(|v| v.iter().map(|&j| JurisdictionId(j)).collect()).unwrap_or_default()
+        self.jsets
+            .get(jset as usize)
+            .map(|v| v.iter().map(|&j| JurisdictionId(j)).collect())
+            .unwrap_or_default()
     }
 
     /// Adds a ZIP+4 range `zip5-low ..= zip5-high` in force from `from` to `to`.
@@ -426,7 +484,14 @@ impl TableBuilder {
             });
         }
         let jset = self.jset(jurisdictions)?;
-        self.zip4.push(Zip4Record { zip5, low, high, jset, from: from.0, to: to.0 });
+        self.zip4.push(Zip4Record {
+            zip5,
+            low,
+            high,
+            jset,
+            from: from.0,
+            to: to.0,
+        });
         Ok(())
     }
 
@@ -444,10 +509,18 @@ impl TableBuilder {
         from: Date,
         to: Date,
     ) -> Result<(), BuildError> {
-        if zip5 > 99_999 || low > high || !matches!(parity, b'O' | b'E' | b'B') || from > to || street.is_empty() {
+        if zip5 > 99_999
+            || low > high
+            || !matches!(parity, b'O' | b'E' | b'B')
+            || from > to
+            || street.is_empty()
+        {
             return Err(BuildError::Invalid {
                 what: "street range",
-                detail: format!("{zip5:05} {street:?} {low}..{high} parity {}", parity as char),
+                detail: format!(
+                    "{zip5:05} {street:?} {low}..{high} parity {}",
+                    parity as char
+                ),
             });
         }
         let jset = self.jset(jurisdictions)?;
@@ -490,14 +563,22 @@ impl TableBuilder {
     }
 
     /// Sets a region's most populous postal code (for `approximate` IP resolution).
-    pub fn region_main_postal(&mut self, country: &str, region: &str, postal: &str) -> Result<(), BuildError> {
+    pub fn region_main_postal(
+        &mut self,
+        country: &str,
+        region: &str,
+        postal: &str,
+    ) -> Result<(), BuildError> {
         let c = country_code(country)?;
         match self.regions.get_mut(&(c, region.to_string())) {
             Some(r) => {
                 r.main_postal = postal.to_string();
                 Ok(())
             }
-            None => Err(BuildError::Invalid { what: "region", detail: format!("{country}-{region} was not added") }),
+            None => Err(BuildError::Invalid {
+                what: "region",
+                detail: format!("{country}-{region} was not added"),
+            }),
         }
     }
 
@@ -513,7 +594,10 @@ impl TableBuilder {
         let c = country_code(country)?;
         let normalized = crate::address::normalize_postal(prefix);
         if normalized.is_empty() {
-            return Err(BuildError::Invalid { what: "postal prefix", detail: format!("{prefix:?} is empty") });
+            return Err(BuildError::Invalid {
+                what: "postal prefix",
+                detail: format!("{prefix:?} is empty"),
+            });
         }
         let jset = match jurisdictions {
             Some(js) => self.jset(js)?,
@@ -521,7 +605,12 @@ impl TableBuilder {
         };
         self.postal.insert(
             (c, normalized.clone()),
-            PostalPrefixRecord { country: c, prefix: normalized, region: region.to_string(), jset },
+            PostalPrefixRecord {
+                country: c,
+                prefix: normalized,
+                region: region.to_string(),
+                jset,
+            },
         );
         Ok(())
     }
@@ -546,22 +635,46 @@ impl TableBuilder {
     }
 
     /// Adds an IPv4 range `start..=end`.
-    pub fn ipv4_range(&mut self, start: u32, end: u32, loc: IpLocationSpec) -> Result<(), BuildError> {
+    pub fn ipv4_range(
+        &mut self,
+        start: u32,
+        end: u32,
+        loc: IpLocationSpec,
+    ) -> Result<(), BuildError> {
         if start > end {
-            return Err(BuildError::Invalid { what: "IPv4 range", detail: format!("{start}..{end}") });
+            return Err(BuildError::Invalid {
+                what: "IPv4 range",
+                detail: format!("{start}..{end}"),
+            });
         }
         let location = self.ip_location(loc)?;
-        self.ipv4.push(Ipv4Record { start, end, location });
+        self.ipv4.push(Ipv4Record {
+            start,
+            end,
+            location,
+        });
         Ok(())
     }
 
     /// Adds an IPv6 range `start..=end`.
-    pub fn ipv6_range(&mut self, start: u128, end: u128, loc: IpLocationSpec) -> Result<(), BuildError> {
+    pub fn ipv6_range(
+        &mut self,
+        start: u128,
+        end: u128,
+        loc: IpLocationSpec,
+    ) -> Result<(), BuildError> {
         if start > end {
-            return Err(BuildError::Invalid { what: "IPv6 range", detail: format!("{start:x}..{end:x}") });
+            return Err(BuildError::Invalid {
+                what: "IPv6 range",
+                detail: format!("{start:x}..{end:x}"),
+            });
         }
         let location = self.ip_location(loc)?;
-        self.ipv6.push(Ipv6Record { start: start.to_be_bytes(), end: end.to_be_bytes(), location });
+        self.ipv6.push(Ipv6Record {
+            start: start.to_be_bytes(),
+            end: end.to_be_bytes(),
+            location,
+        });
         Ok(())
     }
 
@@ -600,7 +713,11 @@ impl TableBuilder {
                 Some(p) => code_id(p)?,
                 None => u32::MAX,
             };
-            code_records.push(TaxCodeRecord { name: name.clone(), parent, description: description.clone() });
+            code_records.push(TaxCodeRecord {
+                name: name.clone(),
+                parent,
+                description: description.clone(),
+            });
         }
         // Reject cycles in the taxonomy.
         for (i, rec) in code_records.iter().enumerate() {
@@ -609,14 +726,20 @@ impl TableBuilder {
             while p != u32::MAX {
                 steps += 1;
                 if p as usize == i || steps > code_records.len() {
-                    return Err(BuildError::BadTaxCode(rec.name.clone(), "parent chain loops"));
+                    return Err(BuildError::BadTaxCode(
+                        rec.name.clone(),
+                        "parent chain loops",
+                    ));
                 }
                 p = code_records[p as usize].parent;
             }
         }
         let mut category_records = Vec::with_capacity(categories.len());
         for (name, code) in &categories {
-            category_records.push(CategoryRecord { name: name.clone(), tax_code: code_id(code)? });
+            category_records.push(CategoryRecord {
+                name: name.clone(),
+                tax_code: code_id(code)?,
+            });
         }
 
         // Rules, sorted by (jurisdiction, code, from) keeping the written order of ties.
@@ -684,7 +807,9 @@ impl TableBuilder {
             dense
         };
         zip4.sort_by_key(|z| (z.zip5, z.low, z.from));
-        streets.sort_by(|a, b| (a.zip5, &a.street, a.low, a.from).cmp(&(b.zip5, &b.street, b.low, b.from)));
+        streets.sort_by(|a, b| {
+            (a.zip5, &a.street, a.low, a.from).cmp(&(b.zip5, &b.street, b.low, b.from))
+        });
 
         ipv4.sort_by_key(|r| r.start);
         for w in ipv4.windows(2) {

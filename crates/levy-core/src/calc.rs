@@ -68,10 +68,20 @@ fn is_max(d: Decimal) -> bool {
 
 /// Whether a rule's stored numbers lie in the ranges the builder accepts (`Decimal::MAX`
 /// stands for "no upper edge").
-fn rule_in_range(rate: Decimal, band: (Decimal, Decimal), units: (Decimal, Decimal), fee: Decimal) -> bool {
+fn rule_in_range(
+    rate: Decimal,
+    band: (Decimal, Decimal),
+    units: (Decimal, Decimal),
+    fee: Decimal,
+) -> bool {
     let amount_ok = |v: Decimal| v.is_zero() || v.abs() <= MAX_RULE_AMOUNT;
     let edge_ok = |v: Decimal| is_max(v) || amount_ok(v);
-    rate.abs() <= MAX_RATE && amount_ok(band.0) && edge_ok(band.1) && amount_ok(units.0) && edge_ok(units.1) && amount_ok(fee)
+    rate.abs() <= MAX_RATE
+        && amount_ok(band.0)
+        && edge_ok(band.1)
+        && amount_ok(units.0)
+        && edge_ok(units.1)
+        && amount_ok(fee)
 }
 
 /// Whether the seller collects tax automatically.
@@ -395,11 +405,20 @@ impl Applied {
         }
         let part = self.band_part(unit);
         let in_band = unit >= self.base_min && self.base_max.is_none_or(|m| unit < m);
-        (self.rate * part + self.fee, if in_band { self.rate } else { Decimal::ZERO })
+        (
+            self.rate * part + self.fee,
+            if in_band { self.rate } else { Decimal::ZERO },
+        )
     }
 }
 
-fn holiday_covers<D>(table: &Table<D>, h: &ArchivedHolidayRecord, jur: &crate::Jurisdiction<'_>, code: TaxCodeId, date: Date) -> bool {
+fn holiday_covers<D>(
+    table: &Table<D>,
+    h: &ArchivedHolidayRecord,
+    jur: &crate::Jurisdiction<'_>,
+    code: TaxCodeId,
+    date: Date,
+) -> bool {
     if date.0 < h.from.to_native() || date.0 > h.to.to_native() {
         return false;
     }
@@ -410,14 +429,23 @@ fn holiday_covers<D>(table: &Table<D>, h: &ArchivedHolidayRecord, jur: &crate::J
     if cap != Decimal::MAX && cap.abs() > MAX_RULE_AMOUNT {
         return false;
     }
-    let level_ok = matches!(jur.level(), Level::State | Level::Province) || (h.include_local && jur.level().is_local());
-    level_ok && h.tax_codes.iter().any(|c| table.tax_code_within(code, TaxCodeId(c.to_native())))
+    let level_ok = matches!(jur.level(), Level::State | Level::Province)
+        || (h.include_local && jur.level().is_local());
+    level_ok
+        && h.tax_codes
+            .iter()
+            .any(|c| table.tax_code_within(code, TaxCodeId(c.to_native())))
 }
 
 impl<D> Table<D> {
     /// The rules of `jurisdiction` in force on `date` for `code`, walking up the taxonomy to
     /// the nearest code that has any. Returns the span of rule ids (contiguous).
-    fn rules_for(&self, jurisdiction: JurisdictionId, code: TaxCodeId, date: Date) -> impl Iterator<Item = RuleId> + '_ {
+    fn rules_for(
+        &self,
+        jurisdiction: JurisdictionId,
+        code: TaxCodeId,
+        date: Date,
+    ) -> impl Iterator<Item = RuleId> + '_ {
         let (start, end) = self.rule_span(jurisdiction);
         let rules = &self.data().rules[start..end];
         let mut found = (0, 0);
@@ -432,10 +460,12 @@ impl<D> Table<D> {
             }
             c = self.tax_code_parent(cur);
         }
-        (found.0..found.1).filter(move |&i| {
-            let r = &self.data().rules[i];
-            r.from.to_native() <= date.0 && date.0 <= r.to.to_native()
-        }).map(|i| RuleId(i as u32))
+        (found.0..found.1)
+            .filter(move |&i| {
+                let r = &self.data().rules[i];
+                r.from.to_native() <= date.0 && date.0 <= r.to.to_native()
+            })
+            .map(|i| RuleId(i as u32))
     }
 
     /// Calculates the tax of `sale` at `location`.
@@ -450,11 +480,19 @@ impl<D> Table<D> {
             None
         };
         let reverse_charge = sale.customer.kind == CustomerType::Business
-            && sale.customer.tax_ids.iter().any(|t| t.kind == "VAT" || t.kind == "GST")
-            && sale.origin_country.as_deref().is_some_and(|o| !o.eq_ignore_ascii_case(location.country()));
+            && sale
+                .customer
+                .tax_ids
+                .iter()
+                .any(|t| t.kind == "VAT" || t.kind == "GST")
+            && sale
+                .origin_country
+                .as_deref()
+                .is_some_and(|o| !o.eq_ignore_ascii_case(location.country()));
 
         let mut lines = Vec::with_capacity(sale.lines.len());
-        let (mut total_tax, mut total_excl, mut total_incl) = (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
+        let (mut total_tax, mut total_excl, mut total_incl) =
+            (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
         let mut applied: Vec<Applied> = Vec::with_capacity(8);
         for (index, line) in sale.lines.iter().enumerate() {
             if line.quantity == 0 || line.quantity > MAX_QUANTITY {
@@ -464,25 +502,45 @@ impl<D> Table<D> {
                 return Err(CalcError::Amount { line: index });
             }
             if self.tax_code_name(line.tax_code).is_none() {
-                return Err(CalcError::TaxCode { line: index, code: line.tax_code.0 });
+                return Err(CalcError::TaxCode {
+                    line: index,
+                    code: line.tax_code.0,
+                });
             }
             let qty = Decimal::from(line.quantity);
-            let given_minor = if line.per_unit { line.amount * qty } else { line.amount };
+            let given_minor = if line.per_unit {
+                line.amount * qty
+            } else {
+                line.amount
+            };
 
             // Decode the applicable rules once.
             applied.clear();
             let mut holiday = None;
             if let Some(jset) = location.jset {
                 for jid in self.jset(jset) {
-                    let Some(jur) = self.jurisdiction(jid) else { continue };
-                    let hol = self.data().holidays.iter().enumerate().find(|(_, h)| holiday_covers(self, h, &jur, line.tax_code, sale.date));
+                    let Some(jur) = self.jurisdiction(jid) else {
+                        continue;
+                    };
+                    let hol = self
+                        .data()
+                        .holidays
+                        .iter()
+                        .enumerate()
+                        .find(|(_, h)| holiday_covers(self, h, &jur, line.tax_code, sale.date));
                     let exemption = sale.customer.exemptions.iter().position(|e| {
-                        e.country.eq_ignore_ascii_case(jur.country()) && e.region.eq_ignore_ascii_case(jur.region()) && !e.region.is_empty()
+                        e.country.eq_ignore_ascii_case(jur.country())
+                            && e.region.eq_ignore_ascii_case(jur.region())
+                            && !e.region.is_empty()
                     });
                     let zeroed = match (zero_reason, exemption) {
                         (Some(z), _) => Some((z.note(), None)),
                         (None, Some(i)) => Some((Note::ExemptionCertificate, Some(i))),
-                        _ if reverse_charge && matches!(jur.tax_type(), TaxType::Vat | TaxType::Gst) => Some((Note::ReverseCharge, None)),
+                        _ if reverse_charge
+                            && matches!(jur.tax_type(), TaxType::Vat | TaxType::Gst) =>
+                        {
+                            Some((Note::ReverseCharge, None))
+                        }
                         _ => None,
                     };
                     for rid in self.rules_for(jid, line.tax_code, sale.date) {
@@ -503,7 +561,9 @@ impl<D> Table<D> {
                             unit_max: (!is_max(unit_max)).then_some(unit_max),
                             fee,
                             zeroed,
-                            holiday: hol.map(|(i, h)| (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)),
+                            holiday: hol.map(|(i, h)| {
+                                (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)
+                            }),
                         });
                     }
                 }
@@ -517,7 +577,11 @@ impl<D> Table<D> {
             };
             let excl_major = currency.to_major(excl_minor);
             // One unit (the usual line) needs no division.
-            let unit = if line.quantity == 1 { excl_major } else { excl_major / qty };
+            let unit = if line.quantity == 1 {
+                excl_major
+            } else {
+                excl_major / qty
+            };
             let mut entries = Vec::with_capacity(applied.len());
             let mut due_sum = Decimal::ZERO;
             for a in &applied {
@@ -596,7 +660,7 @@ impl<D> Table<D> {
 /// `incl_major` (major units) over `qty` units.
 fn back_out(applied: &[Applied], incl_major: Decimal, qty: Decimal, currency: Currency) -> Decimal {
     let target = incl_major / qty; // inclusive price of one unit
-    // Segment edges: every finite band edge, unit-range edge and holiday cap.
+                                   // Segment edges: every finite band edge, unit-range edge and holiday cap.
     let mut edges: Vec<Decimal> = Vec::with_capacity(applied.len() * 4 + 1);
     edges.push(Decimal::ZERO);
     for a in applied {
@@ -613,10 +677,12 @@ fn back_out(applied: &[Applied], incl_major: Decimal, qty: Decimal, currency: Cu
     edges.sort();
     edges.dedup();
     let total_at = |u: Decimal| -> (Decimal, Decimal) {
-        applied.iter().fold((Decimal::ZERO, Decimal::ZERO), |(t, s), a| {
-            let (ti, si) = a.unit_tax(u);
-            (t + ti, s + si)
-        })
+        applied
+            .iter()
+            .fold((Decimal::ZERO, Decimal::ZERO), |(t, s), a| {
+                let (ti, si) = a.unit_tax(u);
+                (t + ti, s + si)
+            })
     };
     let mut unit = None;
     let mut below_jump = None;
@@ -641,7 +707,11 @@ fn back_out(applied: &[Applied], incl_major: Decimal, qty: Decimal, currency: Cu
             // Greatest whole minor amount whose unit price is below the edge.
             let edge_total = currency.to_minor(edge * qty);
             let floor = edge_total.floor();
-            if floor == edge_total { floor - Decimal::ONE } else { floor }
+            if floor == edge_total {
+                floor - Decimal::ONE
+            } else {
+                floor
+            }
         }
         (None, None) => round_minor(currency.to_minor(incl_major)),
     };

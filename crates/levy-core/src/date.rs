@@ -95,8 +95,14 @@ mod tests {
         assert_eq!(Date::from_ymd(2025, 2, 29), None);
         assert_eq!(Date::from_ymd(2024, 2, 29).unwrap().ymd(), (2024, 2, 29));
         // 2026-03-01T00:00:00Z is 1772323200 seconds after the epoch (date -d @1772323200).
-        assert_eq!(Date::from_unix_seconds(1_772_323_200), Date::from_ymd(2026, 3, 1).unwrap());
-        assert_eq!(Date::from_unix_seconds(1_772_323_199), Date::from_ymd(2026, 2, 28).unwrap());
+        assert_eq!(
+            Date::from_unix_seconds(1_772_323_200),
+            Date::from_ymd(2026, 3, 1).unwrap()
+        );
+        assert_eq!(
+            Date::from_unix_seconds(1_772_323_199),
+            Date::from_ymd(2026, 2, 28).unwrap()
+        );
         assert_eq!(Date(-1).ymd(), (1969, 12, 31));
     }
 }

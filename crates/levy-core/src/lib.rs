@@ -50,17 +50,24 @@ mod money;
 mod resolve;
 pub mod table;
 
-pub use address::{normalize_postal, normalize_street, parse_street_line, parse_us_zip, StreetLine};
-pub use builder::{BuildError, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, TableBuilder};
+pub use address::{
+    normalize_postal, normalize_street, parse_street_line, parse_us_zip, StreetLine,
+};
+pub use builder::{
+    BuildError, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, TableBuilder,
+};
 pub use calc::{
-    AutomaticTax, CalcError, Calculation, Customer, CustomerType, Exemption, JurisdictionTax, LineTax, Note, Sale,
-    SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
+    AutomaticTax, CalcError, Calculation, Customer, CustomerType, Exemption, JurisdictionTax,
+    LineTax, Note, Sale, SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE,
+    MAX_RULE_AMOUNT,
 };
 pub use date::Date;
 pub use kinds::{Level, TaxType};
 pub use lookup::{JsetId, Jurisdiction, JurisdictionId, Rule, RuleId, TaxCodeId};
 pub use money::{round_minor, Currency};
-pub use resolve::{Address, IpMode, IpPlace, Location, LocationSource, Precision, ResolutionStatus, ResolveError};
+pub use resolve::{
+    Address, IpMode, IpPlace, Location, LocationSource, Precision, ResolutionStatus, ResolveError,
+};
 pub use rust_decimal::Decimal;
 pub use table::{AlignedBytes, Header, Table, TableBytes, TableError};
 

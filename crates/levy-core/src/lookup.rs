@@ -79,7 +79,10 @@ impl<'t> Rule<'t> {
     }
     /// First and last day in force, as days since 1970-01-01.
     pub fn interval(&self) -> (crate::Date, crate::Date) {
-        (crate::Date(self.rec.from.to_native()), crate::Date(self.rec.to.to_native()))
+        (
+            crate::Date(self.rec.from.to_native()),
+            crate::Date(self.rec.to.to_native()),
+        )
     }
     /// Rate as a fraction.
     pub fn rate(&self) -> Decimal {
@@ -87,11 +90,17 @@ impl<'t> Rule<'t> {
     }
     /// Taxed band of the unit price, in major units (`Decimal::MAX` upper edge: none).
     pub fn band(&self) -> (Decimal, Decimal) {
-        (load_decimal(&self.rec.base_min), load_decimal(&self.rec.base_max))
+        (
+            load_decimal(&self.rec.base_min),
+            load_decimal(&self.rec.base_max),
+        )
     }
     /// Unit prices the rule applies to, `[min, max)` in major units.
     pub fn unit_range(&self) -> (Decimal, Decimal) {
-        (load_decimal(&self.rec.unit_min), load_decimal(&self.rec.unit_max))
+        (
+            load_decimal(&self.rec.unit_min),
+            load_decimal(&self.rec.unit_max),
+        )
     }
     /// Fixed fee per unit in major units.
     pub fn fee(&self) -> Decimal {
@@ -110,7 +119,10 @@ impl<'t> Rule<'t> {
 impl<D> Table<D> {
     /// A jurisdiction by id.
     pub fn jurisdiction(&self, id: JurisdictionId) -> Option<Jurisdiction<'_>> {
-        self.data().jurisdictions.get(id.0 as usize).map(|rec| Jurisdiction { rec })
+        self.data()
+            .jurisdictions
+            .get(id.0 as usize)
+            .map(|rec| Jurisdiction { rec })
     }
 
     /// How many jurisdictions the table has; ids run from 0 below this.
@@ -166,7 +178,10 @@ impl<D> Table<D> {
 
     /// The name of a tax code.
     pub fn tax_code_name(&self, id: TaxCodeId) -> Option<&str> {
-        self.data().tax_codes.get(id.0 as usize).map(|c| c.name.as_str())
+        self.data()
+            .tax_codes
+            .get(id.0 as usize)
+            .map(|c| c.name.as_str())
     }
 
     /// The parent of a tax code, if any.

@@ -44,7 +44,10 @@ static CURRENCIES: phf::Map<&'static str, u8> = phf::phf_map! {
 
 impl Currency {
     /// US dollars, the currency of every US table.
-    pub const USD: Currency = Currency { code: "USD", minor_units: 2 };
+    pub const USD: Currency = Currency {
+        code: "USD",
+        minor_units: 2,
+    };
 
     /// Looks a currency up by its ISO 4217 alphabetic code (upper case, as the interface
     /// sends it). `None` for a code that is not an active ISO 4217 currency.
@@ -70,7 +73,9 @@ impl Currency {
         // Dividing by a power of ten only moves the scale; it cannot lose digits unless the
         // scale would pass 28, in which case the exact quotient is still taken.
         if major.scale() + self.minor_units() <= 28 {
-            major.set_scale(major.scale() + self.minor_units()).expect("scale within 28");
+            major
+                .set_scale(major.scale() + self.minor_units())
+                .expect("scale within 28");
             major
         } else {
             minor / Decimal::from(10u64.pow(self.minor_units()))
@@ -85,7 +90,9 @@ impl Currency {
         } else if scale >= n {
             // Multiplying by 10^n only lowers the scale: no digit changes, no multiplication.
             let mut minor = major;
-            minor.set_scale(scale - n).expect("a smaller scale is valid");
+            minor
+                .set_scale(scale - n)
+                .expect("a smaller scale is valid");
             minor
         } else {
             major * Decimal::from(10u64.pow(n))
@@ -119,7 +126,6 @@ pub fn round_minor(amount_minor: Decimal) -> Decimal {
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     fn d(s: &str) -> Decimal {
         s.parse().unwrap()

@@ -299,7 +299,8 @@ impl<D> Table<D> {
 
     /// The jurisdiction set and name of a region (`("US", "TN")`, `("DE", "")`).
     pub fn region(&self, country: &str, region: &str) -> Option<(JsetId, &str)> {
-        self.region_record(country, region).map(|r| (JsetId(r.jset.to_native()), r.name.as_str()))
+        self.region_record(country, region)
+            .map(|r| (JsetId(r.jset.to_native()), r.name.as_str()))
     }
 
     fn zip4_jset(&self, zip5: u32, plus4: u16, date: Date) -> Option<JsetId> {
@@ -310,16 +311,21 @@ impl<D> Table<D> {
         ranges[..end]
             .iter()
             .rev()
-            .find(|r| plus4 <= r.high.to_native() && in_force(r.from.to_native(), r.to.to_native(), date))
+            .find(|r| {
+                plus4 <= r.high.to_native() && in_force(r.from.to_native(), r.to.to_native(), date)
+            })
             .map(|r| JsetId(r.jset.to_native()))
     }
 
     fn street_jset(&self, zip5: u32, street: &str, number: u32, date: Date) -> Option<JsetId> {
         let ranges = &self.data().streets;
-        let start = ranges.partition_point(|r| (r.zip5.to_native(), r.street.as_str()) < (zip5, street));
+        let start =
+            ranges.partition_point(|r| (r.zip5.to_native(), r.street.as_str()) < (zip5, street));
         let end = start
             + ranges[start..].partition_point(|r| {
-                r.zip5.to_native() == zip5 && r.street.as_str() == street && r.low.to_native() <= number
+                r.zip5.to_native() == zip5
+                    && r.street.as_str() == street
+                    && r.low.to_native() <= number
             });
         let parity_ok = |p: u8| match p {
             b'O' => number % 2 == 1,
@@ -330,7 +336,9 @@ impl<D> Table<D> {
             .iter()
             .rev()
             .find(|r| {
-                number <= r.high.to_native() && parity_ok(r.parity) && in_force(r.from.to_native(), r.to.to_native(), date)
+                number <= r.high.to_native()
+                    && parity_ok(r.parity)
+                    && in_force(r.from.to_native(), r.to.to_native(), date)
             })
             .map(|r| JsetId(r.jset.to_native()))
     }
@@ -341,10 +349,15 @@ impl<D> Table<D> {
         // Longest prefix first.
         for len in (1..=postal.len()).rev() {
             let p = postal.get(..len)?;
-            if let Ok(i) = list.binary_search_by(|r| (&r.country[..], r.prefix.as_str()).cmp(&(c, p))) {
+            if let Ok(i) =
+                list.binary_search_by(|r| (&r.country[..], r.prefix.as_str()).cmp(&(c, p)))
+            {
                 let r = &list[i];
                 let jset = r.jset.to_native();
-                return Some((r.region.as_str(), (jset != u32::MAX).then_some(JsetId(jset))));
+                return Some((
+                    r.region.as_str(),
+                    (jset != u32::MAX).then_some(JsetId(jset)),
+                ));
             }
         }
         None
@@ -369,7 +382,12 @@ impl<D> Table<D> {
         }
     }
 
-    fn resolve_us(&self, address: &Address, region: &str, date: Date) -> Result<Location, ResolveError> {
+    fn resolve_us(
+        &self,
+        address: &Address,
+        region: &str,
+        date: Date,
+    ) -> Result<Location, ResolveError> {
         let postal = address.postal_code.trim();
         let street_line = parse_street_line(&address.line1);
         let has_street = street_line.number.is_some() && !street_line.street.is_empty();
@@ -389,14 +407,27 @@ impl<D> Table<D> {
             country: "US".to_string(),
         };
         if postal.is_empty() {
-            return self.region_location(used, "US", region, ResolutionStatus::PostalOnly, Precision::Province);
+            return self.region_location(
+                used,
+                "US",
+                region,
+                ResolutionStatus::PostalOnly,
+                Precision::Province,
+            );
         }
-        let (zip5, plus4) = parse_us_zip(postal)
-            .ok_or_else(|| ResolveError::MalformedPostal(address.postal_code.clone(), "US".into()))?;
+        let (zip5, plus4) = parse_us_zip(postal).ok_or_else(|| {
+            ResolveError::MalformedPostal(address.postal_code.clone(), "US".into())
+        })?;
         let Some(zip) = self.zip_record(zip5) else {
             // A well-formed ZIP the table does not know: fall back to the state when given.
             used.postal_code = zip_text(zip5, None);
-            return self.region_location(used, "US", region, ResolutionStatus::PostalFallback1, Precision::Province);
+            return self.region_location(
+                used,
+                "US",
+                region,
+                ResolutionStatus::PostalFallback1,
+                Precision::Province,
+            );
         };
         if !region.is_empty() && zip.state.as_str() != region {
             return Err(ResolveError::ZipStateMismatch {
@@ -411,7 +442,12 @@ impl<D> Table<D> {
         }
         used.postal_code = zip_text(zip5, None);
         if has_street {
-            if let Some(jset) = self.street_jset(zip5, &street_line.street, street_line.number.unwrap_or(0), date) {
+            if let Some(jset) = self.street_jset(
+                zip5,
+                &street_line.street,
+                street_line.number.unwrap_or(0),
+                date,
+            ) {
                 if let Some(p4) = plus4 {
                     used.postal_code = zip_text(zip5, Some(p4));
                 }
@@ -463,7 +499,11 @@ impl<D> Table<D> {
             _ => match self.region_record(country, "") {
                 Some(r) => (r, Precision::Country),
                 None => {
-                    let place = if region.is_empty() { country.to_string() } else { format!("{country}-{region}") };
+                    let place = if region.is_empty() {
+                        country.to_string()
+                    } else {
+                        format!("{country}-{region}")
+                    };
                     return Err(ResolveError::Unsupported(place));
                 }
             },
@@ -477,7 +517,12 @@ impl<D> Table<D> {
         })
     }
 
-    fn resolve_other(&self, address: &Address, country: &str, region: &str) -> Result<Location, ResolveError> {
+    fn resolve_other(
+        &self,
+        address: &Address,
+        country: &str,
+        region: &str,
+    ) -> Result<Location, ResolveError> {
         let postal = normalize_postal(&address.postal_code);
         let mut used = Address {
             line1: address.line1.trim().to_uppercase(),
@@ -515,7 +560,11 @@ impl<D> Table<D> {
                 }
             }
         }
-        let status = if postal.is_empty() { ResolutionStatus::PostalOnly } else { ResolutionStatus::PostalFallback1 };
+        let status = if postal.is_empty() {
+            ResolutionStatus::PostalOnly
+        } else {
+            ResolutionStatus::PostalFallback1
+        };
         let region = used.region.clone();
         self.region_location(used, country, &region, status, Precision::Province)
     }
@@ -526,7 +575,10 @@ impl<D> Table<D> {
         let loc = match ip {
             IpAddr::V4(v4) => {
                 let x = u32::from(v4);
-                let i = d.ipv4.partition_point(|r| r.start.to_native() <= x).checked_sub(1)?;
+                let i = d
+                    .ipv4
+                    .partition_point(|r| r.start.to_native() <= x)
+                    .checked_sub(1)?;
                 let r = &d.ipv4[i];
                 (x <= r.end.to_native()).then(|| r.location.to_native())?
             }
@@ -534,11 +586,16 @@ impl<D> Table<D> {
                 let x = u128::from(v6);
                 let hi = (x >> 64) as u64;
                 // Cheap u64 search first; then u128 compares within the few equal prefixes.
-                let upper = d.ipv6_prefix.partition_point(|&p| p.to_native() <= hi).min(d.ipv6.len());
+                let upper = d
+                    .ipv6_prefix
+                    .partition_point(|&p| p.to_native() <= hi)
+                    .min(d.ipv6.len());
                 let lower = d.ipv6_prefix[..upper].partition_point(|&p| p.to_native() < hi);
-                let i = lower + d.ipv6[lower..upper].partition_point(|r| u128::from_be_bytes(r.start) <= x);
+                let i = lower
+                    + d.ipv6[lower..upper].partition_point(|r| u128::from_be_bytes(r.start) <= x);
                 let r = &d.ipv6[i.checked_sub(1)?];
-                (u128::from_be_bytes(r.start) <= x && x <= u128::from_be_bytes(r.end)).then(|| r.location.to_native())?
+                (u128::from_be_bytes(r.start) <= x && x <= u128::from_be_bytes(r.end))
+                    .then(|| r.location.to_native())?
             }
         };
         d.ip_locations.get(loc as usize).map(|rec| IpPlace { rec })
@@ -546,7 +603,10 @@ impl<D> Table<D> {
 
     /// Resolves an IP address (text, as the interface sends it) in the given mode.
     pub fn resolve_ip(&self, ip: &str, mode: IpMode, date: Date) -> Result<Location, ResolveError> {
-        let addr: IpAddr = ip.trim().parse().map_err(|_| ResolveError::InvalidIp(ip.to_string()))?;
+        let addr: IpAddr = ip
+            .trim()
+            .parse()
+            .map_err(|_| ResolveError::InvalidIp(ip.to_string()))?;
         let zero = || Location {
             jset: None,
             status: ResolutionStatus::PostalOnly,
@@ -557,7 +617,9 @@ impl<D> Table<D> {
         let approximating = matches!(mode, IpMode::Approximate | IpMode::BestEffort);
         let Some(place) = self.lookup_ip(addr) else {
             return match mode {
-                IpMode::Strict | IpMode::Approximate => Err(ResolveError::IpResolutionFailed(ip.to_string())),
+                IpMode::Strict | IpMode::Approximate => {
+                    Err(ResolveError::IpResolutionFailed(ip.to_string()))
+                }
                 IpMode::Zero | IpMode::BestEffort => Ok(zero()),
             };
         };

@@ -69,7 +69,9 @@ pub enum TableError {
     },
     /// The archive does not start 16-byte aligned in memory. Open the table from a file
     /// (`Table::read`, `Table::open_mmap`) or from `AlignedBytes`, which align it.
-    #[error("table bytes are not 16-byte aligned in memory; load them with Table::read or AlignedBytes")]
+    #[error(
+        "table bytes are not 16-byte aligned in memory; load them with Table::read or AlignedBytes"
+    )]
     Misaligned,
     /// The bytes are damaged: the structure at `offset` is invalid. Rebuild or re-copy the file.
     #[error("table is corrupt at byte {offset}: {reason}")]
@@ -165,12 +167,18 @@ impl Header {
     fn parse(bytes: &[u8]) -> Result<Header, TableError> {
         if bytes.len() < 8 || bytes[..8] != MAGIC {
             if bytes.len() < 8 && MAGIC.starts_with(bytes) {
-                return Err(TableError::Truncated { len: bytes.len(), expected: HEADER_LEN });
+                return Err(TableError::Truncated {
+                    len: bytes.len(),
+                    expected: HEADER_LEN,
+                });
             }
             return Err(TableError::NotATable);
         }
         if bytes.len() < HEADER_LEN {
-            return Err(TableError::Truncated { len: bytes.len(), expected: HEADER_LEN });
+            return Err(TableError::Truncated {
+                len: bytes.len(),
+                expected: HEADER_LEN,
+            });
         }
         let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
@@ -182,10 +190,16 @@ impl Header {
             content_hash: bytes[32..64].try_into().expect("32 bytes"),
         };
         if header.format_version != FORMAT_VERSION {
-            return Err(TableError::Version { expected: FORMAT_VERSION, got: header.format_version });
+            return Err(TableError::Version {
+                expected: FORMAT_VERSION,
+                got: header.format_version,
+            });
         }
         if header.layout_flags != LAYOUT_FLAGS {
-            return Err(TableError::Layout { expected: LAYOUT_FLAGS, got: header.layout_flags });
+            return Err(TableError::Layout {
+                expected: LAYOUT_FLAGS,
+                got: header.layout_flags,
+            });
         }
         let expected = (HEADER_LEN as u64).saturating_add(header.archive_len);
         if (bytes.len() as u64) < expected {
@@ -223,7 +237,8 @@ fn content_hash(header_prefix: &[u8], archive: &[u8]) -> [u8; 32] {
 
 /// Serializes `data` into a complete table file (header and archive).
 pub(crate) fn encode(data: &TableData, build_time: i64) -> Vec<u8> {
-    let archive = rkyv::to_bytes::<rancor::Error>(data).expect("serializing owned data cannot fail");
+    let archive =
+        rkyv::to_bytes::<rancor::Error>(data).expect("serializing owned data cannot fail");
     let mut out = Vec::with_capacity(HEADER_LEN + archive.len());
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -267,9 +282,17 @@ impl<D: TableBytes> Table<D> {
             return Err(TableError::Misaligned);
         }
         let root = rkyv::access::<ArchivedTableData, rancor::Error>(archive).map_err(|e| {
-            TableError::Corrupt { offset: HEADER_LEN, reason: e.to_string() }
+            TableError::Corrupt {
+                offset: HEADER_LEN,
+                reason: e.to_string(),
+            }
         })? as *const ArchivedTableData;
-        Ok(Table { data, header, root, zip4_start: std::sync::OnceLock::new() })
+        Ok(Table {
+            data,
+            header,
+            root,
+            zip4_start: std::sync::OnceLock::new(),
+        })
     }
 
     /// Opens a table without validating the archive: O(1).
@@ -289,7 +312,12 @@ impl<D: TableBytes> Table<D> {
         }
         // SAFETY: the caller promises these are untouched bytes from levy's own builder.
         let root = unsafe { rkyv::access_unchecked::<ArchivedTableData>(archive) } as *const _;
-        Ok(Table { data, header, root, zip4_start: std::sync::OnceLock::new() })
+        Ok(Table {
+            data,
+            header,
+            root,
+            zip4_start: std::sync::OnceLock::new(),
+        })
     }
 
     /// Checks the content hash over the header's first 32 bytes and the whole archive.
@@ -388,7 +416,9 @@ impl Table<memmap2::Mmap> {
 
 impl<D> std::fmt::Debug for Table<D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Table").field("header", &self.header).finish_non_exhaustive()
+        f.debug_struct("Table")
+            .field("header", &self.header)
+            .finish_non_exhaustive()
     }
 }
 
