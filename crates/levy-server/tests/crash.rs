@@ -11,6 +11,8 @@
 //! * `sighup_reload`: while clients send calculations without pause, the table file is
 //!   replaced and SIGHUP sent; no request fails, and answers switch from the old rate to
 //!   the new one.
+//! * `request_ids_in_logs`: the log line of every request carries the request id that
+//!   the response's `x-request-id` header (and an older-format error body) shows.
 //! * `sigterm_graceful`: SIGTERM (and SIGINT, as ctrl-c sends) while a request is in
 //!   flight; the request is answered and the process exits with success.
 
@@ -48,15 +50,21 @@ fn main() {
     // libtest-style filtering: `cargo test --test crash -- NAME` runs only matching tests.
     let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
     if args.iter().any(|a| a == "--list") {
-        for name in ["crash", "sighup_reload", "sigterm_graceful"] {
+        for name in [
+            "crash",
+            "sighup_reload",
+            "sigterm_graceful",
+            "request_ids_in_logs",
+        ] {
             println!("{name}: test");
         }
         return;
     }
-    let tests: [(&str, fn()); 3] = [
+    let tests: [(&str, fn()); 4] = [
         ("crash", crash),
         ("sighup_reload", sighup_reload),
         ("sigterm_graceful", sigterm_graceful),
+        ("request_ids_in_logs", request_ids_in_logs),
     ];
     let mut ran = 0;
     for (name, f) in tests {
@@ -102,10 +110,15 @@ fn setup(name: &str) -> Setup {
 
 /// Starts the child server and waits for its address.
 fn spawn(setup: &Setup) -> (Child, String) {
+    spawn_with(setup, "warn", Stdio::inherit())
+}
+
+/// Starts the child server with a log filter and a stderr destination.
+fn spawn_with(setup: &Setup, log: &str, stderr: Stdio) -> (Child, String) {
     let exe = std::env::current_exe().unwrap();
     let mut child = Command::new(exe)
         .arg("--child")
-        .args(["--listen", "127.0.0.1:0", "--log", "warn"])
+        .args(["--listen", "127.0.0.1:0", "--log", log])
         .arg("--table")
         .arg(&setup.table)
         .arg("--ledger")
@@ -114,7 +127,7 @@ fn spawn(setup: &Setup) -> (Child, String) {
         .arg(&setup.keys)
         .current_dir(&setup.dir)
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
@@ -195,20 +208,12 @@ fn crash() {
         let client = Client::new(&format!("http://{addr}"));
 
         // Every acknowledged transaction so far is there, unchanged.
-        for (order, id) in &acknowledged {
-            let got = client.bare(
-                "GET",
-                &format!("/tax/transactions/{id}"),
-                &setup.test_key,
-                None,
-            );
-            assert_eq!(
-                got.status, 200,
-                "round {round}: acknowledged transaction {id} ({order}) lost: {}",
-                got.text
-            );
-            assert_eq!(got.json()["reference_order_id"], serde_json::json!(order));
-        }
+        verify_all(
+            &client,
+            &setup.test_key,
+            &acknowledged,
+            &format!("round {round}"),
+        );
 
         // A client thread records transactions until the connection breaks; the kill
         // comes after a random 0..150 ms.
@@ -252,19 +257,12 @@ fn crash() {
     // The last restart's check, once more, after the 50th kill.
     let (mut child, addr) = spawn(&setup);
     let client = Client::new(&format!("http://{addr}"));
-    for (order, id) in &acknowledged {
-        let got = client.bare(
-            "GET",
-            &format!("/tax/transactions/{id}"),
-            &setup.test_key,
-            None,
-        );
-        assert_eq!(
-            got.status, 200,
-            "acknowledged transaction {id} ({order}) lost: {}",
-            got.text
-        );
-    }
+    verify_all(
+        &client,
+        &setup.test_key,
+        &acknowledged,
+        "after the last kill",
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     println!(
@@ -277,6 +275,31 @@ fn crash() {
         acknowledged.len() >= 50,
         "too few transactions were recorded for the test to mean anything"
     );
+}
+
+/// Checks, with four clients at once, that every acknowledged transaction is stored
+/// under its id with its order id.
+fn verify_all(client: &Client, key: &str, acknowledged: &[(String, String)], when: &str) {
+    std::thread::scope(|scope| {
+        for part in acknowledged.chunks(acknowledged.len().div_ceil(4).max(1)) {
+            let client = client.clone();
+            scope.spawn(move || {
+                for (order, id) in part {
+                    let got = client.bare("GET", &format!("/tax/transactions/{id}"), key, None);
+                    assert_eq!(
+                        got.status, 200,
+                        "{when}: acknowledged transaction {id} ({order}) lost: {}",
+                        got.text
+                    );
+                    assert_eq!(
+                        got.json()["reference_order_id"],
+                        serde_json::json!(order),
+                        "{when}: {id} changed"
+                    );
+                }
+            });
+        }
+    });
 }
 
 fn total_tax(client: &Client, key: &str) -> Result<Decimal, String> {
@@ -431,4 +454,33 @@ fn stop_gracefully_on(sig: &str) {
     );
     // After shutdown, new connections are refused.
     assert!(std::net::TcpStream::connect(&addr).is_err());
+}
+
+fn request_ids_in_logs() {
+    let setup = setup("logs");
+    let (mut child, addr) = spawn_with(&setup, "info", Stdio::piped());
+    let stderr = child.stderr.take().unwrap();
+    let client = Client::new(&format!("http://{addr}"));
+    let ok = client.bare("GET", "/tax/ping", &setup.test_key, None);
+    let bad = client.bare("GET", "/tax/transactions/tr_nope", &setup.test_key, None);
+    assert_eq!(ok.status, 200);
+    assert_eq!(bad.status, 404);
+    assert_eq!(bad.json()["request_id"], serde_json::json!(bad.request_id));
+    signal(&child, "TERM");
+    assert!(child.wait().unwrap().success());
+    let log: Vec<String> = BufReader::new(stderr).lines().map(Result::unwrap).collect();
+    for (answer, path, status) in [
+        (&ok, "/tax/ping", 200),
+        (&bad, "/tax/transactions/tr_nope", 404),
+    ] {
+        let line = log
+            .iter()
+            .find(|l| l.contains(&format!("path={path} ")))
+            .unwrap_or_else(|| panic!("no log line for {path}: {log:#?}"));
+        assert!(
+            line.contains(&format!("request{{id={}}}", answer.request_id)),
+            "{line}"
+        );
+        assert!(line.contains(&format!("status={status}")), "{line}");
+    }
 }
