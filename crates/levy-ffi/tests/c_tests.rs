@@ -108,14 +108,14 @@ fn setup() -> Setup {
     std::fs::write(dir.join("flipped.levy"), &flipped).unwrap();
     let _ = std::fs::remove_file(dir.join("missing.levy"));
 
-    // The test binary lives in target/<profile>/deps; the library is in target/<profile>.
+    // The test binary lives in target/<profile>/deps. `cargo test` leaves the static and
+    // shared libraries beside it in deps/; `cargo build` also copies them to target/<profile>.
     let exe = std::env::current_exe().unwrap();
-    let lib_dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    assert!(
-        lib_dir.join("liblevy.a").exists(),
-        "liblevy.a not found in {}",
-        lib_dir.display()
-    );
+    let deps = exe.parent().unwrap().to_path_buf();
+    let lib_dir = [deps.clone(), deps.parent().unwrap().to_path_buf()]
+        .into_iter()
+        .find(|d| d.join("liblevy.a").exists())
+        .unwrap_or_else(|| panic!("liblevy.a not found in {} or its parent", deps.display()));
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
     Setup {
         dir,
