@@ -367,17 +367,7 @@ fn insert_tx(
     )
     .map_err(|e| {
         if is_unique_violation(&e) {
-            ApiError::field(
-                "DUPLICATE_REFERENCE_ORDER_ID",
-                "reference_order_id",
-                format!(
-                    "a transaction with reference_order_id {:?} already exists",
-                    tx.reference_order_id
-                ),
-                "a reference_order_id not yet used",
-                format!("{:?}", tx.reference_order_id),
-            )
-            .with_status(409)
+            duplicate("DUPLICATE_REFERENCE_ORDER_ID", "transaction", "reference_order_id", &tx.reference_order_id)
         } else {
             db(e)
         }
@@ -429,13 +419,11 @@ impl Store for SqliteStore {
             )
             .map_err(|e| {
                 if is_unique_violation(&e) {
-                    ApiError::new(
-                        409,
+                    duplicate(
                         "DUPLICATE_CUSTOMER",
-                        format!(
-                            "a customer with reference_customer_id {:?} already exists",
-                            c.reference_customer_id.as_deref().unwrap_or("")
-                        ),
+                        "customer",
+                        "reference_customer_id",
+                        c.reference_customer_id.as_deref().unwrap_or(""),
                     )
                 } else {
                     db(e)
@@ -487,17 +475,12 @@ impl Store for SqliteStore {
             )
             .map_err(|e| {
                 if is_unique_violation(&e) {
-                    ApiError::field(
+                    duplicate(
                         "DUPLICATE_PRODUCT",
+                        "product",
                         "reference_product_id",
-                        format!(
-                            "a product with reference_product_id {:?} already exists",
-                            p.reference_product_id
-                        ),
-                        "a reference_product_id not yet used",
-                        format!("{:?}", p.reference_product_id),
+                        &p.reference_product_id,
                     )
-                    .with_status(409)
                 } else {
                     db(e)
                 }
@@ -810,13 +793,15 @@ fn get_merchant(
     }
 }
 
-fn duplicate_merchant(reference: &str) -> ApiError {
+/// The 409 for a client id that is already taken: `error_type` names the resource
+/// (`DUPLICATE_PRODUCT`), `what` its kind (`product`), `field` the id's field.
+fn duplicate(error_type: &'static str, what: &str, field: &str, value: &str) -> ApiError {
     ApiError::field(
-        "DUPLICATE_MERCHANT",
-        "reference_merchant_id",
-        format!("a merchant with reference_merchant_id {reference:?} already exists"),
-        "a reference_merchant_id not yet used",
-        format!("{reference:?}"),
+        error_type,
+        field,
+        format!("a {what} with {field} {value:?} already exists"),
+        format!("a {field} not yet used"),
+        format!("{value:?}"),
     )
     .with_status(409)
 }
@@ -832,7 +817,7 @@ impl PlatformStore for SqliteStore {
             )
             .map_err(|e| {
                 if is_unique_violation(&e) {
-                    duplicate_merchant(&m.reference_merchant_id)
+                    duplicate("DUPLICATE_MERCHANT", "merchant", "reference_merchant_id", &m.reference_merchant_id)
                 } else {
                     db(e)
                 }
@@ -864,7 +849,7 @@ impl PlatformStore for SqliteStore {
             )
             .map_err(|e| {
                 if is_unique_violation(&e) {
-                    duplicate_merchant(&m.reference_merchant_id)
+                    duplicate("DUPLICATE_MERCHANT", "merchant", "reference_merchant_id", &m.reference_merchant_id)
                 } else {
                     db(e)
                 }
