@@ -348,6 +348,8 @@ struct Applied {
     unit_min: Decimal,
     unit_max: Option<Decimal>,
     fee: Decimal,
+    /// No band, unit range or fee: the whole amount at `rate`.
+    plain: bool,
     zeroed: Option<(Note, Option<usize>)>,
     holiday: Option<(Decimal, bool, u32)>,
 }
@@ -490,10 +492,38 @@ impl<D> Table<D> {
                 .as_deref()
                 .is_some_and(|o| !o.eq_ignore_ascii_case(location.country()));
 
+        // The decoded rules of one line, in a buffer reused across calls on this thread so
+        // that the hot path does not allocate it each time.
+        thread_local! {
+            static APPLIED: std::cell::Cell<Vec<Applied>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        let mut applied = APPLIED.with(|cell| cell.take());
+        let result =
+            self.calculate_lines(location, sale, zero_reason, reverse_charge, &mut applied);
+        applied.clear();
+        APPLIED.with(|cell| {
+            // Keep the larger of the two buffers if a nested call put one back meanwhile.
+            let other = cell.take();
+            cell.set(if other.capacity() > applied.capacity() {
+                other
+            } else {
+                applied
+            });
+        });
+        result
+    }
+
+    fn calculate_lines(
+        &self,
+        location: &Location,
+        sale: &Sale,
+        zero_reason: Option<ZeroReason>,
+        reverse_charge: bool,
+        applied: &mut Vec<Applied>,
+    ) -> Result<Calculation, CalcError> {
         let mut lines = Vec::with_capacity(sale.lines.len());
         let (mut total_tax, mut total_excl, mut total_incl) =
             (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
-        let mut applied: Vec<Applied> = Vec::with_capacity(8);
         for (index, line) in sale.lines.iter().enumerate() {
             if line.quantity == 0 || line.quantity > MAX_QUANTITY {
                 return Err(CalcError::Quantity { line: index });
@@ -545,10 +575,23 @@ impl<D> Table<D> {
                     };
                     for rid in self.rules_for(jid, line.tax_code, sale.date) {
                         let Some(rule) = self.rule(rid) else { continue };
-                        let (base_min, base_max) = rule.band();
-                        let (unit_min, unit_max) = rule.unit_range();
-                        let (rate, fee) = (rule.rate(), rule.fee());
-                        if !rule_in_range(rate, (base_min, base_max), (unit_min, unit_max), fee) {
+                        let plain = rule.is_plain();
+                        let rate = rule.rate();
+                        let ((base_min, base_max), (unit_min, unit_max), fee) = if plain {
+                            (
+                                (Decimal::ZERO, Decimal::MAX),
+                                (Decimal::ZERO, Decimal::MAX),
+                                Decimal::ZERO,
+                            )
+                        } else {
+                            (rule.band(), rule.unit_range(), rule.fee())
+                        };
+                        let in_range = if plain {
+                            rate.abs() <= MAX_RATE
+                        } else {
+                            rule_in_range(rate, (base_min, base_max), (unit_min, unit_max), fee)
+                        };
+                        if !in_range {
                             continue;
                         }
                         applied.push(Applied {
@@ -560,6 +603,7 @@ impl<D> Table<D> {
                             unit_min,
                             unit_max: (!is_max(unit_max)).then_some(unit_max),
                             fee,
+                            plain,
                             zeroed,
                             holiday: hol.map(|(i, h)| {
                                 (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)
@@ -571,7 +615,7 @@ impl<D> Table<D> {
 
             let currency = sale.currency;
             let excl_minor = if sale.tax_included && zero_reason.is_none() {
-                back_out(&applied, currency.to_major(given_minor), qty, currency)
+                back_out(applied, currency.to_major(given_minor), qty, currency)
             } else {
                 given_minor
             };
@@ -584,7 +628,25 @@ impl<D> Table<D> {
             };
             let mut entries = Vec::with_capacity(applied.len());
             let mut due_sum = Decimal::ZERO;
-            for a in &applied {
+            for a in applied.iter() {
+                if a.plain && a.zeroed.is_none() && a.holiday.is_none() {
+                    // A plain rate on the whole amount (the usual rule): the taxable base is the
+                    // amount itself, already in minor units, and the tax due is one product,
+                    // equal to what the general path computes through major units.
+                    let due = excl_minor * a.rate;
+                    due_sum += due;
+                    entries.push(JurisdictionTax {
+                        jurisdiction: a.jurisdiction,
+                        rule: a.rule,
+                        rate: a.rate,
+                        taxable_base: normalized(excl_minor),
+                        tax_due: normalized(due),
+                        fee: Decimal::ZERO,
+                        note: Note::RateFrac,
+                        exemption: None,
+                    });
+                    continue;
+                }
                 let applies = a.applies_at(unit);
                 let on_holiday = a.on_holiday(unit);
                 if on_holiday && applies && a.zeroed.is_none() {

@@ -9,6 +9,11 @@ use crate::kinds::{Level, TaxType};
 use crate::model::{ArchivedJurisdictionRecord, ArchivedRuleRecord};
 use crate::table::{load_decimal, Table};
 
+/// `Decimal::MAX.serialize()`: flags 0 (positive, scale 0), then a mantissa of 96 one bits.
+pub(crate) const MAX_BYTES: [u8; 16] = [
+    0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+];
+
 /// Id of a jurisdiction in a table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct JurisdictionId(pub u32);
@@ -110,6 +115,19 @@ impl<'t> Rule<'t> {
     pub fn rate_type(&self) -> &'t str {
         self.rec.rate_type.as_str()
     }
+    /// Whether the rule is a plain rate on the whole amount: no band, no unit range, no fee.
+    /// Read from the stored bytes without decoding a decimal (the builder stores "none" as
+    /// zero and `Decimal::MAX`).
+    #[inline]
+    pub fn is_plain(&self) -> bool {
+        const ZERO: [u8; 16] = [0; 16];
+        self.rec.base_min == ZERO
+            && self.rec.unit_min == ZERO
+            && self.rec.fee == ZERO
+            && self.rec.base_max == MAX_BYTES
+            && self.rec.unit_max == MAX_BYTES
+    }
+
     /// Index of the manifest entry that wrote the rule.
     pub fn source(&self) -> u32 {
         self.rec.source.to_native()
@@ -239,5 +257,16 @@ impl<D> Table<D> {
     /// The content hash as lower-case hex.
     pub fn hash_hex(&self) -> String {
         self.header().hash_hex()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rust_decimal::Decimal;
+
+    #[test]
+    fn max_bytes_are_decimal_max() {
+        assert_eq!(Decimal::MAX.serialize(), super::MAX_BYTES);
+        assert_eq!(Decimal::ZERO.serialize(), [0u8; 16]);
     }
 }
