@@ -596,10 +596,12 @@ pub struct CdtfaRow {
 /// places recover the published value: `0.077499999999999999` -> `0.0775`).
 pub fn parse_cdtfa<R: Read>(r: R) -> std::io::Result<Parsed<CdtfaRow>> {
     let mut rows = Vec::new();
-    let mut n = 0u64;
+    // The line of the last record read: where a missing header is reported. (Counting
+    // records instead would overshoot: csv also ends a record at a bare carriage return.)
+    let mut last_line = 1u64;
     let mut seen_header = false;
     let mut errors = records(r, &csv_builder(), |line, rec| {
-        n += 1;
+        last_line = line;
         let first = field(rec, 0).trim_start_matches('\u{feff}');
         if !seen_header {
             // Title lines come before the header; anything before it is not data.
@@ -617,7 +619,7 @@ pub fn parse_cdtfa<R: Read>(r: R) -> std::io::Result<Parsed<CdtfaRow>> {
     })?;
     if !seen_header {
         errors.push(RowError {
-            line: n.max(1),
+            line: last_line,
             message: "no `Location,Rate,County,Type,Notes` header line".into(),
         });
     }
@@ -781,6 +783,20 @@ mod tests {
         assert!(parse_rate("1.5").is_err());
         assert!(parse_rate("-0.01").is_err());
         assert!(parse_rate("abc").is_err());
+    }
+
+    #[test]
+    fn cdtfa_without_header_reports_a_line_in_the_input() {
+        // Found by fuzzing: `,\r,` is two csv records (a bare CR ends a record) on one line;
+        // the missing-header error must name line 1, not the record count 2.
+        let parsed = parse_cdtfa(&b",\r,"[..]).unwrap();
+        assert!(parsed.rows.is_empty());
+        assert_eq!(parsed.errors.len(), 1);
+        assert_eq!(parsed.errors[0].line, 1);
+        assert!(parsed.errors[0].message.contains("header"));
+        // Two title lines and no header: the error is on the last line read, line 2.
+        let parsed = parse_cdtfa(&b"title\nsubtitle\n"[..]).unwrap();
+        assert_eq!(parsed.errors[0].line, 2);
     }
 
     #[test]
