@@ -98,7 +98,9 @@ pub fn parse_street_line(line: &str) -> StreetLine {
     let mut number = None;
     if let Some(first) = toks.first() {
         let digits: String = first.chars().take_while(char::is_ascii_digit).collect();
-        if !digits.is_empty() {
+        // `1ST`, `2ND`, `3RD`, `4TH` begin a numbered street (`1st Avenue`), not a house number.
+        let ordinal = matches!(&first[digits.len()..], "ST" | "ND" | "RD" | "TH");
+        if !digits.is_empty() && !ordinal {
             number = digits.parse::<u32>().ok();
             toks.remove(0);
         }
@@ -233,6 +235,13 @@ mod tests {
         assert_eq!(parse_street_line("10 Broadway").street, "BROADWAY");
         assert_eq!(parse_street_line("10 North").street, "NORTH");
         assert_eq!(normalize_street("north", "Main", "Street", ""), "N MAIN ST");
+        // A leading ordinal is the street's name, not a house number.
+        let s = parse_street_line("1st Avenue");
+        assert_eq!((s.number, s.street.as_str()), (None, "1ST AVE"));
+        let s = parse_street_line("350 5th Avenue");
+        assert_eq!((s.number, s.street.as_str()), (Some(350), "5TH AVE"));
+        // A house number with a letter keeps its number.
+        assert_eq!(parse_street_line("123A Main St").number, Some(123));
     }
 
     #[test]

@@ -10,7 +10,11 @@
 //! | a ZIP+4 range, no street line given | `POSTAL_ONLY` | `POSTAL_PLUS` |
 //! | the ZIP5 (or a non-US postal code or prefix), no street line | `POSTAL_ONLY` | `POSTAL` |
 //! | the province or state alone | `POSTAL_ONLY` | `PROVINCE` |
+//! | the state, for a well-formed US ZIP the table does not know | `POSTAL_FALLBACK_1` | `PROVINCE` |
+//! | the province, for a non-US postal code that matches no prefix | `POSTAL_FALLBACK_1` | `PROVINCE` |
 //! | the country alone | `POSTAL_ONLY` | `COUNTRY` |
+//!
+//! Where the region is unknown too, the last two fall back to the country (`COUNTRY`).
 //!
 //! Street and ZIP+4 ranges carry effective dates and are matched on the sale's date.
 //!
