@@ -793,11 +793,11 @@ fn get_merchant(
     }
 }
 
-/// The 409 for a client id that is already taken: `error_type` names the resource
-/// (`DUPLICATE_PRODUCT`), `what` its kind (`product`), `field` the id's field.
-fn duplicate(error_type: &'static str, what: &str, field: &str, value: &str) -> ApiError {
+/// The 409 for a client id that is already taken: `kind` is the error type
+/// (`DUPLICATE_PRODUCT`), `what` names the resource (`product`), `field` the id's field.
+fn duplicate(kind: &'static str, what: &str, field: &str, value: &str) -> ApiError {
     ApiError::field(
-        error_type,
+        kind,
         field,
         format!("a {what} with {field} {value:?} already exists"),
         format!("a {field} not yet used"),
