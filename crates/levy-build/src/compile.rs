@@ -471,6 +471,38 @@ fn subtract(a: (Date, Date), cut: (Date, Date)) -> Vec<(Date, Date)> {
 }
 
 impl Ctx {
+    /// Reports a reader's row errors; returns how many rows they skipped.
+    fn bad_rows(&mut self, file: &str, errors: Vec<RowError>) -> Result<u64, BuildError> {
+        let n = errors.len() as u64;
+        for e in errors {
+            self.bad(file, e)?;
+        }
+        Ok(n)
+    }
+
+    /// The postal abbreviation of a state FIPS code; an unknown code is reported as a bad
+    /// row of `file` at `line` and gives `None`.
+    fn state_abbr(
+        &mut self,
+        file: &str,
+        line: u64,
+        fips: &str,
+    ) -> Result<Option<&'static str>, BuildError> {
+        match states::by_fips(fips) {
+            Some((abbr, _)) => Ok(Some(abbr)),
+            None => {
+                self.bad(
+                    file,
+                    RowError {
+                        line,
+                        message: format!("unknown state FIPS {fips:?}"),
+                    },
+                )?;
+                Ok(None)
+            }
+        }
+    }
+
     fn bad(&mut self, file: &str, e: RowError) -> Result<(), BuildError> {
         if self.strict {
             return Err(BuildError::BadRow {
@@ -936,10 +968,7 @@ fn zip5(
     source: u32,
     file: &str,
 ) -> Result<(u64, u64), BuildError> {
-    let mut skipped = parsed.errors.len() as u64;
-    for e in parsed.errors {
-        ctx.bad(file, e)?;
-    }
+    let mut skipped = ctx.bad_rows(file, parsed.errors)?;
     // Repair components, then find each state's most common state rate.
     let mut rows = Vec::with_capacity(parsed.rows.len());
     for (line, mut row) in parsed.rows {
@@ -1107,21 +1136,11 @@ fn sst_rates(
     source: u32,
     file: &str,
 ) -> Result<(u64, u64), BuildError> {
-    let mut skipped = parsed.errors.len() as u64;
-    for e in parsed.errors {
-        ctx.bad(file, e)?;
-    }
+    let mut skipped = ctx.bad_rows(file, parsed.errors)?;
     let mut read = 0;
     for (line, row) in parsed.rows {
-        let Some((abbr, _)) = states::by_fips(&row.state) else {
+        let Some(abbr) = ctx.state_abbr(file, line, &row.state)? else {
             skipped += 1;
-            ctx.bad(
-                file,
-                RowError {
-                    line,
-                    message: format!("unknown state FIPS {:?}", row.state),
-                },
-            )?;
             continue;
         };
         let state_j = ctx.state(abbr)?;
@@ -1159,22 +1178,12 @@ fn sst_boundaries(
     source: u32,
     file: &str,
 ) -> Result<(u64, u64), BuildError> {
-    let mut skipped = parsed.errors.len() as u64;
-    for e in parsed.errors {
-        ctx.bad(file, e)?;
-    }
+    let mut skipped = ctx.bad_rows(file, parsed.errors)?;
     let mut read = 0;
     let mut zip_cache: HashMap<PlaceKey, Vec<JurisdictionId>> = HashMap::new();
     for (line, row) in parsed.rows {
-        let Some((abbr, _)) = states::by_fips(&row.state) else {
+        let Some(abbr) = ctx.state_abbr(file, line, &row.state)? else {
             skipped += 1;
-            ctx.bad(
-                file,
-                RowError {
-                    line,
-                    message: format!("unknown state FIPS {:?}", row.state),
-                },
-            )?;
             continue;
         };
         let key = (
@@ -1263,10 +1272,7 @@ fn cdtfa(
     source: u32,
     file: &str,
 ) -> Result<(u64, u64), BuildError> {
-    let mut skipped = parsed.errors.len() as u64;
-    for e in parsed.errors {
-        ctx.bad(file, e)?;
-    }
+    let mut skipped = ctx.bad_rows(file, parsed.errors)?;
     let state = ctx.state("CA")?;
     ctx.rule(
         state,
