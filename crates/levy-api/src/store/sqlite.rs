@@ -365,13 +365,7 @@ fn insert_tx(
         "INSERT INTO transactions (account, live, id, reference_order_id, data, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![account, live, tx.id, tx.reference_order_id, to_json(tx)?, kind],
     )
-    .map_err(|e| {
-        if is_unique_violation(&e) {
-            duplicate("DUPLICATE_REFERENCE_ORDER_ID", "transaction", "reference_order_id", &tx.reference_order_id)
-        } else {
-            db(e)
-        }
-    })?;
+    .map_err(conflict("DUPLICATE_REFERENCE_ORDER_ID", "transaction", "reference_order_id", &tx.reference_order_id))?;
     if live {
         let sales = nexus_sales(tx.lines.iter().map(|l| l.amount_excluding_tax));
         add_nexus(conn, account, tx, sales, 1)?;
@@ -417,18 +411,12 @@ impl Store for SqliteStore {
                 "INSERT INTO customers (account, live, id, reference_customer_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![&*account, live, c.id, c.reference_customer_id, data],
             )
-            .map_err(|e| {
-                if is_unique_violation(&e) {
-                    duplicate(
-                        "DUPLICATE_CUSTOMER",
-                        "customer",
-                        "reference_customer_id",
-                        c.reference_customer_id.as_deref().unwrap_or(""),
-                    )
-                } else {
-                    db(e)
-                }
-            })?;
+            .map_err(conflict(
+                "DUPLICATE_CUSTOMER",
+                "customer",
+                "reference_customer_id",
+                c.reference_customer_id.as_deref().unwrap_or(""),
+            ))?;
             Ok(())
         })
     }
@@ -473,18 +461,12 @@ impl Store for SqliteStore {
                 "INSERT INTO products (account, live, id, data) VALUES (?1, ?2, ?3, ?4)",
                 params![&*account, live, p.reference_product_id, data],
             )
-            .map_err(|e| {
-                if is_unique_violation(&e) {
-                    duplicate(
-                        "DUPLICATE_PRODUCT",
-                        "product",
-                        "reference_product_id",
-                        &p.reference_product_id,
-                    )
-                } else {
-                    db(e)
-                }
-            })?;
+            .map_err(conflict(
+                "DUPLICATE_PRODUCT",
+                "product",
+                "reference_product_id",
+                &p.reference_product_id,
+            ))?;
             Ok(())
         })
     }
@@ -793,17 +775,28 @@ fn get_merchant(
     }
 }
 
-/// The 409 for a client id that is already taken: `kind` is the error type
-/// (`DUPLICATE_PRODUCT`), `what` names the resource (`product`), `field` the id's field.
-fn duplicate(kind: &'static str, what: &str, field: &str, value: &str) -> ApiError {
-    ApiError::field(
-        kind,
-        field,
-        format!("a {what} with {field} {value:?} already exists"),
-        format!("a {field} not yet used"),
-        format!("{value:?}"),
-    )
-    .with_status(409)
+/// Maps an insert's or update's error: a unique-index violation is the 409 for a client id
+/// that is already taken (`kind` is the error type, `DUPLICATE_PRODUCT`; `what` names the
+/// resource, `product`; `field` the id's field), anything else a database error.
+fn conflict<'a>(
+    kind: &'static str,
+    what: &'a str,
+    field: &'a str,
+    value: &'a str,
+) -> impl FnOnce(rusqlite::Error) -> ApiError + 'a {
+    move |e| {
+        if !is_unique_violation(&e) {
+            return db(e);
+        }
+        ApiError::field(
+            kind,
+            field,
+            format!("a {what} with {field} {value:?} already exists"),
+            format!("a {field} not yet used"),
+            format!("{value:?}"),
+        )
+        .with_status(409)
+    }
 }
 
 impl PlatformStore for SqliteStore {
@@ -815,13 +808,7 @@ impl PlatformStore for SqliteStore {
                 "INSERT INTO merchants (account, live, id, reference_merchant_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![&*account, live, m.id, m.reference_merchant_id, data],
             )
-            .map_err(|e| {
-                if is_unique_violation(&e) {
-                    duplicate("DUPLICATE_MERCHANT", "merchant", "reference_merchant_id", &m.reference_merchant_id)
-                } else {
-                    db(e)
-                }
-            })?;
+            .map_err(conflict("DUPLICATE_MERCHANT", "merchant", "reference_merchant_id", &m.reference_merchant_id))?;
             Ok(())
         })
     }
@@ -847,13 +834,7 @@ impl PlatformStore for SqliteStore {
                 "UPDATE merchants SET data = ?4, reference_merchant_id = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
                 params![&*account, live, m.id, to_json(&m)?, m.reference_merchant_id],
             )
-            .map_err(|e| {
-                if is_unique_violation(&e) {
-                    duplicate("DUPLICATE_MERCHANT", "merchant", "reference_merchant_id", &m.reference_merchant_id)
-                } else {
-                    db(e)
-                }
-            })?;
+            .map_err(conflict("DUPLICATE_MERCHANT", "merchant", "reference_merchant_id", &m.reference_merchant_id))?;
             Ok(Some(m))
         })
     }
