@@ -116,7 +116,7 @@ fn bench_ffi(c: &mut Criterion) {
     };
 
     // The Rust side: the same table (read the same way) and the same sale.
-    let table = AnyTable::read_file(&path).unwrap();
+    let table = AnyTable::open_file(&path).unwrap();
     let rust_address = Address {
         region: "TN".into(),
         postal_code: "37203".into(),

@@ -20,6 +20,10 @@ fn run() -> Result<(), String> {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?);
     let data = manifest.join("../../data");
     println!("cargo:rerun-if-changed=build.rs");
+    println!(
+        "cargo:rerun-if-changed={}",
+        data.join(levy_build::local_taxes::FILE).display()
+    );
     for f in curated::FILES {
         println!("cargo:rerun-if-changed={}", data.join(f).display());
     }
@@ -69,8 +73,19 @@ fn run() -> Result<(), String> {
             return Err(format!("state {} has no jurisdiction", z.state));
         };
         let city = z.city.to_uppercase();
-        b.zip(zip, &z.state, &city, &[state], 0)
-            .map_err(|e| format!("ZIP {}: {e}", z.zip_code))?;
+        // The state alone, for every date, and marked so: the ZIP's local taxes (if its
+        // state has any) are not in this table.
+        b.zip_period(
+            zip,
+            &z.state,
+            &city,
+            &[state],
+            levy_core::Date::MIN,
+            levy_core::Date::MAX,
+            levy_core::Coverage::StateOnly,
+            zip_source,
+        )
+        .map_err(|e| format!("ZIP {}: {e}", z.zip_code))?;
         read += 1;
         if z.zip_code_type == "STANDARD" {
             let (abbr, _) = states
@@ -104,6 +119,11 @@ fn run() -> Result<(), String> {
     let ip = IpRanges::load(&data.join("ip")).map_err(|e| e.to_string())?;
     ip.apply(&mut b).map_err(|e| e.to_string())?;
     c.apply_rules(&mut b).map_err(|e| e.to_string())?;
+    let no_local = levy_build::local_taxes::parse(
+        &std::fs::read_to_string(data.join(levy_build::local_taxes::FILE))
+            .map_err(|e| format!("{}: {e}", levy_build::local_taxes::FILE))?,
+    )?;
+    levy_build::local_taxes::apply(&no_local, &mut b);
 
     let build_time = ip
         .snapshot

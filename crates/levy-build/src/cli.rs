@@ -185,14 +185,14 @@ pub fn run_build(args: &BuildArgs) -> Result<crate::Summary, CliError> {
 
 /// Runs `levy info`: the text it prints.
 pub fn run_info(args: &InfoArgs) -> Result<String, CliError> {
-    let t = levy_core::AnyTable::read_file(&args.file)?;
+    let t = levy_core::AnyTable::open_file(&args.file)?;
     Ok(crate::info(&t))
 }
 
 /// Runs `levy diff`: the text or JSON it prints.
 pub fn run_diff(args: &DiffArgs) -> Result<String, CliError> {
-    let old = levy_core::AnyTable::read_file(&args.old)?;
-    let new = levy_core::AnyTable::read_file(&args.new)?;
+    let old = levy_core::AnyTable::open_file(&args.old)?;
+    let new = levy_core::AnyTable::open_file(&args.new)?;
     let d = crate::diff(&old, &new);
     Ok(if args.json { d.to_json() } else { d.to_text() })
 }

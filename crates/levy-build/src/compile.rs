@@ -47,8 +47,8 @@ use std::path::{Path, PathBuf};
 
 use levy_core::model::SourceEntry;
 use levy_core::{
-    Date, Decimal, IpLocationSpec, JurisdictionId, JurisdictionSpec, Level, RuleSpec, TableBuilder,
-    TaxType,
+    Coverage, Date, Decimal, IpLocationSpec, JurisdictionId, JurisdictionSpec, Level, RuleSpec,
+    TableBuilder, TaxType,
 };
 use sha2::{Digest, Sha256};
 
@@ -556,6 +556,8 @@ impl Ctx {
             tax_type: TaxType::Sales,
         })?;
         self.b.region("US", abbr, name, &[j], "")?;
+        // A state the curated rules do not know: nothing says it levies no local taxes.
+        self.b.region_coverage("US", abbr, Coverage::StateOnly)?;
         Ok(j)
     }
 
@@ -668,42 +670,53 @@ impl Ctx {
         Ok(())
     }
 
-    /// Assigns a ZIP code; reports a reassignment to other jurisdictions.
+    /// Assigns a ZIP code to `js` from `from` to `to` with `coverage`, over what earlier
+    /// sources said for those days (outside them the earlier assignment keeps answering);
+    /// reports each replaced period whose jurisdictions differ.
+    #[allow(clippy::too_many_arguments)]
     fn set_zip(
         &mut self,
         zip: u32,
         state: &str,
         city: &str,
         js: &[JurisdictionId],
+        (from, to): (Date, Date),
+        coverage: Coverage,
         source: u32,
         file: &str,
     ) -> Result<(), BuildError> {
         let new_jset = self.b.jset(js)?;
-        let old = self.b.zip(zip, state, city, js, 0)?;
-        if let Some(old) = old {
-            if old.jset != new_jset || old.state != state {
-                let describe = |ctx: &Ctx, jset: u32| {
-                    ctx.b
-                        .jset_members(jset)
-                        .iter()
-                        .map(|&j| ctx.jur_code(j))
-                        .collect::<Vec<_>>()
-                        .join("+")
-                };
-                let same = self.zip_owner.get(&zip) == Some(&source);
-                let detail = format!(
-                    "ZIP {zip:05} {}: {} -> {}{}",
-                    state,
-                    describe(self, old.jset),
-                    describe(self, new_jset),
-                    if same {
-                        " (written twice in this file; the later row wins)"
-                    } else {
-                        ""
-                    }
-                );
-                self.conflict(ConflictKind::ZipReassigned, file, detail);
+        let old_state = self.b.zip_record(zip).map(|r| r.state.clone());
+        let replaced = self
+            .b
+            .zip_period(zip, state, city, js, from, to, coverage, source)?;
+        let describe = |ctx: &Ctx, jset: u32| {
+            ctx.b
+                .jset_members(jset)
+                .iter()
+                .map(|&j| ctx.jur_code(j))
+                .collect::<Vec<_>>()
+                .join("+")
+        };
+        for p in replaced {
+            let moved_state = old_state.as_deref().is_some_and(|s| s != state);
+            if p.jset == new_jset && !moved_state {
+                continue;
             }
+            let same = p.source == source;
+            let detail = format!(
+                "ZIP {zip:05} {state} {}..{}: {} -> {}{}",
+                Date(p.from),
+                Date(p.to),
+                describe(self, p.jset),
+                describe(self, new_jset),
+                if same {
+                    " (written twice in this file; the later row wins)"
+                } else {
+                    ""
+                }
+            );
+            self.conflict(ConflictKind::ZipReassigned, file, detail);
         }
         self.zip_owner.insert(zip, source);
         Ok(())
@@ -851,6 +864,24 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
         ));
     }
     finish_ip(&mut ctx)?;
+    // Region-level coverage of US states: `FULL` only where the curated rules say no local
+    // sales tax exists; without curated rules, every state's region-level answer is
+    // `STATE_ONLY`.
+    let no_local = match &opts.curated_dir {
+        Some(dir) => {
+            let path = dir.join(crate::local_taxes::FILE);
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    crate::local_taxes::EMBEDDED.to_string()
+                }
+                Err(e) => return Err(io_err(&path, e)),
+            };
+            crate::local_taxes::parse(&text).map_err(BuildError::Curated)?
+        }
+        None => Vec::new(),
+    };
+    crate::local_taxes::apply(&no_local, &mut ctx.b);
 
     let build_time = match opts.build_time {
         Some(t) => t,
@@ -926,7 +957,7 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
         }
         InputKind::SstBoundaries => {
             let parsed = parse::parse_sst_boundaries(&bytes[..]).map_err(|e| io_err(path, e))?;
-            sst_boundaries(ctx, parsed, from.or(ctx.latest_period), source, &display)?
+            sst_boundaries(ctx, parsed, source, &display)?
         }
         InputKind::Cdtfa => {
             let parsed = parse::parse_cdtfa(&bytes[..]).map_err(|e| io_err(path, e))?;
@@ -1111,12 +1142,32 @@ fn zip5(
                 if !keep_new {
                     continue;
                 }
-                ctx.b.zip(row.zip, &row.state, &row.region_name, &js, 0)?;
+                ctx.b.zip_period(
+                    row.zip,
+                    &row.state,
+                    &row.region_name,
+                    &js,
+                    from,
+                    Date::MAX,
+                    Coverage::Full,
+                    source,
+                )?;
                 ctx.zip_owner.insert(row.zip, source);
                 continue;
             }
         }
-        ctx.set_zip(row.zip, &row.state, &row.region_name, &js, source, file)?;
+        // The file names every level of its ZIPs (a zero rate is a level that taxes
+        // nothing), from its month on, until a later source says otherwise.
+        ctx.set_zip(
+            row.zip,
+            &row.state,
+            &row.region_name,
+            &js,
+            (from, Date::MAX),
+            Coverage::Full,
+            source,
+            file,
+        )?;
     }
     Ok((read, skipped))
 }
@@ -1174,7 +1225,6 @@ fn sst_rates(
 fn sst_boundaries(
     ctx: &mut Ctx,
     parsed: Parsed<parse::BoundaryRow>,
-    as_of: Option<Date>,
     source: u32,
     file: &str,
 ) -> Result<(u64, u64), BuildError> {
@@ -1236,10 +1286,11 @@ fn sst_boundaries(
                 }
             }
             BoundaryTarget::Zip5 { zip_low, zip_high } => {
-                let in_force = as_of.is_some_and(|d| row.from <= d && d <= row.to);
                 for z in zip_low..=zip_high {
                     ctx.b.zip4(z, 0, 9999, &js, row.from, row.to)?;
-                    if in_force {
+                    // The ZIP itself, for the record's own dates (earlier and later
+                    // records of the same ZIP keep theirs).
+                    {
                         let city = match ctx.b.zip_record(z) {
                             Some(r) => Some(r.city.clone()),
                             None => {
@@ -1248,7 +1299,16 @@ fn sst_boundaries(
                             }
                         };
                         if let Some(city) = city {
-                            ctx.set_zip(z, abbr, &city, &js, source, file)?;
+                            ctx.set_zip(
+                                z,
+                                abbr,
+                                &city,
+                                &js,
+                                (row.from, row.to),
+                                Coverage::Full,
+                                source,
+                                file,
+                            )?;
                         }
                     }
                 }
@@ -1371,7 +1431,16 @@ fn cdtfa(
                 Some(zips) => {
                     for &z in zips {
                         city_zips.insert(z);
-                        ctx.set_zip(z, "CA", &name, &js, source, file)?;
+                        ctx.set_zip(
+                            z,
+                            "CA",
+                            &name,
+                            &js,
+                            (from, Date::MAX),
+                            Coverage::Full,
+                            source,
+                            file,
+                        )?;
                     }
                 }
                 None => unlocated.push(row.location.clone()),
@@ -1387,7 +1456,16 @@ fn cdtfa(
             Some(zips) => {
                 for (z, city) in zips {
                     if !city_zips.contains(z) {
-                        ctx.set_zip(*z, "CA", city, &js, source, file)?;
+                        ctx.set_zip(
+                            *z,
+                            "CA",
+                            city,
+                            &js,
+                            (from, Date::MAX),
+                            Coverage::Full,
+                            source,
+                            file,
+                        )?;
                     }
                 }
             }
@@ -1425,6 +1503,7 @@ fn ip_csv(
             region: row.region,
             city: String::new(),
             postal: row.postal,
+            approx_postal: String::new(),
             coordinates: None,
         };
         ctx.add_ip(row.start, row.end, loc, file);

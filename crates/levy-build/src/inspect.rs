@@ -37,7 +37,8 @@ pub fn info<D>(table: &Table<D>) -> String {
         h.build_time,
         date_text(Date::from_unix_seconds(h.build_time).0)
     );
-    let _ = writeln!(s, "content hash    {}", h.hash_hex());
+    // Every way to get a table here (`AnyTable::open_file`, `Table::open`) verified it.
+    let _ = writeln!(s, "content hash    {} (BLAKE3, verified)", h.hash_hex());
     let _ = writeln!(
         s,
         "size            {} bytes",
@@ -85,6 +86,41 @@ pub fn info<D>(table: &Table<D>) -> String {
     let _ = writeln!(s, "postal prefixes {}", d.postal_prefixes.len());
     let _ = writeln!(s, "IPv4 ranges     {}", d.ipv4.len());
     let _ = writeln!(s, "IPv6 ranges     {}", d.ipv6.len());
+    let _ = writeln!(
+        s,
+        "coverage        levels the places of each US state and Canadian province name; \
+         the coverage of an answer that knows only the region"
+    );
+    for r in d.regions.iter() {
+        let country = std::str::from_utf8(&r.country).unwrap_or("??");
+        if !matches!(country, "US" | "CA") || r.region.is_empty() {
+            continue;
+        }
+        let bits = r.levels;
+        let names: Vec<&str> = [
+            levy_core::Level::Country,
+            levy_core::Level::State,
+            levy_core::Level::Province,
+            levy_core::Level::County,
+            levy_core::Level::City,
+            levy_core::Level::District,
+        ]
+        .into_iter()
+        .filter(|l| bits & (1 << (*l as u8)) != 0)
+        .map(levy_core::Level::as_str)
+        .collect();
+        let region_cov = match r.coverage {
+            2 => "FULL",
+            1 => "PARTIAL",
+            _ => "STATE_ONLY",
+        };
+        let _ = writeln!(
+            s,
+            "  {country}-{:<3} {:<40} region-level {region_cov}",
+            r.region.as_str(),
+            names.join(" ")
+        );
+    }
     s
 }
 
@@ -279,10 +315,28 @@ fn zones<D>(t: &Table<D>) -> [BTreeMap<String, Vec<String>>; 4] {
     let d = t.data();
     let mut zips = BTreeMap::new();
     for z in d.zips.iter() {
-        zips.insert(
-            format!("{:05} {}", z.zip.to_native(), z.state.as_str()),
-            jset_codes(t, z.jset.to_native()),
-        );
+        for p in z.periods.iter() {
+            let mut codes = jset_codes(t, p.jset.to_native());
+            if p.coverage != levy_core::Coverage::Full as u8 {
+                codes.push(
+                    if p.coverage == 1 {
+                        "(PARTIAL)"
+                    } else {
+                        "(STATE_ONLY)"
+                    }
+                    .into(),
+                );
+            }
+            zips.insert(
+                format!(
+                    "{:05} {} {}",
+                    z.zip.to_native(),
+                    z.state.as_str(),
+                    interval(p.from.to_native(), p.to.to_native())
+                ),
+                codes,
+            );
+        }
     }
     let mut zip4 = BTreeMap::new();
     for z in d.zip4.iter() {

@@ -13,6 +13,7 @@ mod compile;
 pub mod curated;
 mod curated_glue;
 mod inspect;
+pub mod local_taxes;
 pub mod mmdb;
 pub mod parse;
 pub mod states;

@@ -126,6 +126,7 @@ pub fn read(bytes: &[u8]) -> Result<MmdbRead, String> {
                 region,
                 city: name.to_string(),
                 postal: postal.to_string(),
+                approx_postal: String::new(),
                 coordinates,
             },
         });

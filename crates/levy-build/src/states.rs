@@ -70,3 +70,8 @@ pub fn by_abbr(abbr: &str) -> Option<(&'static str, &'static str)> {
 pub fn by_fips(fips: &str) -> Option<(&'static str, &'static str)> {
     STATES.iter().find(|s| s.1 == fips).map(|s| (s.0, s.2))
 }
+
+/// Every state, DC and territory as (USPS abbreviation, FIPS code).
+pub fn all() -> impl Iterator<Item = (&'static str, &'static str)> {
+    STATES.iter().map(|s| (s.0, s.1))
+}

@@ -437,14 +437,71 @@ fn cdtfa_cities_resolve_at_their_zips() {
     let loc = t.resolve(&us("94546", "CA"), date).unwrap();
     assert_eq!(tax_on_100(&t, &loc, date).0, Decimal::from(1025));
     // Before the CDTFA period the ZIP5 table's December rates still hold for 94501
-    // (`CA,94501,ALAMEDA,0.107500,...`).
-    let loc = t.resolve(&us("94501", "CA"), day(2025, 12, 10)).unwrap();
+    // (`CA,94501,ALAMEDA,0.107500,0.060000,0.002500,0.005000,0.040000`): the same 10.75%,
+    // through the ZIP5 file's own jurisdictions.
+    let december = day(2025, 12, 10);
+    let loc = t.resolve(&us("94501", "CA"), december).unwrap();
+    assert_eq!(loc.coverage, levy_core::Coverage::Full);
+    assert_eq!(
+        tax_on_100(&t, &loc, december),
+        (Decimal::from(1075), Decimal::from_str("0.1075").unwrap())
+    );
+    assert!(codes(&t, &loc).contains("06:COUNTY:ALAMEDA:0.0025"));
     assert!(report
         .summary
         .conflicts
         .iter()
-        .any(|c| c.kind == ConflictKind::ZipReassigned && c.detail.contains("ZIP 94501")));
-    let _ = loc;
+        .any(|c| c.kind == ConflictKind::ZipReassigned
+            && c.detail.contains("ZIP 94501 CA 2026-01-01..+inf")));
+}
+
+#[test]
+fn a_later_source_refines_only_inside_its_own_dates() {
+    // San Jose 95132 in one table layered from the ZIP5 file (December 2025 on) and the
+    // CDTFA list (2026-01-01 on).
+    let Some(data) = data_dir() else { return };
+    let (_, t) = built(vec![
+        Input::new(
+            InputKind::Zip5,
+            data.join("zip5-rates-2025-12/TAXRATES_ZIP5_CA202512.csv"),
+        ),
+        Input::new(InputKind::Cdtfa, data.join("ca-cdtfa-2026-01")),
+    ]);
+    // 2025-12-06, before the CDTFA list is in force: the ZIP5 row
+    // `CA,95132,SAN JOSE CONVENTION CENTER FACILITY DISTRICT ZONE 2,0.093750,0.060000,
+    // 0.002500,0.002500,0.028750`: 9.375% of $100.00 = 937.5 cents, rounded half away from
+    // zero = 938.
+    let before = day(2025, 12, 6);
+    let loc = t.resolve(&us("95132", "CA"), before).unwrap();
+    assert_eq!(
+        tax_on_100(&t, &loc, before),
+        (Decimal::from(938), Decimal::from_str("0.09375").unwrap())
+    );
+    assert!(codes(&t, &loc)
+        .iter()
+        .any(|c| c.starts_with("06:SPECIAL:SAN JOSE CONVENTION")));
+    // 2026-02-01: the CDTFA row `San Jose,9.375E-2,Santa Clara,City`: 6% state, 1.25%
+    // uniform local, 2.125% district = 9.375%, through CDTFA's jurisdictions.
+    let after = day(2026, 2, 1);
+    let loc = t.resolve(&us("95132", "CA"), after).unwrap();
+    assert_eq!(
+        tax_on_100(&t, &loc, after),
+        (Decimal::from(938), Decimal::from_str("0.09375").unwrap())
+    );
+    assert_eq!(
+        codes(&t, &loc),
+        ["06", "06:BRADLEY-BURNS", "06:CDTFA:CITY:SAN JOSE"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    );
+    // 2025-11-30, before either source: no source says what local taxes apply, so the
+    // answer is the state's alone and says so.
+    let earlier = day(2025, 11, 30);
+    let loc = t.resolve(&us("95132", "CA"), earlier).unwrap();
+    assert_eq!(loc.coverage, levy_core::Coverage::StateOnly);
+    assert_eq!(loc.precision, Precision::Province);
+    assert_eq!(codes(&t, &loc), ["06".to_string()].into_iter().collect());
 }
 
 #[test]
@@ -548,7 +605,8 @@ fn diff_lists_exactly_the_change_made() {
     );
     assert_eq!(d.rules[0].interval, "2025-12-01..-");
     assert_eq!(d.zips.len(), 1);
-    assert_eq!(d.zips[0].place, "37010 TN");
+    // ZIP assignments are dated: the file's month on, open-ended.
+    assert_eq!(d.zips[0].place, "37010 TN 2025-12-01..-");
     assert_eq!(
         d.zips[0].old,
         vec!["47".to_string(), "47:COUNTY:ADAMS:0.0275".to_string()]
@@ -561,10 +619,11 @@ fn diff_lists_exactly_the_change_made() {
     let text = d.to_text();
     assert_eq!(text.lines().count(), 3, "{text}");
     assert!(
-        text.contains("~ ZIP 37010 TN: [47 47:COUNTY:ADAMS:0.0275] -> [47 47:COUNTY:ADAMS:0.03]")
+        text.contains("~ ZIP 37010 TN 2025-12-01..-: [47 47:COUNTY:ADAMS:0.0275] -> [47 47:COUNTY:ADAMS:0.03]"),
+        "{text}"
     );
     let json: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
-    assert_eq!(json["zips"][0]["place"], "37010 TN");
+    assert_eq!(json["zips"][0]["place"], "37010 TN 2025-12-01..-");
     // A table against itself: nothing.
     assert!(diff(&old, &old).is_empty());
 }

@@ -69,7 +69,7 @@ pub fn run(args: &CalcArgs) -> Result<String, String> {
     let owned;
     let table: &AnyTable = match &args.table {
         Some(path) => {
-            owned = AnyTable::read_file(path).map_err(|e| e.to_string())?;
+            owned = AnyTable::open_file(path).map_err(|e| e.to_string())?;
             &owned
         }
         None => levy_data::default_table(),

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use rust_decimal::Decimal;
 
 use crate::date::Date;
-use crate::kinds::{Level, TaxType};
+use crate::kinds::{Coverage, Level, TaxType};
 use crate::lookup::JurisdictionId;
 use crate::model::*;
 use crate::table::{encode, store_decimal};
@@ -141,8 +141,10 @@ pub struct IpLocationSpec {
     pub region: String,
     /// City.
     pub city: String,
-    /// Postal code.
+    /// Postal code, as the IP database gives it.
     pub postal: String,
+    /// A postal code near the range's coordinates, for `approximate` resolution only.
+    pub approx_postal: String,
     /// Latitude and longitude in millionths of a degree.
     pub coordinates: Option<(i32, i32)>,
 }
@@ -425,8 +427,9 @@ impl TableBuilder {
         Ok(changed)
     }
 
-    /// Adds or replaces a US ZIP code; returns the record it replaced, so that a layered
-    /// build can report the refinement.
+    /// Adds or replaces a US ZIP code for every date, with [`Coverage::Full`] (the
+    /// jurisdictions given are all that tax it); returns the record as it was before, so
+    /// that a layered build can report the refinement.
     pub fn zip(
         &mut self,
         zip: u32,
@@ -435,23 +438,96 @@ impl TableBuilder {
         jurisdictions: &[JurisdictionId],
         population: u32,
     ) -> Result<Option<ZipRecord>, BuildError> {
+        let old = self.zips.get(&zip).cloned();
+        self.zip_period(
+            zip,
+            state,
+            city,
+            jurisdictions,
+            Date::MIN,
+            Date::MAX,
+            Coverage::Full,
+            u32::MAX,
+        )?;
+        if let Some(z) = self.zips.get_mut(&zip) {
+            z.population = population;
+        }
+        Ok(old)
+    }
+
+    /// Assigns a US ZIP code to `jurisdictions` from `from` to `to` (inclusive), over
+    /// whatever earlier calls assigned for those days: earlier periods are cut to the days
+    /// outside `from..=to` and keep answering there. Returns the parts of earlier periods
+    /// this one replaced, so that a layered build can report them. The state and city are
+    /// the latest given (a city left empty keeps the earlier one).
+    #[allow(clippy::too_many_arguments)]
+    pub fn zip_period(
+        &mut self,
+        zip: u32,
+        state: &str,
+        city: &str,
+        jurisdictions: &[JurisdictionId],
+        from: Date,
+        to: Date,
+        coverage: Coverage,
+        source: u32,
+    ) -> Result<Vec<ZipPeriod>, BuildError> {
         if zip > 99_999 {
             return Err(BuildError::Invalid {
                 what: "ZIP",
                 detail: format!("{zip} has more than five digits"),
             });
         }
+        if from > to {
+            return Err(BuildError::Invalid {
+                what: "ZIP period",
+                detail: format!("ZIP {zip:05}: {from} is after {to}"),
+            });
+        }
         let jset = self.jset(jurisdictions)?;
-        Ok(self.zips.insert(
+        let rec = self.zips.entry(zip).or_insert_with(|| ZipRecord {
             zip,
-            ZipRecord {
-                zip,
-                state: state.to_string(),
-                city: city.to_string(),
-                jset,
-                population,
-            },
-        ))
+            ..ZipRecord::default()
+        });
+        rec.state = state.to_string();
+        if !city.is_empty() || rec.city.is_empty() {
+            rec.city = city.to_string();
+        }
+        let mut replaced = Vec::new();
+        let mut kept = Vec::with_capacity(rec.periods.len() + 2);
+        for p in rec.periods.drain(..) {
+            if p.to < from.0 || p.from > to.0 {
+                kept.push(p);
+                continue;
+            }
+            replaced.push(ZipPeriod {
+                from: p.from.max(from.0),
+                to: p.to.min(to.0),
+                ..p
+            });
+            if p.from < from.0 {
+                kept.push(ZipPeriod {
+                    to: from.0 - 1,
+                    ..p
+                });
+            }
+            if p.to > to.0 {
+                kept.push(ZipPeriod {
+                    from: to.0 + 1,
+                    ..p
+                });
+            }
+        }
+        kept.push(ZipPeriod {
+            from: from.0,
+            to: to.0,
+            jset,
+            coverage: coverage as u8,
+            source,
+        });
+        kept.sort_by_key(|p| p.from);
+        rec.periods = kept;
+        Ok(replaced)
     }
 
     /// The ZIP code record added so far, if any.
@@ -557,9 +633,33 @@ impl TableBuilder {
                 name: name.to_string(),
                 jset,
                 main_postal: main_postal.to_string(),
+                coverage: Coverage::Full as u8,
+                levels: 0,
             },
         );
         Ok(())
+    }
+
+    /// Sets what an answer at a region's level covers ([`Coverage::Full`] when `region` was
+    /// added, which is right for countries and provinces; a US state with local sales taxes
+    /// is [`Coverage::StateOnly`]).
+    pub fn region_coverage(
+        &mut self,
+        country: &str,
+        region: &str,
+        coverage: Coverage,
+    ) -> Result<(), BuildError> {
+        let c = country_code(country)?;
+        match self.regions.get_mut(&(c, region.to_string())) {
+            Some(r) => {
+                r.coverage = coverage as u8;
+                Ok(())
+            }
+            None => Err(BuildError::Invalid {
+                what: "region",
+                detail: format!("{country}-{region} was not added"),
+            }),
+        }
     }
 
     /// Sets a region's most populous postal code (for `approximate` IP resolution).
@@ -627,6 +727,7 @@ impl TableBuilder {
             region: loc.region.clone(),
             city: loc.city.clone(),
             postal: loc.postal.clone(),
+            approx_postal: loc.approx_postal.clone(),
             lat_e6: lat,
             lon_e6: lon,
         });
@@ -691,7 +792,7 @@ impl TableBuilder {
             zips,
             mut zip4,
             mut streets,
-            regions,
+            mut regions,
             postal,
             ip_locations,
             mut ipv4,
@@ -794,6 +895,44 @@ impl TableBuilder {
         for s in &jsets {
             jset_items.extend_from_slice(s);
             jset_start.push(jset_items.len() as u32);
+        }
+
+        // What each region's places name: the levels of every set a ZIP, ZIP+4 or street
+        // range of the region points to.
+        let levels_of = |jset: u32| -> u8 {
+            jsets.get(jset as usize).map_or(0, |members| {
+                members.iter().fold(0u8, |acc, &j| {
+                    acc | jurisdictions
+                        .get(j as usize)
+                        .map_or(0, |r| 1u8 << (r.level & 7))
+                })
+            })
+        };
+        let mut state_levels: HashMap<String, u8> = HashMap::new();
+        for z in zips.values() {
+            let bits = z.periods.iter().fold(0, |acc, p| acc | levels_of(p.jset));
+            *state_levels.entry(z.state.clone()).or_default() |= bits;
+        }
+        let zip_state: HashMap<u32, &str> =
+            zips.values().map(|z| (z.zip, z.state.as_str())).collect();
+        let mut extra: Vec<(String, u8)> = Vec::new();
+        for (zip5, jset) in zip4
+            .iter()
+            .map(|z| (z.zip5, z.jset))
+            .chain(streets.iter().map(|s| (s.zip5, s.jset)))
+        {
+            if let Some(state) = zip_state.get(&zip5) {
+                extra.push((state.to_string(), levels_of(jset)));
+            }
+        }
+        for (state, bits) in extra {
+            *state_levels.entry(state).or_default() |= bits;
+        }
+        for ((country, region), r) in regions.iter_mut() {
+            r.levels = levels_of(r.jset);
+            if country == b"US" {
+                r.levels |= state_levels.get(region).copied().unwrap_or(0);
+            }
         }
 
         let zip_records: Vec<ZipRecord> = zips.into_values().collect();

@@ -277,7 +277,7 @@ pub struct LineTax {
 /// The result of a calculation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Calculation {
-    /// SHA-256 of the table that produced it.
+    /// Content hash (BLAKE3) of the table that produced it.
     pub table_hash: [u8; 32],
     /// Currency.
     pub currency: Currency,
@@ -293,6 +293,9 @@ pub struct Calculation {
     pub total_including_tax: Decimal,
     /// Why the whole sale owes nothing, when it does.
     pub zero_reason: Option<ZeroReason>,
+    /// Whether the location's local jurisdictions are in the answer (from the
+    /// [`crate::Location`]): a `STATE_ONLY` answer may owe local taxes the table lacks.
+    pub coverage: crate::Coverage,
 }
 
 impl Calculation {
@@ -706,6 +709,7 @@ impl<D> Table<D> {
             });
         }
         Ok(Calculation {
+            coverage: location.coverage,
             table_hash: self.header().content_hash,
             currency: sale.currency,
             tax_included: sale.tax_included,

@@ -106,3 +106,52 @@ impl TaxType {
         }
     }
 }
+
+/// How much of the tax due at a place the table knows: whether the local jurisdictions
+/// (county, city, district) of the resolved place are in the answer.
+///
+/// levy never passes a state-only answer off as a complete one: every [`crate::Location`]
+/// and [`crate::Calculation`] carries its coverage, and the interfaces report it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Coverage {
+    /// Only the state or province: local taxes may be due that the table does not hold.
+    StateOnly = 0,
+    /// Some local levels are known, others may apply (county rates placed without city or
+    /// district boundaries, for example).
+    Partial = 1,
+    /// Every jurisdiction that taxes the place is in the answer (which includes places that
+    /// levy no local tax at all).
+    Full = 2,
+}
+
+impl Coverage {
+    /// The name the interfaces use: `FULL`, `PARTIAL` or `STATE_ONLY`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Coverage::Full => "FULL",
+            Coverage::Partial => "PARTIAL",
+            Coverage::StateOnly => "STATE_ONLY",
+        }
+    }
+
+    /// Parses the interface's name.
+    pub fn parse(s: &str) -> Option<Coverage> {
+        Some(match s {
+            "FULL" => Coverage::Full,
+            "PARTIAL" => Coverage::Partial,
+            "STATE_ONLY" => Coverage::StateOnly,
+            _ => return None,
+        })
+    }
+
+    /// Reads a stored code; an unknown code (a damaged table) reads as the least coverage,
+    /// never as more than the table knows.
+    pub(crate) fn from_u8(v: u8) -> Coverage {
+        match v {
+            2 => Coverage::Full,
+            1 => Coverage::Partial,
+            _ => Coverage::StateOnly,
+        }
+    }
+}

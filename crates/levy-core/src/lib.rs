@@ -62,14 +62,14 @@ pub use calc::{
     MAX_RULE_AMOUNT,
 };
 pub use date::Date;
-pub use kinds::{Level, TaxType};
+pub use kinds::{Coverage, Level, TaxType};
 pub use lookup::{JsetId, Jurisdiction, JurisdictionId, Rule, RuleId, TaxCodeId};
 pub use money::{round_minor, Currency};
 pub use resolve::{
     Address, IpMode, IpPlace, Location, LocationSource, Precision, ResolutionStatus, ResolveError,
 };
 pub use rust_decimal::Decimal;
-pub use table::{AlignedBytes, Header, Table, TableBytes, TableError};
+pub use table::{computed_hash_hex, AlignedBytes, Header, Table, TableBytes, TableError};
 
 /// Table bytes from any of the usual places, so that one table type serves embedded,
 /// mapped and in-memory tables alike.
@@ -101,14 +101,40 @@ unsafe impl TableBytes for AnyBytes {}
 pub type AnyTable = Table<AnyBytes>;
 
 impl AnyTable {
-    /// Reads a table file into memory and opens it, validated. Use this for files that
-    /// another process may replace; it holds no mapping.
-    pub fn read_file(path: impl AsRef<std::path::Path>) -> Result<AnyTable, TableError> {
+    /// Opens a table file: the one way levy opens table files, used by `levy calc`,
+    /// `levy serve` (at start and on every reload), levy-api and liblevy.
+    ///
+    /// The file is memory-mapped, not copied: the table's bytes appear in the process's
+    /// memory map (`/proc/PID/maps`) and in no heap buffer. The header is checked, the
+    /// content hash (BLAKE3) is verified over every byte, and the archive is validated, so
+    /// a damaged, truncated or foreign file is refused with a [`TableError`] that says what
+    /// to do, and never answers a calculation.
+    ///
+    /// # The one contract: table files are replaced, never rewritten
+    ///
+    /// A mapping shows the file as it is now. A table file must therefore not be modified
+    /// or truncated in place while a process has it open; a new table is written to a new
+    /// file and renamed over the old one, which is what `levy build` does. Processes that
+    /// have the old file open keep reading the old file's bytes until they reopen it.
+    pub fn open_file(path: impl AsRef<std::path::Path>) -> Result<AnyTable, TableError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| TableError::Io {
+        let io = |e: std::io::Error| TableError::Io {
             path: path.display().to_string(),
             message: e.to_string(),
-        })?;
-        Table::open(AnyBytes::Owned(AlignedBytes::copy_from(&bytes)))
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len < table::HEADER_LEN as u64 {
+            // Too short to be a table (and an empty file cannot be mapped): read what is
+            // there so that the header check names the problem.
+            let bytes = std::fs::read(path).map_err(io)?;
+            return Table::open(AnyBytes::Owned(AlignedBytes::copy_from(&bytes)));
+        }
+        // SAFETY: the mapping is read-only and private to this table; the one way for it to
+        // change under us is another process rewriting the file in place, which the
+        // contract above rules out (levy writes table files by rename). `populate` reads the
+        // file in now, as verifying the hash reads every byte anyway.
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(io)?;
+        Table::open(AnyBytes::Mmap(map))
     }
 }

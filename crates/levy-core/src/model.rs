@@ -188,10 +188,27 @@ pub struct ZipRecord {
     pub state: String,
     /// Primary city, upper case.
     pub city: String,
-    /// Jurisdiction set id.
-    pub jset: u32,
     /// Estimated population, 0 when unknown.
     pub population: u32,
+    /// What taxes the ZIP over time: sorted by `from`, not overlapping. A date no period
+    /// covers is answered at the state level (the region's set and coverage).
+    pub periods: Vec<ZipPeriod>,
+}
+
+/// The jurisdictions of a ZIP code over one date interval, from one source.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct ZipPeriod {
+    /// First day in force.
+    pub from: i32,
+    /// Last day in force (inclusive).
+    pub to: i32,
+    /// Jurisdiction set id.
+    pub jset: u32,
+    /// What the set covers, one of the [`crate::Coverage`] codes.
+    pub coverage: u8,
+    /// Index into the manifest of the source that assigned it.
+    pub source: u32,
 }
 
 /// A ZIP+4 range.
@@ -249,6 +266,13 @@ pub struct RegionRecord {
     /// The region's most populous postal code, used by `approximate` IP resolution; empty
     /// when unknown.
     pub main_postal: String,
+    /// What an answer at the region level covers, one of the [`crate::Coverage`] codes:
+    /// `FULL` where no local taxes exist (a VAT country, a province, a state without local
+    /// sales taxes), `STATE_ONLY` where they do.
+    pub coverage: u8,
+    /// The levels (bits `1 << Level`) that the table's places in this region name: what
+    /// its sources cover there.
+    pub levels: u8,
 }
 
 /// A non-US postal code or prefix (a Canadian forward sortation area's first letter, say).
@@ -299,8 +323,11 @@ pub struct IpLocationRecord {
     pub region: String,
     /// City; empty when unknown.
     pub city: String,
-    /// Postal code; empty when unknown.
+    /// Postal code as the IP database gives it; empty when unknown.
     pub postal: String,
+    /// A postal code near the range's coordinates in its region, used only when a caller
+    /// asks to approximate; empty when unknown.
+    pub approx_postal: String,
     /// Latitude in millionths of a degree; `i32::MIN` when unknown.
     pub lat_e6: i32,
     /// Longitude in millionths of a degree; `i32::MIN` when unknown.

@@ -30,8 +30,11 @@ use std::net::IpAddr;
 
 use crate::address::{normalize_postal, parse_street_line, parse_us_zip};
 use crate::date::Date;
+use crate::kinds::Coverage;
 use crate::lookup::JsetId;
-use crate::model::{ArchivedIpLocationRecord, ArchivedRegionRecord, ArchivedZipRecord};
+use crate::model::{
+    ArchivedIpLocationRecord, ArchivedRegionRecord, ArchivedZipPeriod, ArchivedZipRecord,
+};
 use crate::table::Table;
 
 /// A postal address as the interface sends it.
@@ -163,6 +166,8 @@ pub struct Location {
     pub source: LocationSource,
     /// The address actually used, normalized; fields may be empty.
     pub address_used: Address,
+    /// Whether the jurisdiction set names every local jurisdiction of the place.
+    pub coverage: Coverage,
 }
 
 impl Location {
@@ -250,9 +255,14 @@ impl<'t> IpPlace<'t> {
     pub fn city(&self) -> &'t str {
         self.rec.city.as_str()
     }
-    /// Postal code, empty when unknown.
+    /// Postal code as the IP database gives it, empty when unknown.
     pub fn postal(&self) -> &'t str {
         self.rec.postal.as_str()
+    }
+    /// A postal code near the range's coordinates (not from the database: derived when the
+    /// table was built), for approximation only; empty when unknown.
+    pub fn approx_postal(&self) -> &'t str {
+        self.rec.approx_postal.as_str()
     }
     /// Latitude and longitude in millionths of a degree, when known.
     pub fn coordinates(&self) -> Option<(i32, i32)> {
@@ -283,6 +293,17 @@ fn zip_text(zip5: u32, plus4: Option<u16>) -> String {
 
 fn in_force(from: i32, to: i32, date: Date) -> bool {
     from <= date.0 && date.0 <= to
+}
+
+/// The period of a ZIP in force on `date`. Periods are sorted and disjoint in a table levy
+/// built; in a damaged one the search still stays in bounds.
+fn zip_period(zip: &ArchivedZipRecord, date: Date) -> Option<&ArchivedZipPeriod> {
+    let periods = &zip.periods;
+    let i = periods
+        .partition_point(|p| p.from.to_native() <= date.0)
+        .checked_sub(1)?;
+    let p = &periods[i];
+    in_force(p.from.to_native(), p.to.to_native(), date).then_some(p)
 }
 
 impl<D> Table<D> {
@@ -461,6 +482,7 @@ impl<D> Table<D> {
                     precision: Precision::Street,
                     source: LocationSource::Address,
                     address_used: used,
+                    coverage: Coverage::Full,
                 });
             }
         }
@@ -478,16 +500,26 @@ impl<D> Table<D> {
                     precision: Precision::PostalPlus,
                     source: LocationSource::Address,
                     address_used: used,
+                    coverage: Coverage::Full,
                 });
             }
         }
-        Ok(Location {
-            jset: Some(JsetId(zip.jset.to_native())),
-            status,
-            precision: Precision::Postal,
-            source: LocationSource::Address,
-            address_used: used,
-        })
+        match zip_period(zip, date) {
+            Some(p) => Ok(Location {
+                jset: Some(JsetId(p.jset.to_native())),
+                status,
+                precision: Precision::Postal,
+                source: LocationSource::Address,
+                address_used: used,
+                coverage: Coverage::from_u8(p.coverage),
+            }),
+            // No source says what taxes this ZIP on this date: answer for its state, and
+            // say that this is all the answer covers.
+            None => {
+                let state = used.region.clone();
+                self.region_location(used, "US", &state, status, Precision::Province)
+            }
+        }
     }
 
     fn region_location(
@@ -518,6 +550,7 @@ impl<D> Table<D> {
             precision,
             source: LocationSource::Address,
             address_used: used,
+            coverage: Coverage::from_u8(rec.coverage),
         })
     }
 
@@ -554,12 +587,19 @@ impl<D> Table<D> {
                         .map(|r| JsetId(r.jset.to_native())),
                 };
                 if let Some(jset) = jset {
+                    // Postal prefixes place an address in its province; the province's
+                    // coverage is the answer's.
+                    let coverage = self
+                        .region_record(country, &used.region)
+                        .or_else(|| self.region_record(country, ""))
+                        .map_or(Coverage::StateOnly, |r| Coverage::from_u8(r.coverage));
                     return Ok(Location {
                         jset: Some(jset),
                         status: ResolutionStatus::PostalOnly,
                         precision: Precision::Postal,
                         source: LocationSource::Address,
                         address_used: used,
+                        coverage,
                     });
                 }
             }
@@ -617,6 +657,8 @@ impl<D> Table<D> {
             precision: Precision::Country,
             source: LocationSource::Ip,
             address_used: Address::default(),
+            // No place was found, so no jurisdiction's tax is known to be due or not.
+            coverage: Coverage::StateOnly,
         };
         let approximating = matches!(mode, IpMode::Approximate | IpMode::BestEffort);
         let Some(place) = self.lookup_ip(addr) else {
@@ -673,16 +715,21 @@ impl<D> Table<D> {
             .region_record(country, place.region())
             .filter(|_| !place.region().is_empty())
             .or_else(|| self.region_record(country, ""))?;
-        let mut loc = if !region.main_postal.is_empty() {
-            let address = Address {
-                region: region.region.as_str().to_string(),
-                postal_code: region.main_postal.as_str().to_string(),
-                country: country.to_string(),
-                ..Address::default()
-            };
-            self.resolve(&address, date).ok()?
-        } else {
-            Location {
+        // The postal code nearest the range's coordinates, when the table has one in the
+        // range's region; else the region's most populous one; else the region itself.
+        let near =
+            self.postal_in_region(place.approx_postal(), country, region.region.as_str(), date);
+        let main = || {
+            self.postal_in_region(
+                region.main_postal.as_str(),
+                country,
+                region.region.as_str(),
+                date,
+            )
+        };
+        let mut loc = match near.or_else(main) {
+            Some(loc) => loc,
+            None => Location {
                 jset: Some(JsetId(region.jset.to_native())),
                 status: ResolutionStatus::PostalOnly,
                 precision: Precision::Province,
@@ -692,11 +739,34 @@ impl<D> Table<D> {
                     country: country.to_string(),
                     ..Address::default()
                 },
-            }
+                coverage: Coverage::from_u8(region.coverage),
+            },
         };
         loc.source = LocationSource::Ip;
         loc.status = ResolutionStatus::PostalOnly;
         loc.precision = Precision::Approximated;
         Some(loc)
+    }
+
+    /// Resolves `postal` when it is non-empty and lies in `region`.
+    fn postal_in_region(
+        &self,
+        postal: &str,
+        country: &str,
+        region: &str,
+        date: Date,
+    ) -> Option<Location> {
+        if postal.is_empty() {
+            return None;
+        }
+        let address = Address {
+            region: region.to_string(),
+            postal_code: postal.to_string(),
+            country: country.to_string(),
+            ..Address::default()
+        };
+        self.resolve(&address, date)
+            .ok()
+            .filter(|l| l.precision == Precision::Postal)
     }
 }

@@ -7,28 +7,32 @@
 //!     12     4  layout flags     u32 LE, LAYOUT_FLAGS (rkyv little-endian, aligned, 32-bit offsets)
 //!     16     8  archive length   u64 LE, bytes after the header
 //!     24     8  build time       i64 LE, Unix seconds
-//!     32    32  content hash     SHA-256 of bytes 0..32 and of the whole archive
+//!     32    32  content hash     BLAKE3 of bytes 0..32 and of the whole archive
 //!     64     -  archive          rkyv, root at the end, 16-byte aligned
 //! ```
 //!
-//! Opening checks the header in O(1) and then validates the archive once with bytecheck, so
-//! a truncated, corrupt, foreign or hostile file is an error and never undefined behaviour.
-//! [`Table::verify`] additionally checks the content hash. The manifest of sources lives in
-//! the archive root (validated with it), not in the fixed header.
-
-use std::path::Path;
+//! Opening checks the header in O(1), verifies the content hash over the whole file, and
+//! validates the archive once with bytecheck, so a truncated, corrupt, foreign, hostile or
+//! merely altered file is an error, never undefined behaviour and never a changed answer.
+//! BLAKE3 keeps that affordable on every open (a few milliseconds for a 26 MB table). The
+//! one exception is [`Table::open_unchecked`], for bytes compiled into the program. The
+//! manifest of sources lives in the archive root (validated with it), not in the fixed
+//! header.
+//!
+//! Format history: version 1 hashed with SHA-256 and gave each ZIP code one jurisdiction
+//! set for all dates; version 2 hashes with BLAKE3, gives each ZIP code dated periods with
+//! their coverage, and records each region's coverage and the levels its sources name.
 
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
 use rust_decimal::Decimal;
-use sha2::{Digest, Sha256};
 
 use crate::model::{ArchivedTableData, TableData};
 
 /// The first eight bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"LEVYTABL";
 /// The table format this build of levy reads and writes. Bumped on any layout change.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// rkyv layout flags: bit 0 little-endian, bit 1 aligned primitives, bits 8..16 the offset
 /// width in bits (32).
 pub const LAYOUT_FLAGS: u32 = 0b01 | 0b10 | (32 << 8);
@@ -68,9 +72,9 @@ pub enum TableError {
         got: u32,
     },
     /// The archive does not start 16-byte aligned in memory. Open the table from a file
-    /// (`Table::read`, `Table::open_mmap`) or from `AlignedBytes`, which align it.
+    /// (`AnyTable::open_file`) or with `Table::from_bytes`, which align it.
     #[error(
-        "table bytes are not 16-byte aligned in memory; load them with Table::read or AlignedBytes"
+        "table bytes are not 16-byte aligned in memory; open them with AnyTable::open_file or Table::from_bytes"
     )]
     Misaligned,
     /// The bytes are damaged: the structure at `offset` is invalid. Rebuild or re-copy the file.
@@ -81,8 +85,9 @@ pub enum TableError {
         /// What was wrong.
         reason: String,
     },
-    /// The content hash does not match: the file changed after it was built.
-    #[error("table content hash mismatch: header says {expected}, content hashes to {actual}; the file was modified or damaged")]
+    /// The content hash does not match: the file changed after it was built. Re-copy it
+    /// from where it was built, or rebuild it with `levy build`.
+    #[error("table content hash mismatch: header says {expected}, content hashes to {actual}; the file was modified or damaged: re-copy or rebuild it (`levy build`)")]
     HashMismatch {
         /// Hash written in the header (hex).
         expected: String,
@@ -117,8 +122,8 @@ unsafe impl TableBytes for Box<[u8]> {}
 unsafe impl TableBytes for &'static [u8] {}
 // SAFETY: an Arc<[u8]> is immutable and its allocation does not move.
 unsafe impl TableBytes for std::sync::Arc<[u8]> {}
-// SAFETY: the mapping is fixed for its life; `Table::open_mmap`'s contract forbids changing
-// the file underneath it.
+// SAFETY: the mapping is fixed for its life as long as the file is not rewritten in place,
+// which `AnyTable::open_file`'s contract (and any caller that maps a table itself) rules out.
 unsafe impl TableBytes for memmap2::Mmap {}
 // SAFETY: as for Vec.
 unsafe impl TableBytes for AlignedBytes {}
@@ -154,7 +159,7 @@ pub struct Header {
     /// Unix seconds when the table was built (as the builder was told; deterministic builds
     /// set it from their inputs).
     pub build_time: i64,
-    /// SHA-256 content hash.
+    /// BLAKE3 content hash.
     pub content_hash: [u8; 32],
 }
 
@@ -229,7 +234,7 @@ pub(crate) fn hex32(bytes: &[u8; 32]) -> String {
 }
 
 fn content_hash(header_prefix: &[u8], archive: &[u8]) -> [u8; 32] {
-    let mut h = Sha256::new();
+    let mut h = blake3::Hasher::new();
     h.update(header_prefix);
     h.update(archive);
     h.finalize().into()
@@ -273,7 +278,9 @@ unsafe impl<D: Send> Send for Table<D> {}
 unsafe impl<D: Sync> Sync for Table<D> {}
 
 impl<D: TableBytes> Table<D> {
-    /// Opens a table: O(1) header checks, then one validated access of the archive.
+    /// Opens a table: O(1) header checks, the content hash over every byte, then one
+    /// validated access of the archive. A table whose bytes differ in any way from what
+    /// `levy build` wrote is refused.
     pub fn open(data: D) -> Result<Self, TableError> {
         let bytes = data.as_ref();
         let header = Header::parse(bytes)?;
@@ -281,6 +288,7 @@ impl<D: TableBytes> Table<D> {
         if archive.as_ptr() as usize % 16 != 0 {
             return Err(TableError::Misaligned);
         }
+        check_hash(bytes, &header)?;
         let root = rkyv::access::<ArchivedTableData, rancor::Error>(archive).map_err(|e| {
             TableError::Corrupt {
                 offset: HEADER_LEN,
@@ -320,24 +328,34 @@ impl<D: TableBytes> Table<D> {
         })
     }
 
-    /// Checks the content hash over the header's first 32 bytes and the whole archive.
-    /// O(size of the table).
+    /// Checks the content hash over the header's first 32 bytes and the whole archive
+    /// again (every open but [`Table::open_unchecked`] already did). O(size of the table).
     pub fn verify(&self) -> Result<(), TableError> {
-        let bytes = self.data.as_ref();
-        let actual = content_hash(&bytes[..32], &bytes[HEADER_LEN..]);
-        if actual != self.header.content_hash {
-            return Err(TableError::HashMismatch {
-                expected: hex32(&self.header.content_hash),
-                actual: hex32(&actual),
-            });
-        }
-        Ok(())
+        check_hash(self.data.as_ref(), &self.header)
     }
 
     /// The bytes the table reads from.
     pub fn bytes(&self) -> &[u8] {
         self.data.as_ref()
     }
+}
+
+/// Compares the content hash of `bytes` (a whole table file) with its header's.
+fn check_hash(bytes: &[u8], header: &Header) -> Result<(), TableError> {
+    let actual = content_hash(&bytes[..32], &bytes[HEADER_LEN..]);
+    if actual != header.content_hash {
+        return Err(TableError::HashMismatch {
+            expected: hex32(&header.content_hash),
+            actual: hex32(&actual),
+        });
+    }
+    Ok(())
+}
+
+/// The content hash of a table file's bytes, whatever its header says, in lower-case hex;
+/// `None` when the bytes are too short to hold a header. For reports such as `levy info`.
+pub fn computed_hash_hex(bytes: &[u8]) -> Option<String> {
+    (bytes.len() >= HEADER_LEN).then(|| hex32(&content_hash(&bytes[..32], &bytes[HEADER_LEN..])))
 }
 
 impl<D> Table<D> {
@@ -377,40 +395,11 @@ impl<D> Table<D> {
 }
 
 impl Table<AlignedBytes> {
-    /// Reads a table file into aligned memory and opens it (validated).
-    pub fn read(path: impl AsRef<Path>) -> Result<Self, TableError> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| TableError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        Table::open(AlignedBytes::copy_from(&bytes))
-    }
-
-    /// Opens a table from bytes of any alignment by copying them into aligned memory.
+    /// Opens a table from bytes of any alignment by copying them into aligned memory
+    /// (verified and validated as [`Table::open`] does). For files, use
+    /// [`crate::AnyTable::open_file`], which maps them instead of copying.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, TableError> {
         Table::open(AlignedBytes::copy_from(bytes))
-    }
-}
-
-impl Table<memmap2::Mmap> {
-    /// Memory-maps a table file and opens it (validated).
-    ///
-    /// # Safety
-    ///
-    /// The file must not be modified or truncated while the table (or anything borrowed from
-    /// it) is alive: the validation done at open would no longer hold. Replace table files
-    /// by writing a new file and renaming it over the old one, never by writing in place.
-    pub unsafe fn open_mmap(path: impl AsRef<Path>) -> Result<Self, TableError> {
-        let path = path.as_ref();
-        let io = |e: std::io::Error| TableError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        };
-        let file = std::fs::File::open(path).map_err(io)?;
-        // SAFETY: the caller guarantees the file is not modified while mapped.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        Table::open(map)
     }
 }
 

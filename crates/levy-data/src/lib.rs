@@ -42,20 +42,26 @@ pub fn default_bytes() -> &'static [u8] {
 /// the first call costs a header check (about 11 ns), every later call an atomic load.
 /// This crate's tests open the same bytes with full validation and check their content
 /// hash, so a damaged build cannot pass unnoticed. To validate them again at run time (about
-/// 2 ms for the default's 15 MB), use `Table::open(AnyBytes::Static(default_bytes()))`.
+/// hash and validating the archive, a few milliseconds), use
+/// `Table::open(AnyBytes::Static(default_bytes()))`.
 pub fn default_table() -> &'static AnyTable {
     static TABLE: OnceLock<AnyTable> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        // SAFETY: `default_bytes()` is the table this crate's build script wrote with
-        // `levy_core::TableBuilder` from the same levy-core version, embedded unaltered and
-        // immutable for the life of the program: `open_unchecked`'s contract.
-        let opened = unsafe { Table::open_unchecked(AnyBytes::Static(default_bytes())) };
-        match opened {
-            Ok(table) => table,
-            // The header of bytes this build wrote cannot fail its O(1) checks; the validated
-            // open's error would name the problem.
-            Err(_) => Table::open(AnyBytes::Static(default_bytes()))
-                .unwrap_or_else(|e| unreachable!("embedded default table: {e}")),
-        }
-    })
+    TABLE.get_or_init(open_default)
+}
+
+/// A new handle on the embedded default table, in O(1): for callers that own their table
+/// (an `Arc<AnyTable>` they may later swap for a file's). The same bytes and the same
+/// checks as [`default_table`].
+pub fn open_default() -> AnyTable {
+    // SAFETY: `default_bytes()` is the table this crate's build script wrote with
+    // `levy_core::TableBuilder` from the same levy-core version, embedded unaltered and
+    // immutable for the life of the program: `open_unchecked`'s contract.
+    let opened = unsafe { Table::open_unchecked(AnyBytes::Static(default_bytes())) };
+    match opened {
+        Ok(table) => table,
+        // The header of bytes this build wrote cannot fail its O(1) checks; the verified
+        // open's error would name the problem.
+        Err(_) => Table::open(AnyBytes::Static(default_bytes()))
+            .unwrap_or_else(|e| unreachable!("embedded default table: {e}")),
+    }
 }

@@ -375,8 +375,7 @@ pub unsafe extern "C" fn levy_engine_open(
         non_null!(out_engine, "out_engine");
         // SAFETY: the caller passes NULL or a NUL-terminated string.
         let path = unsafe { str_arg(path, "path") }?;
-        let table = AnyTable::read_file(path).map_err(table_error)?;
-        table.verify().map_err(table_error)?;
+        let table = AnyTable::open_file(path).map_err(table_error)?;
         let engine = Box::new(LevyEngine {
             table: EngineTable::Shared(Arc::new(table)),
         });

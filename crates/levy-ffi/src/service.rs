@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use levy_api::{KeyEntry, KeySource, Request, Service, ServiceConfig, TableSource};
-use levy_core::{AnyBytes, AnyTable};
+use levy_core::AnyTable;
 
 use crate::engine::table_error;
 use crate::{cstring, ffi_guard, non_null, opt_str_arg, str_arg, Error, LevyStatus};
@@ -137,13 +137,9 @@ pub unsafe extern "C" fn levy_service_open(
         };
         let table = match table_path {
             // The embedded table, opened over its static bytes (validated once per service).
-            None => TableSource::Table(Arc::new(
-                AnyTable::open(AnyBytes::Static(levy_data::default_bytes()))
-                    .map_err(table_error)?,
-            )),
+            None => TableSource::Table(Arc::new(levy_data::open_default())),
             Some(p) => {
-                let t = AnyTable::read_file(p).map_err(table_error)?;
-                t.verify().map_err(table_error)?;
+                let t = AnyTable::open_file(p).map_err(table_error)?;
                 TableSource::Table(Arc::new(t))
             }
         };

@@ -75,6 +75,7 @@ fn fixture_table() -> Vec<u8> {
         region: "TN".into(),
         city: "NASHVILLE".into(),
         postal: "37203".into(),
+        approx_postal: String::new(),
         coordinates: None,
     };
     // 192.0.2.0 ..= 192.0.2.255 (TEST-NET-1).

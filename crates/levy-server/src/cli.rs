@@ -248,7 +248,7 @@ async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf
             tracing::warn!("SIGHUP: serving the built-in table, which has no file to reload; start with --table FILE");
             continue;
         };
-        let read = tokio::task::spawn_blocking(move || levy_core::AnyTable::read_file(&path)).await;
+        let read = tokio::task::spawn_blocking(move || levy_core::AnyTable::open_file(&path)).await;
         match read {
             Ok(Ok(t)) => {
                 let hash = t.header().hash_hex();

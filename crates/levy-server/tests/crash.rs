@@ -382,8 +382,15 @@ fn sighup_reload() {
         std::thread::sleep(Duration::from_millis(10));
     }
     std::thread::sleep(Duration::from_millis(200));
-    // A broken table file: the reload fails and the current table stays.
-    std::fs::write(&setup.table, b"not a table").unwrap();
+    // A damaged table file, put in place as table files are (write + rename: the server
+    // maps the file it serves, so files are replaced, never rewritten): one byte in the
+    // middle of the archive changed (a city rate of 5.75% written there would pass every
+    // structural check); the reload fails on the content hash and the current table stays.
+    let mut damaged = common::table_bytes_with_city_rate(Decimal::new(575, 4));
+    let mid = damaged.len() / 2;
+    damaged[mid] ^= 0x01;
+    std::fs::write(&tmp, &damaged).unwrap();
+    std::fs::rename(&tmp, &setup.table).unwrap();
     signal(&child, "HUP");
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Ordering::Relaxed);

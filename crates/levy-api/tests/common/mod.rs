@@ -93,6 +93,7 @@ pub fn table_with_rate(state_rate: Decimal) -> Arc<AnyTable> {
             region: "TN".into(),
             city: "NASHVILLE".into(),
             postal: "37203".into(),
+            approx_postal: String::new(),
             coordinates: None,
         },
     )
@@ -105,6 +106,7 @@ pub fn table_with_rate(state_rate: Decimal) -> Arc<AnyTable> {
             region: "TN".into(),
             city: String::new(),
             postal: String::new(),
+            approx_postal: String::new(),
             coordinates: None,
         },
     )
