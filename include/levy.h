@@ -213,8 +213,13 @@ typedef struct LevySummary {
   const char *zero_reason;
   // Effective rate, total tax / total excluding tax, as a decimal string (`"0.0925"`).
   const char *effective_rate;
-  // SHA-256 of the rate table that produced the result, 64 lower-case hex digits.
+  // Content hash (BLAKE3) of the rate table that produced the result, 64 lower-case
+  // hex digits.
   const char *table_hash;
+  // Whether the result holds the local taxes of its location: `"FULL"`, `"PARTIAL"`
+  // (some local levels known, others may apply) or `"STATE_ONLY"` (local taxes may be
+  // due that the table does not hold; show the operator a warning). A static string.
+  const char *coverage;
 } LevySummary;
 
 // One line of a result.

@@ -84,6 +84,11 @@ pub struct Request {
     pub body: Vec<u8>,
 }
 
+/// The response header that says whether a calculation's answer holds the location's local
+/// taxes: `FULL`, `PARTIAL` or `STATE_ONLY` (see [`levy_core::Coverage`]). Sent with every
+/// response that calculates (`POST /tax/calculations`, platform calculations).
+pub const COVERAGE_HEADER: &str = "Levy-Coverage";
+
 /// One response: status, headers and a JSON body.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Response {

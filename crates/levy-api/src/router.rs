@@ -21,9 +21,19 @@ pub(crate) struct Ctx<'a> {
     pub params: Vec<String>,
     /// Query parameters, percent-decoded.
     pub query: Vec<(String, String)>,
+    /// Response headers a handler adds beside its body (levy's own, such as
+    /// `Levy-Coverage`); sent on success only.
+    pub headers: std::cell::RefCell<Vec<(String, String)>>,
 }
 
 impl Ctx<'_> {
+    /// Sets a response header, replacing an earlier value of the same name.
+    pub fn set_header(&self, name: &str, value: &str) {
+        let mut h = self.headers.borrow_mut();
+        h.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        h.push((name.to_string(), value.to_string()));
+    }
+
     /// Whether the request is in test mode.
     pub fn testmode(&self) -> bool {
         !self.scope.live
@@ -275,7 +285,11 @@ pub(crate) fn dispatch(service: &Service, req: &Request) -> Response {
         Err(e) => return error_response(&e, version),
     };
     match route(service, req, version, scope) {
-        Ok(body) => json_response(200, &body),
+        Ok((body, headers)) => {
+            let mut r = json_response(200, &body);
+            r.headers.extend(headers);
+            r
+        }
         Err(e) => {
             let mut r = error_response(&e, version);
             if e.status == 405 {
@@ -319,7 +333,7 @@ fn route(
     req: &Request,
     version: ApiVersion,
     scope: &Scope,
-) -> Result<Value, ApiError> {
+) -> Result<(Value, Vec<(String, String)>), ApiError> {
     if req.body.len() > MAX_BODY {
         return Err(ApiError::new(
             413,
@@ -347,8 +361,10 @@ fn route(
                     scope,
                     params,
                     query: parse_query(&req.query)?,
+                    headers: Default::default(),
                 };
-                return handler(&ctx);
+                let body = handler(&ctx)?;
+                return Ok((body, ctx.headers.into_inner()));
             }
             allowed.push(method);
         }

@@ -17,7 +17,7 @@ use crate::{render, router, ApiVersion, Request, Response};
 pub enum TableSource {
     /// The default table embedded in the program (`levy-data`).
     Default,
-    /// A table file, read into memory and validated.
+    /// A table file, opened with `AnyTable::open_file` (mapped and verified).
     Path(PathBuf),
     /// A table already open.
     Table(Arc<AnyTable>),

@@ -574,3 +574,43 @@ fn bad_input_gets_the_right_error() {
         );
     }
 }
+
+fn coverage_header(svc: &levy_api::Service, body: &str) -> (u16, Option<String>) {
+    let r = svc.handle(&levy_api::Request {
+        method: "POST".into(),
+        path: "/tax/calculations".into(),
+        query: String::new(),
+        headers: vec![("Authorization".into(), format!("Bearer {TEST_KEY}"))],
+        body: body.as_bytes().to_vec(),
+    });
+    let h = r
+        .headers
+        .iter()
+        .find(|(k, _)| k == levy_api::COVERAGE_HEADER)
+        .map(|(_, v)| v.clone());
+    (r.status, h)
+}
+
+#[test]
+fn every_calculation_says_whether_local_taxes_are_covered() {
+    // The fixture table names Nashville's county (ZIP 37203 -> state and Davidson), so the
+    // answer is complete.
+    let svc = service();
+    let body = calc_body("10000", "GENERAL_MERCHANDISE");
+    assert_eq!(coverage_header(&svc, &body), (200, Some("FULL".into())));
+    // The embedded default holds state rates only: the same sale there says STATE_ONLY
+    // (Tennessee has county and city taxes; data/us-local-taxes.toml does not list it).
+    let default = levy_api::Service::open(levy_api::ServiceConfig {
+        table: levy_api::TableSource::Default,
+        ledger: ":memory:".into(),
+        keys: keys(),
+    })
+    .unwrap();
+    assert_eq!(
+        coverage_header(&default, &body),
+        (200, Some("STATE_ONLY".into()))
+    );
+    // An error carries no coverage: nothing was calculated.
+    let (status, h) = coverage_header(&svc, "{}");
+    assert_eq!((status, h), (400, None));
+}

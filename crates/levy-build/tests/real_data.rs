@@ -136,37 +136,21 @@ fn zip5_rows(dir: &Path) -> Vec<Row> {
     rows
 }
 
-#[test]
-fn every_zip5_row_is_reproduced() {
-    let Some(data) = data_dir() else { return };
-    let dir = data.join("zip5-rates-2025-12");
-    let (report, t) = built(vec![Input::new(InputKind::Zip5, &dir)]);
-    let rows = zip5_rows(&dir);
-    // The data README: 41,001 rows in 52 files.
-    assert_eq!(rows.len(), 41_001);
-    assert_eq!(report.summary.sources.len(), 52);
-    assert!(
-        report.summary.bad_rows.is_empty(),
-        "{:?}",
-        &report.summary.bad_rows[..3.min(report.summary.bad_rows.len())]
-    );
-    let read: u64 = report.summary.sources.iter().map(|s| s.rows_read).sum();
-    assert_eq!(read, 41_001);
-    // 474 rows have a component truncated by 0.000001 (counted by hand with a decimal sum
-    // over the files: CO 10, KS 1, LA 2, OH 83, UT 346, WA 32).
-    assert_eq!(report.summary.repaired_rows, 474);
-
+/// Checks every ZIP5 row on `date`: resolved through its ZIP, or (a ZIP in two states'
+/// files) through its own jurisdiction set. Returns (via ZIP, via another state's row).
+fn reproduce_rows<D>(report: &BuildReport, t: &Table<D>, rows: &[Row]) -> (usize, usize) {
+    // A day inside the files' month, December 2025.
     let date = day(2025, 12, 15);
     let jset_count = t.data().jset_start.len() - 1;
     let mut via_zip = 0;
     let mut via_other_state = 0;
-    for row in &rows {
+    for row in rows {
         // Expected tax on $100.00: round(10000 cents x combined), half away from zero.
         let expected_tax = levy_core::round_minor(Decimal::from(10_000) * row.combined);
         match t.resolve(&us(&row.zip, &row.state), date) {
             Ok(loc) => {
                 assert_eq!(loc.precision, Precision::Postal);
-                let (tax, sum) = tax_on_100(&t, &loc, date);
+                let (tax, sum) = tax_on_100(t, &loc, date);
                 assert_eq!(sum, row.combined, "{} {}", row.state, row.zip);
                 assert_eq!(tax, expected_tax, "{} {}", row.state, row.zip);
                 via_zip += 1;
@@ -200,7 +184,7 @@ fn every_zip5_row_is_reproduced() {
                         jset: Some(id),
                         ..t.resolve(&us("", &row.state), date).unwrap()
                     };
-                    let (tax, sum) = tax_on_100(&t, &loc, date);
+                    let (tax, sum) = tax_on_100(t, &loc, date);
                     (sum == row.combined && tax == expected_tax).then_some(())
                 });
                 assert!(
@@ -214,6 +198,30 @@ fn every_zip5_row_is_reproduced() {
             Err(e) => panic!("{} {}: {e}", row.state, row.zip),
         }
     }
+    (via_zip, via_other_state)
+}
+
+#[test]
+fn every_zip5_row_is_reproduced() {
+    let Some(data) = data_dir() else { return };
+    let dir = data.join("zip5-rates-2025-12");
+    let (report, t) = built(vec![Input::new(InputKind::Zip5, &dir)]);
+    let rows = zip5_rows(&dir);
+    // The data README: 41,001 rows in 52 files.
+    assert_eq!(rows.len(), 41_001);
+    assert_eq!(report.summary.sources.len(), 52);
+    assert!(
+        report.summary.bad_rows.is_empty(),
+        "{:?}",
+        &report.summary.bad_rows[..3.min(report.summary.bad_rows.len())]
+    );
+    let read: u64 = report.summary.sources.iter().map(|s| s.rows_read).sum();
+    assert_eq!(read, 41_001);
+    // 474 rows have a component truncated by 0.000001 (counted by hand with a decimal sum
+    // over the files: CO 10, KS 1, LA 2, OH 83, UT 346, WA 32).
+    assert_eq!(report.summary.repaired_rows, 474);
+
+    let (via_zip, via_other_state) = reproduce_rows(&report, &t, &rows);
     // 84 ZIPs appear in more than one state's file: 82 in two and 2 in three (counted
     // with `cut -d, -f2 | sort | uniq -c` over the files), so 82 + 2 x 2 = 86 rows are
     // not the kept row of their ZIP.
@@ -228,6 +236,31 @@ fn every_zip5_row_is_reproduced() {
         info.contains("zip5            TAXRATES_ZIP5_TN202512.csv"),
         "{info}"
     );
+}
+
+#[test]
+fn every_zip5_row_is_reproduced_on_its_date_in_the_fully_layered_build() {
+    // Every shared source layered in one table: the ZIP5 files (December 2025 on), the SST
+    // rate files of Georgia, Minnesota and Wisconsin, Minnesota's boundary sample and the
+    // CDTFA list (2026-01-01 on). Later sources refine only inside their own dates, so on a
+    // day of December 2025 every ZIP5 row still gives its own combined rate.
+    let Some(data) = data_dir() else { return };
+    let dir = data.join("zip5-rates-2025-12");
+    let (report, t) = built(vec![
+        Input::new(InputKind::Zip5, &dir),
+        sst(&data, "GAR2026Q2FEB19.csv"),
+        sst(&data, "MNR2026Q2FEB18.csv"),
+        sst(&data, "WIR2026Q2FEB18.csv"),
+        Input::new(
+            InputKind::SstBoundaries,
+            data.join("sst/MNB2026Q2FEB18-sample.csv"),
+        ),
+        Input::new(InputKind::Cdtfa, data.join("ca-cdtfa-2026-01")),
+    ]);
+    let rows = zip5_rows(&dir);
+    let (via_zip, via_other_state) = reproduce_rows(&report, &t, &rows);
+    // As in the ZIP5-only build: 86 second rows of ZIPs in two states' files.
+    assert_eq!((via_zip + via_other_state, via_other_state), (41_001, 86));
 }
 
 fn sst(data: &Path, name: &str) -> Input {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use levy_core::{
-    Address, AnyTable, AutomaticTax, Calculation, Currency, Customer, CustomerType, Date, Decimal,
-    IpMode, Location, Sale, SaleLine, TaxId,
+    Address, AnyTable, AutomaticTax, Calculation, Coverage, Currency, Customer, CustomerType, Date,
+    Decimal, IpMode, Location, Sale, SaleLine, TaxId,
 };
 
 /// Arguments of `levy calc`.
@@ -334,8 +334,45 @@ fn render_receipt(
     if let Some(z) = calc.zero_reason {
         let _ = writeln!(out, "No tax due: {}", z.note().as_str());
     }
+    match calc.coverage {
+        Coverage::Full => {}
+        Coverage::Partial => {
+            let _ = writeln!(
+                out,
+                "Warning    PARTIAL coverage: some local taxes of {} are in this table, others \
+                 may be due that it does not hold (build a fuller table with `levy build`)",
+                place_name(location)
+            );
+        }
+        Coverage::StateOnly => {
+            let _ = writeln!(
+                out,
+                "Warning    STATE_ONLY coverage: local taxes of {} may be due that this table \
+                 does not hold (build a table with local rates with `levy build`)",
+                place_name(location)
+            );
+        }
+    }
     let _ = writeln!(out, "Table      {}", calc.table_hash_hex());
     out
+}
+
+/// The place a coverage warning speaks of: the postal code and region, or what is known.
+fn place_name(location: &Location) -> String {
+    let used = &location.address_used;
+    let parts: Vec<&str> = [
+        used.postal_code.as_str(),
+        used.region.as_str(),
+        used.country.as_str(),
+    ]
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect();
+    if parts.is_empty() {
+        "this place".to_string()
+    } else {
+        parts.join(" ")
+    }
 }
 
 fn render_json(
@@ -401,6 +438,7 @@ fn render_json(
         "total_amount_excluding_tax": num(calc.total_excluding_tax),
         "total_amount_including_tax": num(calc.total_including_tax),
         "zero_reason": calc.zero_reason.map(|z| z.note().as_str()),
+        "coverage": calc.coverage.as_str(),
         "table_hash": calc.table_hash_hex(),
     });
     let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();

@@ -243,3 +243,96 @@ fn keys_new_prints_keys_once_and_stores_hashes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn calc_says_when_local_taxes_are_missing() {
+    // Nashville on the embedded default: the default holds Tennessee's 7% state rate only,
+    // and Tennessee has county and city taxes (Davidson County adds 2.25%), so the receipt
+    // warns and the JSON says STATE_ONLY.
+    let args = [
+        "calc",
+        "--postal-code",
+        "37203",
+        "--line",
+        "100.00",
+        "--date",
+        "2026-03-01",
+    ];
+    let o = levy(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(out.contains("tax 7.00 = 107.00"), "{out}");
+    assert!(
+        out.contains("Warning    STATE_ONLY coverage: local taxes of 37203 TN US may be due"),
+        "{out}"
+    );
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let v: serde_json::Value = serde_json::from_slice(&levy(&json_args).stdout).unwrap();
+    assert_eq!(v["coverage"], "STATE_ONLY");
+    // Indianapolis: Indiana levies no local sales tax (IC 6-2.5-2-2; listed in
+    // data/us-local-taxes.toml), so the state's 7% is the whole answer: no warning.
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "46204",
+        "--line",
+        "100.00",
+        "--date",
+        "2026-03-01",
+    ]);
+    let out = stdout(&o);
+    assert!(out.contains("tax 7.00 = 107.00"), "{out}");
+    assert!(!out.contains("Warning"), "{out}");
+}
+
+#[test]
+fn a_damaged_table_is_refused_by_calc_and_info() {
+    let dir = temp_dir("damaged");
+    std::fs::write(
+        dir.join("TAXRATES_ZIP5_TN202512.csv"),
+        "State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,EstimatedCityRate,EstimatedSpecialRate,RiskLevel\n\
+         TN,37203,NASHVILLE,0.092500,0.070000,0.022500,0.000000,0.000000,0\n",
+    )
+    .unwrap();
+    let good = dir.join("good.levy");
+    let o = levy(&[
+        "build",
+        "--no-curated",
+        "--out",
+        good.to_str().unwrap(),
+        "--zip5",
+        dir.join("TAXRATES_ZIP5_TN202512.csv").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = levy(&["info", good.to_str().unwrap()]);
+    assert!(stdout(&o).contains("(BLAKE3, verified)"), "{}", stdout(&o));
+    // Change one byte in the middle of the archive, as a bad copy or disk would.
+    let mut bytes = std::fs::read(&good).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x04;
+    let bad = dir.join("bad.levy");
+    std::fs::write(&bad, &bytes).unwrap();
+    for args in [
+        vec!["info", bad.to_str().unwrap()],
+        vec![
+            "calc",
+            "--table",
+            bad.to_str().unwrap(),
+            "--postal-code",
+            "37203",
+            "--line",
+            "100",
+        ],
+    ] {
+        let o = levy(&args);
+        assert!(!o.status.success(), "{args:?} accepted a damaged table");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("content hash mismatch") && err.contains("re-copy or rebuild"),
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?} printed an answer");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

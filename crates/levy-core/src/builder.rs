@@ -935,6 +935,19 @@ impl TableBuilder {
             }
         }
 
+        // A ZIP of a state whose region-level answer is complete (a state without local
+        // taxes) is complete whatever its source said.
+        let mut zips = zips;
+        for z in zips.values_mut() {
+            let complete = regions
+                .get(&(*b"US", z.state.clone()))
+                .is_some_and(|r| r.coverage == Coverage::Full as u8);
+            if complete {
+                for p in &mut z.periods {
+                    p.coverage = Coverage::Full as u8;
+                }
+            }
+        }
         let zip_records: Vec<ZipRecord> = zips.into_values().collect();
         let zip5 = if zip_records.is_empty() {
             Vec::new()

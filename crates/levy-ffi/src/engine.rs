@@ -173,8 +173,13 @@ pub struct LevySummary {
     pub zero_reason: *const c_char,
     /// Effective rate, total tax / total excluding tax, as a decimal string (`"0.0925"`).
     pub effective_rate: *const c_char,
-    /// SHA-256 of the rate table that produced the result, 64 lower-case hex digits.
+    /// Content hash (BLAKE3) of the rate table that produced the result, 64 lower-case
+    /// hex digits.
     pub table_hash: *const c_char,
+    /// Whether the result holds the local taxes of its location: `"FULL"`, `"PARTIAL"`
+    /// (some local levels known, others may apply) or `"STATE_ONLY"` (local taxes may be
+    /// due that the table does not hold; show the operator a warning). A static string.
+    pub coverage: *const c_char,
 }
 
 /// One line of a result.
@@ -240,6 +245,15 @@ pub struct LevyJurisdiction {
 
 /// Strings of a result, made on the first string accessor call (so `levy_calculate`
 /// itself stays allocation-light) and kept until the result is freed.
+/// The coverage name as a static C string.
+fn coverage_cstr(c: levy_core::Coverage) -> &'static std::ffi::CStr {
+    match c {
+        levy_core::Coverage::Full => c"FULL",
+        levy_core::Coverage::Partial => c"PARTIAL",
+        levy_core::Coverage::StateOnly => c"STATE_ONLY",
+    }
+}
+
 struct ResultStrings {
     currency: CString,
     status: CString,
@@ -745,6 +759,7 @@ pub unsafe extern "C" fn levy_result_summary(
                 .map_or(std::ptr::null(), |z| z.as_ptr()),
             effective_rate: s.effective_rate.as_ptr(),
             table_hash: s.table_hash.as_ptr(),
+            coverage: coverage_cstr(c.coverage).as_ptr(),
         };
         // SAFETY: out is non-null and valid for writing, per the contract.
         unsafe { out.write(summary) };

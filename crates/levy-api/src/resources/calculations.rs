@@ -662,6 +662,9 @@ pub(crate) fn compute(
     let calc = table
         .calculate(&location, &sale)
         .map_err(|e| calc_error(&e))?;
+    // Whether the answer holds the location's local taxes: a levy header beside the
+    // interface's body, which stays as specified.
+    ctx.set_header(crate::COVERAGE_HEADER, calc.coverage.as_str());
 
     let lines = calc
         .lines

@@ -48,6 +48,9 @@ int main(int argc, char **argv) {
         CHECK_I64(s.total_excluding_tax, 4399);
         CHECK_I64(s.total_including_tax, 4707);
         CHECK(strlen(s.table_hash) == 64);
+        /* Indiana levies no local sales tax (data/us-local-taxes.toml, IC 6-2.5-2-2), so
+         * the state-only default is complete there. */
+        CHECK_STR(s.coverage, "FULL");
         LevyLine l;
         CHECK_STATUS(levy_result_line(r, 0, &l), LEVY_OK);
         CHECK_I64(l.tax_amount, 175);
@@ -61,6 +64,25 @@ int main(int argc, char **argv) {
         CHECK_STR(j.rate, "0.07");
         CHECK_STR(j.tax_due, "174.93");
         levy_result_free(r);
+    }
+    /* Nashville (Tennessee has county and city taxes): the default holds only the
+     * state's 7%, and the result says so. 1000 x 7% = 70. */
+    LevyAddress tn = {NULL, NULL, NULL, "TN", "37203", "US"};
+    LevySaleLine one[1] = {{1000, 1, "GENERAL_MERCHANDISE", NULL}};
+    LevySale tn_sale;
+    memset(&tn_sale, 0, sizeof tn_sale);
+    tn_sale.address = &tn;
+    tn_sale.transacted_at = 1772323200; /* 2026-03-01 */
+    tn_sale.lines = one;
+    tn_sale.line_count = 1;
+    LevyResult *tr = NULL;
+    CHECK_STATUS(levy_calculate(engine, &tn_sale, &tr), LEVY_OK);
+    if (tr != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(tr, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, 70);
+        CHECK_STR(s.coverage, "STATE_ONLY");
+        levy_result_free(tr);
     }
     levy_engine_free(engine);
 
