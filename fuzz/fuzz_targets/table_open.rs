@@ -1,19 +1,42 @@
 //! Arbitrary bytes as a table file: opening must answer a clean error or a table, and a
 //! table that opens must answer every lookup and calculation without panicking.
+//!
+//! Opening verifies the content hash first, so nearly every mutation is refused there. To
+//! reach the archive's validation and the lookups behind it, a mutation refused only for
+//! its hash is opened again with the hash recomputed, as a hostile writer who knows the
+//! format could do.
 
 #![no_main]
 
+use levy_core::table::HEADER_LEN;
 use levy_core::{
     Address, AlignedBytes, AutomaticTax, Currency, Customer, Date, Decimal, IpMode, Sale, SaleLine,
-    Table, TaxCodeId,
+    Table, TableError, TaxCodeId,
 };
 use libfuzzer_sys::fuzz_target;
 
+/// The bytes with the BLAKE3 content hash of their header prefix and archive written in.
+fn resealed(data: &[u8]) -> Vec<u8> {
+    let mut bytes = data.to_vec();
+    let mut h = blake3::Hasher::new();
+    h.update(&bytes[..32]);
+    h.update(&bytes[HEADER_LEN..]);
+    bytes[32..64].copy_from_slice(h.finalize().as_bytes());
+    bytes
+}
+
 fuzz_target!(|data: &[u8]| {
-    let Ok(table) = Table::open(AlignedBytes::copy_from(data)) else {
-        return;
+    let table = match Table::open(AlignedBytes::copy_from(data)) {
+        Ok(t) => t,
+        Err(TableError::HashMismatch { .. }) => {
+            match Table::open(AlignedBytes::copy_from(&resealed(data))) {
+                Ok(t) => t,
+                Err(_) => return,
+            }
+        }
+        Err(_) => return,
     };
-    let _ = table.verify();
+    assert!(table.verify().is_ok(), "an opened table verifies");
     let date = Date::from_ymd(2026, 3, 1).expect("a real day");
     let addresses = [
         Address {

@@ -489,3 +489,24 @@ fn the_largest_accepted_values_calculate_exactly() {
     assert_eq!(c.total_tax, d("918181818181818181818182"));
     assert_eq!(c.total_including_tax, d("1000000000000000000000000"));
 }
+
+#[test]
+fn the_fuzz_seed_is_the_small_table_of_this_format() {
+    // `fuzz/corpus/table_open/seed-small.levy` seeds the table opener's fuzz target; it must
+    // be a table this format opens, or the fuzzer starts from nothing. Regenerate it after a
+    // format change with `LEVY_WRITE_FUZZ_SEED=1 cargo test -p levy-core --test corruption`.
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/table_open/seed-small.levy"
+    ));
+    let bytes = small_table();
+    if std::env::var("LEVY_WRITE_FUZZ_SEED").as_deref() == Ok("1") {
+        std::fs::write(path, &bytes).unwrap();
+    }
+    let seed = std::fs::read(path).unwrap();
+    assert!(
+        seed == bytes,
+        "the fuzz seed is stale: regenerate it (see this test's comment)"
+    );
+    Table::from_bytes(&seed).unwrap();
+}
