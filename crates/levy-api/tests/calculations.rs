@@ -614,3 +614,41 @@ fn every_calculation_says_whether_local_taxes_are_covered() {
     let (status, h) = coverage_header(&svc, "{}");
     assert_eq!((status, h), (400, None));
 }
+
+#[test]
+fn a_table_file_changed_in_one_byte_is_refused_at_open() {
+    // levy-api opens table files through the one loader, which verifies the content hash:
+    // a copy with one byte of its archive changed is an error naming the mismatch, never a
+    // service that answers from it.
+    let dir = std::env::temp_dir().join(format!("levy-api-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.levy");
+    let bad = dir.join("bad.levy");
+    let bytes = table().bytes().to_vec();
+    std::fs::write(&good, &bytes).unwrap();
+    let mut damaged = bytes.clone();
+    let mid = damaged.len() / 2;
+    damaged[mid] ^= 0x08;
+    std::fs::write(&bad, &damaged).unwrap();
+    let open = |path: &std::path::Path| {
+        levy_api::Service::open(levy_api::ServiceConfig {
+            table: levy_api::TableSource::Path(path.to_path_buf()),
+            ledger: ":memory:".into(),
+            keys: keys(),
+        })
+    };
+    let svc = open(&good).unwrap();
+    let (s, v) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        None,
+        &calc_body("10000", "GENERAL_MERCHANDISE"),
+    );
+    // The same fixture as `nashville_sale_has_state_and_county_tax`: 700 + 225 = 925.
+    assert_eq!((s, n(&v["total_tax_amount"])), (200, "925".to_string()));
+    let e = open(&bad).err().expect("a damaged table must be refused");
+    assert_eq!(e.status, 500);
+    assert!(e.message.contains("content hash mismatch"), "{}", e.message);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -195,6 +195,8 @@ pub struct Answer {
     pub content_type: String,
     /// `x-request-id`.
     pub request_id: String,
+    /// `Levy-Coverage`, when sent.
+    pub coverage: Option<String>,
     /// Body text.
     pub text: String,
 }
@@ -276,11 +278,13 @@ impl Client {
         let status = resp.status();
         let content_type = resp.header("content-type").unwrap_or("").to_string();
         let request_id = resp.header("x-request-id").unwrap_or("").to_string();
+        let coverage = resp.header("levy-coverage").map(str::to_string);
         let text = resp.into_string().map_err(|e| e.to_string())?;
         Ok(Answer {
             status,
             content_type,
             request_id,
+            coverage,
             text,
         })
     }
