@@ -647,7 +647,9 @@ fn a_table_file_changed_in_one_byte_is_refused_at_open() {
     );
     // The same fixture as `nashville_sale_has_state_and_county_tax`: 700 + 225 = 925.
     assert_eq!((s, n(&v["total_tax_amount"])), (200, "925".to_string()));
-    let e = open(&bad).err().expect("a damaged table must be refused");
+    let Err(e) = open(&bad) else {
+        panic!("a damaged table must be refused");
+    };
     assert_eq!(e.status, 500);
     assert!(e.message.contains("content hash mismatch"), "{}", e.message);
     let _ = std::fs::remove_dir_all(&dir);
