@@ -42,7 +42,7 @@ fn table_file() -> (PathBuf, String) {
                 ),
                 Input::new(InputKind::Cdtfa, shared.join("ca-cdtfa-2026-01")),
             ],
-            curated_dir: Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")),
+            curated: Some(levy_build::CuratedSource::Embedded),
             strict: false,
             build_time: Some(0),
             progress: false,

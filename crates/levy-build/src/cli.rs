@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use clap::{ArgMatches, Args, FromArgMatches};
 
-use crate::compile::{build, BuildError, BuildOptions, Input, InputKind};
+use crate::compile::{build, BuildOptions, Input, InputKind};
+use crate::curated::CuratedSource;
+use crate::error::BuildError;
 
 /// The flags of `levy build` as clap parses them; [`BuildArgs`] adds their order.
 #[derive(Args, Clone, Debug, Default)]
@@ -37,9 +39,10 @@ pub struct BuildFlags {
     /// Fail on the first bad row instead of skipping and counting it.
     #[arg(long)]
     pub strict: bool,
-    /// The curated rules folder.
-    #[arg(long = "data-dir", value_name = "DIR", default_value = "data")]
-    pub data_dir: PathBuf,
+    /// A curated rules folder laid out like the repository's `data/`, instead of the rules
+    /// compiled into this levy.
+    #[arg(long = "data-dir", value_name = "DIR", conflicts_with = "no_curated")]
+    pub data_dir: Option<PathBuf>,
 }
 
 /// `levy build`: its flags and the inputs in command-line order (sources are layered in
@@ -167,7 +170,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 pub fn run_build(args: &BuildArgs) -> Result<crate::Summary, CliError> {
     let opts = BuildOptions {
         inputs: args.inputs.clone(),
-        curated_dir: (!args.flags.no_curated).then(|| args.flags.data_dir.clone()),
+        curated: (!args.flags.no_curated).then(|| match &args.flags.data_dir {
+            Some(dir) => CuratedSource::Dir(dir.clone()),
+            None => CuratedSource::Embedded,
+        }),
         strict: args.flags.strict,
         build_time: None,
         progress: true,
@@ -238,6 +244,7 @@ mod tests {
                 (InputKind::Zip5, "y".into()),
             ]
         );
-        assert_eq!(cmd.build.flags.data_dir, PathBuf::from("data"));
+        // No --data-dir: the curated rules compiled into levy.
+        assert_eq!(cmd.build.flags.data_dir, None);
     }
 }

@@ -52,6 +52,9 @@ use levy_core::{
 };
 use sha2::{Digest, Sha256};
 
+use crate::curated::CuratedSource;
+use crate::error::io_err;
+pub use crate::error::BuildError;
 use crate::parse::{self, BoundaryTarget, CdtfaKind, Parsed, RowError};
 use crate::states;
 
@@ -123,8 +126,9 @@ impl Input {
 pub struct BuildOptions {
     /// Inputs, layered in this order.
     pub inputs: Vec<Input>,
-    /// The curated rules folder (`data/`); `None` builds with a minimal taxonomy only.
-    pub curated_dir: Option<PathBuf>,
+    /// The curated rules: compiled in, or a folder laid out like `data/`; `None` builds
+    /// with a minimal taxonomy only.
+    pub curated: Option<CuratedSource>,
     /// Fail on the first bad row instead of skipping and counting it.
     pub strict: bool,
     /// Header build time in Unix seconds. `None`: `SOURCE_DATE_EPOCH` when set, else the
@@ -245,62 +249,6 @@ pub struct BuildReport {
     pub bytes: Vec<u8>,
     /// Summary.
     pub summary: Summary,
-}
-
-/// Why a build failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// A file or folder could not be read or written.
-    #[error("{path}: {message}")]
-    Io {
-        /// The path.
-        path: String,
-        /// The operating system's message.
-        message: String,
-    },
-    /// A folder input holds no file of the expected kind.
-    #[error("{path}: no .{ext} files in this folder")]
-    NoFiles {
-        /// The folder.
-        path: String,
-        /// The extension looked for.
-        ext: &'static str,
-    },
-    /// A bad row, in a `--strict` build.
-    #[error("{file}:{line}: {message} (strict build)")]
-    BadRow {
-        /// File.
-        file: String,
-        /// 1-based line.
-        line: u64,
-        /// What is wrong.
-        message: String,
-    },
-    /// A MaxMind database could not be read.
-    #[error("{path}: not a readable MaxMind database: {message}")]
-    Mmdb {
-        /// The path.
-        path: String,
-        /// The reader's message.
-        message: String,
-    },
-    /// The curated rules could not be loaded or applied.
-    #[error("curated rules: {0}")]
-    Curated(String),
-    /// `SOURCE_DATE_EPOCH` is not a whole number of seconds.
-    #[error("SOURCE_DATE_EPOCH {0:?} is not a whole number of seconds")]
-    SourceDateEpoch(String),
-    /// The table builder refused the data.
-    #[error("table: {0}")]
-    Table(#[from] levy_core::BuildError),
-}
-
-fn io_err(path: &Path, e: impl std::fmt::Display) -> BuildError {
-    BuildError::Io {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    }
 }
 
 /// The files an input stands for, in name order.
@@ -583,6 +531,24 @@ impl Ctx {
         })?)
     }
 
+    /// The general rate an earlier source than `source` gives jurisdiction `j` on `day`.
+    fn state_rate_on(&self, j: JurisdictionId, day: Date, source: u32) -> Option<Decimal> {
+        self.b
+            .rules()
+            .iter()
+            .find(|r| {
+                r.jurisdiction == j
+                    && r.source != source
+                    && r.tax_code == GENERAL
+                    && r.from <= day
+                    && day <= r.to
+                    && r.band == (Decimal::ZERO, None)
+                    && r.unit_range == (Decimal::ZERO, None)
+                    && r.fee.is_zero()
+            })
+            .map(|r| r.rate)
+    }
+
     /// Queues a rule of the current source.
     #[allow(clippy::too_many_arguments)]
     fn rule(
@@ -813,10 +779,10 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
         latest_period: None,
         usps: None,
     };
-    let curated = match &opts.curated_dir {
-        Some(dir) => {
-            let c = crate::curated_glue::base(dir, &mut ctx.b)?;
-            for (s, e, place) in crate::curated_glue::ip_ranges(dir, &mut ctx.b)? {
+    let curated = match &opts.curated {
+        Some(source) => {
+            let c = crate::curated_glue::base(source, &mut ctx.b)?;
+            for (s, e, place) in crate::curated_glue::ip_ranges(source, &mut ctx.b)? {
                 ctx.add_ip(s, e, place, "curated");
             }
             Some(c)
@@ -867,18 +833,14 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
     // Region-level coverage of US states: `FULL` only where the curated rules say no local
     // sales tax exists; without curated rules, every state's region-level answer is
     // `STATE_ONLY`.
-    let no_local = match &opts.curated_dir {
-        Some(dir) => {
-            let path = dir.join(crate::local_taxes::FILE);
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    crate::local_taxes::EMBEDDED.to_string()
-                }
-                Err(e) => return Err(io_err(&path, e)),
-            };
-            crate::local_taxes::parse(&text).map_err(BuildError::Curated)?
-        }
+    let no_local = match &opts.curated {
+        Some(source) => match source
+            .read(crate::local_taxes::FILE)
+            .map_err(|e| BuildError::Curated(e.to_string()))?
+        {
+            Some(text) => crate::local_taxes::parse(&text).map_err(BuildError::Curated)?,
+            None => Vec::new(),
+        },
         None => Vec::new(),
     };
     crate::local_taxes::apply(&no_local, &mut ctx.b);
@@ -967,7 +929,17 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
             let parsed = parse::parse_ip_csv(&bytes[..]).map_err(|e| io_err(path, e))?;
             ip_csv(ctx, parsed, &display)?
         }
-        InputKind::IpMmdb => crate::mmdb::ingest(ctx_ip(ctx), bytes, &display)?,
+        InputKind::IpMmdb => {
+            let got = crate::mmdb::read(&bytes).map_err(|message| BuildError::Mmdb {
+                path: display.clone(),
+                message,
+            })?;
+            let n = got.ranges.len() as u64;
+            for r in got.ranges {
+                ctx.add_ip(r.start, r.end, r.place, &display);
+            }
+            (n, got.skipped)
+        }
     };
     ctx.commit(source, &display)?;
     if let Some(e) = ctx.b.source_mut(source) {
@@ -975,21 +947,6 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
         e.rows_skipped = skipped;
     }
     Ok(())
-}
-
-/// Where MaxMind ranges go.
-pub(crate) struct IpSink<'a> {
-    ctx: &'a mut Ctx,
-}
-
-impl IpSink<'_> {
-    pub(crate) fn add(&mut self, start: IpAddr, end: IpAddr, loc: IpLocationSpec, file: &str) {
-        self.ctx.add_ip(start, end, loc, file);
-    }
-}
-
-fn ctx_ip(ctx: &mut Ctx) -> IpSink<'_> {
-    IpSink { ctx }
 }
 
 fn zip5(
@@ -1093,7 +1050,12 @@ fn zip5(
                     let code = format!("{fips}:{label}:{}:{rate}", row.region_name);
                     (ctx.jur(&code, &row.region_name, level, &row.state)?, code)
                 };
-            if written.insert(code) {
+            // The file speaks for its month on; a state rate an earlier source (the curated
+            // chain) already gives on that day is left to that source, so that its
+            // scheduled changes still take effect (a December file does not freeze the
+            // state's rate for every later date).
+            let known = j == state_j && ctx.state_rate_on(state_j, from, source) == Some(rate);
+            if written.insert(code) && !known {
                 ctx.rule(
                     j,
                     GENERAL,

@@ -468,16 +468,86 @@ pub struct CuratedText<'a> {
     pub canada: &'a str,
 }
 
+/// Every curated file as this build of levy ships it, compiled in: `(path in data/, text)`.
+/// A build that names no data folder uses these, so `levy build` works from any folder.
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("taxonomy.toml", include_str!("../../../data/taxonomy.toml")),
+    (
+        "us-states.toml",
+        include_str!("../../../data/us-states.toml"),
+    ),
+    ("us-rules.toml", include_str!("../../../data/us-rules.toml")),
+    ("holidays.toml", include_str!("../../../data/holidays.toml")),
+    (
+        "countries.toml",
+        include_str!("../../../data/countries.toml"),
+    ),
+    ("canada.toml", include_str!("../../../data/canada.toml")),
+    (
+        crate::local_taxes::FILE,
+        include_str!("../../../data/us-local-taxes.toml"),
+    ),
+    ("ip/ipv4.txt", include_str!("../../../data/ip/ipv4.txt")),
+    ("ip/ipv6.txt", include_str!("../../../data/ip/ipv6.txt")),
+];
+
+/// Where the curated rules come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CuratedSource {
+    /// The files compiled into this build ([`EMBEDDED`]).
+    Embedded,
+    /// A folder laid out like the repository's `data/` (`--data-dir`): it must hold every
+    /// file of [`FILES`]; `ip/` and `us-local-taxes.toml` are optional there (without them,
+    /// no curated IP ranges, and every US state's region-level answer is `STATE_ONLY`).
+    Dir(std::path::PathBuf),
+}
+
+impl CuratedSource {
+    /// The text of `name` (a path inside `data/`, such as `ip/ipv4.txt`); `Ok(None)` when a
+    /// folder lacks it.
+    pub fn read(&self, name: &str) -> Result<Option<std::borrow::Cow<'static, str>>, CuratedError> {
+        match self {
+            CuratedSource::Embedded => Ok(EMBEDDED
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, text)| std::borrow::Cow::Borrowed(*text))),
+            CuratedSource::Dir(dir) => {
+                let path = dir.join(name);
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => Ok(Some(std::borrow::Cow::Owned(text))),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(e) => Err(CuratedError::Io {
+                        file: path.display().to_string(),
+                        message: e.to_string(),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Like [`CuratedSource::read`], for a file that must be there.
+    pub fn require(&self, name: &str) -> Result<std::borrow::Cow<'static, str>, CuratedError> {
+        self.read(name)?.ok_or_else(|| CuratedError::Io {
+            file: match self {
+                CuratedSource::Embedded => format!("(embedded) {name}"),
+                CuratedSource::Dir(dir) => dir.join(name).display().to_string(),
+            },
+            message: "no such file: a data folder holds every file of data/ (see data/README.md)"
+                .into(),
+        })
+    }
+}
+
 /// Reads and checks every curated file in `dir` (the repository's `data/`).
 pub fn load(dir: &Path) -> Result<Curated, CuratedError> {
+    load_from(&CuratedSource::Dir(dir.to_path_buf()))
+}
+
+/// Reads and checks every curated file of `source`.
+pub fn load_from(source: &CuratedSource) -> Result<Curated, CuratedError> {
     let mut texts = Vec::with_capacity(FILES.len());
     for name in FILES {
-        let path = dir.join(name);
-        let text = std::fs::read_to_string(&path).map_err(|e| CuratedError::Io {
-            file: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        texts.push(text);
+        texts.push(source.require(name)?);
     }
     Curated::from_strs(&CuratedText {
         taxonomy: &texts[0],
@@ -1882,6 +1952,21 @@ fn parse_ranges(
 }
 
 impl IpRanges {
+    /// Reads `ip/ipv4.txt` and `ip/ipv6.txt` of `source`; `None` when a data folder has no
+    /// `ip/` files.
+    pub fn load_from(source: &CuratedSource) -> Result<Option<IpRanges>, CuratedError> {
+        let v4 = source.read(&format!("ip/{IPV4_FILE}"))?;
+        let v6 = source.read(&format!("ip/{IPV6_FILE}"))?;
+        match (v4, v6) {
+            (None, None) => Ok(None),
+            (Some(v4), Some(v6)) => IpRanges::from_strs(&v4, &v6).map(Some),
+            _ => Err(CuratedError::Io {
+                file: "ip/".into(),
+                message: format!("{IPV4_FILE} and {IPV6_FILE} come together; one is missing"),
+            }),
+        }
+    }
+
     /// Reads `ipv4.txt` and `ipv6.txt` from `dir` (the repository's `data/ip/`).
     pub fn load(dir: &Path) -> Result<IpRanges, CuratedError> {
         let read = |name: &str| {

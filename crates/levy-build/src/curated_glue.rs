@@ -1,17 +1,16 @@
 //! The one place the build calls the curated rules reader ([`crate::curated`]).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::path::Path;
 
 use levy_core::{IpLocationSpec, TableBuilder};
 
-use crate::compile::BuildError;
-use crate::curated::{self, Curated, IpRanges};
+use crate::curated::{self, Curated, CuratedSource, IpRanges};
+use crate::error::BuildError;
 
 /// Loads the curated rules, records their files in the manifest and applies the base
 /// (taxonomy, base jurisdictions and rates, holidays).
-pub(crate) fn base(dir: &Path, b: &mut TableBuilder) -> Result<Curated, BuildError> {
-    let c = curated::load(dir).map_err(|e| BuildError::Curated(e.to_string()))?;
+pub(crate) fn base(source: &CuratedSource, b: &mut TableBuilder) -> Result<Curated, BuildError> {
+    let c = curated::load_from(source).map_err(|e| BuildError::Curated(e.to_string()))?;
     for s in c.sources() {
         b.add_source(s);
     }
@@ -23,14 +22,13 @@ pub(crate) fn base(dir: &Path, b: &mut TableBuilder) -> Result<Curated, BuildErr
 /// The curated country-level IP ranges (`data/ip/`), when the folder exists, as ranges for
 /// the build's IP layer (so that finer IP inputs refine them), with their manifest entries.
 pub(crate) fn ip_ranges(
-    dir: &Path,
+    source: &CuratedSource,
     b: &mut TableBuilder,
 ) -> Result<Vec<(IpAddr, IpAddr, IpLocationSpec)>, BuildError> {
-    let ip_dir = dir.join("ip");
-    if !ip_dir.is_dir() {
+    let Some(r) = IpRanges::load_from(source).map_err(|e| BuildError::Curated(e.to_string()))?
+    else {
         return Ok(Vec::new());
-    }
-    let r = IpRanges::load(&ip_dir).map_err(|e| BuildError::Curated(e.to_string()))?;
+    };
     for s in r.sources() {
         b.add_source(s);
     }

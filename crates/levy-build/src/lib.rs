@@ -12,6 +12,7 @@ pub mod cli;
 mod compile;
 pub mod curated;
 mod curated_glue;
+mod error;
 mod inspect;
 pub mod local_taxes;
 pub mod mmdb;
@@ -23,4 +24,5 @@ pub use compile::{
     Conflict, ConflictKind, Input, InputKind, Summary, CA_BRADLEY_BURNS_RATE, CA_STATE_RATE,
     GENERAL, GROCERIES,
 };
+pub use curated::CuratedSource;
 pub use inspect::{diff, info, Change, Diff, RuleChange, ZoneChange};

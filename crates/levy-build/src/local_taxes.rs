@@ -11,9 +11,6 @@ use serde::Deserialize;
 /// The file's name in the curated data folder.
 pub const FILE: &str = "us-local-taxes.toml";
 
-/// The file as the repository ships it, compiled in.
-pub const EMBEDDED: &str = include_str!("../../../data/us-local-taxes.toml");
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
@@ -69,7 +66,10 @@ mod tests {
 
     #[test]
     fn the_shipped_file_reads() {
-        let rows = parse(EMBEDDED).unwrap();
+        let text = crate::curated::CuratedSource::Embedded
+            .require(FILE)
+            .unwrap();
+        let rows = parse(&text).unwrap();
         let abbrs: Vec<&str> = rows.iter().map(|r| r.abbr.as_str()).collect();
         // The thirteen listed in the file's own header comment and rows.
         assert_eq!(

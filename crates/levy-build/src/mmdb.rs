@@ -7,8 +7,6 @@ use ipnetwork::IpNetwork;
 use levy_core::IpLocationSpec;
 use maxminddb::geoip2;
 
-use crate::compile::{BuildError, IpSink};
-
 /// One network of a MaxMind database, as an inclusive address range and a place.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MmdbRange {
@@ -132,20 +130,4 @@ pub fn read(bytes: &[u8]) -> Result<MmdbRead, String> {
         });
     }
     Ok(out)
-}
-
-pub(crate) fn ingest(
-    mut sink: IpSink<'_>,
-    bytes: Vec<u8>,
-    file: &str,
-) -> Result<(u64, u64), BuildError> {
-    let got = read(&bytes).map_err(|message| BuildError::Mmdb {
-        path: file.to_string(),
-        message,
-    })?;
-    let n = got.ranges.len() as u64;
-    for r in got.ranges {
-        sink.add(r.start, r.end, r.place, file);
-    }
-    Ok((n, got.skipped))
 }

@@ -693,20 +693,33 @@ fn ip_ranges_load_sorted_and_disjoint() {
 
 /// The most common `StateRate` of each state in the published December 2025 ZIP5 tables
 /// (`shared/data/zip5-rates-2025-12`, read from the project's root as `../shared/data`).
+/// `None` when the folder is absent (a bare checkout), which fails under `CI=true` like
+/// every real-data test; a file that is there but unreadable or malformed always fails.
 fn published_state_rates() -> Option<std::collections::BTreeMap<String, Decimal>> {
     let dir = data_dir().join("../../shared/data/zip5-rates-2025-12");
-    let entries = std::fs::read_dir(&dir).ok()?;
+    if !dir.is_dir() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "shared data missing at {} (required under CI=true)",
+            dir.display()
+        );
+        return None;
+    }
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut counts: std::collections::BTreeMap<String, std::collections::BTreeMap<Decimal, u32>> =
         Default::default();
     for e in entries {
-        let path = e.ok()?.path();
-        let mut r = csv::Reader::from_path(&path).ok()?;
-        for row in r.records() {
-            let row = row.ok()?;
+        let path = e.expect("a directory entry").path();
+        let mut r =
+            csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for (i, row) in r.records().enumerate() {
+            let row = row.unwrap_or_else(|e| panic!("{} row {i}: {e}", path.display()));
             let (Some(state), Some(rate)) = (row.get(0), row.get(4)) else {
-                continue;
+                panic!("{} row {i}: fewer than five columns", path.display());
             };
-            let rate: Decimal = rate.parse().ok()?;
+            let rate: Decimal = rate
+                .parse()
+                .unwrap_or_else(|e| panic!("{} row {i}: StateRate {rate:?}: {e}", path.display()));
             *counts
                 .entry(state.to_string())
                 .or_default()
@@ -725,9 +738,9 @@ fn published_state_rates() -> Option<std::collections::BTreeMap<String, Decimal>
 #[test]
 fn state_rates_agree_with_published_december_2025_tables() {
     // When the shared data is not beside the project (a bare checkout), there is nothing to
-    // compare with; CI has it.
+    // compare with; under CI its absence fails (in `published_state_rates`).
     let Some(published) = published_state_rates() else {
-        eprintln!("shared/data not found; skipped");
+        eprintln!("skipped: shared/data not found");
         return;
     };
     let t = table();

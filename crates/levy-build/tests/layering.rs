@@ -175,7 +175,7 @@ fn curated_base_under_published_rates() {
     );
     let report = build(&BuildOptions {
         inputs: vec![Input::new(InputKind::Zip5, &zip5)],
-        curated_dir: Some(data),
+        curated: Some(levy_build::CuratedSource::Dir(data)),
         build_time: Some(0),
         ..Default::default()
     })

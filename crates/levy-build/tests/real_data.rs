@@ -32,7 +32,7 @@ fn data_dir() -> Option<PathBuf> {
 fn opts(inputs: Vec<Input>) -> BuildOptions {
     BuildOptions {
         inputs,
-        curated_dir: None,
+        curated: None,
         strict: false,
         build_time: Some(0),
         progress: false,

@@ -336,3 +336,105 @@ fn a_damaged_table_is_refused_by_calc_and_info() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A one-row Tennessee ZIP5 file (Nashville 37203: 7% state, 2.25% county) in `dir`.
+fn nashville_zip5(dir: &std::path::Path) -> PathBuf {
+    let path = dir.join("TAXRATES_ZIP5_TN202512.csv");
+    std::fs::write(
+        &path,
+        "State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,EstimatedCityRate,EstimatedSpecialRate,RiskLevel\n\
+         TN,37203,NASHVILLE,0.092500,0.070000,0.022500,0.000000,0.000000,0\n",
+    )
+    .unwrap();
+    path
+}
+
+/// `levy calc` of one $2,000.00 article in 37203 on `table`: its stdout.
+fn nashville_2000(table: &std::path::Path) -> String {
+    let o = levy(&[
+        "calc",
+        "--table",
+        table.to_str().unwrap(),
+        "--postal-code",
+        "37203",
+        "--line",
+        "2000.00",
+        "--date",
+        "2026-03-01",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    stdout(&o)
+}
+
+#[test]
+fn build_runs_from_any_folder_with_the_rules_compiled_in() {
+    // The current directory is an empty folder with no data/ in it: the curated rules
+    // come from the levy binary itself.
+    let dir = temp_dir("anywhere");
+    let input = nashville_zip5(&dir);
+    let o = Command::new(env!("CARGO_BIN_EXE_levy"))
+        .current_dir(&dir)
+        .args(["build", "--out", "t.levy", "--zip5"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // With the curated Tennessee rules (Tenn. Code Ann. 67-6-702: local tax on the first
+    // $1,600 of a single article; 67-6-202: the state single article tax of 2.75% on the
+    // part from $1,600.01 to $3,200): 7% of 2,000.00 = 140.00, 2.25% of 1,600.00 = 36.00,
+    // 2.75% of 400.00 = 11.00; tax 187.00. Without them the file's 9.25% would give 185.00.
+    let out = nashville_2000(&dir.join("t.levy"));
+    assert!(out.contains("tax 187.00 = 2187.00"), "{out}");
+
+    // --data-dir: a copy of data/ whose Tennessee rate is 8% from 2026-01-01 changes the
+    // state's part to 8% of 2,000.00 = 160.00: tax 207.00.
+    let data = dir.join("data");
+    let repo_data = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data"));
+    std::fs::create_dir_all(&data).unwrap();
+    for entry in std::fs::read_dir(&repo_data).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            std::fs::copy(&path, data.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let states = std::fs::read_to_string(data.join("us-states.toml")).unwrap();
+    let tn = r#"  { rate = "7%", from = 2002-07-15 },"#;
+    assert_eq!(states.matches(tn).count(), 1, "the Tennessee chain moved");
+    std::fs::write(
+        data.join("us-states.toml"),
+        states.replace(
+            tn,
+            &format!("{tn}\n  {{ rate = \"8%\", from = 2026-01-01 }},"),
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_levy"))
+        .current_dir(&dir)
+        .args(["build", "--out", "t8.levy", "--data-dir", "data", "--zip5"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = nashville_2000(&dir.join("t8.levy"));
+    assert!(out.contains("tax 207.00 = 2207.00"), "{out}");
+
+    // A data folder without its files is refused, naming the missing file.
+    let o = Command::new(env!("CARGO_BIN_EXE_levy"))
+        .current_dir(&dir)
+        .args([
+            "build",
+            "--out",
+            "x.levy",
+            "--data-dir",
+            "nowhere",
+            "--zip5",
+        ])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("nowhere/taxonomy.toml"), "{err}");
+    assert!(!dir.join("x.levy").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
