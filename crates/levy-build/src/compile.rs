@@ -375,8 +375,12 @@ struct Ctx {
     pending_iv: HashMap<RuleKey, Vec<(Date, Date, Decimal)>>,
     zip_owner: HashMap<u32, u32>,
     source_kinds: Vec<String>,
-    ip4: BTreeMap<u128, (u128, IpLocationSpec)>,
-    ip6: BTreeMap<u128, (u128, IpLocationSpec)>,
+    /// IP ranges by start: (end, index into `ip_places`). Places are interned, so millions
+    /// of ranges of a city database cost a few words each.
+    ip4: BTreeMap<u32, (u32, u32)>,
+    ip6: BTreeMap<u128, (u128, u32)>,
+    ip_places: Vec<IpLocationSpec>,
+    ip_place_ids: HashMap<IpLocationSpec, u32>,
     latest_period: Option<Date>,
     usps: Option<HashMap<u32, &'static zipcodes::Zipcode>>,
 }
@@ -689,63 +693,37 @@ impl Ctx {
     }
 
     fn add_ip(&mut self, start: IpAddr, end: IpAddr, loc: IpLocationSpec, file: &str) {
-        let (map, s, e, v4) = match (start, end) {
+        let place = match self.ip_place_ids.get(&loc) {
+            Some(&id) => id,
+            None => {
+                let id = self.ip_places.len() as u32;
+                self.ip_places.push(loc.clone());
+                self.ip_place_ids.insert(loc, id);
+                id
+            }
+        };
+        let (cut, shown) = match (start, end) {
             (IpAddr::V4(a), IpAddr::V4(b)) => (
-                &mut self.ip4,
-                u32::from(a) as u128,
-                u32::from(b) as u128,
-                true,
+                layer_range(&mut self.ip4, u32::from(a), u32::from(b), place),
+                (start, end),
             ),
-            (IpAddr::V6(a), IpAddr::V6(b)) => (&mut self.ip6, u128::from(a), u128::from(b), false),
+            (IpAddr::V6(a), IpAddr::V6(b)) => (
+                layer_range(&mut self.ip6, u128::from(a), u128::from(b), place),
+                (start, end),
+            ),
             _ => return,
         };
-        // Cut every earlier range that overlaps [s, e].
-        let overlapping: Vec<u128> = map
-            .range(..=e)
-            .rev()
-            .take_while(|(_, (end, _))| *end >= s)
-            .map(|(k, _)| *k)
-            .chain(
-                map.range(..s)
-                    .next_back()
-                    .filter(|(_, (end, _))| *end >= s)
-                    .map(|(k, _)| *k),
-            )
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let mut replaced = 0usize;
-        for k in overlapping {
-            let Some((oe, ol)) = map.remove(&k) else {
-                continue;
-            };
-            // A finer place in the same country refines a coarser range; only a change of
-            // country is a conflict worth reporting.
-            if ol.country != loc.country {
-                replaced += 1;
-            }
-            if k < s {
-                map.insert(k, (s - 1, ol.clone()));
-            }
-            if oe > e {
-                map.insert(e + 1, (oe, ol));
-            }
-        }
-        let country = loc.country.clone();
-        map.insert(s, (e, loc));
+        // A finer place in the same country refines a coarser range; only a change of
+        // country is a conflict worth reporting.
+        let country = &self.ip_places[place as usize].country;
+        let replaced = cut
+            .iter()
+            .filter(|&&old| self.ip_places[old as usize].country != *country)
+            .count();
         if replaced > 0 {
-            let show = |x: u128| {
-                if v4 {
-                    std::net::Ipv4Addr::from(x as u32).to_string()
-                } else {
-                    std::net::Ipv6Addr::from(x).to_string()
-                }
-            };
             let detail = format!(
                 "{}..{} ({}) replaced {replaced} earlier range(s) of another country",
-                show(s),
-                show(e),
-                country
+                shown.0, shown.1, country
             );
             self.conflict(ConflictKind::IpRangeReplaced, file, detail);
         }
@@ -776,6 +754,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
         source_kinds: Vec::new(),
         ip4: BTreeMap::new(),
         ip6: BTreeMap::new(),
+        ip_places: Vec::new(),
+        ip_place_ids: HashMap::new(),
         latest_period: None,
         usps: None,
     };
@@ -866,28 +846,102 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
 }
 
 fn finish_ip(ctx: &mut Ctx) -> Result<(), BuildError> {
-    // Merge adjacent ranges with the same place, then hand them to the builder.
-    for v4 in [true, false] {
-        let map = std::mem::take(if v4 { &mut ctx.ip4 } else { &mut ctx.ip6 });
-        let mut merged: Vec<(u128, u128, IpLocationSpec)> = Vec::with_capacity(map.len());
-        for (s, (e, loc)) in map {
-            if let Some(last) = merged.last_mut() {
-                if last.1.checked_add(1) == Some(s) && last.2 == loc {
-                    last.1 = e;
-                    continue;
-                }
+    // The places go to the builder once, moved, in the order interned; then the ranges,
+    // adjacent ones of the same place merged, by the builder's id of their place.
+    ctx.ip_place_ids = HashMap::new();
+    let mut ids = Vec::with_capacity(ctx.ip_places.len());
+    for place in std::mem::take(&mut ctx.ip_places) {
+        ids.push(ctx.b.ip_place(place)?);
+    }
+    let v4 = merged(std::mem::take(&mut ctx.ip4));
+    for (s, e, place) in v4 {
+        ctx.b.ipv4_range_at(s, e, ids[place as usize])?;
+    }
+    let v6 = merged(std::mem::take(&mut ctx.ip6));
+    for (s, e, place) in v6 {
+        ctx.b.ipv6_range_at(s, e, ids[place as usize])?;
+    }
+    Ok(())
+}
+
+/// The ranges of a layer in order, adjacent ranges of the same place joined.
+fn merged<K: Copy + Eq + num_succ::Succ>(map: BTreeMap<K, (K, u32)>) -> Vec<(K, K, u32)> {
+    let mut out: Vec<(K, K, u32)> = Vec::new();
+    for (s, (e, place)) in map {
+        if let Some(last) = out.last_mut() {
+            if last.1.succ() == Some(s) && last.2 == place {
+                last.1 = e;
+                continue;
             }
-            merged.push((s, e, loc));
         }
-        for (s, e, loc) in merged {
-            if v4 {
-                ctx.b.ipv4_range(s as u32, e as u32, loc)?;
-            } else {
-                ctx.b.ipv6_range(s, e, loc)?;
+        out.push((s, e, place));
+    }
+    out
+}
+
+/// Puts `start..=end` (of `place`) into a layer, cutting every earlier range it overlaps to
+/// what lies outside it; returns the places of the ranges it cut.
+fn layer_range<K: Copy + Ord + num_succ::Succ>(
+    map: &mut BTreeMap<K, (K, u32)>,
+    start: K,
+    end: K,
+    place: u32,
+) -> Vec<u32> {
+    // Earlier ranges start at or before `end`; those whose end reaches `start` overlap.
+    let overlapping: Vec<K> = map
+        .range(..=end)
+        .rev()
+        .take_while(|(_, (e, _))| *e >= start)
+        .map(|(k, _)| *k)
+        .collect();
+    // Ranges are disjoint, so walking back from `end` stops at the first one that ends
+    // before `start`; nothing before it can overlap.
+    let mut cut = Vec::with_capacity(overlapping.len());
+    for k in overlapping {
+        let Some((e, old)) = map.remove(&k) else {
+            continue;
+        };
+        cut.push(old);
+        if k < start {
+            if let Some(before) = start.pred() {
+                map.insert(k, (before, old));
+            }
+        }
+        if e > end {
+            if let Some(after) = end.succ() {
+                map.insert(after, (e, old));
             }
         }
     }
-    Ok(())
+    map.insert(start, (end, place));
+    cut
+}
+
+/// Successor and predecessor of address integers, without overflow.
+mod num_succ {
+    /// An address type with a next and a previous value.
+    pub(super) trait Succ: Sized {
+        /// `self + 1`, unless at the top.
+        fn succ(self) -> Option<Self>;
+        /// `self - 1`, unless at zero.
+        fn pred(self) -> Option<Self>;
+    }
+    impl Succ for u32 {
+        fn succ(self) -> Option<u32> {
+            self.checked_add(1)
+        }
+        fn pred(self) -> Option<u32> {
+            self.checked_sub(1)
+        }
+    }
+    impl Succ for u128 {
+        fn succ(self) -> Option<u128> {
+            self.checked_add(1)
+        }
+        fn pred(self) -> Option<u128> {
+            self.checked_sub(1)
+        }
+    }
 }
 
 fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError> {
@@ -930,15 +984,18 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
             ip_csv(ctx, parsed, &display)?
         }
         InputKind::IpMmdb => {
-            let got = crate::mmdb::read(&bytes).map_err(|message| BuildError::Mmdb {
+            // Streamed: each network goes straight into the layer, never into a list of
+            // all of them.
+            let mut n = 0u64;
+            let skipped = crate::mmdb::for_each(&bytes, |start, end, place| {
+                ctx.add_ip(start, end, place, &display);
+                n += 1;
+            })
+            .map_err(|message| BuildError::Mmdb {
                 path: display.clone(),
                 message,
             })?;
-            let n = got.ranges.len() as u64;
-            for r in got.ranges {
-                ctx.add_ip(r.start, r.end, r.place, &display);
-            }
-            (n, got.skipped)
+            (n, skipped)
         }
     };
     ctx.commit(source, &display)?;

