@@ -381,6 +381,8 @@ struct Ctx {
     ip6: BTreeMap<u128, (u128, u32)>,
     ip_places: Vec<IpLocationSpec>,
     ip_place_ids: HashMap<IpLocationSpec, u32>,
+    /// California's statewide split, for CDTFA lists.
+    ca_base: crate::ca_base::CaBase,
     latest_period: Option<Date>,
     usps: Option<HashMap<u32, &'static zipcodes::Zipcode>>,
 }
@@ -756,6 +758,16 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
         ip6: BTreeMap::new(),
         ip_places: Vec::new(),
         ip_place_ids: HashMap::new(),
+        ca_base: {
+            // A fact needed to read any CDTFA list, so read even without curated rules.
+            let source = opts.curated.clone().unwrap_or(CuratedSource::Embedded);
+            let text = source
+                .read(crate::ca_base::FILE)
+                .map_err(|e| BuildError::Curated(e.to_string()))?
+                .map_or_else(|| CuratedSource::Embedded.require(crate::ca_base::FILE), Ok)
+                .map_err(|e| BuildError::Curated(e.to_string()))?;
+            crate::ca_base::parse(&text).map_err(BuildError::Curated)?
+        },
         latest_period: None,
         usps: None,
     };
@@ -1338,11 +1350,42 @@ fn sst_boundaries(
     Ok((read, skipped))
 }
 
-/// California's statewide base as CDTFA publishes it: 6% state plus 1.25% uniform local
-/// (Bradley-Burns) tax.
-pub const CA_STATE_RATE: Decimal = Decimal::from_parts(6, 0, 0, false, 2);
-/// The uniform local (Bradley-Burns) part of California's base rate.
-pub const CA_BRADLEY_BURNS_RATE: Decimal = Decimal::from_parts(125, 0, 0, false, 4);
+/// A place name as a key: ASCII upper case without accents, punctuation or spaces, `SAINT`
+/// for `ST`, no leading `CITY OF`; so that CDTFA's `St. Helena`, `La Cañada Flintridge`,
+/// `City of Commerce` and `McFarland` meet USPS's `SAINT HELENA`, `LA CANADA FLINTRIDGE`,
+/// `COMMERCE` and `MC FARLAND`.
+fn place_key(name: &str) -> String {
+    let upper: String = name
+        .chars()
+        .map(|c| match c {
+            'á' | 'à' | 'â' | 'ä' | 'Á' => 'A',
+            'é' | 'è' | 'ê' | 'ë' | 'É' => 'E',
+            'í' | 'ì' | 'î' | 'ï' | 'Í' => 'I',
+            'ó' | 'ò' | 'ô' | 'ö' | 'Ó' => 'O',
+            'ú' | 'ù' | 'û' | 'ü' | 'Ú' => 'U',
+            'ñ' | 'Ñ' => 'N',
+            c => c.to_ascii_uppercase(),
+        })
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
+        .collect();
+    let mut words: Vec<&str> = upper.split_whitespace().collect();
+    if words.len() > 2 && words[0] == "CITY" && words[1] == "OF" {
+        words.drain(..2);
+    }
+    words
+        .iter()
+        .map(|w| if *w == "ST" { "SAINT" } else { w })
+        .collect()
+}
+
+/// A CDTFA location's claim on a ZIP code.
+#[derive(Clone)]
+struct Claim {
+    /// The jurisdictions of the location.
+    js: Vec<JurisdictionId>,
+    /// The location's combined rate.
+    rate: Decimal,
+}
 
 fn cdtfa(
     ctx: &mut Ctx,
@@ -1352,11 +1395,12 @@ fn cdtfa(
     file: &str,
 ) -> Result<(u64, u64), BuildError> {
     let mut skipped = ctx.bad_rows(file, parsed.errors)?;
+    let split = ctx.ca_base;
     let state = ctx.state("CA")?;
     ctx.rule(
         state,
         GENERAL,
-        CA_STATE_RATE,
+        split.state,
         from,
         Date::MAX,
         Level::State,
@@ -1373,7 +1417,7 @@ fn cdtfa(
     ctx.rule(
         bb,
         GENERAL,
-        CA_BRADLEY_BURNS_RATE,
+        split.uniform_local,
         from,
         Date::MAX,
         Level::County,
@@ -1381,33 +1425,58 @@ fn cdtfa(
         source,
         file,
     )?;
-    let base = CA_STATE_RATE + CA_BRADLEY_BURNS_RATE;
+    let base = split.state + split.uniform_local;
+    // An answer for California as a whole (no ZIP) holds the uniform local part too: it is
+    // levied everywhere.
+    ctx.b.region_jurisdictions("US", "CA", &[state, bb])?;
 
-    // California ZIPs by primary city and by county (USPS, from the zipcodes package).
-    let mut by_city: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    let mut by_county: BTreeMap<String, Vec<(u32, String)>> = BTreeMap::new();
+    // California ZIPs (USPS, from the zipcodes package): primary city, the other city names
+    // USPS accepts for the ZIP, and county.
+    struct UspsZip {
+        zip: u32,
+        city: String,
+        county: String,
+    }
+    let mut zips: Vec<UspsZip> = Vec::new();
+    let mut by_primary: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut by_acceptable: HashMap<String, Vec<u32>> = HashMap::new();
     for z in zipcodes::database().iter().filter(|z| z.state == "CA") {
         let Ok(n) = z.zip_code.parse::<u32>() else {
             continue;
         };
-        let city = z.city.to_uppercase();
-        by_city.entry(city.clone()).or_default().push(n);
+        by_primary.entry(place_key(&z.city)).or_default().push(n);
+        for a in &z.acceptable_cities {
+            by_acceptable.entry(place_key(a)).or_default().push(n);
+        }
         let county = z.county.to_uppercase();
-        let county = county
-            .strip_suffix(" COUNTY")
-            .unwrap_or(&county)
-            .to_string();
-        by_county.entry(county).or_default().push((n, city));
+        zips.push(UspsZip {
+            zip: n,
+            city: z.city.to_uppercase(),
+            county: county
+                .strip_suffix(" COUNTY")
+                .unwrap_or(&county)
+                .to_string(),
+        });
     }
+
     let mut read = 0;
     let mut noted = 0;
     let mut unlocated = Vec::new();
-    let mut city_zips: HashSet<u32> = HashSet::new();
-    let mut county_rows = Vec::new();
+    let mut placed = 0usize;
+    let mut placed_by_other_name = 0usize;
+    // Per ZIP: the city whose USPS primary name it is, and cities USPS also accepts there.
+    let mut primary: HashMap<u32, Claim> = HashMap::new();
+    let mut secondary: BTreeMap<u32, Vec<Claim>> = BTreeMap::new();
+    let mut counties: HashMap<String, Claim> = HashMap::new();
+    let mut headers = Vec::new();
     for (line, row) in parsed.rows {
         let Some(rate) = row.rate else {
+            // A county's header row (`Kern County`: "please refer to the applicable tax
+            // rates for the unincorporated area and incorporated cities"): its area is its
+            // cities' and its unincorporated area's rows.
             skipped += 1;
             noted += 1;
+            headers.push((place_key(&row.county), row.location.clone()));
             continue;
         };
         if rate < base {
@@ -1445,52 +1514,109 @@ fn cdtfa(
             )?;
             js.push(j);
         }
+        let claim = Claim { js, rate };
         match row.kind {
-            CdtfaKind::City => match by_city.get(&name) {
-                Some(zips) => {
-                    for &z in zips {
-                        city_zips.insert(z);
-                        ctx.set_zip(
-                            z,
-                            "CA",
-                            &name,
-                            &js,
-                            (from, Date::MAX),
-                            Coverage::Full,
-                            source,
-                            file,
-                        )?;
-                    }
+            CdtfaKind::City => {
+                let key = place_key(&row.location);
+                let strong = by_primary.get(&key);
+                let weak = by_acceptable.get(&key);
+                if strong.is_none() && weak.is_none() {
+                    unlocated.push(row.location.clone());
+                    continue;
                 }
-                None => unlocated.push(row.location.clone()),
-            },
+                placed += 1;
+                if strong.is_none() {
+                    placed_by_other_name += 1;
+                }
+                for &z in strong.into_iter().flatten() {
+                    primary.insert(z, claim.clone());
+                }
+                for &z in weak.into_iter().flatten() {
+                    secondary.entry(z).or_default().push(claim.clone());
+                }
+            }
             CdtfaKind::County => {
-                county_rows.push((row.county.to_uppercase(), row.location.clone(), js))
-            }
-        }
-    }
-    // Unincorporated areas: the county's ZIPs that no city row claimed.
-    for (county, location, js) in county_rows {
-        match by_county.get(&county) {
-            Some(zips) => {
-                for (z, city) in zips {
-                    if !city_zips.contains(z) {
-                        ctx.set_zip(
-                            *z,
-                            "CA",
-                            city,
-                            &js,
-                            (from, Date::MAX),
-                            Coverage::Full,
-                            source,
-                            file,
-                        )?;
-                    }
+                let county = place_key(&row.county);
+                if zips.iter().any(|z| place_key(&z.county) == county) {
+                    placed += 1;
+                    counties.insert(county, claim);
+                } else {
+                    unlocated.push(row.location.clone());
                 }
             }
-            None => unlocated.push(location),
         }
     }
+
+    // Each ZIP: its primary city's rate; else the one city USPS also accepts there; else
+    // its county's unincorporated rate. Where another location that shares the ZIP has a
+    // different rate, the ZIP is split between jurisdictions: the answer says PARTIAL.
+    let mut split_zips = Vec::new();
+    let mut state_only = Vec::new();
+    for z in &zips {
+        let others = secondary.get(&z.zip).map(Vec::as_slice).unwrap_or(&[]);
+        let county = counties.get(&place_key(&z.county));
+        // A ZIP whose USPS name is no CDTFA city (an unincorporated place such as Castro
+        // Valley, or a shared name such as Belvedere Tiburon) takes its county's
+        // unincorporated rate; the cities USPS also accepts there make it PARTIAL when
+        // their rates differ.
+        let chosen = match primary.get(&z.zip) {
+            Some(c) => Some(c),
+            None => county.or(others.first()),
+        };
+        let Some(chosen) = chosen else {
+            // No CDTFA location for this ZIP's county: the statewide base alone.
+            state_only.push(z.zip);
+            ctx.set_zip(
+                z.zip,
+                "CA",
+                &z.city,
+                &[state, bb],
+                (from, Date::MAX),
+                Coverage::StateOnly,
+                source,
+                file,
+            )?;
+            continue;
+        };
+        // The places that may tax an address in this ZIP: the chosen one, every city USPS
+        // also accepts there, and the county's unincorporated area when the ZIP's primary
+        // name is not a CDTFA city.
+        let rates = others.iter().map(|c| c.rate).collect::<Vec<_>>();
+        let coverage = if rates.iter().all(|&r| r == chosen.rate) {
+            Coverage::Full
+        } else {
+            split_zips.push(z.zip);
+            Coverage::Partial
+        };
+        let js = chosen.js.clone();
+        ctx.set_zip(
+            z.zip,
+            "CA",
+            &z.city,
+            &js,
+            (from, Date::MAX),
+            coverage,
+            source,
+            file,
+        )?;
+    }
+    let mut headers_placed = 0usize;
+    for (county, location) in headers {
+        if counties.contains_key(&county) {
+            headers_placed += 1;
+        } else {
+            unlocated.push(location);
+        }
+    }
+    ctx.summary.notes.push(format!(
+        "{file}: {} of {} locations placed: {placed} with a rate ({placed_by_other_name} only \
+         by a city name USPS accepts in ZIPs named for another place) and {headers_placed} \
+         county header rows, whose area their cities' and unincorporated area's rows cover; \
+         {} ZIPs shared by places of different rates answer PARTIAL",
+        placed + headers_placed,
+        placed + headers_placed + unlocated.len(),
+        split_zips.len()
+    ));
     if noted > 0 {
         ctx.summary.notes.push(format!(
             "{file}: {noted} rows carry only a note and no rate; skipped"
@@ -1498,9 +1624,15 @@ fn cdtfa(
     }
     if !unlocated.is_empty() {
         ctx.summary.notes.push(format!(
-            "{file}: {} locations match no USPS primary city or county: {}",
+            "{file}: {} locations match no USPS city name or county: {}",
             unlocated.len(),
             unlocated.join(", ")
+        ));
+    }
+    if !state_only.is_empty() {
+        ctx.summary.notes.push(format!(
+            "{file}: {} ZIPs lie in no county of the list and answer STATE_ONLY",
+            state_only.len()
         ));
     }
     Ok((read, skipped))

@@ -487,6 +487,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         crate::local_taxes::FILE,
         include_str!("../../../data/us-local-taxes.toml"),
     ),
+    ("ca-base.toml", include_str!("../../../data/ca-base.toml")),
     ("ip/ipv4.txt", include_str!("../../../data/ip/ipv4.txt")),
     ("ip/ipv6.txt", include_str!("../../../data/ip/ipv6.txt")),
 ];

@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod ca_base;
 pub mod cli;
 mod compile;
 pub mod curated;
@@ -21,8 +22,7 @@ pub mod states;
 
 pub use compile::{
     add_minimal_taxonomy, build, expand, period_of, BadRow, BuildError, BuildOptions, BuildReport,
-    Conflict, ConflictKind, Input, InputKind, Summary, CA_BRADLEY_BURNS_RATE, CA_STATE_RATE,
-    GENERAL, GROCERIES,
+    Conflict, ConflictKind, Input, InputKind, Summary, GENERAL, GROCERIES,
 };
 pub use curated::CuratedSource;
 pub use inspect::{diff, info, Change, Diff, RuleChange, ZoneChange};

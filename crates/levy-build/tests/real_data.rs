@@ -469,6 +469,42 @@ fn cdtfa_cities_resolve_at_their_zips() {
     // unincorporated county: Castro Valley (94546) is not a city.
     let loc = t.resolve(&us("94546", "CA"), date).unwrap();
     assert_eq!(tax_on_100(&t, &loc, date).0, Decimal::from(1025));
+    // All 546 locations are placed: the 541 with a rate (the 28 whose names are no USPS
+    // primary city are found through the names USPS accepts, or a spelling: `McFarland` is
+    // USPS's `MC FARLAND`) and the 5 county header rows, whose counties' cities and
+    // unincorporated areas have rows of their own.
+    let note = report
+        .summary
+        .notes
+        .iter()
+        .find(|n| n.contains("locations placed"))
+        .expect("a placement note");
+    assert!(
+        note.contains("546 of 546 locations placed: 541 with a rate"),
+        "{note}"
+    );
+    assert!(note.contains("and 5 county header rows"), "{note}");
+    assert!(!report
+        .summary
+        .notes
+        .iter()
+        .any(|n| n.contains("match no USPS")));
+    // CDTFA: `McFarland,8.2500000000000004E-2,Kern,City` -> 8.25%; 93250 is USPS's
+    // `MC FARLAND`: $8.25 on $100.00, the whole answer.
+    let loc = t.resolve(&us("93250", "CA"), date).unwrap();
+    assert_eq!(tax_on_100(&t, &loc, date).0, Decimal::from(825));
+    assert_eq!(loc.coverage, levy_core::Coverage::Full);
+    // 94061 is Redwood City's (`Redwood City,9.8750000000000004E-2`: 9.875% of $100.00 =
+    // 987.5 cents -> 988), and USPS accepts `Woodside` there too (`Woodside,9.375E-2`): the
+    // ZIP is split between places of different rates, so the answer says PARTIAL.
+    let loc = t.resolve(&us("94061", "CA"), date).unwrap();
+    assert_eq!(tax_on_100(&t, &loc, date).0, Decimal::from(988));
+    assert_eq!(loc.coverage, levy_core::Coverage::Partial);
+    // Castro Valley (94546) is unincorporated Alameda County (10.25%, 1025 cents), and USPS
+    // accepts `Hayward` there (10.75%): PARTIAL too.
+    let loc = t.resolve(&us("94546", "CA"), date).unwrap();
+    assert_eq!(loc.coverage, levy_core::Coverage::Partial);
+
     // Before the CDTFA period the ZIP5 table's December rates still hold for 94501
     // (`CA,94501,ALAMEDA,0.107500,0.060000,0.002500,0.005000,0.040000`): the same 10.75%,
     // through the ZIP5 file's own jurisdictions.
@@ -529,12 +565,19 @@ fn a_later_source_refines_only_inside_its_own_dates() {
             .collect()
     );
     // 2025-11-30, before either source: no source says what local taxes apply, so the
-    // answer is the state's alone and says so.
+    // answer is California's statewide set (the state and the uniform local tax CDTFA's
+    // split adds to it) and says it is state-level only.
     let earlier = day(2025, 11, 30);
     let loc = t.resolve(&us("95132", "CA"), earlier).unwrap();
     assert_eq!(loc.coverage, levy_core::Coverage::StateOnly);
     assert_eq!(loc.precision, Precision::Province);
-    assert_eq!(codes(&t, &loc), ["06".to_string()].into_iter().collect());
+    assert_eq!(
+        codes(&t, &loc),
+        ["06", "06:BRADLEY-BURNS"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    );
 }
 
 #[test]

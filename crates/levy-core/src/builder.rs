@@ -662,6 +662,28 @@ impl TableBuilder {
         }
     }
 
+    /// Replaces the jurisdictions that tax all of a region, keeping its name, main postal
+    /// code and coverage.
+    pub fn region_jurisdictions(
+        &mut self,
+        country: &str,
+        region: &str,
+        jurisdictions: &[JurisdictionId],
+    ) -> Result<(), BuildError> {
+        let c = country_code(country)?;
+        let jset = self.jset(jurisdictions)?;
+        match self.regions.get_mut(&(c, region.to_string())) {
+            Some(r) => {
+                r.jset = jset;
+                Ok(())
+            }
+            None => Err(BuildError::Invalid {
+                what: "region",
+                detail: format!("{country}-{region} was not added"),
+            }),
+        }
+    }
+
     /// Sets a region's most populous postal code (for `approximate` IP resolution).
     pub fn region_main_postal(
         &mut self,
