@@ -46,6 +46,7 @@ fn table_file() -> (PathBuf, String) {
             strict: false,
             build_time: Some(0),
             progress: false,
+            usps_zips: false,
         };
         build(&opts).expect("build the full US table").bytes
     } else {

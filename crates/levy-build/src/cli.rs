@@ -33,6 +33,14 @@ pub struct BuildFlags {
     /// CSV IP ranges `start,end,country[,region,postal]`, file or folder.
     #[arg(long = "ip-csv", value_name = "PATH")]
     pub ip_csv: Vec<PathBuf>,
+    /// ZIP-to-county relationships (`zip,state,county_fips3`, the census ZCTA file), file or
+    /// folder: places ZIPs in the counties of the SST rate files given before it.
+    #[arg(long = "zip-county", value_name = "PATH")]
+    pub zip_county: Vec<PathBuf>,
+    /// Place every USPS ZIP code in its state first (STATE_ONLY), as the embedded default
+    /// does, so that the table answers for every US ZIP.
+    #[arg(long = "usps-zips")]
+    pub usps_zips: bool,
     /// Build without the curated rules (a minimal taxonomy only).
     #[arg(long = "no-curated")]
     pub no_curated: bool,
@@ -55,13 +63,14 @@ pub struct BuildArgs {
     pub inputs: Vec<Input>,
 }
 
-const INPUT_IDS: [(&str, InputKind); 6] = [
+const INPUT_IDS: [(&str, InputKind); 7] = [
     ("zip5", InputKind::Zip5),
     ("sst_rates", InputKind::SstRates),
     ("sst_boundaries", InputKind::SstBoundaries),
     ("cdtfa", InputKind::Cdtfa),
     ("ip_mmdb", InputKind::IpMmdb),
     ("ip_csv", InputKind::IpCsv),
+    ("zip_county", InputKind::ZipCounty),
 ];
 
 fn ordered_inputs(m: &ArgMatches) -> Vec<Input> {
@@ -175,6 +184,7 @@ pub fn run_build(args: &BuildArgs) -> Result<crate::Summary, CliError> {
             None => CuratedSource::Embedded,
         }),
         strict: args.flags.strict,
+        usps_zips: args.flags.usps_zips,
         build_time: None,
         progress: true,
     };

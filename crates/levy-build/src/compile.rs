@@ -78,6 +78,9 @@ pub enum InputKind {
     IpMmdb,
     /// Plain CSV IP ranges.
     IpCsv,
+    /// ZIP-to-county relationships (`zip,state,county_fips3`): places ZIP codes in the
+    /// counties whose SST rates are loaded.
+    ZipCounty,
 }
 
 impl InputKind {
@@ -90,6 +93,7 @@ impl InputKind {
             InputKind::Cdtfa => "cdtfa",
             InputKind::IpMmdb => "ip-mmdb",
             InputKind::IpCsv => "ip-csv",
+            InputKind::ZipCounty => "zip-county",
         }
     }
 
@@ -136,6 +140,10 @@ pub struct BuildOptions {
     pub build_time: Option<i64>,
     /// Draw progress bars on stderr.
     pub progress: bool,
+    /// Before the inputs, place every active USPS ZIP code (the `zipcodes` package) in its
+    /// state for every date, marked `STATE_ONLY` (as the embedded default does), so that a
+    /// table answers for every US ZIP and the inputs refine the ZIPs they know.
+    pub usps_zips: bool,
 }
 
 /// A row that was skipped.
@@ -336,7 +344,7 @@ pub fn period_of(kind: InputKind, name: &str) -> Option<(String, Date)> {
             let date = Date::from_ymd(y, m, d)?;
             Some((format!("{y:04}-{m:02}-{d:02}"), date))
         }
-        InputKind::IpMmdb | InputKind::IpCsv => None,
+        InputKind::IpMmdb | InputKind::IpCsv | InputKind::ZipCounty => None,
     }
 }
 
@@ -783,6 +791,9 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
     };
     ctx.source_kinds = ctx.b.sources().iter().map(|s| s.kind.clone()).collect();
     add_minimal_taxonomy(&mut ctx.b)?;
+    if opts.usps_zips {
+        usps_zips(&mut ctx)?;
+    }
 
     let bar = if opts.progress {
         let bar = indicatif::ProgressBar::new(files.len() as u64);
@@ -994,6 +1005,10 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
         InputKind::IpCsv => {
             let parsed = parse::parse_ip_csv(&bytes[..]).map_err(|e| io_err(path, e))?;
             ip_csv(ctx, parsed, &display)?
+        }
+        InputKind::ZipCounty => {
+            let parsed = parse::parse_zip_county(&bytes[..]).map_err(|e| io_err(path, e))?;
+            zip_county(ctx, parsed, source, &display)?
         }
         InputKind::IpMmdb => {
             // Streamed: each network goes straight into the layer, never into a list of
@@ -1635,6 +1650,172 @@ fn cdtfa(
             state_only.len()
         ));
     }
+    Ok((read, skipped))
+}
+
+/// Every active five-digit USPS ZIP code in its state, for every date, `STATE_ONLY`; and each
+/// state's main postal code for `approximate` IP resolution: the lowest standard ZIP of the
+/// city with the most standard ZIPs (the package has no populations; that city is the
+/// state's largest in practice).
+fn usps_zips(ctx: &mut Ctx) -> Result<(), BuildError> {
+    let source = ctx.b.add_source(SourceEntry {
+        kind: "usps-zips".into(),
+        name: "zipcodes crate (zips.json.bz2)".into(),
+        sha256: String::new(),
+        rows_read: 0,
+        rows_skipped: 0,
+        period: String::new(),
+    });
+    ctx.source_kinds.push("usps-zips".into());
+    let (mut read, mut skipped) = (0u64, 0u64);
+    let mut cities: BTreeMap<String, BTreeMap<String, (u32, u32)>> = BTreeMap::new();
+    for z in zipcodes::database() {
+        let Ok(zip) = z.zip_code.parse::<u32>() else {
+            skipped += 1;
+            continue;
+        };
+        // Military (AA, AE, AP) and territories without a state jurisdiction are skipped.
+        if !z.active || z.zip_code.len() != 5 || states::by_abbr(&z.state).is_none() {
+            skipped += 1;
+            continue;
+        }
+        let Some(state) =
+            states::by_abbr(&z.state).and_then(|(fips, _)| ctx.b.find_jurisdiction(fips))
+        else {
+            skipped += 1;
+            continue;
+        };
+        let city = z.city.to_uppercase();
+        ctx.b.zip_period(
+            zip,
+            &z.state,
+            &city,
+            &[state],
+            Date::MIN,
+            Date::MAX,
+            Coverage::StateOnly,
+            source,
+        )?;
+        ctx.zip_owner.insert(zip, source);
+        read += 1;
+        if z.zip_code_type == "STANDARD" {
+            let e = cities
+                .entry(z.state.clone())
+                .or_default()
+                .entry(city)
+                .or_insert((0, u32::MAX));
+            e.0 += 1;
+            e.1 = e.1.min(zip);
+        }
+    }
+    for (abbr, by_city) in &cities {
+        let best = by_city
+            .iter()
+            .max_by_key(|(name, (count, _))| (*count, std::cmp::Reverse((*name).clone())));
+        if let Some((_, (_, zip))) = best {
+            // A state the builder has no region for has no main postal code to set.
+            let _ = ctx.b.region_main_postal("US", abbr, &format!("{zip:05}"));
+        }
+    }
+    if let Some(e) = ctx.b.source_mut(source) {
+        e.rows_read = read;
+        e.rows_skipped = skipped;
+    }
+    Ok(())
+}
+
+/// Places ZIP codes in the counties of the SST rate files already loaded: a ZIP wholly in
+/// one county (or in several whose rates are the same on every date) gets its state and
+/// that county, for every date, marked `PARTIAL` (city and district taxes, which a county
+/// file cannot place, may apply too). A ZIP in counties of different rates stays at the
+/// state level, and is counted and listed. Counties of states whose SST county rates are not
+/// loaded are skipped.
+fn zip_county(
+    ctx: &mut Ctx,
+    parsed: Parsed<parse::ZipCountyRow>,
+    source: u32,
+    file: &str,
+) -> Result<(u64, u64), BuildError> {
+    let mut skipped = ctx.bad_rows(file, parsed.errors)?;
+    // ZIP -> (state, counties in file order).
+    let mut by_zip: BTreeMap<u32, (String, Vec<String>)> = BTreeMap::new();
+    let mut read = 0u64;
+    for (line, row) in parsed.rows {
+        let Some((fips, _)) = states::by_abbr(&row.state) else {
+            skipped += 1;
+            let message = format!("unknown state {:?}", row.state);
+            ctx.bad(file, RowError { line, message })?;
+            continue;
+        };
+        let code = format!("{fips}{}", row.county);
+        if ctx.b.find_jurisdiction(&code).is_none() {
+            // No SST county rates for this state in the build: nothing to place.
+            skipped += 1;
+            continue;
+        }
+        read += 1;
+        let e = by_zip
+            .entry(row.zip)
+            .or_insert_with(|| (row.state.clone(), Vec::new()));
+        if !e.1.contains(&code) {
+            e.1.push(code);
+        }
+    }
+    // Each county's general rules, to compare counties of one ZIP on every date.
+    let schedule = |ctx: &Ctx, code: &str| -> Vec<(Date, Date, Decimal)> {
+        let Some(j) = ctx.b.find_jurisdiction(code) else {
+            return Vec::new();
+        };
+        let mut v: Vec<(Date, Date, Decimal)> = ctx
+            .b
+            .rules()
+            .iter()
+            .filter(|r| r.jurisdiction == j && r.tax_code == GENERAL && !r.rate.is_zero())
+            .map(|r| (r.from, r.to, r.rate.normalize()))
+            .collect();
+        v.sort();
+        v
+    };
+    let mut placed = 0usize;
+    let mut split: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for (zip, (state, counties)) in by_zip {
+        let first = schedule(ctx, &counties[0]);
+        if counties[1..].iter().any(|c| schedule(ctx, c) != first) {
+            split.entry(state).or_default().push(zip);
+            continue;
+        }
+        let state_j = ctx.state(&state)?;
+        let Some(county) = ctx.b.find_jurisdiction(&counties[0]) else {
+            continue;
+        };
+        let city = ctx
+            .b
+            .zip_record(zip)
+            .map(|r| r.city.clone())
+            .unwrap_or_default();
+        ctx.set_zip(
+            zip,
+            &state,
+            &city,
+            &[state_j, county],
+            (Date::MIN, Date::MAX),
+            Coverage::Partial,
+            source,
+            file,
+        )?;
+        placed += 1;
+    }
+    let mut note = format!("{file}: {placed} ZIPs placed in their county");
+    for (state, zips) in &split {
+        let shown: Vec<String> = zips.iter().take(8).map(|z| format!("{z:05}")).collect();
+        note.push_str(&format!(
+            "; {} {state} ZIPs lie in counties of different rates and stay at the state level ({}{})",
+            zips.len(),
+            shown.join(", "),
+            if zips.len() > shown.len() { ", ..." } else { "" }
+        ));
+    }
+    ctx.summary.notes.push(note);
     Ok((read, skipped))
 }
 

@@ -695,6 +695,63 @@ pub struct IpCsvRow {
     pub postal: String,
 }
 
+/// One row of a ZIP-to-county relationship file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZipCountyRow {
+    /// ZIP code (a census ZIP code tabulation area).
+    pub zip: u32,
+    /// USPS state abbreviation.
+    pub state: String,
+    /// Three-digit county FIPS code within the state.
+    pub county: String,
+}
+
+/// Reads a ZIP-to-county relationship file: a header line, then `zip,state,county_fips3`
+/// (the census ZCTA-to-county relationship as `shared/data/census-zcta-county-2020` lays
+/// it out); a ZIP in several counties has a row for each.
+pub fn parse_zip_county<R: Read>(r: R) -> std::io::Result<Parsed<ZipCountyRow>> {
+    let mut rows = Vec::new();
+    let mut n = 0u64;
+    let errors = records(
+        r,
+        csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .trim(csv::Trim::All),
+        |line, rec| {
+            n += 1;
+            if n == 1 && field(rec, 0).eq_ignore_ascii_case("zip") {
+                return Ok(());
+            }
+            if rec.len() != 3 {
+                return Err(format!("expected 3 fields, found {}", rec.len()));
+            }
+            let zip = field(rec, 0);
+            if zip.len() != 5 || !zip.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!("ZIP {zip:?} is not five digits"));
+            }
+            let state = field(rec, 1).to_ascii_uppercase();
+            if state.len() != 2 || !state.bytes().all(|b| b.is_ascii_uppercase()) {
+                return Err(format!("state {state:?} is not a USPS abbreviation"));
+            }
+            let county = field(rec, 2);
+            if county.len() != 3 || !county.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!("county FIPS {county:?} is not three digits"));
+            }
+            rows.push((
+                line,
+                ZipCountyRow {
+                    zip: zip.parse().map_err(|_| format!("ZIP {zip:?}"))?,
+                    state,
+                    county: county.to_string(),
+                },
+            ));
+            Ok(())
+        },
+    )?;
+    Ok(Parsed { rows, errors })
+}
+
 /// Reads a plain IP range file. Addresses are written as text (`192.0.2.0`, `2001:db8::`)
 /// or, for IPv4, as a decimal number. A first line whose first field is `start` (any case)
 /// is a header and skipped; `#` starts a comment line.

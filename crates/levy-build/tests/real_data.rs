@@ -36,6 +36,7 @@ fn opts(inputs: Vec<Input>) -> BuildOptions {
         strict: false,
         build_time: Some(0),
         progress: false,
+        usps_zips: false,
     }
 }
 
@@ -734,4 +735,45 @@ fn bad_rows_are_counted_and_strict_fails() {
             other.map(|r| r.summary)
         ),
     }
+}
+
+#[test]
+fn the_census_zip_county_file_places_georgia_zips_in_their_counties() {
+    // The whole GA SST rate file (state, county, city and district rows), then the census
+    // ZIP-to-county file: ZIPs go to their county, city taxes stay unplaced (PARTIAL).
+    let Some(data) = data_dir() else { return };
+    let (report, t) = built(vec![
+        sst(&data, "GAR2026Q2FEB19.csv"),
+        Input::new(
+            InputKind::ZipCounty,
+            data.join("census-zcta-county-2020/zip_county.csv"),
+        ),
+    ]);
+    let date = day(2026, 3, 1);
+    // `13,45,13,0.04` + Fulton `13,00,121,0.03`; 30303 lies in Fulton alone: 700 cents.
+    let loc = t.resolve(&us("30303", "GA"), date).unwrap();
+    assert_eq!(tax_on_100(&t, &loc, date).0, Decimal::from(700));
+    assert_eq!(loc.coverage, levy_core::Coverage::Partial);
+    assert_eq!(
+        codes(&t, &loc),
+        ["13", "13121"].iter().map(|s| s.to_string()).collect()
+    );
+    // 30004 lies in Cherokee (057: 2% until 2026-03-31, 3% from 2026-04-01), Forsyth (117)
+    // and Fulton (121, both 3%): counties of different rates, so the ZIP is not placed and
+    // the build names it.
+    let note = report
+        .summary
+        .notes
+        .iter()
+        .find(|n| n.contains("ZIPs placed in their county"))
+        .expect("a placement note");
+    assert!(
+        note.contains("GA ZIPs lie in counties of different rates"),
+        "{note}"
+    );
+    assert!(note.contains("30004"), "{note}");
+    // Rows of states with no SST county rates in the build are skipped, not errors.
+    let census = &report.summary.sources[1];
+    assert!(census.rows_skipped > 40_000, "{census:?}");
+    assert!(report.summary.bad_rows.is_empty());
 }
