@@ -4,11 +4,16 @@
 //! What it covers: US state-level general rates for every state, DC and Puerto Rico, with
 //! the curated taxability rules (clothing, food, drugs, software and digital goods), the
 //! Tennessee single article tax and the sales tax holidays of 2025 to 2027; every US ZIP
-//! code, resolved to its state (no county, city or district rates); Canada's GST, HST, PST
-//! and QST by postal code; VAT and GST countries (the EU-27, the United Kingdom, Norway,
-//! Switzerland, Australia, New Zealand, Japan, Singapore and more); and country-level IPv4
-//! and IPv6 ranges. A full table with local US rates is made with `levy build`; see this
-//! crate's README.
+//! code, resolved to its state; the local rates public government data allows: California's
+//! city, county and district rates from the CDTFA list (from 2026-01-01), and the county
+//! rates of Georgia, Minnesota and Wisconsin from their SST rate files placed by the census
+//! ZIP-to-county file; Canada's GST, HST, PST and QST by postal code; VAT and GST countries
+//! (the EU-27, the United Kingdom, Norway, Switzerland, Australia, New Zealand, Japan,
+//! Singapore and more); and country-level IPv4 and IPv6 ranges. Every answer says what it
+//! covers: `STATE_ONLY` where local taxes exist that the default does not hold (Nashville,
+//! say), `PARTIAL` where counties are placed but city or district taxes may apply, `FULL`
+//! otherwise. A full table with local US rates is made with `levy build`; see this crate's
+//! README.
 //!
 //! ```
 //! let table = levy_data::default_table();
