@@ -3,7 +3,7 @@
 //! that parses applies to a builder and builds, or fails with an error, never a panic.
 #![no_main]
 
-use levy_build::curated::{Curated, CuratedText, IpRanges, FILES};
+use levy_build::curated::{Curated, CuratedText, IpRanges, IpRegionRanges, FILES};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -37,5 +37,12 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(r) = IpRanges::from_strs(text, text) {
         assert!(r.v4.windows(2).all(|w| w[0].1 < w[1].0));
         assert!(r.v6.windows(2).all(|w| w[0].1 < w[1].0));
+    }
+    // And as state and province range files: every place index points at a place.
+    if let Ok(r) = IpRegionRanges::from_strs(text, text) {
+        assert!(r.v4.windows(2).all(|w| w[0].1 < w[1].0));
+        assert!(r.v6.windows(2).all(|w| w[0].1 < w[1].0));
+        let n = r.places.len() as u32;
+        assert!(r.v4.iter().all(|x| x.2 < n) && r.v6.iter().all(|x| x.2 < n));
     }
 });

@@ -19,8 +19,10 @@ pub(crate) fn base(source: &CuratedSource, b: &mut TableBuilder) -> Result<Curat
     Ok(c)
 }
 
-/// The curated country-level IP ranges (`data/ip/`), when the folder exists, as ranges for
-/// the build's IP layer (so that finer IP inputs refine them), with their manifest entries.
+/// The curated IP ranges (`data/ip/`), when the folder has them, as ranges for the build's
+/// IP layer with their manifest entries: the country ranges first, then the state and
+/// province ranges over them (so that they refine the country ranges, and finer IP inputs
+/// refine both).
 pub(crate) fn ip_ranges(
     source: &CuratedSource,
     b: &mut TableBuilder,
@@ -32,24 +34,31 @@ pub(crate) fn ip_ranges(
     for s in r.sources() {
         b.add_source(s);
     }
-    let place = |c: [u8; 2]| IpLocationSpec {
+    let country = |c: [u8; 2]| IpLocationSpec {
         country: String::from_utf8_lossy(&c).into_owned(),
         ..Default::default()
     };
+    let v4 = |s: u32, e: u32| (IpAddr::V4(Ipv4Addr::from(s)), IpAddr::V4(Ipv4Addr::from(e)));
+    let v6 = |s: u128, e: u128| (IpAddr::V6(Ipv6Addr::from(s)), IpAddr::V6(Ipv6Addr::from(e)));
     let mut out = Vec::with_capacity(r.v4.len() + r.v6.len());
     for &(s, e, c) in &r.v4 {
-        out.push((
-            IpAddr::V4(Ipv4Addr::from(s)),
-            IpAddr::V4(Ipv4Addr::from(e)),
-            place(c),
-        ));
+        let (s, e) = v4(s, e);
+        out.push((s, e, country(c)));
     }
     for &(s, e, c) in &r.v6 {
-        out.push((
-            IpAddr::V6(Ipv6Addr::from(s)),
-            IpAddr::V6(Ipv6Addr::from(e)),
-            place(c),
-        ));
+        let (s, e) = v6(s, e);
+        out.push((s, e, country(c)));
+    }
+    if let Some(regions) = &r.regions {
+        let place = |i: u32| regions.places[i as usize].clone();
+        for &(s, e, p) in &regions.v4 {
+            let (s, e) = v4(s, e);
+            out.push((s, e, place(p)));
+        }
+        for &(s, e, p) in &regions.v6 {
+            let (s, e) = v6(s, e);
+            out.push((s, e, place(p)));
+        }
     }
     Ok(out)
 }

@@ -17,6 +17,7 @@ mod error;
 mod inspect;
 pub mod local_taxes;
 pub mod mmdb;
+pub mod nearest_zip;
 pub mod parse;
 pub mod states;
 

@@ -13,6 +13,10 @@
 //! A subdivision given by name is mapped to its ISO 3166-2 code for the United States
 //! (states, DC, territories) and Canada (provinces and territories); a name not in those
 //! lists, or in another country, leaves the region empty: never guessed.
+//!
+//! A US range with a state and coordinates also gets the ZIP code of that state nearest
+//! its coordinates (`nearest_zip`), which `ip_mode: approximate` resolves when the
+//! database gives no postal code.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -21,6 +25,8 @@ use ipnetwork::IpNetwork;
 use levy_core::IpLocationSpec;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+
+use crate::nearest_zip::NearestZip;
 
 /// One record of either layout; every field optional, unknown fields ignored.
 #[derive(Deserialize, Default)]
@@ -219,6 +225,14 @@ pub fn subdivision_code(country: &str, name: &str) -> Option<&'static str> {
         .map(|(_, _, code)| *code)
 }
 
+/// Whether `code` is the ISO 3166-2 code (without the country) of a US or Canadian
+/// subdivision that [`subdivision_code`] knows.
+pub fn is_subdivision_code(country: &str, code: &str) -> bool {
+    SUBDIVISIONS
+        .iter()
+        .any(|(c, _, k)| *c == country && *k == code)
+}
+
 /// One network of a MaxMind database, as an inclusive address range and a place.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MmdbRange {
@@ -307,6 +321,8 @@ pub fn for_each(
         IpNetwork::V4("0.0.0.0/0".parse().map_err(|e| format!("{e}"))?)
     };
     let mut skipped = 0u64;
+    // Built at the first US range with coordinates.
+    let mut nearest: Option<NearestZip> = None;
     let iter = reader
         .within::<Record<'_>>(all)
         .map_err(|e| e.to_string())?;
@@ -341,6 +357,16 @@ pub fn for_each(
             None => (r.latitude, r.longitude),
         };
         let coordinates = micro_degrees(lat).zip(micro_degrees(lon));
+        // For `ip_mode: approximate`: the USPS ZIP in the range's state nearest its
+        // coordinates (see `nearest_zip`).
+        let approx_postal = match coordinates {
+            Some((lat, lon)) if country == "US" && !region.is_empty() => nearest
+                .get_or_insert_with(NearestZip::new)
+                .nearest(&region, lat, lon)
+                .unwrap_or_default()
+                .to_string(),
+            _ => String::new(),
+        };
         let (start, end) = range_of(item.ip_net);
         f(
             start,
@@ -350,7 +376,7 @@ pub fn for_each(
                 region,
                 city: name,
                 postal,
-                approx_postal: String::new(),
+                approx_postal,
                 coordinates,
             },
         );

@@ -247,11 +247,22 @@ fn flat(
     city: &'static str,
     postcode: &'static str,
 ) -> V {
+    flat_at(country, state1, city, postcode, (45.511, -73.5561))
+}
+
+/// [`flat`] at the given latitude and longitude.
+fn flat_at(
+    country: &'static str,
+    state1: &'static str,
+    city: &'static str,
+    postcode: &'static str,
+    (lat, lon): (f64, f64),
+) -> V {
     V::Map(vec![
         ("city", V::Str(city)),
         ("country_code", V::Str(country)),
-        ("latitude", V::F64(45.511)),
-        ("longitude", V::F64(-73.5561)),
+        ("latitude", V::F64(lat)),
+        ("longitude", V::F64(lon)),
         ("postcode", V::Str(postcode)),
         ("state1", V::Str(state1)),
         ("state2", V::Str("")),
@@ -270,10 +281,17 @@ fn the_flat_layout_reads_with_subdivision_names_mapped_to_iso_codes() {
             24,
             flat("CA", "Quebec", "Montreal (Ville-Marie)", ""),
         ),
+        // Mountain View's city centre (37.3861, -122.0839), with no postal code.
         (
             [198, 51, 100, 0],
             24,
-            flat("US", "California", "Mountain View", "94043"),
+            flat_at(
+                "US",
+                "California",
+                "Mountain View",
+                "",
+                (37.3861, -122.0839),
+            ),
         ),
         // A subdivision name outside the US and Canada is left empty, never guessed.
         (
@@ -301,7 +319,14 @@ fn the_flat_layout_reads_with_subdivision_names_mapped_to_iso_codes() {
     // 203.0.113.0.
     assert_eq!(place(0), ("US", "", "Nowhere", ""));
     assert_eq!(place(1), ("AU", "", "Sydney", ""));
-    assert_eq!(place(2), ("US", "CA", "Mountain View", "94043"));
+    assert_eq!(place(2), ("US", "CA", "Mountain View", ""));
+    // The California ZIP nearest (37.3861, -122.0839), worked out by hand with the
+    // haversine formula over the zipcodes package's STANDARD ZIPs: 94040 (centroid
+    // 37.3855, -122.088, 0.23 miles away), before 94041 (0.38) and 94043 (1.39).
+    assert_eq!(read.ranges[2].place.approx_postal, "94040");
+    // No ZIP is looked for outside the US, nor without a state.
+    assert_eq!(read.ranges[3].place.approx_postal, "");
+    assert_eq!(read.ranges[0].place.approx_postal, "");
     assert_eq!(place(3), ("CA", "QC", "Montreal (Ville-Marie)", ""));
     // 45.511 and -73.5561 degrees in millionths.
     assert_eq!(

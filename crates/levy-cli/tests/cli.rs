@@ -287,6 +287,37 @@ fn calc_says_when_local_taxes_are_missing() {
 }
 
 #[test]
+fn calc_approximates_a_us_ip_to_a_zip_of_its_state() {
+    // 8.8.8.8: DB-IP City Lite places it in Mountain View, California; the default's
+    // region ranges carry the nearest California ZIP, 94043 (data/ip/ipv4-regions.txt), and
+    // the CDTFA list of 2026-01-01 gives Mountain View 9.125%: $100.00 owes $9.13.
+    let args = [
+        "calc",
+        "--ip",
+        "8.8.8.8",
+        "--ip-mode",
+        "approximate",
+        "--line",
+        "100.00",
+        "--date",
+        "2026-03-01",
+        "--json",
+    ];
+    let o = levy(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["address_used"]["address_postal_code"], "94043");
+    assert_eq!(v["address_used"]["address_province"], "CA");
+    assert_eq!(v["resolution_precision"], "APPROXIMATED");
+    assert_eq!(v["total_tax_amount"], 913);
+    // Strict mode (the default) will not guess a ZIP: the interface's US error.
+    let o = levy(&["calc", "--ip", "8.8.8.8", "--line", "100.00"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("IP_RESOLUTION_INSUFFICIENT_US"), "{err}");
+}
+
+#[test]
 fn a_damaged_table_is_refused_by_calc_and_info() {
     let dir = temp_dir("damaged");
     std::fs::write(

@@ -9,7 +9,9 @@
 //! rates of Georgia, Minnesota and Wisconsin from their SST rate files placed by the census
 //! ZIP-to-county file; Canada's GST, HST, PST and QST by postal code; VAT and GST countries
 //! (the EU-27, the United Kingdom, Norway, Switzerland, Australia, New Zealand, Japan,
-//! Singapore and more); and country-level IPv4 and IPv6 ranges. Every answer says what it
+//! Singapore and more); IPv4 and IPv6 ranges by country, and by state or province
+//! in the US and Canada (DB-IP City Lite, CC BY 4.0), each US range with a ZIP code of its
+//! state for `ip_mode: approximate`. Every answer says what it
 //! covers: `STATE_ONLY` where local taxes exist that the default does not hold (Nashville,
 //! say), `PARTIAL` where counties are placed but city or district taxes may apply, `FULL`
 //! otherwise. A full table with local US rates is made with `levy build`; see this crate's

@@ -64,7 +64,7 @@ fn opens_verifies_and_fits_the_budget() {
     let first_local = kinds.iter().position(|k| *k == "usps-zips").unwrap();
     assert!(kinds[..first_local]
         .iter()
-        .all(|k| *k == "curated" || *k == "ip-country"));
+        .all(|k| ["curated", "ip-country", "ip-region"].contains(k)));
     assert_eq!(
         kinds[first_local..],
         [
@@ -175,9 +175,9 @@ fn ip_addresses_resolve_to_their_country() {
     }
     // A private address is in no public range.
     assert!(t.lookup_ip("10.0.0.1".parse().unwrap()).is_none());
-    // The ranges carry countries only. A US address needs a state, so a US IP (8.8.8.8 is
-    // Google's, registered in the US) is insufficient in strict mode and zero-rated in zero
-    // mode, as the interface defines.
+    // A US address needs a ZIP code, which an IP range never gives with certainty: so a US
+    // IP (8.8.8.8, Google's) is insufficient in strict mode and zero-rated in zero mode, as
+    // the interface defines.
     assert_eq!(
         t.resolve_ip("8.8.8.8", IpMode::Strict, day()),
         Err(ResolveError::IpInsufficientUs("8.8.8.8".into()))
@@ -186,16 +186,32 @@ fn ip_addresses_resolve_to_their_country() {
         .resolve_ip("8.8.8.8", IpMode::Zero, day())
         .unwrap()
         .is_zero_rate());
-    // A Canadian IP (24.48.0.0/17, Cogeco, Quebec) approximates to Canada-wide: the GST alone.
-    let loc = t
-        .resolve_ip("24.48.0.1", IpMode::Approximate, day())
-        .unwrap();
+}
+
+#[test]
+fn approximate_ip_mode_gives_a_zip_in_the_ips_state() {
+    let t = levy_data::default_table();
+    // DB-IP City Lite places 8.8.8.0/24 in Mountain View, California (37.422, -122.085);
+    // data/ip/ipv4-regions.txt keeps it in US-CA with the nearest California ZIP, 94043
+    // (Mountain View; the zipcodes package's centroid 37.4056, -122.0775 is 1.2 miles away).
+    let place = t.lookup_ip("8.8.8.8".parse().unwrap()).unwrap();
+    assert_eq!((place.country(), place.region()), ("US", "CA"));
+    let loc = t.resolve_ip("8.8.8.8", IpMode::Approximate, day()).unwrap();
     assert_eq!(loc.precision, Precision::Approximated);
+    assert_eq!(loc.address_used.postal_code, "94043");
+    // From 2026 the ZIP carries CDTFA's rate for Mountain View: 9.125% (the CDTFA list of
+    // 2026-01-01, row "Mountain View, 9.125%, Santa Clara, City"), so $100.00 owes $9.13.
+    let (_, calc) = on_100("94043", day());
+    assert_eq!(calc.total_tax, Decimal::from(913));
+    // A Canadian IP (24.48.0.0/17, Cogeco; DB-IP: Montreal, Quebec) resolves to its
+    // province in any mode, since Canada's taxes follow the province: GST and QST.
+    let loc = t.resolve_ip("24.48.0.1", IpMode::Strict, day()).unwrap();
+    assert_eq!(loc.address_used.region, "QC");
     let set: Vec<&str> = t
         .jset(loc.jset.unwrap())
         .map(|j| t.jurisdiction(j).unwrap().code())
         .collect();
-    assert_eq!(set, vec!["CA"]);
+    assert_eq!(set, vec!["CA", "CA-QC"]);
 }
 
 fn us(postal: &str) -> Address {
