@@ -783,483 +783,523 @@ fn nonempty(file: &str, key: &str, s: &str) -> Result<(), CuratedError> {
     }
 }
 
-impl Curated {
-    /// Parses and checks the curated files from their text.
-    pub fn from_strs(text: &CuratedText<'_>) -> Result<Curated, CuratedError> {
-        let mut files = Vec::new();
+/// What the taxonomy gives the other files' validators: the tax codes and aliases.
+struct Taxonomy {
+    codes: Vec<Code>,
+    aliases: Vec<(String, String)>,
+    names: BTreeSet<String>,
+}
 
-        // Taxonomy.
-        let f = FILES[0];
-        let tax: TaxonomyFile = parse_toml(f, text.taxonomy)?;
-        let mut names = BTreeSet::new();
-        for (i, c) in tax.code.iter().enumerate() {
-            nonempty(f, format!("code[{i}].name").as_str(), &c.name)?;
-            if !names.insert(c.name.clone()) {
-                return Err(invalid(f, format!("code[{}]", c.name), "listed twice"));
-            }
-        }
-        let mut codes = Vec::with_capacity(tax.code.len());
-        for c in &tax.code {
-            if let Some(p) = &c.parent {
-                if !names.contains(p) {
-                    return Err(invalid(
-                        f,
-                        format!("code[{}].parent", c.name),
-                        format!("unknown tax code {p:?}"),
-                    ));
-                }
-            }
-            codes.push(Code {
-                name: c.name.clone(),
-                parent: c.parent.clone(),
-                description: c.description.clone(),
-            });
-        }
-        // Reject loops now rather than at build time, naming the code.
-        let parents: HashMap<&str, &str> = codes
-            .iter()
-            .filter_map(|c| c.parent.as_deref().map(|p| (c.name.as_str(), p)))
-            .collect();
-        for c in &codes {
-            let mut cur = c.name.as_str();
-            for step in 0..=codes.len() {
-                match parents.get(cur) {
-                    Some(p) => cur = p,
-                    None => break,
-                }
-                if step == codes.len() {
-                    return Err(invalid(
-                        f,
-                        format!("code[{}].parent", c.name),
-                        "parent chain loops",
-                    ));
-                }
-            }
-        }
-        if !names.contains(GENERAL) {
-            return Err(invalid(f, "code", format!("{GENERAL} must be defined")));
-        }
-        let mut aliases = Vec::new();
-        for (alias, code) in &tax.categories {
-            if !names.contains(code) {
-                return Err(invalid(
-                    f,
-                    format!("categories.{alias}"),
-                    format!("unknown tax code {code:?}"),
-                ));
-            }
-            aliases.push((alias.clone(), code.clone()));
-        }
-        files.push(FileEntry {
-            name: f.into(),
-            sha256: sha256_hex(text.taxonomy),
-            rows: (codes.len() + aliases.len()) as u64,
-        });
-        let known = |file: &str, key: &str, code: &str| -> Result<(), CuratedError> {
-            if names.contains(code) {
-                Ok(())
-            } else {
-                Err(invalid(
-                    file,
-                    key,
-                    format!("unknown tax code {code:?} (see taxonomy.toml)"),
-                ))
-            }
-        };
-
-        // US states.
-        let f = FILES[1];
-        let sf: StatesFile = parse_toml(f, text.us_states)?;
-        let mut states = Vec::with_capacity(sf.state.len());
-        let mut abbrs = BTreeSet::new();
-        let mut fips = BTreeSet::new();
-        for (i, s) in sf.state.iter().enumerate() {
-            let key = format!("state[{i}]");
-            if s.fips.len() != 2 || !s.fips.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(invalid(
-                    f,
-                    format!("{key}.fips"),
-                    format!("{:?} is not a 2-digit FIPS code", s.fips),
-                ));
-            }
-            if !is_country(&s.abbr) {
-                return Err(invalid(
-                    f,
-                    format!("{key}.abbr"),
-                    format!("{:?} is not a 2-letter abbreviation", s.abbr),
-                ));
-            }
-            let key = format!("state[{}]", s.abbr);
-            if !abbrs.insert(s.abbr.clone()) || !fips.insert(s.fips.clone()) {
-                return Err(invalid(f, key, "listed twice"));
-            }
-            nonempty(f, &format!("{key}.name"), &s.name)?;
-            nonempty(f, &format!("{key}.authority"), &s.authority)?;
-            nonempty(f, &format!("{key}.source"), &s.source)?;
-            states.push(State {
-                fips: s.fips.clone(),
-                abbr: s.abbr.clone(),
-                name: s.name.clone(),
-                authority: s.authority.clone(),
-                periods: chain(f, &format!("{key}.rates"), &s.rates)?,
-            });
-        }
-        files.push(FileEntry {
-            name: f.into(),
-            sha256: sha256_hex(text.us_states),
-            rows: states.len() as u64,
-        });
-
-        // US rules.
-        let f = FILES[2];
-        let rf: RulesFile = parse_toml(f, text.us_rules)?;
-        let mut extras = Vec::new();
-        for (i, x) in rf.jurisdiction.iter().enumerate() {
-            let key = format!("jurisdiction[{i}]");
-            nonempty(f, &format!("{key}.code"), &x.code)?;
-            if !abbrs.contains(&x.state) {
-                return Err(invalid(
-                    f,
-                    format!("{key}.state"),
-                    format!("unknown state {:?}", x.state),
-                ));
-            }
-            if states.iter().any(|s| s.fips == x.code) {
-                return Err(invalid(
-                    f,
-                    format!("{key}.code"),
-                    "must differ from every state's FIPS code",
-                ));
-            }
-            nonempty(f, &format!("{key}.name"), &x.name)?;
-            nonempty(f, &format!("{key}.source"), &x.source)?;
-            let mut rules = Vec::new();
-            for (j, r) in x.rules.iter().enumerate() {
-                let k = format!("{key}.rules[{j}]");
-                known(f, &format!("{k}.code"), &r.code)?;
-                let (from, to) = optional_interval(f, &k, &r.from, &r.to)?;
-                let mut parts = Vec::new();
-                for (n, p) in r.parts.iter().enumerate() {
-                    let p = part(f, &format!("{k}.parts[{n}]"), p)?;
-                    if p.rate == PartRate::General {
-                        return Err(invalid(
-                            f,
-                            format!("{k}.parts[{n}].rate"),
-                            "an added jurisdiction's rates must be absolute",
-                        ));
-                    }
-                    parts.push(p);
-                }
-                if parts.is_empty() {
-                    return Err(invalid(f, format!("{k}.parts"), "no parts"));
-                }
-                rules.push((r.code.clone(), from, to, parts));
-            }
-            extras.push(Extra {
+impl Taxonomy {
+    /// Checks that `code` is a tax code of the taxonomy.
+    fn known(&self, file: &str, key: &str, code: &str) -> Result<(), CuratedError> {
+        if self.names.contains(code) {
+            Ok(())
+        } else {
+            Err(invalid(
+                file,
                 key,
-                code: x.code.clone(),
-                state: x.state.clone(),
-                name: x.name.clone(),
-                authority: x.authority.clone(),
-                in_every_set: x.in_every_set,
-                rules,
-            });
+                format!("unknown tax code {code:?} (see taxonomy.toml)"),
+            ))
         }
-        let mut modifiers = Vec::new();
-        for (i, r) in rf.rule.iter().enumerate() {
-            let key = format!("rule[{i}]");
-            known(f, &format!("{key}.code"), &r.code)?;
-            let mut st = Vec::new();
-            for s in &r.states {
-                if s == "*" {
-                    st.extend(abbrs.iter().cloned());
-                } else if abbrs.contains(s) {
-                    st.push(s.clone());
-                } else {
-                    return Err(invalid(
-                        f,
-                        format!("{key}.states"),
-                        format!("unknown state {s:?}"),
-                    ));
-                }
-            }
-            for s in &r.except {
-                if !abbrs.contains(s) {
-                    return Err(invalid(
-                        f,
-                        format!("{key}.except"),
-                        format!("unknown state {s:?}"),
-                    ));
-                }
-            }
-            st.retain(|s| !r.except.contains(s));
-            st.sort();
-            st.dedup();
-            if st.is_empty() {
-                return Err(invalid(f, format!("{key}.states"), "names no state"));
-            }
-            let mut scopes = Vec::new();
-            for a in &r.applies_to {
-                match a.as_str() {
-                    "state" => scopes.push(Scope::State),
-                    "state_all" => scopes.push(Scope::StateAll),
-                    "local" => scopes.push(Scope::Local),
-                    "district" => scopes.push(Scope::District),
-                    "all" => scopes.extend([Scope::StateAll, Scope::Local]),
-                    "" => return Err(invalid(f, format!("{key}.applies_to"), "empty entry")),
-                    code => scopes.push(Scope::Code(code.to_string())),
-                }
-            }
-            if scopes.is_empty() {
+    }
+}
+
+/// The manifest entry of a curated file.
+fn file_entry(name: &str, text: &str, rows: usize) -> FileEntry {
+    FileEntry {
+        name: name.into(),
+        sha256: sha256_hex(text),
+        rows: rows as u64,
+    }
+}
+
+/// Validates `taxonomy.toml`: unique codes, known parents without loops, the general code
+/// defined, aliases to known codes.
+fn taxonomy(text: &str) -> Result<Taxonomy, CuratedError> {
+    let f = FILES[0];
+    let tax: TaxonomyFile = parse_toml(f, text)?;
+    let mut names = BTreeSet::new();
+    for (i, c) in tax.code.iter().enumerate() {
+        nonempty(f, format!("code[{i}].name").as_str(), &c.name)?;
+        if !names.insert(c.name.clone()) {
+            return Err(invalid(f, format!("code[{}]", c.name), "listed twice"));
+        }
+    }
+    let mut codes = Vec::with_capacity(tax.code.len());
+    for c in &tax.code {
+        if let Some(p) = &c.parent {
+            if !names.contains(p) {
                 return Err(invalid(
                     f,
-                    format!("{key}.applies_to"),
-                    "names no jurisdiction",
+                    format!("code[{}].parent", c.name),
+                    format!("unknown tax code {p:?}"),
                 ));
             }
-            let (from, to) = optional_interval(f, &key, &r.from, &r.to)?;
-            nonempty(f, &format!("{key}.label"), &r.label)?;
-            nonempty(f, &format!("{key}.source"), &r.source)?;
+        }
+        codes.push(Code {
+            name: c.name.clone(),
+            parent: c.parent.clone(),
+            description: c.description.clone(),
+        });
+    }
+    // Reject loops now rather than at build time, naming the code.
+    let parents: HashMap<&str, &str> = codes
+        .iter()
+        .filter_map(|c| c.parent.as_deref().map(|p| (c.name.as_str(), p)))
+        .collect();
+    for c in &codes {
+        let mut cur = c.name.as_str();
+        for step in 0..=codes.len() {
+            match parents.get(cur) {
+                Some(p) => cur = p,
+                None => break,
+            }
+            if step == codes.len() {
+                return Err(invalid(
+                    f,
+                    format!("code[{}].parent", c.name),
+                    "parent chain loops",
+                ));
+            }
+        }
+    }
+    if !names.contains(GENERAL) {
+        return Err(invalid(f, "code", format!("{GENERAL} must be defined")));
+    }
+    let mut aliases = Vec::new();
+    for (alias, code) in &tax.categories {
+        if !names.contains(code) {
+            return Err(invalid(
+                f,
+                format!("categories.{alias}"),
+                format!("unknown tax code {code:?}"),
+            ));
+        }
+        aliases.push((alias.clone(), code.clone()));
+    }
+    Ok(Taxonomy {
+        codes,
+        aliases,
+        names,
+    })
+}
+
+/// Validates `us-states.toml`: FIPS codes and abbreviations, unique, each state with its
+/// authority, source and a dated rate chain.
+fn us_states(text: &str) -> Result<Vec<State>, CuratedError> {
+    let f = FILES[1];
+    let sf: StatesFile = parse_toml(f, text)?;
+    let mut states = Vec::with_capacity(sf.state.len());
+    let mut abbrs = BTreeSet::new();
+    let mut fips = BTreeSet::new();
+    for (i, s) in sf.state.iter().enumerate() {
+        let key = format!("state[{i}]");
+        if s.fips.len() != 2 || !s.fips.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid(
+                f,
+                format!("{key}.fips"),
+                format!("{:?} is not a 2-digit FIPS code", s.fips),
+            ));
+        }
+        if !is_country(&s.abbr) {
+            return Err(invalid(
+                f,
+                format!("{key}.abbr"),
+                format!("{:?} is not a 2-letter abbreviation", s.abbr),
+            ));
+        }
+        let key = format!("state[{}]", s.abbr);
+        if !abbrs.insert(s.abbr.clone()) || !fips.insert(s.fips.clone()) {
+            return Err(invalid(f, key, "listed twice"));
+        }
+        nonempty(f, &format!("{key}.name"), &s.name)?;
+        nonempty(f, &format!("{key}.authority"), &s.authority)?;
+        nonempty(f, &format!("{key}.source"), &s.source)?;
+        states.push(State {
+            fips: s.fips.clone(),
+            abbr: s.abbr.clone(),
+            name: s.name.clone(),
+            authority: s.authority.clone(),
+            periods: chain(f, &format!("{key}.rates"), &s.rates)?,
+        });
+    }
+    Ok(states)
+}
+
+/// Validates `us-rules.toml`: the added jurisdictions (absolute rates only) and the rules
+/// that modify states' rates by tax code, each naming known states and codes.
+fn us_rules(
+    text: &str,
+    tax: &Taxonomy,
+    states: &[State],
+) -> Result<(Vec<Extra>, Vec<Modifier>), CuratedError> {
+    let f = FILES[2];
+    let abbrs: BTreeSet<String> = states.iter().map(|s| s.abbr.clone()).collect();
+    let rf: RulesFile = parse_toml(f, text)?;
+    let mut extras = Vec::new();
+    for (i, x) in rf.jurisdiction.iter().enumerate() {
+        let key = format!("jurisdiction[{i}]");
+        nonempty(f, &format!("{key}.code"), &x.code)?;
+        if !abbrs.contains(&x.state) {
+            return Err(invalid(
+                f,
+                format!("{key}.state"),
+                format!("unknown state {:?}", x.state),
+            ));
+        }
+        if states.iter().any(|s| s.fips == x.code) {
+            return Err(invalid(
+                f,
+                format!("{key}.code"),
+                "must differ from every state's FIPS code",
+            ));
+        }
+        nonempty(f, &format!("{key}.name"), &x.name)?;
+        nonempty(f, &format!("{key}.source"), &x.source)?;
+        let mut rules = Vec::new();
+        for (j, r) in x.rules.iter().enumerate() {
+            let k = format!("{key}.rules[{j}]");
+            tax.known(f, &format!("{k}.code"), &r.code)?;
+            let (from, to) = optional_interval(f, &k, &r.from, &r.to)?;
             let mut parts = Vec::new();
             for (n, p) in r.parts.iter().enumerate() {
-                parts.push(part(f, &format!("{key}.parts[{n}]"), p)?);
+                let p = part(f, &format!("{k}.parts[{n}]"), p)?;
+                if p.rate == PartRate::General {
+                    return Err(invalid(
+                        f,
+                        format!("{k}.parts[{n}].rate"),
+                        "an added jurisdiction's rates must be absolute",
+                    ));
+                }
+                parts.push(p);
             }
             if parts.is_empty() {
-                return Err(invalid(f, format!("{key}.parts"), "no parts"));
+                return Err(invalid(f, format!("{k}.parts"), "no parts"));
             }
-            modifiers.push(Modifier {
-                states: st,
-                code: r.code.clone(),
-                scopes,
-                from,
-                to,
-                label: r.label.clone(),
-                parts,
-            });
+            rules.push((r.code.clone(), from, to, parts));
         }
-        files.push(FileEntry {
-            name: f.into(),
-            sha256: sha256_hex(text.us_rules),
-            rows: (extras.len() + modifiers.len()) as u64,
+        extras.push(Extra {
+            key,
+            code: x.code.clone(),
+            state: x.state.clone(),
+            name: x.name.clone(),
+            authority: x.authority.clone(),
+            in_every_set: x.in_every_set,
+            rules,
         });
-
-        // Holidays.
-        let f = FILES[3];
-        let hf: HolidaysFile = parse_toml(f, text.holidays)?;
-        let mut holidays = Vec::new();
-        for (i, h) in hf.holiday.iter().enumerate() {
-            let key = format!("holiday[{i}]");
-            nonempty(f, &format!("{key}.name"), &h.name)?;
-            if !abbrs.contains(&h.state) {
-                return Err(invalid(
-                    f,
-                    format!("{key}.state"),
-                    format!("unknown state {:?}", h.state),
-                ));
-            }
-            let from = date(f, &format!("{key}.from"), &h.from)?;
-            let to = date(f, &format!("{key}.to"), &h.to)?;
-            if from > to {
-                return Err(invalid(f, key, "`to` is before `from`"));
-            }
-            if h.codes.is_empty() {
-                return Err(invalid(f, format!("{key}.codes"), "names no tax code"));
-            }
-            for c in &h.codes {
-                known(f, &format!("{key}.codes"), c)?;
-            }
-            let max_unit = match &h.max_unit {
-                Some(m) => Some(amount(f, &format!("{key}.max_unit"), m)?),
-                None => None,
-            };
-            if !matches!(h.basis.as_str(), "announced" | "statute") {
-                return Err(invalid(
-                    f,
-                    format!("{key}.basis"),
-                    format!("{:?} is not `announced` or `statute`", h.basis),
-                ));
-            }
-            nonempty(f, &format!("{key}.source"), &h.source)?;
-            holidays.push(HolidaySpec {
-                name: h.name.clone(),
-                country: "US".into(),
-                region: h.state.clone(),
-                include_local: h.include_local,
-                from,
-                to,
-                tax_codes: h.codes.clone(),
-                max_unit,
-                cap_inclusive: h.cap_inclusive,
-            });
-        }
-        files.push(FileEntry {
-            name: f.into(),
-            sha256: sha256_hex(text.holidays),
-            rows: holidays.len() as u64,
-        });
-
-        // Countries.
-        let f = FILES[4];
-        let cf: CountriesFile = parse_toml(f, text.countries)?;
-        let mut countries = Vec::new();
-        let mut seen = BTreeSet::new();
-        for (i, c) in cf.country.iter().enumerate() {
-            if !is_country(&c.code) || c.code == "US" || c.code == "CA" {
-                return Err(invalid(
-                    f,
-                    format!("country[{i}].code"),
-                    format!(
-                        "{:?} is not an ISO 3166-1 alpha-2 code other than US and CA",
-                        c.code
-                    ),
-                ));
-            }
-            let key = format!("country[{}]", c.code);
-            if !seen.insert(c.code.clone()) {
-                return Err(invalid(f, key, "listed twice"));
-            }
-            nonempty(f, &format!("{key}.name"), &c.name)?;
-            nonempty(f, &format!("{key}.source"), &c.source)?;
-            let tt = tax_type(f, &format!("{key}.tax_type"), &c.tax_type)?;
-            let mut rates = Vec::new();
-            let mut covered = BTreeSet::new();
-            for (j, r) in c.rates.iter().enumerate() {
-                let k = format!("{key}.rates[{j}]");
-                let cs = r.codes.clone().unwrap_or_else(|| vec![GENERAL.to_string()]);
-                if cs.is_empty() {
-                    return Err(invalid(f, format!("{k}.codes"), "names no tax code"));
-                }
-                for code in &cs {
-                    known(f, &format!("{k}.codes"), code)?;
-                    if !covered.insert(code.clone()) {
-                        return Err(invalid(
-                            f,
-                            format!("{k}.codes"),
-                            format!("{code} has rates in two entries"),
-                        ));
-                    }
-                }
-                rates.push((cs, chain(f, &format!("{k}.chain"), &r.chain)?));
-            }
-            if !covered.contains(GENERAL) {
-                return Err(invalid(
-                    f,
-                    format!("{key}.rates"),
-                    "no standard rate (an entry without `codes`)",
-                ));
-            }
-            countries.push(Country {
-                code: c.code.clone(),
-                name: c.name.clone(),
-                tax_type: tt,
-                authority: c.authority.clone(),
-                rates,
-            });
-        }
-        files.push(FileEntry {
-            name: f.into(),
-            sha256: sha256_hex(text.countries),
-            rows: countries.len() as u64,
-        });
-
-        // Canada.
-        let f = FILES[5];
-        let cf: CanadaFile = parse_toml(f, text.canada)?;
-        let fed = &cf.federal;
-        if fed.code != "CA" {
-            return Err(invalid(f, "federal.code", "must be \"CA\""));
-        }
-        nonempty(f, "federal.source", &fed.source)?;
-        for c in &fed.zero_rated {
-            known(f, "federal.zero_rated", c)?;
-        }
-        let mut provinces = Vec::new();
-        let mut seen = BTreeSet::new();
-        for (i, p) in cf.province.iter().enumerate() {
-            if !is_country(&p.code) {
-                return Err(invalid(
-                    f,
-                    format!("province[{i}].code"),
-                    format!("{:?} is not a 2-letter province code", p.code),
-                ));
-            }
-            let key = format!("province[{}]", p.code);
-            if !seen.insert(p.code.clone()) {
-                return Err(invalid(f, key, "listed twice"));
-            }
-            let tax = if p.chain.is_empty() {
-                if !p.federal {
-                    return Err(invalid(
-                        f,
-                        key,
-                        "a province without the federal GST must levy its own tax",
-                    ));
-                }
-                None
+    }
+    let mut modifiers = Vec::new();
+    for (i, r) in rf.rule.iter().enumerate() {
+        let key = format!("rule[{i}]");
+        tax.known(f, &format!("{key}.code"), &r.code)?;
+        let mut st = Vec::new();
+        for s in &r.states {
+            if s == "*" {
+                st.extend(abbrs.iter().cloned());
+            } else if abbrs.contains(s) {
+                st.push(s.clone());
             } else {
-                let name = p
-                    .tax_name
-                    .clone()
-                    .ok_or_else(|| invalid(f, format!("{key}.tax_name"), "missing"))?;
-                let tt = tax_type(
+                return Err(invalid(
                     f,
-                    &format!("{key}.tax_type"),
-                    p.tax_type.as_deref().unwrap_or(""),
-                )?;
-                let authority = p
-                    .authority
-                    .clone()
-                    .ok_or_else(|| invalid(f, format!("{key}.authority"), "missing"))?;
-                if p.source.as_deref().is_none_or(|s| s.trim().is_empty()) {
-                    return Err(invalid(f, format!("{key}.source"), "missing"));
-                }
-                Some((
-                    name,
-                    tt,
-                    authority,
-                    chain(f, &format!("{key}.chain"), &p.chain)?,
-                ))
-            };
-            for c in &p.zero_rated {
-                known(f, &format!("{key}.zero_rated"), c)?;
+                    format!("{key}.states"),
+                    format!("unknown state {s:?}"),
+                ));
             }
-            for (j, pre) in p.postal_prefixes.iter().enumerate() {
-                if levy_core::normalize_postal(pre).is_empty() {
+        }
+        for s in &r.except {
+            if !abbrs.contains(s) {
+                return Err(invalid(
+                    f,
+                    format!("{key}.except"),
+                    format!("unknown state {s:?}"),
+                ));
+            }
+        }
+        st.retain(|s| !r.except.contains(s));
+        st.sort();
+        st.dedup();
+        if st.is_empty() {
+            return Err(invalid(f, format!("{key}.states"), "names no state"));
+        }
+        let mut scopes = Vec::new();
+        for a in &r.applies_to {
+            match a.as_str() {
+                "state" => scopes.push(Scope::State),
+                "state_all" => scopes.push(Scope::StateAll),
+                "local" => scopes.push(Scope::Local),
+                "district" => scopes.push(Scope::District),
+                "all" => scopes.extend([Scope::StateAll, Scope::Local]),
+                "" => return Err(invalid(f, format!("{key}.applies_to"), "empty entry")),
+                code => scopes.push(Scope::Code(code.to_string())),
+            }
+        }
+        if scopes.is_empty() {
+            return Err(invalid(
+                f,
+                format!("{key}.applies_to"),
+                "names no jurisdiction",
+            ));
+        }
+        let (from, to) = optional_interval(f, &key, &r.from, &r.to)?;
+        nonempty(f, &format!("{key}.label"), &r.label)?;
+        nonempty(f, &format!("{key}.source"), &r.source)?;
+        let mut parts = Vec::new();
+        for (n, p) in r.parts.iter().enumerate() {
+            parts.push(part(f, &format!("{key}.parts[{n}]"), p)?);
+        }
+        if parts.is_empty() {
+            return Err(invalid(f, format!("{key}.parts"), "no parts"));
+        }
+        modifiers.push(Modifier {
+            states: st,
+            code: r.code.clone(),
+            scopes,
+            from,
+            to,
+            label: r.label.clone(),
+            parts,
+        });
+    }
+    Ok((extras, modifiers))
+}
+
+/// Validates `holidays.toml`: each holiday in a known state, over a valid interval, with
+/// known tax codes, an optional cap and a basis (`announced` or `statute`).
+fn holidays(
+    text: &str,
+    tax: &Taxonomy,
+    states: &[State],
+) -> Result<Vec<HolidaySpec>, CuratedError> {
+    let f = FILES[3];
+    let abbrs: BTreeSet<&str> = states.iter().map(|s| s.abbr.as_str()).collect();
+    let hf: HolidaysFile = parse_toml(f, text)?;
+    let mut holidays = Vec::new();
+    for (i, h) in hf.holiday.iter().enumerate() {
+        let key = format!("holiday[{i}]");
+        nonempty(f, &format!("{key}.name"), &h.name)?;
+        if !abbrs.contains(h.state.as_str()) {
+            return Err(invalid(
+                f,
+                format!("{key}.state"),
+                format!("unknown state {:?}", h.state),
+            ));
+        }
+        let from = date(f, &format!("{key}.from"), &h.from)?;
+        let to = date(f, &format!("{key}.to"), &h.to)?;
+        if from > to {
+            return Err(invalid(f, key, "`to` is before `from`"));
+        }
+        if h.codes.is_empty() {
+            return Err(invalid(f, format!("{key}.codes"), "names no tax code"));
+        }
+        for c in &h.codes {
+            tax.known(f, &format!("{key}.codes"), c)?;
+        }
+        let max_unit = match &h.max_unit {
+            Some(m) => Some(amount(f, &format!("{key}.max_unit"), m)?),
+            None => None,
+        };
+        if !matches!(h.basis.as_str(), "announced" | "statute") {
+            return Err(invalid(
+                f,
+                format!("{key}.basis"),
+                format!("{:?} is not `announced` or `statute`", h.basis),
+            ));
+        }
+        nonempty(f, &format!("{key}.source"), &h.source)?;
+        holidays.push(HolidaySpec {
+            name: h.name.clone(),
+            country: "US".into(),
+            region: h.state.clone(),
+            include_local: h.include_local,
+            from,
+            to,
+            tax_codes: h.codes.clone(),
+            max_unit,
+            cap_inclusive: h.cap_inclusive,
+        });
+    }
+    Ok(holidays)
+}
+
+/// Validates `countries.toml`: VAT and GST countries (not the US or Canada), each with a
+/// standard rate and at most one rate entry per tax code.
+fn countries(text: &str, tax: &Taxonomy) -> Result<Vec<Country>, CuratedError> {
+    let f = FILES[4];
+    let cf: CountriesFile = parse_toml(f, text)?;
+    let mut countries = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, c) in cf.country.iter().enumerate() {
+        if !is_country(&c.code) || c.code == "US" || c.code == "CA" {
+            return Err(invalid(
+                f,
+                format!("country[{i}].code"),
+                format!(
+                    "{:?} is not an ISO 3166-1 alpha-2 code other than US and CA",
+                    c.code
+                ),
+            ));
+        }
+        let key = format!("country[{}]", c.code);
+        if !seen.insert(c.code.clone()) {
+            return Err(invalid(f, key, "listed twice"));
+        }
+        nonempty(f, &format!("{key}.name"), &c.name)?;
+        nonempty(f, &format!("{key}.source"), &c.source)?;
+        let tt = tax_type(f, &format!("{key}.tax_type"), &c.tax_type)?;
+        let mut rates = Vec::new();
+        let mut covered = BTreeSet::new();
+        for (j, r) in c.rates.iter().enumerate() {
+            let k = format!("{key}.rates[{j}]");
+            let cs = r.codes.clone().unwrap_or_else(|| vec![GENERAL.to_string()]);
+            if cs.is_empty() {
+                return Err(invalid(f, format!("{k}.codes"), "names no tax code"));
+            }
+            for code in &cs {
+                tax.known(f, &format!("{k}.codes"), code)?;
+                if !covered.insert(code.clone()) {
                     return Err(invalid(
                         f,
-                        format!("{key}.postal_prefixes[{j}]"),
-                        "empty prefix",
+                        format!("{k}.codes"),
+                        format!("{code} has rates in two entries"),
                     ));
                 }
             }
-            provinces.push(Province {
-                code: p.code.clone(),
-                name: p.name.clone(),
-                federal: p.federal,
-                tax,
-                postal_prefixes: p.postal_prefixes.clone(),
-                zero_rated: p.zero_rated.clone(),
-            });
+            rates.push((cs, chain(f, &format!("{k}.chain"), &r.chain)?));
         }
-        let canada = Canada {
-            code: fed.code.clone(),
-            name: fed.name.clone(),
-            tax_name: fed.tax_name.clone(),
-            authority: fed.authority.clone(),
-            periods: chain(f, "federal.chain", &fed.chain)?,
-            zero_rated: fed.zero_rated.clone(),
-            provinces,
-        };
-        files.push(FileEntry {
-            name: f.into(),
-            sha256: sha256_hex(text.canada),
-            rows: 1 + canada.provinces.len() as u64,
+        if !covered.contains(GENERAL) {
+            return Err(invalid(
+                f,
+                format!("{key}.rates"),
+                "no standard rate (an entry without `codes`)",
+            ));
+        }
+        countries.push(Country {
+            code: c.code.clone(),
+            name: c.name.clone(),
+            tax_type: tt,
+            authority: c.authority.clone(),
+            rates,
         });
+    }
+    Ok(countries)
+}
 
+/// Validates `canada.toml`: the federal GST and each province's own tax, zero-rated codes
+/// and postal prefixes.
+fn canada(text: &str, codes: &Taxonomy) -> Result<Canada, CuratedError> {
+    let f = FILES[5];
+    let cf: CanadaFile = parse_toml(f, text)?;
+    let fed = &cf.federal;
+    if fed.code != "CA" {
+        return Err(invalid(f, "federal.code", "must be \"CA\""));
+    }
+    nonempty(f, "federal.source", &fed.source)?;
+    for c in &fed.zero_rated {
+        codes.known(f, "federal.zero_rated", c)?;
+    }
+    let mut provinces = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, p) in cf.province.iter().enumerate() {
+        if !is_country(&p.code) {
+            return Err(invalid(
+                f,
+                format!("province[{i}].code"),
+                format!("{:?} is not a 2-letter province code", p.code),
+            ));
+        }
+        let key = format!("province[{}]", p.code);
+        if !seen.insert(p.code.clone()) {
+            return Err(invalid(f, key, "listed twice"));
+        }
+        let tax = if p.chain.is_empty() {
+            if !p.federal {
+                return Err(invalid(
+                    f,
+                    key,
+                    "a province without the federal GST must levy its own tax",
+                ));
+            }
+            None
+        } else {
+            let name = p
+                .tax_name
+                .clone()
+                .ok_or_else(|| invalid(f, format!("{key}.tax_name"), "missing"))?;
+            let tt = tax_type(
+                f,
+                &format!("{key}.tax_type"),
+                p.tax_type.as_deref().unwrap_or(""),
+            )?;
+            let authority = p
+                .authority
+                .clone()
+                .ok_or_else(|| invalid(f, format!("{key}.authority"), "missing"))?;
+            if p.source.as_deref().is_none_or(|s| s.trim().is_empty()) {
+                return Err(invalid(f, format!("{key}.source"), "missing"));
+            }
+            Some((
+                name,
+                tt,
+                authority,
+                chain(f, &format!("{key}.chain"), &p.chain)?,
+            ))
+        };
+        for c in &p.zero_rated {
+            codes.known(f, &format!("{key}.zero_rated"), c)?;
+        }
+        for (j, pre) in p.postal_prefixes.iter().enumerate() {
+            if levy_core::normalize_postal(pre).is_empty() {
+                return Err(invalid(
+                    f,
+                    format!("{key}.postal_prefixes[{j}]"),
+                    "empty prefix",
+                ));
+            }
+        }
+        provinces.push(Province {
+            code: p.code.clone(),
+            name: p.name.clone(),
+            federal: p.federal,
+            tax,
+            postal_prefixes: p.postal_prefixes.clone(),
+            zero_rated: p.zero_rated.clone(),
+        });
+    }
+    let canada = Canada {
+        code: fed.code.clone(),
+        name: fed.name.clone(),
+        tax_name: fed.tax_name.clone(),
+        authority: fed.authority.clone(),
+        periods: chain(f, "federal.chain", &fed.chain)?,
+        zero_rated: fed.zero_rated.clone(),
+        provinces,
+    };
+    Ok(canada)
+}
+
+impl Curated {
+    /// Parses and checks the curated files from their text, one validator per file.
+    pub fn from_strs(text: &CuratedText<'_>) -> Result<Curated, CuratedError> {
+        let tax = taxonomy(text.taxonomy)?;
+        let states = us_states(text.us_states)?;
+        let (extras, modifiers) = us_rules(text.us_rules, &tax, &states)?;
+        let holidays = holidays(text.holidays, &tax, &states)?;
+        let countries = countries(text.countries, &tax)?;
+        let canada = canada(text.canada, &tax)?;
+        let files = vec![
+            file_entry(FILES[0], text.taxonomy, tax.codes.len() + tax.aliases.len()),
+            file_entry(FILES[1], text.us_states, states.len()),
+            file_entry(FILES[2], text.us_rules, extras.len() + modifiers.len()),
+            file_entry(FILES[3], text.holidays, holidays.len()),
+            file_entry(FILES[4], text.countries, countries.len()),
+            file_entry(FILES[5], text.canada, 1 + canada.provinces.len()),
+        ];
         Ok(Curated {
             files,
-            codes,
-            aliases,
+            codes: tax.codes,
+            aliases: tax.aliases,
             states,
             extras,
             modifiers,
