@@ -142,6 +142,7 @@ struct StateRow {
     name: String,
     authority: String,
     source: String,
+    as_of: toml::value::Datetime,
     #[serde(default)]
     #[allow(dead_code)] // for readers of the file; levy does not use it
     note: String,
@@ -174,6 +175,7 @@ struct ExtraJurisdictionRow {
     #[serde(default)]
     in_every_set: bool,
     source: String,
+    as_of: toml::value::Datetime,
     #[serde(default)]
     #[allow(dead_code)] // for readers of the file; levy does not use it
     note: String,
@@ -202,6 +204,7 @@ struct RuleRow {
     to: Option<toml::value::Datetime>,
     label: String,
     source: String,
+    as_of: toml::value::Datetime,
     #[serde(default)]
     #[allow(dead_code)] // for readers of the file; levy does not use it
     note: String,
@@ -233,15 +236,35 @@ struct HolidayRow {
     from: toml::value::Datetime,
     to: toml::value::Datetime,
     include_local: bool,
+    /// The codes of a holiday with one cap; `items` instead for one cap per group.
+    #[serde(default)]
     codes: Vec<String>,
     max_unit: Option<String>,
     #[serde(default)]
     cap_inclusive: bool,
+    /// Codes under a covered code that the holiday does not cover (every item group).
+    #[serde(default)]
+    exclude: Vec<String>,
+    #[serde(default)]
+    items: Vec<HolidayItemRow>,
     basis: String,
     source: String,
+    as_of: toml::value::Datetime,
     #[serde(default)]
     #[allow(dead_code)] // for readers of the file; levy does not use it
     note: String,
+}
+
+/// One group of a holiday's items with its own per-item cap.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HolidayItemRow {
+    codes: Vec<String>,
+    max_unit: Option<String>,
+    #[serde(default)]
+    cap_inclusive: bool,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -259,6 +282,10 @@ struct CountryRow {
     tax_type: String,
     authority: String,
     source: String,
+    as_of: toml::value::Datetime,
+    #[serde(default)]
+    #[allow(dead_code)] // for readers of the file; levy does not use it
+    note: String,
     #[serde(default)]
     #[allow(dead_code)] // for readers of the file; levy does not use it
     eu: bool,
@@ -270,6 +297,9 @@ struct CountryRow {
 struct CountryRatesRow {
     codes: Option<Vec<String>>,
     chain: Vec<ChainRow>,
+    #[serde(default)]
+    #[allow(dead_code)] // for readers of the file; levy does not use it
+    note: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -288,6 +318,7 @@ struct FederalRow {
     tax_name: String,
     authority: String,
     source: String,
+    as_of: toml::value::Datetime,
     chain: Vec<ChainRow>,
     #[serde(default)]
     zero_rated: Vec<String>,
@@ -303,6 +334,7 @@ struct ProvinceRow {
     tax_type: Option<String>,
     authority: Option<String>,
     source: Option<String>,
+    as_of: toml::value::Datetime,
     #[serde(default)]
     #[allow(dead_code)] // for readers of the file; levy does not use it
     note: String,
@@ -312,6 +344,11 @@ struct ProvinceRow {
     postal_prefixes: Vec<String>,
     #[serde(default)]
     zero_rated: Vec<String>,
+    /// In an HST province: codes whose provincial part is rebated at the point of sale, so
+    /// that only the federal rate is charged, from `rebated_from`.
+    #[serde(default)]
+    rebated: Vec<String>,
+    rebated_from: Option<toml::value::Datetime>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -415,6 +452,9 @@ struct Province {
     tax: Option<(String, TaxType, String, Vec<Period>)>,
     postal_prefixes: Vec<String>,
     zero_rated: Vec<String>,
+    /// HST codes charged at the federal rate only (the provincial part rebated at the point
+    /// of sale), from the day given.
+    rebated: Option<(Vec<String>, Date)>,
 }
 
 /// Canada.
@@ -791,6 +831,26 @@ struct Taxonomy {
 }
 
 impl Taxonomy {
+    /// Whether `code` is `ancestor` or lies below it.
+    fn within(&self, code: &str, ancestor: &str) -> bool {
+        let mut cur = Some(code);
+        // The taxonomy was checked for loops; the bound is a second guard.
+        for _ in 0..=self.codes.len() {
+            match cur {
+                Some(c) if c == ancestor => return true,
+                Some(c) => {
+                    cur = self
+                        .codes
+                        .iter()
+                        .find(|x| x.name == c)
+                        .and_then(|x| x.parent.as_deref())
+                }
+                None => return false,
+            }
+        }
+        false
+    }
+
     /// Checks that `code` is a tax code of the taxonomy.
     fn known(&self, file: &str, key: &str, code: &str) -> Result<(), CuratedError> {
         if self.names.contains(code) {
@@ -916,6 +976,7 @@ fn us_states(text: &str) -> Result<Vec<State>, CuratedError> {
         nonempty(f, &format!("{key}.name"), &s.name)?;
         nonempty(f, &format!("{key}.authority"), &s.authority)?;
         nonempty(f, &format!("{key}.source"), &s.source)?;
+        date(f, &format!("{key}.as_of"), &s.as_of)?;
         states.push(State {
             fips: s.fips.clone(),
             abbr: s.abbr.clone(),
@@ -957,6 +1018,7 @@ fn us_rules(
         }
         nonempty(f, &format!("{key}.name"), &x.name)?;
         nonempty(f, &format!("{key}.source"), &x.source)?;
+        date(f, &format!("{key}.as_of"), &x.as_of)?;
         let mut rules = Vec::new();
         for (j, r) in x.rules.iter().enumerate() {
             let k = format!("{key}.rules[{j}]");
@@ -1044,6 +1106,7 @@ fn us_rules(
         let (from, to) = optional_interval(f, &key, &r.from, &r.to)?;
         nonempty(f, &format!("{key}.label"), &r.label)?;
         nonempty(f, &format!("{key}.source"), &r.source)?;
+        date(f, &format!("{key}.as_of"), &r.as_of)?;
         let mut parts = Vec::new();
         for (n, p) in r.parts.iter().enumerate() {
             parts.push(part(f, &format!("{key}.parts[{n}]"), p)?);
@@ -1062,6 +1125,15 @@ fn us_rules(
         });
     }
     Ok((extras, modifiers))
+}
+
+/// One group of a holiday's items with the same cap, as written in the file.
+struct ItemGroup<'a> {
+    key: String,
+    codes: &'a [String],
+    max_unit: &'a Option<String>,
+    cap_inclusive: bool,
+    exclude: &'a [String],
 }
 
 /// Validates `holidays.toml`: each holiday in a known state, over a valid interval, with
@@ -1090,16 +1162,6 @@ fn holidays(
         if from > to {
             return Err(invalid(f, key, "`to` is before `from`"));
         }
-        if h.codes.is_empty() {
-            return Err(invalid(f, format!("{key}.codes"), "names no tax code"));
-        }
-        for c in &h.codes {
-            tax.known(f, &format!("{key}.codes"), c)?;
-        }
-        let max_unit = match &h.max_unit {
-            Some(m) => Some(amount(f, &format!("{key}.max_unit"), m)?),
-            None => None,
-        };
         if !matches!(h.basis.as_str(), "announced" | "statute") {
             return Err(invalid(
                 f,
@@ -1108,17 +1170,80 @@ fn holidays(
             ));
         }
         nonempty(f, &format!("{key}.source"), &h.source)?;
-        holidays.push(HolidaySpec {
-            name: h.name.clone(),
-            country: "US".into(),
-            region: h.state.clone(),
-            include_local: h.include_local,
-            from,
-            to,
-            tax_codes: h.codes.clone(),
+        date(f, &format!("{key}.as_of"), &h.as_of)?;
+        // One group of items per cap: the row's own `codes`, or each of its `items`.
+        let groups: Vec<ItemGroup<'_>> = match (h.codes.is_empty(), h.items.is_empty()) {
+            (false, true) => vec![ItemGroup {
+                key: key.clone(),
+                codes: &h.codes,
+                max_unit: &h.max_unit,
+                cap_inclusive: h.cap_inclusive,
+                exclude: &[],
+            }],
+            (true, false) if h.max_unit.is_none() && !h.cap_inclusive => h
+                .items
+                .iter()
+                .enumerate()
+                .map(|(n, it)| ItemGroup {
+                    key: format!("{key}.items[{n}]"),
+                    codes: &it.codes,
+                    max_unit: &it.max_unit,
+                    cap_inclusive: it.cap_inclusive,
+                    exclude: &it.exclude,
+                })
+                .collect(),
+            (true, true) => return Err(invalid(f, format!("{key}.codes"), "names no tax code")),
+            _ => {
+                return Err(invalid(
+                    f,
+                    key,
+                    "give either `codes` (with `max_unit`) or `items`, not both",
+                ))
+            }
+        };
+        for ItemGroup {
+            key: k,
+            codes,
             max_unit,
-            cap_inclusive: h.cap_inclusive,
-        });
+            cap_inclusive,
+            exclude: item_exclude,
+        } in groups
+        {
+            if codes.is_empty() {
+                return Err(invalid(f, format!("{k}.codes"), "names no tax code"));
+            }
+            for c in codes {
+                tax.known(f, &format!("{k}.codes"), c)?;
+            }
+            let exclude: Vec<String> = h.exclude.iter().chain(item_exclude).cloned().collect();
+            for c in &exclude {
+                tax.known(f, &format!("{k}.exclude"), c)?;
+                // An exclusion must lie under a covered code, or it says nothing.
+                if !codes.iter().any(|covered| tax.within(c, covered)) {
+                    return Err(invalid(
+                        f,
+                        format!("{k}.exclude"),
+                        format!("{c} is not under any of the covered codes"),
+                    ));
+                }
+            }
+            let max_unit = match max_unit {
+                Some(m) => Some(amount(f, &format!("{k}.max_unit"), m)?),
+                None => None,
+            };
+            holidays.push(HolidaySpec {
+                name: h.name.clone(),
+                country: "US".into(),
+                region: h.state.clone(),
+                include_local: h.include_local,
+                from,
+                to,
+                tax_codes: codes.to_vec(),
+                exclude_codes: exclude,
+                max_unit,
+                cap_inclusive,
+            });
+        }
     }
     Ok(holidays)
 }
@@ -1147,6 +1272,7 @@ fn countries(text: &str, tax: &Taxonomy) -> Result<Vec<Country>, CuratedError> {
         }
         nonempty(f, &format!("{key}.name"), &c.name)?;
         nonempty(f, &format!("{key}.source"), &c.source)?;
+        date(f, &format!("{key}.as_of"), &c.as_of)?;
         let tt = tax_type(f, &format!("{key}.tax_type"), &c.tax_type)?;
         let mut rates = Vec::new();
         let mut covered = BTreeSet::new();
@@ -1196,6 +1322,7 @@ fn canada(text: &str, codes: &Taxonomy) -> Result<Canada, CuratedError> {
         return Err(invalid(f, "federal.code", "must be \"CA\""));
     }
     nonempty(f, "federal.source", &fed.source)?;
+    date(f, "federal.as_of", &fed.as_of)?;
     for c in &fed.zero_rated {
         codes.known(f, "federal.zero_rated", c)?;
     }
@@ -1213,6 +1340,7 @@ fn canada(text: &str, codes: &Taxonomy) -> Result<Canada, CuratedError> {
         if !seen.insert(p.code.clone()) {
             return Err(invalid(f, key, "listed twice"));
         }
+        date(f, &format!("{key}.as_of"), &p.as_of)?;
         let tax = if p.chain.is_empty() {
             if !p.federal {
                 return Err(invalid(
@@ -1258,6 +1386,27 @@ fn canada(text: &str, codes: &Taxonomy) -> Result<Canada, CuratedError> {
                 ));
             }
         }
+        let rebated = match (&p.rebated[..], &p.rebated_from) {
+            ([], None) => None,
+            ([], Some(_)) => return Err(invalid(f, format!("{key}.rebated"), "names no tax code")),
+            (_, None) => return Err(invalid(f, format!("{key}.rebated_from"), "missing")),
+            (codes_rebated, Some(d)) => {
+                if p.federal || tax.is_none() {
+                    return Err(invalid(
+                        f,
+                        format!("{key}.rebated"),
+                        "only an HST province (`federal = false`) rebates a provincial part",
+                    ));
+                }
+                for c in codes_rebated {
+                    codes.known(f, &format!("{key}.rebated"), c)?;
+                }
+                Some((
+                    codes_rebated.to_vec(),
+                    date(f, &format!("{key}.rebated_from"), d)?,
+                ))
+            }
+        };
         provinces.push(Province {
             code: p.code.clone(),
             name: p.name.clone(),
@@ -1265,6 +1414,7 @@ fn canada(text: &str, codes: &Taxonomy) -> Result<Canada, CuratedError> {
             tax,
             postal_prefixes: p.postal_prefixes.clone(),
             zero_rated: p.zero_rated.clone(),
+            rebated,
         });
     }
     let canada = Canada {
@@ -1526,6 +1676,11 @@ impl Curated {
                 let label = name.rsplit(' ').next().unwrap_or("TAX");
                 stats.rules += write_periods(b, j, periods, &zero, label, src[5])
                     .map_err(build(FILES[5], &key))?;
+                if let Some((rebated, since)) = &p.rebated {
+                    stats.rules +=
+                        write_rebated(b, j, periods, &ca.periods, rebated, *since, src[5])
+                            .map_err(build(FILES[5], &key))?;
+                }
                 set.push(j);
             }
             b.region("CA", &p.code, &p.name, &set, "")
@@ -1827,6 +1982,37 @@ fn write_periods(
             r.source = src;
             b.rule(r)?;
             n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Rules charging `codes` at the federal rate only in an HST jurisdiction, from `since`, in
+/// every stretch where a provincial period and a federal period overlap. Returns how many
+/// rules were added.
+fn write_rebated(
+    b: &mut TableBuilder,
+    j: JurisdictionId,
+    provincial: &[Period],
+    federal: &[Period],
+    codes: &[String],
+    since: Date,
+    src: u32,
+) -> Result<usize, BuildError> {
+    let mut n = 0;
+    for p in provincial {
+        for q in federal {
+            let (from, to) = (p.from.max(q.from).max(since), p.to.min(q.to));
+            if from > to {
+                continue;
+            }
+            for code in codes {
+                let mut r =
+                    RuleSpec::flat(j, code, q.rate, from, to, "HST PROVINCIAL PART REBATED");
+                r.source = src;
+                b.rule(r)?;
+                n += 1;
+            }
         }
     }
     Ok(n)
@@ -2203,7 +2389,7 @@ mod tests {
     #[test]
     fn chain_ends_each_rate_the_day_before_the_next() {
         let rows: StatesFile = toml::from_str(
-            "[[state]]\nfips='46'\nabbr='SD'\nname='X'\nauthority='X'\nsource='x'\nrates=[{rate='4.5%'},{rate='4.2%',from=2023-07-01}]",
+            "[[state]]\nfips='46'\nabbr='SD'\nname='X'\nauthority='X'\nsource='x'\nas_of=2026-11-23\nrates=[{rate='4.5%'},{rate='4.2%',from=2023-07-01}]",
         )
         .unwrap();
         let p = chain("f", "k", &rows.state[0].rates).unwrap();

@@ -835,6 +835,7 @@ fn statutory_holiday_dates_follow_their_rules() {
     // Each state's statutory rule (holidays.toml notes), checked on every year listed.
     let t = table();
     let (mut tx, mut tn, mut al) = (0, 0, 0);
+    let (mut first_friday, mut md) = (0, 0);
     for h in t.data().holidays.iter() {
         let (from, to) = (Date(h.from.to_native()), Date(h.to.to_native()));
         let (_, m, d) = from.ymd();
@@ -869,9 +870,42 @@ fn statutory_holiday_dates_follow_their_rules() {
                 assert_eq!(to.0 - from.0, 2, "{}", h.name);
                 al += 1;
             }
+            // The first Friday in August through the Sunday (Ohio's statutory holiday of
+            // 2026 on, Missouri, South Carolina, Virginia), through the Saturday (Iowa) or
+            // through the Monday (West Virginia).
+            "OH" | "MO" | "SC" | "VA" | "IA" | "WV"
+                if !h.name.contains("OHIO SALES TAX HOLIDAY 2025") =>
+            {
+                assert_eq!((weekday(from), m, d <= 7), (4, 8, true), "{}", h.name);
+                let days = match h.region.as_str() {
+                    "IA" => 1,
+                    "WV" => 3,
+                    _ => 2,
+                };
+                assert_eq!(to.0 - from.0, days, "{}", h.name);
+                first_friday += 1;
+            }
+            // Maryland: the second Sunday in August through the Saturday.
+            "MD" => {
+                assert_eq!(
+                    (weekday(from), m, (8..=14).contains(&d)),
+                    (6, 8, true),
+                    "{}",
+                    h.name
+                );
+                assert_eq!(to.0 - from.0, 6, "{}", h.name);
+                md += 1;
+            }
             _ => {}
         }
     }
     // Texas one holiday a year; Tennessee two (capped differently) and Alabama four.
     assert_eq!((tx, tn, al), (3, 6, 12));
+    // Ohio 2026-2027 (one row per year, its caps as items), Missouri, South Carolina,
+    // Virginia, Iowa and West Virginia 2025-2027; Maryland 2025-2027. Item groups are
+    // separate holidays in the table: Ohio 2 each, Missouri 4, Virginia 2, West Virginia 3.
+    assert_eq!(
+        (first_friday, md),
+        (2 * 2 + 3 * 4 + 3 + 3 * 2 + 3 + 3 * 3, 3)
+    );
 }

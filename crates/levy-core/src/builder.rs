@@ -126,6 +126,9 @@ pub struct HolidaySpec {
     pub to: Date,
     /// Tax code names covered (each with its descendants).
     pub tax_codes: Vec<String>,
+    /// Tax code names not covered although under a covered code (each with its
+    /// descendants).
+    pub exclude_codes: Vec<String>,
     /// Per-item price cap in major units.
     pub max_unit: Option<Decimal>,
     /// Whether an item priced exactly at the cap qualifies.
@@ -937,6 +940,11 @@ impl TableBuilder {
             for c in &h.tax_codes {
                 codes.push(code_id(c)?);
             }
+            let exclude = h
+                .exclude_codes
+                .iter()
+                .map(|c| code_id(c))
+                .collect::<Result<Vec<_>, _>>()?;
             holiday_records.push(HolidayRecord {
                 name: h.name.clone(),
                 country: country_code(&h.country)?,
@@ -945,6 +953,7 @@ impl TableBuilder {
                 from: h.from.0,
                 to: h.to.0,
                 tax_codes: codes,
+                exclude_codes: exclude,
                 max_unit: store_decimal(h.max_unit.unwrap_or(Decimal::MAX)),
                 cap_inclusive: h.cap_inclusive,
             });

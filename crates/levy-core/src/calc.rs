@@ -436,10 +436,8 @@ fn holiday_covers<D>(
     }
     let level_ok = matches!(jur.level(), Level::State | Level::Province)
         || (h.include_local && jur.level().is_local());
-    level_ok
-        && h.tax_codes
-            .iter()
-            .any(|c| table.tax_code_within(code, TaxCodeId(c.to_native())))
+    let within = |c: &rkyv::rend::u32_le| table.tax_code_within(code, TaxCodeId(c.to_native()));
+    level_ok && h.tax_codes.iter().any(within) && !h.exclude_codes.iter().any(within)
 }
 
 impl<D> Table<D> {

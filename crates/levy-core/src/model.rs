@@ -172,6 +172,9 @@ pub struct HolidayRecord {
     pub to: i32,
     /// Tax code ids it covers (a code covers its descendants).
     pub tax_codes: Vec<u32>,
+    /// Tax code ids it does not cover although a covered code holds them (each with its
+    /// descendants): Maryland's holiday covers clothing but not clothing accessories.
+    pub exclude_codes: Vec<u32>,
     /// Per-item price cap in major units; `Decimal::MAX` for none.
     pub max_unit: StoredDecimal,
     /// Whether an item priced exactly at the cap qualifies.

@@ -76,6 +76,7 @@ fn small_table() -> Vec<u8> {
         from: Date::from_ymd(2026, 2, 1).unwrap(),
         to: Date::from_ymd(2026, 3, 31).unwrap(),
         tax_codes: vec!["CLOTHING".into()],
+        exclude_codes: Vec::new(),
         max_unit: Some(d("100")),
         cap_inclusive: true,
     })

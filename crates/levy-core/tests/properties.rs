@@ -156,6 +156,7 @@ fn build(g: &GenTable) -> Table<AlignedBytes> {
             from: Date::MIN,
             to: Date::MAX,
             tax_codes: vec!["CLOTHING".into()],
+            exclude_codes: Vec::new(),
             max_unit: h.cap.map(cents),
             cap_inclusive: h.inclusive,
         })

@@ -309,6 +309,7 @@ pub fn scenario_bytes() -> Vec<u8> {
         from: Date::from_ymd(2025, 8, 8).unwrap(),
         to: Date::from_ymd(2025, 8, 10).unwrap(),
         tax_codes: vec!["CLOTHING".into()],
+        exclude_codes: Vec::new(),
         max_unit: Some(d("100")),
         cap_inclusive: false,
     })
