@@ -216,6 +216,9 @@ struct RuleRow {
 struct PartRow {
     rate: String,
     scale: Option<String>,
+    /// A delivery charge's part: taxed in proportion to the sale's taxable goods.
+    #[serde(default)]
+    proportional: bool,
     band: Option<[String; 2]>,
     units: Option<[String; 2]>,
     fee: Option<String>,
@@ -393,6 +396,7 @@ enum PartRate {
 struct Part {
     rate: PartRate,
     scale: Decimal,
+    proportional: bool,
     band: (Decimal, Option<Decimal>),
     units: (Decimal, Option<Decimal>),
     fee: Decimal,
@@ -795,6 +799,7 @@ fn part(file: &str, key: &str, p: &PartRow) -> Result<Part, CuratedError> {
     Ok(Part {
         rate,
         scale,
+        proportional: p.proportional,
         band,
         units,
         fee,
@@ -1951,6 +1956,7 @@ fn part_rule(
         fee: p.fee,
         rate_type: label.to_string(),
         source: src,
+        proportional: p.proportional,
     }
 }
 

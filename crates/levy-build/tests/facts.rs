@@ -41,6 +41,8 @@ const ZIPS: &[(u32, &str, &str, &str)] = &[
     (73102, "OK", "40", "OKLAHOMA CITY"),
     (58102, "ND", "38", "FARGO"),
     (2108, "MA", "25", "BOSTON"),
+    (78701, "TX", "48", "AUSTIN"),
+    (95814, "CA", "06", "SACRAMENTO"),
 ];
 
 fn day(y: i32, m: u32, d: u32) -> Date {
@@ -81,6 +83,39 @@ fn tax(t: &Table<AlignedBytes>, address: &Address, date: Date, category: &str, c
     };
     let total = t.calculate(&location, &sale).unwrap().total_tax;
     i64::try_from(total.mantissa()).unwrap() / 10i64.pow(total.scale())
+}
+
+/// The tax in minor units of each line of a sale of `(category, cents)` lines.
+fn taxes(
+    t: &Table<AlignedBytes>,
+    address: &Address,
+    date: Date,
+    lines: &[(&str, i64)],
+) -> Vec<i64> {
+    let location = t.resolve(address, date).unwrap();
+    let sale = Sale {
+        currency: Currency::USD,
+        tax_included: false,
+        customer: Customer::default(),
+        automatic_tax: AutomaticTax::Auto,
+        date,
+        origin_country: None,
+        lines: lines
+            .iter()
+            .map(|(c, cents)| SaleLine {
+                amount: Decimal::from(*cents),
+                quantity: 1,
+                per_unit: false,
+                tax_code: t.category(c).unwrap(),
+            })
+            .collect(),
+    };
+    t.calculate(&location, &sale)
+        .unwrap()
+        .lines
+        .iter()
+        .map(|l| i64::try_from(l.tax.mantissa()).unwrap() / 10i64.pow(l.tax.scale()))
+        .collect()
 }
 
 fn us(zip: &str) -> Address {
@@ -344,4 +379,58 @@ fn every_row_of_the_curated_files_names_a_source_and_an_as_of_date() {
     .unwrap_err()
     .to_string();
     assert!(e.starts_with("holidays.toml") && e.contains("as_of"), "{e}");
+}
+
+#[test]
+fn texas_taxes_delivery_in_proportion_to_the_taxable_goods() {
+    // 34 TAC 3.303 (Comptroller): a delivery charge for taxable and exempt items together is
+    // taxable in proportion to the taxable items. Clothing $60.00 (taxed), groceries $40.00
+    // (exempt), shipping $10.00: 60% of it, $6.00, at Texas's 6.25% = 0.375 -> 0.38; the
+    // clothing 6.25% of 60.00 = 3.75.
+    let t = table();
+    let tx = us("78701");
+    let d = day(2026, 3, 1);
+    assert_eq!(
+        taxes(
+            &t,
+            &tx,
+            d,
+            &[
+                ("CLOTHING", 6_000),
+                ("GROCERIES", 4_000),
+                ("SHIPPING", 1_000)
+            ]
+        ),
+        vec![375, 0, 38]
+    );
+    // Handling follows the same rule; delivering only groceries is not taxed.
+    assert_eq!(
+        taxes(&t, &tx, d, &[("GROCERIES", 4_000), ("HANDLING", 500)]),
+        vec![0, 0]
+    );
+}
+
+#[test]
+fn california_exempts_separately_stated_shipping_but_not_handling() {
+    // Regulation 1628(b)(3): separately stated shipping by common carrier is exempt; handling
+    // is part of the taxable price. With $100.00 of taxable goods at California's 7.25%:
+    // shipping $10.00 -> 0; handling $5.00 -> 0.3625 -> 0.36; shipping and handling billed
+    // as one $10.00 -> 0.725 -> 0.73.
+    let t = table();
+    let ca = us("95814");
+    let d = day(2026, 3, 1);
+    assert_eq!(
+        taxes(
+            &t,
+            &ca,
+            d,
+            &[
+                ("GENERAL_MERCHANDISE", 10_000),
+                ("SHIPPING", 1_000),
+                ("HANDLING", 500),
+                ("SHIPPING_AND_HANDLING", 1_000)
+            ]
+        ),
+        vec![725, 0, 36, 73]
+    );
 }

@@ -469,3 +469,34 @@ fn build_runs_from_any_folder_with_the_rules_compiled_in() {
     assert!(!dir.join("x.levy").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn calc_taxes_shipping_by_the_taxable_share_of_the_order() {
+    // Austin on the embedded default (Texas's 6.25%; 34 TAC 3.303: delivery is taxable in
+    // proportion to the taxable items): $60.00 of clothing is taxed (3.75), $40.00 of
+    // groceries is not, so 60% of the $10.00 shipping, $6.00, is taxed: 0.375 -> 0.38.
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "78701",
+        "--line",
+        "60.00:CLOTHING",
+        "--line",
+        "40.00:GROCERIES",
+        "--line",
+        "10.00:SHIPPING",
+        "--date",
+        "2026-03-01",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ship = &v["line_items"][2];
+    assert_eq!(ship["tax_amount"], 38);
+    assert_eq!(ship["tax_jurisdictions"][0]["taxable_base"], 600);
+    assert_eq!(
+        ship["tax_jurisdictions"][0]["rate_type"],
+        "DELIVERY, IN PROPORTION TO TAXABLE GOODS"
+    );
+    assert_eq!(v["total_tax_amount"], 413);
+}

@@ -82,6 +82,9 @@ pub struct RuleSpec {
     pub rate_type: String,
     /// Manifest index of the source.
     pub source: u32,
+    /// Whether the rate applies in proportion to the taxable share of the sale's goods (a
+    /// delivery charge's rule; see [`crate::model::RuleRecord::proportional`]).
+    pub proportional: bool,
 }
 
 impl RuleSpec {
@@ -105,6 +108,7 @@ impl RuleSpec {
             fee: Decimal::ZERO,
             rate_type: rate_type.to_string(),
             source: 0,
+            proportional: false,
         }
     }
 }
@@ -882,6 +886,7 @@ impl TableBuilder {
                 name: name.clone(),
                 parent,
                 description: description.clone(),
+                delivery: false,
             });
         }
         // Reject cycles in the taxonomy.
@@ -897,6 +902,22 @@ impl TableBuilder {
                     ));
                 }
                 p = code_records[p as usize].parent;
+            }
+        }
+        // Delivery codes: those with a proportional rule, and every code below one.
+        let mut proportional = vec![false; code_records.len()];
+        for r in rules.iter().filter(|r| r.proportional) {
+            proportional[code_id(&r.tax_code)? as usize] = true;
+        }
+        for i in 0..code_records.len() {
+            // The chain is loop-free (checked above), so the walk ends.
+            let mut c = i as u32;
+            while c != u32::MAX {
+                if proportional[c as usize] {
+                    code_records[i].delivery = true;
+                    break;
+                }
+                c = code_records[c as usize].parent;
             }
         }
         let mut category_records = Vec::with_capacity(categories.len());
@@ -923,6 +944,7 @@ impl TableBuilder {
                 fee: store_decimal(r.fee),
                 rate_type: r.rate_type.clone(),
                 source: r.source,
+                proportional: r.proportional,
             });
         }
         rule_records.sort_by_key(|r| (r.jurisdiction, r.tax_code, r.from));

@@ -355,6 +355,9 @@ struct Applied {
     plain: bool,
     zeroed: Option<(Note, Option<usize>)>,
     holiday: Option<(Decimal, bool, u32)>,
+    /// For a delivery charge's rule: the share of the sale's goods the jurisdiction taxes,
+    /// by which the line's taxed part is scaled. `ONE` for every other rule.
+    share: Decimal,
 }
 
 impl Applied {
@@ -408,11 +411,15 @@ impl Applied {
         if self.zeroed.is_some() || !self.applies_at(unit) || self.on_holiday(unit) {
             return (Decimal::ZERO, Decimal::ZERO);
         }
-        let part = self.band_part(unit);
+        let part = self.band_part(unit) * self.share;
         let in_band = unit >= self.base_min && self.base_max.is_none_or(|m| unit < m);
         (
             self.rate * part + self.fee,
-            if in_band { self.rate } else { Decimal::ZERO },
+            if in_band {
+                self.rate * self.share
+            } else {
+                Decimal::ZERO
+            },
         )
     }
 }
@@ -522,9 +529,16 @@ impl<D> Table<D> {
         reverse_charge: bool,
         applied: &mut Vec<Applied>,
     ) -> Result<Calculation, CalcError> {
+        let ctx = LineCtx {
+            location,
+            sale,
+            zero_reason,
+            reverse_charge,
+        };
         let mut lines = Vec::with_capacity(sale.lines.len());
-        let (mut total_tax, mut total_excl, mut total_incl) =
-            (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
+        // Delivery lines (not goods), and those of them whose tax waits for the goods' shares.
+        let mut delivery = Vec::new();
+        let mut waiting = Vec::new();
         for (index, line) in sale.lines.iter().enumerate() {
             if line.quantity == 0 || line.quantity > MAX_QUANTITY {
                 return Err(CalcError::Quantity { line: index });
@@ -538,173 +552,27 @@ impl<D> Table<D> {
                     code: line.tax_code.0,
                 });
             }
-            let qty = Decimal::from(line.quantity);
-            let given_minor = if line.per_unit {
-                line.amount * qty
-            } else {
-                line.amount
-            };
-
-            // Decode the applicable rules once.
-            applied.clear();
-            let mut holiday = None;
-            if let Some(jset) = location.jset {
-                for jid in self.jset(jset) {
-                    let Some(jur) = self.jurisdiction(jid) else {
-                        continue;
-                    };
-                    let hol = self
-                        .data()
-                        .holidays
-                        .iter()
-                        .enumerate()
-                        .find(|(_, h)| holiday_covers(self, h, &jur, line.tax_code, sale.date));
-                    let exemption = sale.customer.exemptions.iter().position(|e| {
-                        e.country.eq_ignore_ascii_case(jur.country())
-                            && e.region.eq_ignore_ascii_case(jur.region())
-                            && !e.region.is_empty()
-                    });
-                    let zeroed = match (zero_reason, exemption) {
-                        (Some(z), _) => Some((z.note(), None)),
-                        (None, Some(i)) => Some((Note::ExemptionCertificate, Some(i))),
-                        _ if reverse_charge
-                            && matches!(jur.tax_type(), TaxType::Vat | TaxType::Gst) =>
-                        {
-                            Some((Note::ReverseCharge, None))
-                        }
-                        _ => None,
-                    };
-                    for rid in self.rules_for(jid, line.tax_code, sale.date) {
-                        let Some(rule) = self.rule(rid) else { continue };
-                        let plain = rule.is_plain();
-                        let rate = rule.rate();
-                        let ((base_min, base_max), (unit_min, unit_max), fee) = if plain {
-                            (
-                                (Decimal::ZERO, Decimal::MAX),
-                                (Decimal::ZERO, Decimal::MAX),
-                                Decimal::ZERO,
-                            )
-                        } else {
-                            (rule.band(), rule.unit_range(), rule.fee())
-                        };
-                        let in_range = if plain {
-                            rate.abs() <= MAX_RATE
-                        } else {
-                            rule_in_range(rate, (base_min, base_max), (unit_min, unit_max), fee)
-                        };
-                        if !in_range {
-                            continue;
-                        }
-                        applied.push(Applied {
-                            jurisdiction: jid,
-                            rule: rid,
-                            rate,
-                            base_min,
-                            base_max: (!is_max(base_max)).then_some(base_max),
-                            unit_min,
-                            unit_max: (!is_max(unit_max)).then_some(unit_max),
-                            fee,
-                            plain,
-                            zeroed,
-                            holiday: hol.map(|(i, h)| {
-                                (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)
-                            }),
-                        });
-                    }
-                }
+            let (tax, proportional) = self.line_tax(&ctx, line, applied, &[]);
+            if self.tax_code_is_delivery(line.tax_code) {
+                delivery.push(index);
             }
-
-            let currency = sale.currency;
-            let excl_minor = if sale.tax_included && zero_reason.is_none() {
-                back_out(applied, currency.to_major(given_minor), qty, currency)
-            } else {
-                given_minor
-            };
-            let excl_major = currency.to_major(excl_minor);
-            // One unit (the usual line) needs no division.
-            let unit = if line.quantity == 1 {
-                excl_major
-            } else {
-                excl_major / qty
-            };
-            let mut entries = Vec::with_capacity(applied.len());
-            let mut due_sum = Decimal::ZERO;
-            for a in applied.iter() {
-                if a.plain && a.zeroed.is_none() && a.holiday.is_none() {
-                    // A plain rate on the whole amount (the usual rule): the taxable base is the
-                    // amount itself, already in minor units, and the tax due is one product,
-                    // equal to what the general path computes through major units.
-                    let due = excl_minor * a.rate;
-                    due_sum += due;
-                    entries.push(JurisdictionTax {
-                        jurisdiction: a.jurisdiction,
-                        rule: a.rule,
-                        rate: a.rate,
-                        taxable_base: normalized(excl_minor),
-                        tax_due: normalized(due),
-                        fee: Decimal::ZERO,
-                        note: Note::RateFrac,
-                        exemption: None,
-                    });
-                    continue;
-                }
-                let applies = a.applies_at(unit);
-                let on_holiday = a.on_holiday(unit);
-                if on_holiday && applies && a.zeroed.is_none() {
-                    holiday = a.holiday.map(|h| h.2);
-                }
-                let (note, exemption) = match a.zeroed {
-                    Some((n, e)) => (n, e),
-                    None if on_holiday && applies => (Note::Holiday, None),
-                    None if !applies => (Note::BelowThreshold, None),
-                    None if a.is_band() => (Note::ProgressiveRate, None),
-                    None if a.is_threshold() => (Note::Threshold, None),
-                    None => (Note::RateFrac, None),
-                };
-                let taxed = applies && !on_holiday && a.zeroed.is_none();
-                let (base, due, fee) = if taxed {
-                    let base_major = a.band_total(unit, excl_major, qty);
-                    let base = currency.to_minor(base_major);
-                    let due = currency.to_minor(base_major * a.rate);
-                    if a.fee.is_zero() {
-                        (base, due, Decimal::ZERO)
-                    } else {
-                        let fee = currency.to_minor(a.fee * qty);
-                        (base, due + fee, fee)
-                    }
-                } else {
-                    (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO)
-                };
-                due_sum += due;
-                entries.push(JurisdictionTax {
-                    jurisdiction: a.jurisdiction,
-                    rule: a.rule,
-                    rate: a.rate,
-                    taxable_base: normalized(base),
-                    tax_due: normalized(due),
-                    fee: normalized(fee),
-                    note,
-                    exemption,
-                });
+            if proportional {
+                waiting.push(index);
             }
-            let (tax, excl, incl) = if sale.tax_included {
-                (given_minor - excl_minor, excl_minor, given_minor)
-            } else {
-                let tax = round_minor(due_sum);
-                (tax, given_minor, given_minor + tax)
-            };
-            total_tax += tax;
-            total_excl += excl;
-            total_incl += incl;
-            lines.push(LineTax {
-                tax_code: line.tax_code,
-                quantity: line.quantity,
-                amount_excluding_tax: normalized(excl),
-                tax: normalized(tax),
-                amount_including_tax: normalized(incl),
-                jurisdictions: entries,
-                holiday,
-            });
+            lines.push(tax);
+        }
+        if !waiting.is_empty() {
+            let shares = goods_shares(&lines, &delivery);
+            for &i in &waiting {
+                lines[i] = self.line_tax(&ctx, &sale.lines[i], applied, &shares).0;
+            }
+        }
+        let (mut total_tax, mut total_excl, mut total_incl) =
+            (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
+        for l in &lines {
+            total_tax += l.tax;
+            total_excl += l.amount_excluding_tax;
+            total_incl += l.amount_including_tax;
         }
         Ok(Calculation {
             coverage: location.coverage,
@@ -718,6 +586,249 @@ impl<D> Table<D> {
             zero_reason,
         })
     }
+
+    /// The tax of one (checked) line, and whether any of its rules is a delivery charge's.
+    /// `shares` gives, per jurisdiction, the share of the sale's goods it taxes; empty in the
+    /// first pass, when a delivery rule counts in full.
+    fn line_tax(
+        &self,
+        ctx: &LineCtx<'_>,
+        line: &SaleLine,
+        applied: &mut Vec<Applied>,
+        shares: &[(JurisdictionId, Decimal)],
+    ) -> (LineTax, bool) {
+        let LineCtx {
+            location,
+            sale,
+            zero_reason,
+            reverse_charge,
+        } = *ctx;
+        let mut proportional = false;
+        let qty = Decimal::from(line.quantity);
+        let given_minor = if line.per_unit {
+            line.amount * qty
+        } else {
+            line.amount
+        };
+
+        // Decode the applicable rules once.
+        applied.clear();
+        let mut holiday = None;
+        if let Some(jset) = location.jset {
+            for jid in self.jset(jset) {
+                let Some(jur) = self.jurisdiction(jid) else {
+                    continue;
+                };
+                let hol = self
+                    .data()
+                    .holidays
+                    .iter()
+                    .enumerate()
+                    .find(|(_, h)| holiday_covers(self, h, &jur, line.tax_code, sale.date));
+                let exemption = sale.customer.exemptions.iter().position(|e| {
+                    e.country.eq_ignore_ascii_case(jur.country())
+                        && e.region.eq_ignore_ascii_case(jur.region())
+                        && !e.region.is_empty()
+                });
+                let zeroed = match (zero_reason, exemption) {
+                    (Some(z), _) => Some((z.note(), None)),
+                    (None, Some(i)) => Some((Note::ExemptionCertificate, Some(i))),
+                    _ if reverse_charge
+                        && matches!(jur.tax_type(), TaxType::Vat | TaxType::Gst) =>
+                    {
+                        Some((Note::ReverseCharge, None))
+                    }
+                    _ => None,
+                };
+                for rid in self.rules_for(jid, line.tax_code, sale.date) {
+                    let Some(rule) = self.rule(rid) else { continue };
+                    let plain = rule.is_plain();
+                    let rate = rule.rate();
+                    let ((base_min, base_max), (unit_min, unit_max), fee) = if plain {
+                        (
+                            (Decimal::ZERO, Decimal::MAX),
+                            (Decimal::ZERO, Decimal::MAX),
+                            Decimal::ZERO,
+                        )
+                    } else {
+                        (rule.band(), rule.unit_range(), rule.fee())
+                    };
+                    let in_range = if plain {
+                        rate.abs() <= MAX_RATE
+                    } else {
+                        rule_in_range(rate, (base_min, base_max), (unit_min, unit_max), fee)
+                    };
+                    if !in_range {
+                        continue;
+                    }
+                    let share = if rule.is_proportional() {
+                        proportional = true;
+                        match shares.iter().find(|(j, _)| *j == jid) {
+                            Some(&(_, share)) => share,
+                            // First pass, or a delivery charge with no goods beside it:
+                            // in full. A jurisdiction the goods never name taxes none.
+                            None if shares.is_empty() => Decimal::ONE,
+                            None => Decimal::ZERO,
+                        }
+                    } else {
+                        Decimal::ONE
+                    };
+                    applied.push(Applied {
+                        jurisdiction: jid,
+                        rule: rid,
+                        rate,
+                        base_min,
+                        base_max: (!is_max(base_max)).then_some(base_max),
+                        unit_min,
+                        unit_max: (!is_max(unit_max)).then_some(unit_max),
+                        fee,
+                        plain,
+                        zeroed,
+                        holiday: hol
+                            .map(|(i, h)| (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)),
+                        share,
+                    });
+                }
+            }
+        }
+
+        let currency = sale.currency;
+        let excl_minor = if sale.tax_included && zero_reason.is_none() {
+            back_out(applied, currency.to_major(given_minor), qty, currency)
+        } else {
+            given_minor
+        };
+        let excl_major = currency.to_major(excl_minor);
+        // One unit (the usual line) needs no division.
+        let unit = if line.quantity == 1 {
+            excl_major
+        } else {
+            excl_major / qty
+        };
+        let mut entries = Vec::with_capacity(applied.len());
+        let mut due_sum = Decimal::ZERO;
+        for a in applied.iter() {
+            if a.plain && a.zeroed.is_none() && a.holiday.is_none() {
+                // A plain rate on the whole amount (the usual rule): the taxable base is the
+                // amount itself, already in minor units, and the tax due is one product,
+                // equal to what the general path computes through major units.
+                let due = excl_minor * a.rate;
+                due_sum += due;
+                entries.push(JurisdictionTax {
+                    jurisdiction: a.jurisdiction,
+                    rule: a.rule,
+                    rate: a.rate,
+                    taxable_base: normalized(excl_minor),
+                    tax_due: normalized(due),
+                    fee: Decimal::ZERO,
+                    note: Note::RateFrac,
+                    exemption: None,
+                });
+                continue;
+            }
+            let applies = a.applies_at(unit);
+            let on_holiday = a.on_holiday(unit);
+            if on_holiday && applies && a.zeroed.is_none() {
+                holiday = a.holiday.map(|h| h.2);
+            }
+            let (note, exemption) = match a.zeroed {
+                Some((n, e)) => (n, e),
+                None if on_holiday && applies => (Note::Holiday, None),
+                None if !applies => (Note::BelowThreshold, None),
+                None if a.is_band() => (Note::ProgressiveRate, None),
+                None if a.is_threshold() => (Note::Threshold, None),
+                None => (Note::RateFrac, None),
+            };
+            let taxed = applies && !on_holiday && a.zeroed.is_none();
+            let (base, due, fee) = if taxed {
+                let base_major = a.band_total(unit, excl_major, qty) * a.share;
+                let base = currency.to_minor(base_major);
+                let due = currency.to_minor(base_major * a.rate);
+                if a.fee.is_zero() {
+                    (base, due, Decimal::ZERO)
+                } else {
+                    let fee = currency.to_minor(a.fee * qty);
+                    (base, due + fee, fee)
+                }
+            } else {
+                (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO)
+            };
+            due_sum += due;
+            entries.push(JurisdictionTax {
+                jurisdiction: a.jurisdiction,
+                rule: a.rule,
+                rate: a.rate,
+                taxable_base: normalized(base),
+                tax_due: normalized(due),
+                fee: normalized(fee),
+                note,
+                exemption,
+            });
+        }
+        let (tax, excl, incl) = if sale.tax_included {
+            (given_minor - excl_minor, excl_minor, given_minor)
+        } else {
+            let tax = round_minor(due_sum);
+            (tax, given_minor, given_minor + tax)
+        };
+        (
+            LineTax {
+                tax_code: line.tax_code,
+                quantity: line.quantity,
+                amount_excluding_tax: normalized(excl),
+                tax: normalized(tax),
+                amount_including_tax: normalized(incl),
+                jurisdictions: entries,
+                holiday,
+            },
+            proportional,
+        )
+    }
+}
+
+/// What every line of one calculation shares.
+#[derive(Clone, Copy)]
+struct LineCtx<'a> {
+    location: &'a Location,
+    sale: &'a Sale,
+    zero_reason: Option<ZeroReason>,
+    reverse_charge: bool,
+}
+
+/// For each jurisdiction of the goods lines (every line not in `delivery`), the share of the
+/// goods' amount it taxes: the sum over goods lines of the largest taxable base of an entry
+/// of that jurisdiction that owes tax (at most the line's amount), over the sum of the goods'
+/// amounts. With no goods amount at all, a delivery charge stands alone and counts in full
+/// (`ONE` for every jurisdiction).
+fn goods_shares(lines: &[LineTax], delivery: &[usize]) -> Vec<(JurisdictionId, Decimal)> {
+    let mut total = Decimal::ZERO;
+    let mut taxed: Vec<(JurisdictionId, Decimal)> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if delivery.contains(&i) {
+            continue;
+        }
+        total += l.amount_excluding_tax;
+        for e in &l.jurisdictions {
+            if !taxed.iter().any(|(j, _)| *j == e.jurisdiction) {
+                taxed.push((e.jurisdiction, Decimal::ZERO));
+            }
+        }
+        for (j, sum) in taxed.iter_mut() {
+            let base = l
+                .jurisdictions
+                .iter()
+                .filter(|e| e.jurisdiction == *j && e.tax_due > Decimal::ZERO)
+                .map(|e| e.taxable_base)
+                .max()
+                .unwrap_or(Decimal::ZERO)
+                .min(l.amount_excluding_tax);
+            *sum += base;
+        }
+    }
+    if total.is_zero() {
+        return Vec::new();
+    }
+    taxed.into_iter().map(|(j, sum)| (j, sum / total)).collect()
 }
 
 /// The amount excluding tax, in whole minor units, of a line whose amount including tax is

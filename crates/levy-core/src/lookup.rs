@@ -126,6 +126,13 @@ impl<'t> Rule<'t> {
             && self.rec.fee == ZERO
             && self.rec.base_max == MAX_BYTES
             && self.rec.unit_max == MAX_BYTES
+            && !self.rec.proportional
+    }
+
+    /// Whether the rule taxes a delivery charge in proportion to the taxable share of the
+    /// sale's goods.
+    pub fn is_proportional(&self) -> bool {
+        self.rec.proportional
     }
 
     /// Index of the manifest entry that wrote the rule.
@@ -200,6 +207,15 @@ impl<D> Table<D> {
             .tax_codes
             .get(id.0 as usize)
             .map(|c| c.name.as_str())
+    }
+
+    /// Whether a tax code is a delivery charge's (see
+    /// [`crate::model::TaxCodeRecord::delivery`]).
+    pub fn tax_code_is_delivery(&self, id: TaxCodeId) -> bool {
+        self.data()
+            .tax_codes
+            .get(id.0 as usize)
+            .is_some_and(|c| c.delivery)
     }
 
     /// The parent of a tax code, if any.

@@ -108,6 +108,10 @@ pub struct TaxCodeRecord {
     pub parent: u32,
     /// One line saying what the code covers.
     pub description: String,
+    /// Whether the code is a delivery charge's: it, or a code above it, has a rule that
+    /// taxes in proportion to the goods (`RuleRecord::proportional`). A sale's lines of such
+    /// codes are not goods when the goods' taxable share is worked out.
+    pub delivery: bool,
 }
 
 /// A product category name and the tax code it maps to.
@@ -152,6 +156,9 @@ pub struct RuleRecord {
     pub rate_type: String,
     /// Index into the manifest of the source that wrote the rule.
     pub source: u32,
+    /// A delivery charge's rule: the rate applies to the line in proportion to how much of
+    /// the sale's goods (its lines without such a rule) the jurisdiction taxes.
+    pub proportional: bool,
 }
 
 /// A sales tax holiday.
