@@ -113,6 +113,7 @@ fn bench_ffi(c: &mut Criterion) {
         transacted_at: MARCH_2026,
         lines: lines.as_ptr(),
         line_count: lines.len(),
+        origin: ptr::null(),
     };
 
     // The Rust side: the same table (read the same way) and the same sale.

@@ -183,6 +183,12 @@ typedef struct LevySale {
   const struct LevySaleLine *lines;
   // Number of lines.
   size_t line_count;
+  // The address the goods ship from, or NULL (an unknown origin: taxed at the
+  // destination). Within a state that sources sales at the origin (Texas, Ohio,
+  // California's modified origin, ...) it decides the local taxes; its country also
+  // decides reverse charge. An origin that cannot be resolved is
+  // `LEVY_RESOLUTION_FAILED`.
+  const struct LevyAddress *origin;
 } LevySale;
 
 // Order-level figures of a result.
@@ -220,6 +226,10 @@ typedef struct LevySummary {
   // (some local levels known, others may apply) or `"STATE_ONLY"` (local taxes may be
   // due that the table does not hold; show the operator a warning). A static string.
   const char *coverage;
+  // The sourcing rule applied: `"DESTINATION"`, `"ORIGIN"`, `"MODIFIED_ORIGIN"` or
+  // `"ORIGIN_WITH_USE_TAX"` (a sale within a state that sources it at the origin). A
+  // static string.
+  const char *sourcing;
 } LevySummary;
 
 // One line of a result.
@@ -277,6 +287,9 @@ typedef struct LevyJurisdiction {
   // not always add up to the line's `tax_amount` (the line is rounded once, from the
   // unrounded sum); always charge `tax_amount`.
   int64_t tax_due_minor;
+  // Which address decided that this jurisdiction taxes the sale: `"DESTINATION"` (the
+  // customer's) or `"ORIGIN"` (`sale.origin`). A static string.
+  const char *sourced;
 } LevyJurisdiction;
 
 // An API key of an account, for a service configured with inline keys.

@@ -89,6 +89,12 @@ pub struct Request {
 /// response that calculates (`POST /tax/calculations`, platform calculations).
 pub const COVERAGE_HEADER: &str = "Levy-Coverage";
 
+/// The response header of a calculation that names the sourcing rule applied:
+/// `DESTINATION`, `ORIGIN`, `MODIFIED_ORIGIN` or `ORIGIN_WITH_USE_TAX` (see
+/// [`levy_core::Sourcing`]); `DESTINATION; origin-unresolved` when an `origin_address` was
+/// given but could not be resolved, so the sale was taxed at the destination.
+pub const SOURCING_HEADER: &str = "Levy-Sourcing";
+
 /// One response: status, headers and a JSON body.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Response {

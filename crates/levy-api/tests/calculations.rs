@@ -654,3 +654,63 @@ fn a_table_file_changed_in_one_byte_is_refused_at_open() {
     assert!(e.message.contains("content hash mismatch"), "{}", e.message);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_intrastate_sale_is_sourced_by_the_states_rule_and_says_so() {
+    // The embedded default holds California's CDTFA rates. From San Jose (95132) to
+    // Mountain View (94043), California's modified origin rule takes the state and uniform
+    // local tax (6% + 1.25%) from the origin and the district taxes from the destination
+    // (Mountain View 1.875%, CDTFA list of 2026-01-01): 9.125% of $100.00 = 9.13.
+    let svc = levy_api::Service::open(levy_api::ServiceConfig {
+        table: levy_api::TableSource::Default,
+        ledger: ":memory:".into(),
+        keys: keys(),
+    })
+    .unwrap();
+    let body = |origin_zip: &str, origin_state: &str| {
+        format!(
+            r#"{{"customer": {{"address": {{"address_province": "CA", "address_postal_code": "94043",
+                "address_country": "US"}}}},
+               "order_details": {{"customer_currency_code": "USD", "line_items": [{{"amount": 10000,
+                "quantity": 1, "product_category": "GENERAL_MERCHANDISE"}}]}},
+               "transacted_at": 1772323200,
+               "origin_address": {{"address_province": "{origin_state}", "address_postal_code": "{origin_zip}",
+                "address_country": "US"}}}}"#
+        )
+    };
+    let call = |body: String| {
+        let r = svc.handle(&levy_api::Request {
+            method: "POST".into(),
+            path: "/tax/calculations".into(),
+            query: String::new(),
+            headers: vec![
+                ("Authorization".into(), format!("Bearer {TEST_KEY}")),
+                ("X-API-Version".into(), "2026-03-01".into()),
+            ],
+            body: body.into_bytes(),
+        });
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        let h = r
+            .headers
+            .iter()
+            .find(|(k, _)| k == levy_api::SOURCING_HEADER)
+            .map(|(_, v)| v.clone());
+        (r.status, v, h)
+    };
+    let (s, v, h) = call(body("95132", "CA"));
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(h.as_deref(), Some("MODIFIED_ORIGIN"));
+    assert_eq!(v["total_tax_amount"], 913);
+    // Shipped from Tennessee: a sale between states, taxed at the destination.
+    let (_, v, h) = call(body("37203", "TN"));
+    assert_eq!(h.as_deref(), Some("DESTINATION"));
+    assert_eq!(v["total_tax_amount"], 913);
+    // An origin known only by its state resolves to the state: the same rule applies.
+    let (_, _, h) = call(body("00000", "CA"));
+    assert_eq!(h.as_deref(), Some("MODIFIED_ORIGIN"));
+    // An origin that cannot be resolved (no such ZIP or state) leaves the destination's
+    // answer and says why.
+    let (_, v, h) = call(body("99999", "XX"));
+    assert_eq!(h.as_deref(), Some("DESTINATION; origin-unresolved"));
+    assert_eq!(v["total_tax_amount"], 913);
+}

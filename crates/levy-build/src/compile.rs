@@ -847,6 +847,16 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
         None => Vec::new(),
     };
     crate::local_taxes::apply(&no_local, &mut ctx.b);
+    // How intrastate sales are sourced, state by state (destination where not listed).
+    if let Some(source) = &opts.curated {
+        if let Some(text) = source
+            .read(crate::sourcing::FILE)
+            .map_err(|e| BuildError::Curated(e.to_string()))?
+        {
+            let rows = crate::sourcing::parse(&text).map_err(BuildError::Curated)?;
+            crate::sourcing::apply(&rows, &mut ctx.b);
+        }
+    }
 
     let build_time = match opts.build_time {
         Some(t) => t,

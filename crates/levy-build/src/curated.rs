@@ -532,6 +532,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../../data/us-local-taxes.toml"),
     ),
     ("ca-base.toml", include_str!("../../../data/ca-base.toml")),
+    (
+        crate::sourcing::FILE,
+        include_str!("../../../data/us-sourcing.toml"),
+    ),
     ("ip/ipv4.txt", include_str!("../../../data/ip/ipv4.txt")),
     ("ip/ipv6.txt", include_str!("../../../data/ip/ipv6.txt")),
     (

@@ -11,7 +11,7 @@ use levy_build::{
 };
 use levy_core::{
     Address, AutomaticTax, Currency, Customer, Date, Decimal, IpMode, JsetId, Location, Precision,
-    ResolveError, Sale, SaleLine, Table,
+    ResolveError, Sale, SaleLine, Sourced, Sourcing, Table,
 };
 
 fn data_dir() -> Option<PathBuf> {
@@ -776,4 +776,70 @@ fn the_census_zip_county_file_places_georgia_zips_in_their_counties() {
     let census = &report.summary.sources[1];
     assert!(census.rows_skipped > 40_000, "{census:?}");
     assert!(report.summary.bad_rows.is_empty());
+}
+
+#[test]
+fn intrastate_sales_follow_the_states_sourcing_rule_on_the_zip5_tables() {
+    let Some(data) = data_dir() else { return };
+    let dir = tempdir("sourcing");
+    for st in ["TX", "OH", "OK"] {
+        let name = format!("TAXRATES_ZIP5_{st}202512.csv");
+        std::fs::copy(data.join("zip5-rates-2025-12").join(&name), dir.join(&name)).unwrap();
+    }
+    let mut o = opts(vec![Input::new(InputKind::Zip5, &dir)]);
+    o.curated = Some(levy_build::CuratedSource::Embedded);
+    let report = build(&o).expect("build");
+    let t = Table::open(report.bytes).expect("open");
+    let d = day(2026, 3, 1);
+    let at = |zip: &str, st: &str| t.resolve(&us(zip, st), d).unwrap();
+    let on_100 = |from: Option<&Location>, to: &Location| {
+        let sale = Sale {
+            currency: Currency::USD,
+            tax_included: false,
+            customer: Customer::default(),
+            automatic_tax: AutomaticTax::Auto,
+            date: d,
+            origin_country: None,
+            lines: vec![SaleLine {
+                amount: Decimal::from(10_000),
+                quantity: 1,
+                per_unit: false,
+                tax_code: t.category("GENERAL_MERCHANDISE").unwrap(),
+            }],
+        };
+        t.calculate_from(from, to, &sale).expect("calculate")
+    };
+    // The December 2025 ZIP5 rows: Barry 75102 has Texas's 6.25% and a 0.5% county tax;
+    // Austin 78701 a 1% city tax and a 1% district (transit) tax, 8.25% in all.
+    let (barry, austin) = (at("75102", "TX"), at("78701", "TX"));
+    // 34 TAC 3.334: shipped from Barry to Austin, Barry's county sales tax (0.5%), then
+    // Austin's city use tax (1.5% local in all), not its transit tax (2.5% would pass the
+    // 2% cap): 6.25 + 0.5 + 1 = 7.75% of $100.00.
+    let c = on_100(Some(&barry), &austin);
+    assert_eq!(c.sourcing, Sourcing::OriginWithUseTax);
+    assert_eq!(c.total_tax, Decimal::from(775));
+    // From Austin to Barry: Austin's 2% local already fills the cap: 8.25.
+    assert_eq!(on_100(Some(&austin), &barry).total_tax, Decimal::from(825));
+    // The same goods shipped from Oklahoma City: a sale between states, taxed at Austin.
+    let okc = at("73102", "OK");
+    let c = on_100(Some(&okc), &austin);
+    assert_eq!(
+        (c.sourcing, c.total_tax),
+        (Sourcing::Destination, Decimal::from(825))
+    );
+    // Ohio (R.C. 5739.033): from Grandview Heights 43215 (county 1.25% and a 1% special
+    // rate, 8% in all) to Cleveland 44113 (county 2.25%, 8%): the origin's jurisdictions.
+    let c = on_100(Some(&at("43215", "OH")), &at("44113", "OH"));
+    assert_eq!(c.sourcing, Sourcing::Origin);
+    assert!(c.lines[0]
+        .jurisdictions
+        .iter()
+        .all(|j| j.sourced == Sourced::Origin));
+    let origin_codes: BTreeSet<String> = c.lines[0]
+        .jurisdictions
+        .iter()
+        .map(|j| t.jurisdiction(j.jurisdiction).unwrap().code().to_string())
+        .collect();
+    assert_eq!(origin_codes, codes(&t, &at("43215", "OH")));
+    assert_eq!(c.total_tax, Decimal::from(800));
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use levy_core::{
     Address, AnyTable, AutomaticTax, Calculation, Coverage, Currency, Customer, CustomerType, Date,
-    Decimal, IpMode, Location, Sale, SaleLine, TaxId,
+    Decimal, IpMode, Location, Sale, SaleLine, Sourced, Sourcing, TaxId,
 };
 
 /// Arguments of `levy calc`.
@@ -56,9 +56,23 @@ pub struct CalcArgs {
     /// The buyer is a business with this VAT or GST id (decides reverse charge).
     #[arg(long, value_name = "ID")]
     pub business_vat_id: Option<String>,
-    /// Country the goods ship from (ISO 3166-1 alpha-2).
+    /// Country the goods ship from (ISO 3166-1 alpha-2); US when only an origin postal code
+    /// or province is given.
     #[arg(long)]
     pub origin_country: Option<String>,
+    /// Postal code the goods ship from: within a state that sources sales at the origin
+    /// (Texas, Ohio, California's modified origin, ...) it decides the local taxes.
+    #[arg(long)]
+    pub origin_postal_code: Option<String>,
+    /// State or province the goods ship from.
+    #[arg(long)]
+    pub origin_province: Option<String>,
+    /// City the goods ship from.
+    #[arg(long)]
+    pub origin_city: Option<String>,
+    /// Street line of the address the goods ship from.
+    #[arg(long)]
+    pub origin_street: Option<String>,
     /// Print JSON instead of a receipt.
     #[arg(long)]
     pub json: bool,
@@ -134,8 +148,38 @@ pub fn run(args: &CalcArgs) -> Result<String, String> {
         origin_country: args.origin_country.as_ref().map(|c| c.to_ascii_uppercase()),
         lines,
     };
+    // The ship-from place, when given beyond its country.
+    let origin = if args.origin_postal_code.is_some() || args.origin_province.is_some() {
+        let address = Address {
+            line1: args.origin_street.clone().unwrap_or_default(),
+            line2: String::new(),
+            city: args.origin_city.clone().unwrap_or_default(),
+            region: args.origin_province.clone().unwrap_or_default(),
+            postal_code: args.origin_postal_code.clone().unwrap_or_default(),
+            country: args
+                .origin_country
+                .clone()
+                .unwrap_or_else(|| "US".into())
+                .to_ascii_uppercase(),
+        };
+        Some(
+            table
+                .resolve(&address, date)
+                .map_err(|e| format!("origin address: {e}"))?,
+        )
+    } else {
+        None
+    };
+    let sale = Sale {
+        origin_country: sale.origin_country.or_else(|| {
+            origin
+                .as_ref()
+                .map(|o| o.address_used.country.to_ascii_uppercase())
+        }),
+        ..sale
+    };
     let calc = table
-        .calculate(&location, &sale)
+        .calculate_from(origin.as_ref(), &location, &sale)
         .map_err(|e| e.to_string())?;
     Ok(if args.json {
         render_json(table, &location, &calc, &categories)
@@ -288,6 +332,14 @@ fn render_receipt(
         location.source.as_str(),
         date
     );
+    if calc.sourcing != Sourcing::Destination {
+        // A sale within one state that sources it otherwise: say which address decided.
+        let _ = writeln!(
+            out,
+            "Sourcing   {}: entries marked ORIGIN are the ship-from address's",
+            calc.sourcing.as_str()
+        );
+    }
     for (i, line) in calc.lines.iter().enumerate() {
         let _ = writeln!(out);
         let _ = writeln!(
@@ -305,13 +357,18 @@ fn render_receipt(
             let level = jur.map(|j| j.level().as_str()).unwrap_or("");
             let _ = writeln!(
                 out,
-                "  {:<34} {:<9} {:>8}  on {:>12}  tax {:>10}  {}",
+                "  {:<34} {:<9} {:>8}  on {:>12}  tax {:>10}  {}{}",
                 name,
                 level,
                 percent(j.rate),
                 major(c, j.taxable_base),
                 precise(c, j.tax_due),
-                j.note.as_str()
+                j.note.as_str(),
+                if j.sourced == Sourced::Origin {
+                    "  ORIGIN"
+                } else {
+                    ""
+                }
             );
         }
         let _ = writeln!(
@@ -409,6 +466,7 @@ fn render_json(
                         "tax_due_decimal": num(j.tax_due),
                         "fee_amount": num(j.fee),
                         "note": j.note.as_str(),
+                        "sourced_from": j.sourced.as_str(),
                     })
                 })
                 .collect();
@@ -439,6 +497,7 @@ fn render_json(
         "total_amount_including_tax": num(calc.total_including_tax),
         "zero_reason": calc.zero_reason.map(|z| z.note().as_str()),
         "coverage": calc.coverage.as_str(),
+        "sourcing": calc.sourcing.as_str(),
         "table_hash": calc.table_hash_hex(),
     });
     let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();

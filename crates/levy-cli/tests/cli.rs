@@ -500,3 +500,46 @@ fn calc_taxes_shipping_by_the_taxable_share_of_the_order() {
     );
     assert_eq!(v["total_tax_amount"], 413);
 }
+
+#[test]
+fn calc_sources_an_intrastate_sale_by_the_states_rule() {
+    // From San Jose (95132) to Mountain View (94043) on the embedded default: California's
+    // modified origin rule takes the state and uniform local tax from the origin and the
+    // district tax from the destination (CDTFA list of 2026-01-01: Mountain View 9.125%).
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "94043",
+        "--origin-postal-code",
+        "95132",
+        "--line",
+        "100.00",
+        "--date",
+        "2026-03-01",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["sourcing"], "MODIFIED_ORIGIN");
+    assert_eq!(v["total_tax_amount"], 913);
+    let js = v["line_items"][0]["tax_jurisdictions"].as_array().unwrap();
+    assert_eq!(js[0]["jurisdiction_code"], "06");
+    assert_eq!(js[0]["sourced_from"], "ORIGIN");
+    assert_eq!(js.last().unwrap()["sourced_from"], "DESTINATION");
+    // An origin in another state: taxed at the destination.
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "94043",
+        "--origin-postal-code",
+        "37203",
+        "--line",
+        "100.00",
+        "--date",
+        "2026-03-01",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["sourcing"], "DESTINATION");
+    assert_eq!(v["total_tax_amount"], 913);
+}

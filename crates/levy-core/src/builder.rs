@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use rust_decimal::Decimal;
 
 use crate::date::Date;
-use crate::kinds::{Coverage, Level, TaxType};
+use crate::kinds::{Coverage, Level, Sourcing, TaxType};
 use crate::lookup::JurisdictionId;
 use crate::model::*;
 use crate::table::{encode, store_decimal};
@@ -642,6 +642,8 @@ impl TableBuilder {
                 main_postal: main_postal.to_string(),
                 coverage: Coverage::Full as u8,
                 levels: 0,
+                sourcing: Sourcing::Destination as u8,
+                local_cap: store_decimal(Decimal::ZERO),
             },
         );
         Ok(())
@@ -660,6 +662,35 @@ impl TableBuilder {
         match self.regions.get_mut(&(c, region.to_string())) {
             Some(r) => {
                 r.coverage = coverage as u8;
+                Ok(())
+            }
+            None => Err(BuildError::Invalid {
+                what: "region",
+                detail: format!("{country}-{region} was not added"),
+            }),
+        }
+    }
+
+    /// Sets how an intrastate sale in a region is sourced, and the cap on local rates for
+    /// [`Sourcing::OriginWithUseTax`] (a fraction; ignored otherwise).
+    pub fn region_sourcing(
+        &mut self,
+        country: &str,
+        region: &str,
+        sourcing: Sourcing,
+        local_cap: Decimal,
+    ) -> Result<(), BuildError> {
+        let c = country_code(country)?;
+        if local_cap.is_sign_negative() || local_cap > Decimal::ONE {
+            return Err(BuildError::Invalid {
+                what: "region",
+                detail: format!("{country}-{region}: local cap {local_cap} is not a fraction"),
+            });
+        }
+        match self.regions.get_mut(&(c, region.to_string())) {
+            Some(r) => {
+                r.sourcing = sourcing as u8;
+                r.local_cap = store_decimal(local_cap);
                 Ok(())
             }
             None => Err(BuildError::Invalid {

@@ -30,7 +30,7 @@
 use rust_decimal::Decimal;
 
 use crate::date::Date;
-use crate::kinds::{Level, TaxType};
+use crate::kinds::{Level, Sourced, Sourcing, TaxType};
 use crate::lookup::{JurisdictionId, RuleId, TaxCodeId};
 use crate::model::ArchivedHolidayRecord;
 use crate::money::{round_minor, Currency};
@@ -253,6 +253,8 @@ pub struct JurisdictionTax {
     pub note: Note,
     /// The exemption (certificate) that zeroed it, when one did.
     pub exemption: Option<usize>,
+    /// Which address decided that this jurisdiction taxes the sale.
+    pub sourced: Sourced,
 }
 
 /// The tax of one line.
@@ -296,6 +298,9 @@ pub struct Calculation {
     /// Whether the location's local jurisdictions are in the answer (from the
     /// [`crate::Location`]): a `STATE_ONLY` answer may owe local taxes the table lacks.
     pub coverage: crate::Coverage,
+    /// The sourcing rule applied: [`Sourcing::Destination`] unless the sale ships from a
+    /// place in the buyer's state and that state sources intrastate sales otherwise.
+    pub sourcing: Sourcing,
 }
 
 impl Calculation {
@@ -358,6 +363,8 @@ struct Applied {
     /// For a delivery charge's rule: the share of the sale's goods the jurisdiction taxes,
     /// by which the line's taxed part is scaled. `ONE` for every other rule.
     share: Decimal,
+    /// Which address brought the jurisdiction in.
+    sourced: Sourced,
 }
 
 impl Applied {
@@ -478,8 +485,21 @@ impl<D> Table<D> {
             .map(|i| RuleId(i as u32))
     }
 
-    /// Calculates the tax of `sale` at `location`.
+    /// Calculates the tax of `sale` at `location` (the buyer's place), as a sale shipped
+    /// from an unknown place: taxed at the destination.
     pub fn calculate(&self, location: &Location, sale: &Sale) -> Result<Calculation, CalcError> {
+        self.calculate_from(None, location, sale)
+    }
+
+    /// Calculates the tax of `sale` shipped from `origin` (the seller's place, when known)
+    /// to `location` (the buyer's). A sale within one US state follows the state's sourcing
+    /// rule (see [`Sourcing`]); any other sale is taxed at the destination.
+    pub fn calculate_from(
+        &self,
+        origin: Option<&Location>,
+        location: &Location,
+        sale: &Sale,
+    ) -> Result<Calculation, CalcError> {
         let zero_reason = if sale.customer.exempt {
             Some(ZeroReason::CustomerExempt)
         } else if sale.automatic_tax == AutomaticTax::Disabled {
@@ -506,8 +526,18 @@ impl<D> Table<D> {
             static APPLIED: std::cell::Cell<Vec<Applied>> = const { std::cell::Cell::new(Vec::new()) };
         }
         let mut applied = APPLIED.with(|cell| cell.take());
-        let result =
-            self.calculate_lines(location, sale, zero_reason, reverse_charge, &mut applied);
+        let (sourcing, sourced) = self.sourced_jurisdictions(origin, location, sale.date);
+        let result = self.calculate_lines(
+            LineCtx {
+                location,
+                sale,
+                zero_reason,
+                reverse_charge,
+                sourced: sourced.as_deref(),
+                sourcing,
+            },
+            &mut applied,
+        );
         applied.clear();
         APPLIED.with(|cell| {
             // Keep the larger of the two buffers if a nested call put one back meanwhile.
@@ -521,20 +551,96 @@ impl<D> Table<D> {
         result
     }
 
+    /// The jurisdictions that tax a sale from `origin` to `dest`, each with the address that
+    /// brought it in, and the rule applied; `None` for the destination's own set (the usual
+    /// case, which needs no list).
+    fn sourced_jurisdictions(
+        &self,
+        origin: Option<&Location>,
+        dest: &Location,
+        date: Date,
+    ) -> (Sourcing, Option<Vec<(JurisdictionId, Sourced)>>) {
+        let (Some(origin), Some(dest_jset)) = (origin, dest.jset) else {
+            return (Sourcing::Destination, None);
+        };
+        let Some(origin_jset) = origin.jset else {
+            return (Sourcing::Destination, None);
+        };
+        let intrastate = origin.country().eq_ignore_ascii_case(dest.country())
+            && !dest.address_used.region.is_empty()
+            && origin
+                .address_used
+                .region
+                .eq_ignore_ascii_case(&dest.address_used.region);
+        if !intrastate {
+            return (Sourcing::Destination, None);
+        }
+        let (rule, cap) = self.region_sourcing(dest.country(), &dest.address_used.region);
+        let level = |j: JurisdictionId| self.jurisdiction(j).map(|x| x.level());
+        let from_origin = || self.jset(origin_jset).map(|j| (j, Sourced::Origin));
+        let list: Vec<(JurisdictionId, Sourced)> = match rule {
+            Sourcing::Destination => return (Sourcing::Destination, None),
+            Sourcing::Origin => from_origin().collect(),
+            Sourcing::ModifiedOrigin => from_origin()
+                .filter(|&(j, _)| level(j) != Some(Level::District))
+                .chain(
+                    self.jset(dest_jset)
+                        .filter(|&j| level(j) == Some(Level::District))
+                        .map(|j| (j, Sourced::Destination)),
+                )
+                .collect(),
+            Sourcing::OriginWithUseTax => {
+                let mut list: Vec<_> = from_origin().collect();
+                let is_local = |j: JurisdictionId| level(j).is_some_and(|l| l.is_local());
+                let mut local: Decimal = list
+                    .iter()
+                    .filter(|&&(j, _)| is_local(j))
+                    .map(|&(j, _)| self.general_rate(j, date))
+                    .sum();
+                // The buyer's local jurisdictions the seller's place lacks: city, then county,
+                // then districts; each in full while the cap allows, else not at all.
+                for wanted in [Level::City, Level::County, Level::District] {
+                    for j in self.jset(dest_jset) {
+                        if level(j) != Some(wanted) || list.iter().any(|&(o, _)| o == j) {
+                            continue;
+                        }
+                        let rate = self.general_rate(j, date);
+                        if local + rate <= cap {
+                            local += rate;
+                            list.push((j, Sourced::Destination));
+                        }
+                    }
+                }
+                list
+            }
+        };
+        (rule, Some(list))
+    }
+
+    /// A jurisdiction's general merchandise rate on `date` (its first plain rule for the
+    /// general code, or zero): what a local-rate cap counts.
+    fn general_rate(&self, j: JurisdictionId, date: Date) -> Decimal {
+        let Some(general) = self.tax_code("GENERAL_MERCHANDISE") else {
+            return Decimal::ZERO;
+        };
+        self.rules_for(j, general, date)
+            .filter_map(|r| self.rule(r))
+            .map(|r| r.rate())
+            .next()
+            .unwrap_or(Decimal::ZERO)
+    }
+
     fn calculate_lines(
         &self,
-        location: &Location,
-        sale: &Sale,
-        zero_reason: Option<ZeroReason>,
-        reverse_charge: bool,
+        ctx: LineCtx<'_>,
         applied: &mut Vec<Applied>,
     ) -> Result<Calculation, CalcError> {
-        let ctx = LineCtx {
+        let LineCtx {
             location,
             sale,
             zero_reason,
-            reverse_charge,
-        };
+            ..
+        } = ctx;
         let mut lines = Vec::with_capacity(sale.lines.len());
         // Delivery lines (not goods), and those of them whose tax waits for the goods' shares.
         let mut delivery = Vec::new();
@@ -575,6 +681,7 @@ impl<D> Table<D> {
             total_incl += l.amount_including_tax;
         }
         Ok(Calculation {
+            sourcing: ctx.sourcing,
             coverage: location.coverage,
             table_hash: self.header().content_hash,
             currency: sale.currency,
@@ -602,6 +709,8 @@ impl<D> Table<D> {
             sale,
             zero_reason,
             reverse_charge,
+            sourced: sourced_list,
+            ..
         } = *ctx;
         let mut proportional = false;
         let qty = Decimal::from(line.quantity);
@@ -615,7 +724,19 @@ impl<D> Table<D> {
         applied.clear();
         let mut holiday = None;
         if let Some(jset) = location.jset {
-            for jid in self.jset(jset) {
+            let (mut listed, mut own);
+            let jurisdictions: &mut dyn Iterator<Item = (JurisdictionId, Sourced)> =
+                match sourced_list {
+                    Some(list) => {
+                        listed = list.iter().copied();
+                        &mut listed
+                    }
+                    None => {
+                        own = self.jset(jset).map(|j| (j, Sourced::Destination));
+                        &mut own
+                    }
+                };
+            for (jid, sourced) in jurisdictions {
                 let Some(jur) = self.jurisdiction(jid) else {
                     continue;
                 };
@@ -687,6 +808,7 @@ impl<D> Table<D> {
                         holiday: hol
                             .map(|(i, h)| (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)),
                         share,
+                        sourced,
                     });
                 }
             }
@@ -723,6 +845,7 @@ impl<D> Table<D> {
                     fee: Decimal::ZERO,
                     note: Note::RateFrac,
                     exemption: None,
+                    sourced: a.sourced,
                 });
                 continue;
             }
@@ -763,6 +886,7 @@ impl<D> Table<D> {
                 fee: normalized(fee),
                 note,
                 exemption,
+                sourced: a.sourced,
             });
         }
         let (tax, excl, incl) = if sale.tax_included {
@@ -793,6 +917,9 @@ struct LineCtx<'a> {
     sale: &'a Sale,
     zero_reason: Option<ZeroReason>,
     reverse_charge: bool,
+    /// The jurisdictions as sourcing chose them; `None`: the location's own set.
+    sourced: Option<&'a [(JurisdictionId, Sourced)]>,
+    sourcing: Sourcing,
 }
 
 /// For each jurisdiction of the goods lines (every line not in `delivery`), the share of the

@@ -155,3 +155,76 @@ impl Coverage {
         }
     }
 }
+
+/// Which address decides a state's taxes for a sale that ships from a place in the same
+/// state (an intrastate sale). A sale between states, or between countries, is always taxed
+/// at the destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Sourcing {
+    /// Every jurisdiction of the buyer's place.
+    Destination = 0,
+    /// Every jurisdiction of the seller's place (Ohio, Pennsylvania, Utah, ...).
+    Origin = 1,
+    /// The state, county and city taxes of the seller's place and the district taxes of the
+    /// buyer's (California).
+    ModifiedOrigin = 2,
+    /// Every jurisdiction of the seller's place (local sales taxes), and then the buyer's
+    /// local jurisdictions that the seller's place lacks (local use taxes), city before
+    /// county before district, each in full or not at all, while the local rates stay within
+    /// the state's cap (Texas: 2%).
+    OriginWithUseTax = 3,
+}
+
+impl Sourcing {
+    /// The name the interfaces use: `DESTINATION`, `ORIGIN`, `MODIFIED_ORIGIN` or
+    /// `ORIGIN_WITH_USE_TAX`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sourcing::Destination => "DESTINATION",
+            Sourcing::Origin => "ORIGIN",
+            Sourcing::ModifiedOrigin => "MODIFIED_ORIGIN",
+            Sourcing::OriginWithUseTax => "ORIGIN_WITH_USE_TAX",
+        }
+    }
+
+    /// Parses the interface's name or the curated file's (`origin_with_use_tax`).
+    pub fn parse(s: &str) -> Option<Sourcing> {
+        Some(match s.to_ascii_uppercase().as_str() {
+            "DESTINATION" => Sourcing::Destination,
+            "ORIGIN" => Sourcing::Origin,
+            "MODIFIED_ORIGIN" => Sourcing::ModifiedOrigin,
+            "ORIGIN_WITH_USE_TAX" => Sourcing::OriginWithUseTax,
+            _ => return None,
+        })
+    }
+
+    /// Reads a stored code; an unknown code (a damaged table) reads as destination.
+    pub(crate) fn from_u8(v: u8) -> Sourcing {
+        match v {
+            1 => Sourcing::Origin,
+            2 => Sourcing::ModifiedOrigin,
+            3 => Sourcing::OriginWithUseTax,
+            _ => Sourcing::Destination,
+        }
+    }
+}
+
+/// Which address decided a jurisdiction entry of a calculation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sourced {
+    /// The buyer's (the ship-to address).
+    Destination,
+    /// The seller's (the ship-from address).
+    Origin,
+}
+
+impl Sourced {
+    /// `DESTINATION` or `ORIGIN`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sourced::Destination => "DESTINATION",
+            Sourced::Origin => "ORIGIN",
+        }
+    }
+}

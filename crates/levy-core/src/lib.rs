@@ -62,7 +62,7 @@ pub use calc::{
     MAX_RULE_AMOUNT,
 };
 pub use date::Date;
-pub use kinds::{Coverage, Level, TaxType};
+pub use kinds::{Coverage, Level, Sourced, Sourcing, TaxType};
 pub use lookup::{JsetId, Jurisdiction, JurisdictionId, Rule, RuleId, TaxCodeId};
 pub use money::{round_minor, Currency};
 pub use resolve::{

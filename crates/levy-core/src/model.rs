@@ -283,6 +283,10 @@ pub struct RegionRecord {
     /// The levels (bits `1 << Level`) that the table's places in this region name: what
     /// its sources cover there.
     pub levels: u8,
+    /// How an intrastate sale is sourced, one of the [`crate::Sourcing`] codes.
+    pub sourcing: u8,
+    /// For [`crate::Sourcing::OriginWithUseTax`]: the cap on the local rates, as a fraction.
+    pub local_cap: StoredDecimal,
 }
 
 /// A non-US postal code or prefix (a Canadian forward sortation area's first letter, say).

@@ -322,6 +322,22 @@ impl<D> Table<D> {
             .map(|i| &regions[i])
     }
 
+    /// How an intrastate sale in a region is sourced, and the cap on local rates that
+    /// [`crate::Sourcing::OriginWithUseTax`] uses; destination for a region the table lacks.
+    pub fn region_sourcing(
+        &self,
+        country: &str,
+        region: &str,
+    ) -> (crate::Sourcing, rust_decimal::Decimal) {
+        match self.region_record(country, region) {
+            Some(r) => (
+                crate::Sourcing::from_u8(r.sourcing),
+                crate::table::load_decimal(&r.local_cap),
+            ),
+            None => (crate::Sourcing::Destination, rust_decimal::Decimal::ZERO),
+        }
+    }
+
     /// The jurisdiction set and name of a region (`("US", "TN")`, `("DE", "")`).
     pub fn region(&self, country: &str, region: &str) -> Option<(JsetId, &str)> {
         self.region_record(country, region)

@@ -128,6 +128,12 @@ pub struct LevySale {
     pub lines: *const LevySaleLine,
     /// Number of lines.
     pub line_count: usize,
+    /// The address the goods ship from, or NULL (an unknown origin: taxed at the
+    /// destination). Within a state that sources sales at the origin (Texas, Ohio,
+    /// California's modified origin, ...) it decides the local taxes; its country also
+    /// decides reverse charge. An origin that cannot be resolved is
+    /// `LEVY_RESOLUTION_FAILED`.
+    pub origin: *const LevyAddress,
 }
 
 /// The outcome of `levy_calculate`: the tax of a sale per line and per jurisdiction.
@@ -180,6 +186,10 @@ pub struct LevySummary {
     /// (some local levels known, others may apply) or `"STATE_ONLY"` (local taxes may be
     /// due that the table does not hold; show the operator a warning). A static string.
     pub coverage: *const c_char,
+    /// The sourcing rule applied: `"DESTINATION"`, `"ORIGIN"`, `"MODIFIED_ORIGIN"` or
+    /// `"ORIGIN_WITH_USE_TAX"` (a sale within a state that sources it at the origin). A
+    /// static string.
+    pub sourcing: *const c_char,
 }
 
 /// One line of a result.
@@ -241,6 +251,9 @@ pub struct LevyJurisdiction {
     /// not always add up to the line's `tax_amount` (the line is rounded once, from the
     /// unrounded sum); always charge `tax_amount`.
     pub tax_due_minor: i64,
+    /// Which address decided that this jurisdiction taxes the sale: `"DESTINATION"` (the
+    /// customer's) or `"ORIGIN"` (`sale.origin`). A static string.
+    pub sourced: *const c_char,
 }
 
 /// Strings of a result, made on the first string accessor call (so `levy_calculate`
@@ -251,6 +264,16 @@ fn coverage_cstr(c: levy_core::Coverage) -> &'static std::ffi::CStr {
         levy_core::Coverage::Full => c"FULL",
         levy_core::Coverage::Partial => c"PARTIAL",
         levy_core::Coverage::StateOnly => c"STATE_ONLY",
+    }
+}
+
+/// A sourcing name as a static C string.
+fn static_cstr(name: &str) -> &'static std::ffi::CStr {
+    match name {
+        "ORIGIN" => c"ORIGIN",
+        "MODIFIED_ORIGIN" => c"MODIFIED_ORIGIN",
+        "ORIGIN_WITH_USE_TAX" => c"ORIGIN_WITH_USE_TAX",
+        _ => c"DESTINATION",
     }
 }
 
@@ -719,8 +742,24 @@ unsafe fn calculate_into(
         AutomaticTax::Auto
     };
     core_sale.date = date;
+    let origin = if sale.origin.is_null() {
+        core_sale.origin_country = None;
+        None
+    } else {
+        let mut a = Address::default();
+        // SAFETY: non-null and valid per the contract; its fields NULL or NUL-terminated.
+        unsafe { fill_address(&*sale.origin, &mut a) }?;
+        let o = table.resolve(&a, date).map_err(|e| {
+            Error::new(
+                LevyStatus::LEVY_RESOLUTION_FAILED,
+                format!("origin: {}", resolve_error(&e)),
+            )
+        })?;
+        core_sale.origin_country = Some(o.address_used.country.to_ascii_uppercase());
+        Some(o)
+    };
     let calc = table
-        .calculate(&location, core_sale)
+        .calculate_from(origin.as_ref(), &location, core_sale)
         .map_err(|e| Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string()))?;
     Ok((calc, location))
 }
@@ -760,6 +799,7 @@ pub unsafe extern "C" fn levy_result_summary(
             effective_rate: s.effective_rate.as_ptr(),
             table_hash: s.table_hash.as_ptr(),
             coverage: coverage_cstr(c.coverage).as_ptr(),
+            sourcing: static_cstr(c.sourcing.as_str()).as_ptr(),
         };
         // SAFETY: out is non-null and valid for writing, per the contract.
         unsafe { out.write(summary) };
@@ -889,6 +929,7 @@ pub unsafe extern "C" fn levy_result_jurisdiction(
             tax_due: s.tax_due.as_ptr(),
             fee: s.fee.as_ptr(),
             tax_due_minor: minor_i64(round_minor(j.tax_due)),
+            sourced: static_cstr(j.sourced.as_str()).as_ptr(),
         };
         // SAFETY: out is non-null and valid for writing, per the contract.
         unsafe { out.write(entry) };

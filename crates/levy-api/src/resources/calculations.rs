@@ -57,6 +57,9 @@ pub(crate) struct Input {
     pub(crate) automatic_tax: AutomaticTax,
     pub(crate) lines: Vec<LineInput>,
     pub(crate) origin_country: Option<String>,
+    /// The ship-from address, which decides the taxes of a sale within a state that
+    /// sources such sales at the origin.
+    pub(crate) origin: Option<Address>,
     pub(crate) transacted_at: Option<i64>,
     pub(crate) metadata: Option<Map<String, Value>>,
     /// Whether line amounts are unit prices (platform calculations).
@@ -392,7 +395,10 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
             tax_included,
             automatic_tax,
             lines,
-            origin_country: origin.map(|o| o.country.trim().to_ascii_uppercase()),
+            origin_country: origin
+                .as_ref()
+                .map(|o| o.country.trim().to_ascii_uppercase()),
+            origin,
             transacted_at,
             metadata,
             per_unit: false,
@@ -659,12 +665,25 @@ pub(crate) fn compute(
             })
             .collect(),
     };
+    // The seller's place, for states that source a sale within the state at the origin.
+    let origin = input.origin.as_ref().map(|a| table.resolve(a, date));
     let calc = table
-        .calculate(&location, &sale)
+        .calculate_from(
+            origin.as_ref().and_then(|o| o.as_ref().ok()),
+            &location,
+            &sale,
+        )
         .map_err(|e| calc_error(&e))?;
-    // Whether the answer holds the location's local taxes: a levy header beside the
-    // interface's body, which stays as specified.
+    // Whether the answer holds the location's local taxes, and which address decided
+    // them: levy headers beside the interface's body, which stays as specified.
     ctx.set_header(crate::COVERAGE_HEADER, calc.coverage.as_str());
+    ctx.set_header(
+        crate::SOURCING_HEADER,
+        match origin {
+            Some(Err(_)) => "DESTINATION; origin-unresolved",
+            _ => calc.sourcing.as_str(),
+        },
+    );
 
     let lines = calc
         .lines

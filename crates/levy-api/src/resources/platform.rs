@@ -143,6 +143,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             automatic_tax: order.automatic_tax,
             lines: order.lines,
             origin_country: None,
+            origin: None,
             transacted_at,
             metadata,
             per_unit: true,
@@ -157,6 +158,15 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         ));
     }
     input.origin_country = Some(merchant.default_address.country.clone());
+    let a = &merchant.default_address;
+    input.origin = Some(levy_core::Address {
+        line1: a.line1.clone(),
+        line2: a.line2.clone(),
+        city: a.city.clone(),
+        region: a.region.clone(),
+        postal_code: a.postal_code.clone(),
+        country: a.country.clone(),
+    });
     // One clock for both parts, so order and fees are taxed on the same day.
     input.transacted_at = Some(input.transacted_at.unwrap_or_else(crate::ids::now));
     let id = crate::ids::new_id("plat_calc_");

@@ -84,6 +84,39 @@ int main(int argc, char **argv) {
         CHECK_STR(s.coverage, "STATE_ONLY");
         levy_result_free(tr);
     }
+    /* Shipped from San Jose to Mountain View, within California: its modified origin rule
+     * takes the state and uniform local tax (6% + 1.25%) from the origin and the district
+     * tax (Mountain View 1.875%, CDTFA list of 2026-01-01) from the destination:
+     * 10000 x 9.125% = 912.5 -> 913. */
+    LevyAddress mv = {NULL, NULL, NULL, "CA", "94043", "US"};
+    LevyAddress sj = {NULL, NULL, NULL, "CA", "95132", "US"};
+    LevySaleLine hundred[1] = {{10000, 1, "GENERAL_MERCHANDISE", NULL}};
+    LevySale ca_sale;
+    memset(&ca_sale, 0, sizeof ca_sale);
+    ca_sale.address = &mv;
+    ca_sale.origin = &sj;
+    ca_sale.transacted_at = 1772323200; /* 2026-03-01 */
+    ca_sale.lines = hundred;
+    ca_sale.line_count = 1;
+    LevyResult *cr = NULL;
+    CHECK_STATUS(levy_calculate(engine, &ca_sale, &cr), LEVY_OK);
+    if (cr != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(cr, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, 913);
+        CHECK_STR(s.sourcing, "MODIFIED_ORIGIN");
+        LevyJurisdiction first;
+        CHECK_STATUS(levy_result_jurisdiction(cr, 0, 0, &first), LEVY_OK);
+        CHECK_STR(first.code, "06");
+        CHECK_STR(first.sourced, "ORIGIN");
+        levy_result_free(cr);
+    }
+    /* An origin that cannot be resolved is an error, never a silent guess. */
+    LevyAddress nowhere = {NULL, NULL, NULL, "XX", "99999", "US"};
+    ca_sale.origin = &nowhere;
+    LevyResult *bad = NULL;
+    CHECK_STATUS(levy_calculate(engine, &ca_sale, &bad), LEVY_RESOLUTION_FAILED);
+    CHECK(bad == NULL);
     levy_engine_free(engine);
 
     /* A service over the embedded table answers the same total. */
