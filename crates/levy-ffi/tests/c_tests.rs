@@ -90,7 +90,15 @@ struct Setup {
     include: PathBuf,
 }
 
-fn setup() -> Setup {
+/// The fixtures, written once per test process: the tests run in parallel, and a C program
+/// of one test maps `fixture.levy` while another would rewrite it (a table file must be
+/// replaced by rename, never rewritten in place, or its readers fault).
+fn setup() -> &'static Setup {
+    static SETUP: std::sync::OnceLock<Setup> = std::sync::OnceLock::new();
+    SETUP.get_or_init(write_fixtures)
+}
+
+fn write_fixtures() -> Setup {
     let dir =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("levy-ffi-c-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -205,7 +213,7 @@ fn compile_and_run(s: &Setup, name: &str, args: &[&str]) {
 #[test]
 fn c_engine() {
     let s = setup();
-    compile_and_run(&s, "engine", &[s.dir.to_str().unwrap(), &s.hash]);
+    compile_and_run(s, "engine", &[s.dir.to_str().unwrap(), &s.hash]);
 }
 
 /// A ledger path that does not exist yet, unique to this run and mode.
@@ -220,26 +228,26 @@ fn fresh_ledger(s: &Setup, name: &str) -> String {
 #[test]
 fn c_service() {
     let s = setup();
-    let ledger = fresh_ledger(&s, "service");
-    compile_and_run(&s, "service", &[s.dir.to_str().unwrap(), &ledger]);
+    let ledger = fresh_ledger(s, "service");
+    compile_and_run(s, "service", &[s.dir.to_str().unwrap(), &ledger]);
 }
 
 #[test]
 fn c_threads() {
     let s = setup();
-    let ledger = fresh_ledger(&s, "threads");
+    let ledger = fresh_ledger(s, "threads");
     // Fewer rounds under the slow checkers; the interleavings are what matter there.
     let rounds = match mode().as_str() {
         "valgrind" => "40",
         "asan" => "200",
         _ => "1000",
     };
-    compile_and_run(&s, "threads", &[s.dir.to_str().unwrap(), &ledger, rounds]);
+    compile_and_run(s, "threads", &[s.dir.to_str().unwrap(), &ledger, rounds]);
 }
 
 #[test]
 fn c_default_table() {
     let s = setup();
-    let ledger = fresh_ledger(&s, "default");
-    compile_and_run(&s, "default_table", &[&ledger]);
+    let ledger = fresh_ledger(s, "default");
+    compile_and_run(s, "default_table", &[&ledger]);
 }
