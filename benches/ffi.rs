@@ -132,6 +132,7 @@ fn bench_ffi(c: &mut Criterion) {
         automatic_tax: AutomaticTax::Auto,
         date,
         origin_country: None,
+        rounding: levy_core::Rounding::Line,
         lines: vec![
             SaleLine {
                 amount: Decimal::from(1999),

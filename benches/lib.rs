@@ -401,6 +401,7 @@ pub fn bench_sale<D>(table: &Table<D>) -> Sale {
         automatic_tax: AutomaticTax::Auto,
         date: bench_date(),
         origin_country: None,
+        rounding: levy_core::Rounding::Line,
         lines: vec![SaleLine {
             amount: Decimal::from(12_345),
             quantity: 1,

@@ -47,6 +47,10 @@
 // quantity (platform calculations), instead of the line total.
 #define LEVY_SALE_PER_UNIT 8
 
+// Flag of `LevySale.flags`: round the sale's tax once for the whole invoice, where the
+// destination's state allows it (see `LevySummary.rounding`); line by line otherwise.
+#define LEVY_SALE_INVOICE_ROUNDING 16
+
 // IP resolution mode `strict`: fail when the IP does not resolve to enough detail.
 #define LEVY_IP_STRICT 0
 
@@ -230,6 +234,10 @@ typedef struct LevySummary {
   // `"ORIGIN_WITH_USE_TAX"` (a sale within a state that sources it at the origin). A
   // static string.
   const char *sourcing;
+  // The rounding applied: `"LINE"`, or `"INVOICE"` when the sale asked for it
+  // (`LEVY_SALE_INVOICE_ROUNDING`), its amounts exclude tax and the destination's state
+  // allows it. A static string.
+  const char *rounding;
 } LevySummary;
 
 // One line of a result.

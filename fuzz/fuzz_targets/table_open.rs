@@ -104,6 +104,7 @@ fuzz_target!(|data: &[u8]| {
                 automatic_tax: AutomaticTax::Auto,
                 date,
                 origin_country: None,
+                rounding: levy_core::Rounding::Line,
                 lines: lines.clone(),
             };
             let _ = table.calculate(location, &sale);

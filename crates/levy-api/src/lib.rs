@@ -95,6 +95,12 @@ pub const COVERAGE_HEADER: &str = "Levy-Coverage";
 /// given but could not be resolved, so the sale was taxed at the destination.
 pub const SOURCING_HEADER: &str = "Levy-Sourcing";
 
+/// The request header by which a seller asks for its sale's tax to be rounded once per
+/// invoice (`invoice`) rather than line by line (`line`, the default); the response header
+/// of the same name says which rounding was applied (`INVOICE` only where the destination's
+/// state allows it and the amounts exclude tax; see [`levy_core::Rounding`]).
+pub const ROUNDING_HEADER: &str = "Levy-Rounding";
+
 /// One response: status, headers and a JSON body.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Response {

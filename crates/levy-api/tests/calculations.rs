@@ -714,3 +714,57 @@ fn an_intrastate_sale_is_sourced_by_the_states_rule_and_says_so() {
     assert_eq!(h.as_deref(), Some("DESTINATION; origin-unresolved"));
     assert_eq!(v["total_tax_amount"], 913);
 }
+
+#[test]
+fn invoice_rounding_is_asked_for_by_header_and_applied_where_allowed() {
+    // Ohio (a Streamlined state, SSUTA s. 324) on the embedded default, 5.75%: three
+    // 10-cent lines owe 0.575 cents each. Line by line 1 + 1 + 1 = 3 cents; once for the
+    // invoice 1.725 -> 2 cents.
+    let svc = levy_api::Service::open(levy_api::ServiceConfig {
+        table: levy_api::TableSource::Default,
+        ledger: ":memory:".into(),
+        keys: keys(),
+    })
+    .unwrap();
+    let body = r#"{"customer": {"address": {"address_province": "OH", "address_postal_code": "43215",
+        "address_country": "US"}},
+       "order_details": {"customer_currency_code": "USD", "line_items": [
+        {"amount": 10, "quantity": 1, "product_category": "GENERAL_MERCHANDISE"},
+        {"amount": 10, "quantity": 1, "product_category": "GENERAL_MERCHANDISE"},
+        {"amount": 10, "quantity": 1, "product_category": "GENERAL_MERCHANDISE"}]}}"#;
+    let call = |rounding: Option<&str>| {
+        let mut headers = vec![("Authorization".into(), format!("Bearer {TEST_KEY}"))];
+        if let Some(r) = rounding {
+            headers.push((levy_api::ROUNDING_HEADER.to_string(), r.to_string()));
+        }
+        let r = svc.handle(&levy_api::Request {
+            method: "POST".into(),
+            path: "/tax/calculations".into(),
+            query: String::new(),
+            headers,
+            body: body.as_bytes().to_vec(),
+        });
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        let h = r
+            .headers
+            .iter()
+            .find(|(k, _)| k == levy_api::ROUNDING_HEADER)
+            .map(|(_, v)| v.clone());
+        (r.status, v, h)
+    };
+    let (s, v, h) = call(None);
+    assert_eq!((s, h.as_deref()), (200, Some("LINE")), "{v}");
+    assert_eq!(v["total_tax_amount"], 3);
+    let (s, v, h) = call(Some("invoice"));
+    assert_eq!((s, h.as_deref()), (200, Some("INVOICE")), "{v}");
+    assert_eq!(v["total_tax_amount"], 2);
+    let (s, v, _) = call(Some("per-cent"));
+    assert_eq!(s, 400, "{v}");
+    // The error's type as this version spells it (`invalid_header` before 2026-01-01).
+    assert!(
+        v.to_string()
+            .to_ascii_uppercase()
+            .contains("INVALID_HEADER"),
+        "{v}"
+    );
+}

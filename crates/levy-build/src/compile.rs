@@ -856,6 +856,14 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
             let rows = crate::sourcing::parse(&text).map_err(BuildError::Curated)?;
             crate::sourcing::apply(&rows, &mut ctx.b);
         }
+        // Where a seller may round a sale's tax once per invoice.
+        if let Some(text) = source
+            .read(crate::rounding::FILE)
+            .map_err(|e| BuildError::Curated(e.to_string()))?
+        {
+            let states = crate::rounding::parse(&text).map_err(BuildError::Curated)?;
+            crate::rounding::apply(&states, &mut ctx.b);
+        }
     }
 
     let build_time = match opts.build_time {

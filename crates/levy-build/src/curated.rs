@@ -536,6 +536,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         crate::sourcing::FILE,
         include_str!("../../../data/us-sourcing.toml"),
     ),
+    (
+        crate::rounding::FILE,
+        include_str!("../../../data/us-rounding.toml"),
+    ),
     ("ip/ipv4.txt", include_str!("../../../data/ip/ipv4.txt")),
     ("ip/ipv6.txt", include_str!("../../../data/ip/ipv6.txt")),
     (

@@ -19,6 +19,7 @@ pub mod local_taxes;
 pub mod mmdb;
 pub mod nearest_zip;
 pub mod parse;
+pub mod rounding;
 pub mod sourcing;
 pub mod states;
 

@@ -143,6 +143,7 @@ fn calc_at(
         automatic_tax: AutomaticTax::Auto,
         date,
         origin_country: None,
+        rounding: levy_core::Rounding::Line,
         lines: vec![SaleLine {
             amount: Decimal::from(cents),
             quantity: 1,

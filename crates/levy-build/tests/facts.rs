@@ -72,6 +72,7 @@ fn tax(t: &Table<AlignedBytes>, address: &Address, date: Date, category: &str, c
         automatic_tax: AutomaticTax::Auto,
         date,
         origin_country: None,
+        rounding: levy_core::Rounding::Line,
         lines: vec![SaleLine {
             amount: Decimal::from(cents),
             quantity: 1,
@@ -100,6 +101,7 @@ fn taxes(
         automatic_tax: AutomaticTax::Auto,
         date,
         origin_country: None,
+        rounding: levy_core::Rounding::Line,
         lines: lines
             .iter()
             .map(|(c, cents)| SaleLine {

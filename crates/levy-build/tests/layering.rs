@@ -202,6 +202,7 @@ fn curated_base_under_published_rates() {
         automatic_tax: Default::default(),
         date,
         origin_country: None,
+        rounding: levy_core::Rounding::Line,
         lines: vec![levy_core::SaleLine {
             amount: Decimal::from(10_000),
             quantity: 1,

@@ -68,6 +68,7 @@ fn tax_on_100<D>(t: &Table<D>, loc: &Location, date: Date) -> (Decimal, Decimal)
         automatic_tax: AutomaticTax::Auto,
         date,
         origin_country: None,
+        rounding: levy_core::Rounding::Line,
         lines: vec![SaleLine {
             amount: Decimal::from(10_000),
             quantity: 1,
@@ -800,6 +801,7 @@ fn intrastate_sales_follow_the_states_sourcing_rule_on_the_zip5_tables() {
             automatic_tax: AutomaticTax::Auto,
             date: d,
             origin_country: None,
+            rounding: levy_core::Rounding::Line,
             lines: vec![SaleLine {
                 amount: Decimal::from(10_000),
                 quantity: 1,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use levy_core::{
     Address, AnyTable, AutomaticTax, Calculation, Coverage, Currency, Customer, CustomerType, Date,
-    Decimal, IpMode, Location, Sale, SaleLine, Sourced, Sourcing, TaxId,
+    Decimal, IpMode, Location, Rounding, Sale, SaleLine, Sourced, Sourcing, TaxId,
 };
 
 /// Arguments of `levy calc`.
@@ -73,6 +73,10 @@ pub struct CalcArgs {
     /// Street line of the address the goods ship from.
     #[arg(long)]
     pub origin_street: Option<String>,
+    /// Rounding: `line` (each line's tax half up, the default) or `invoice` (the sale's tax
+    /// rounded once and shared out to the lines), where the buyer's state allows it.
+    #[arg(long, default_value = "line")]
+    pub rounding: String,
     /// Print JSON instead of a receipt.
     #[arg(long)]
     pub json: bool,
@@ -146,6 +150,8 @@ pub fn run(args: &CalcArgs) -> Result<String, String> {
         automatic_tax: AutomaticTax::Auto,
         date,
         origin_country: args.origin_country.as_ref().map(|c| c.to_ascii_uppercase()),
+        rounding: Rounding::parse(&args.rounding)
+            .ok_or_else(|| format!("--rounding {:?}: expected line or invoice", args.rounding))?,
         lines,
     };
     // The ship-from place, when given beyond its country.
@@ -332,6 +338,12 @@ fn render_receipt(
         location.source.as_str(),
         date
     );
+    if calc.rounding == Rounding::Invoice {
+        let _ = writeln!(
+            out,
+            "Rounding   INVOICE: the sale's tax is rounded once and shared out to the lines"
+        );
+    }
     if calc.sourcing != Sourcing::Destination {
         // A sale within one state that sources it otherwise: say which address decided.
         let _ = writeln!(
@@ -498,6 +510,7 @@ fn render_json(
         "zero_reason": calc.zero_reason.map(|z| z.note().as_str()),
         "coverage": calc.coverage.as_str(),
         "sourcing": calc.sourcing.as_str(),
+        "rounding": calc.rounding.as_str(),
         "table_hash": calc.table_hash_hex(),
     });
     let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();

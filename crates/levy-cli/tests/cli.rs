@@ -543,3 +543,38 @@ fn calc_sources_an_intrastate_sale_by_the_states_rule() {
     assert_eq!(v["sourcing"], "DESTINATION");
     assert_eq!(v["total_tax_amount"], 913);
 }
+
+#[test]
+fn calc_rounds_once_per_invoice_where_the_state_allows_it() {
+    // Ohio, 5.75% (SSUTA s. 324 lets a Streamlined state's seller round per invoice): three
+    // 10-cent lines owe 0.575 cents each: 3 cents line by line, 1.725 -> 2 for the invoice.
+    let args = |rounding: &'static str| {
+        vec![
+            "calc",
+            "--postal-code",
+            "43215",
+            "--line",
+            "0.10",
+            "--line",
+            "0.10",
+            "--line",
+            "0.10",
+            "--date",
+            "2026-03-01",
+            "--rounding",
+            rounding,
+            "--json",
+        ]
+    };
+    let v: serde_json::Value = serde_json::from_slice(&levy(&args("line")).stdout).unwrap();
+    assert_eq!(
+        (v["rounding"].as_str(), v["total_tax_amount"].as_i64()),
+        (Some("LINE"), Some(3))
+    );
+    let v: serde_json::Value = serde_json::from_slice(&levy(&args("invoice")).stdout).unwrap();
+    assert_eq!(
+        (v["rounding"].as_str(), v["total_tax_amount"].as_i64()),
+        (Some("INVOICE"), Some(2))
+    );
+    assert!(!levy(&args("banker")).status.success());
+}

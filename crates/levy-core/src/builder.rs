@@ -644,6 +644,7 @@ impl TableBuilder {
                 levels: 0,
                 sourcing: Sourcing::Destination as u8,
                 local_cap: store_decimal(Decimal::ZERO),
+                invoice_rounding: false,
             },
         );
         Ok(())
@@ -691,6 +692,26 @@ impl TableBuilder {
             Some(r) => {
                 r.sourcing = sourcing as u8;
                 r.local_cap = store_decimal(local_cap);
+                Ok(())
+            }
+            None => Err(BuildError::Invalid {
+                what: "region",
+                detail: format!("{country}-{region} was not added"),
+            }),
+        }
+    }
+
+    /// Sets whether a region allows a sale's tax to be rounded once per invoice.
+    pub fn region_invoice_rounding(
+        &mut self,
+        country: &str,
+        region: &str,
+        allowed: bool,
+    ) -> Result<(), BuildError> {
+        let c = country_code(country)?;
+        match self.regions.get_mut(&(c, region.to_string())) {
+            Some(r) => {
+                r.invoice_rounding = allowed;
                 Ok(())
             }
             None => Err(BuildError::Invalid {

@@ -30,7 +30,7 @@
 use rust_decimal::Decimal;
 
 use crate::date::Date;
-use crate::kinds::{Level, Sourced, Sourcing, TaxType};
+use crate::kinds::{Level, Rounding, Sourced, Sourcing, TaxType};
 use crate::lookup::{JurisdictionId, RuleId, TaxCodeId};
 use crate::model::ArchivedHolidayRecord;
 use crate::money::{round_minor, Currency};
@@ -165,6 +165,9 @@ pub struct Sale {
     pub date: Date,
     /// ISO country the goods ship from, when known (decides reverse charge).
     pub origin_country: Option<String>,
+    /// How the seller asks the tax to be rounded; [`Rounding::Invoice`] applies only where
+    /// the destination's state allows it (see [`Calculation::rounding`]).
+    pub rounding: Rounding,
     /// The lines.
     pub lines: Vec<SaleLine>,
 }
@@ -301,6 +304,9 @@ pub struct Calculation {
     /// The sourcing rule applied: [`Sourcing::Destination`] unless the sale ships from a
     /// place in the buyer's state and that state sources intrastate sales otherwise.
     pub sourcing: Sourcing,
+    /// The rounding applied: [`Rounding::Invoice`] only when the sale asked for it, its
+    /// amounts exclude tax and the destination's state allows it; else [`Rounding::Line`].
+    pub rounding: Rounding,
 }
 
 impl Calculation {
@@ -673,6 +679,16 @@ impl<D> Table<D> {
                 lines[i] = self.line_tax(&ctx, &sale.lines[i], applied, &shares).0;
             }
         }
+        let rounding = if sale.rounding == Rounding::Invoice
+            && !sale.tax_included
+            && zero_reason.is_none()
+            && self.region_invoice_rounding(location.country(), &location.address_used.region)
+        {
+            round_invoice(&mut lines);
+            Rounding::Invoice
+        } else {
+            Rounding::Line
+        };
         let (mut total_tax, mut total_excl, mut total_incl) =
             (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
         for l in &lines {
@@ -681,6 +697,7 @@ impl<D> Table<D> {
             total_incl += l.amount_including_tax;
         }
         Ok(Calculation {
+            rounding,
             sourcing: ctx.sourcing,
             coverage: location.coverage,
             table_hash: self.header().content_hash,
@@ -907,6 +924,52 @@ impl<D> Table<D> {
             },
             proportional,
         )
+    }
+}
+
+/// Rounds a sale's tax once and shares it out (amounts excluding tax): the total is the
+/// unrounded sum of every line's tax due, rounded half up; each line starts from its own
+/// rounded tax, and the difference (a few minor units at most) goes, one unit each, to the
+/// lines whose own rounding moved them furthest the other way (the earlier line on a tie).
+/// Every line keeps `excluding + tax == including`.
+fn round_invoice(lines: &mut [LineTax]) {
+    let due: Vec<Decimal> = lines
+        .iter()
+        .map(|l| l.jurisdictions.iter().map(|j| j.tax_due).sum())
+        .collect();
+    let total = round_minor(due.iter().copied().sum());
+    let mut taxes: Vec<Decimal> = due.iter().map(|d| round_minor(*d)).collect();
+    let mut diff = total - taxes.iter().copied().sum::<Decimal>();
+    // Lines by how far their rounding moved them down (due - rounded), most first.
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by(|&a, &b| {
+        (due[b] - taxes[b])
+            .cmp(&(due[a] - taxes[a]))
+            .then(a.cmp(&b))
+    });
+    let mut k = 0;
+    while diff > Decimal::ZERO && !order.is_empty() {
+        taxes[order[k % order.len()]] += Decimal::ONE;
+        diff -= Decimal::ONE;
+        k += 1;
+    }
+    let mut k = 0;
+    while diff < Decimal::ZERO && !order.is_empty() {
+        // From the other end: the lines rounded up the most give a unit back, never below
+        // zero.
+        let i = order[order.len() - 1 - (k % order.len())];
+        if taxes[i] > Decimal::ZERO {
+            taxes[i] -= Decimal::ONE;
+            diff += Decimal::ONE;
+        }
+        k += 1;
+        if k > 4 * order.len() {
+            break;
+        }
+    }
+    for (l, t) in lines.iter_mut().zip(taxes) {
+        l.tax = normalized(t);
+        l.amount_including_tax = normalized(l.amount_excluding_tax + t);
     }
 }
 

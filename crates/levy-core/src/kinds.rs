@@ -228,3 +228,34 @@ impl Sourced {
         }
     }
 }
+
+/// How a sale's tax is rounded to whole minor units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Rounding {
+    /// Each line's tax is rounded half up on its own (the default, allowed everywhere).
+    #[default]
+    Line,
+    /// The sale's tax is rounded once, half up, and shared out to the lines by largest
+    /// remainder so that they add up to it; only where the state allows it (the
+    /// Streamlined Sales Tax states, SSUTA s. 324) and only for amounts excluding tax.
+    Invoice,
+}
+
+impl Rounding {
+    /// `LINE` or `INVOICE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rounding::Line => "LINE",
+            Rounding::Invoice => "INVOICE",
+        }
+    }
+
+    /// Parses `line` or `invoice` in any case.
+    pub fn parse(s: &str) -> Option<Rounding> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "LINE" => Some(Rounding::Line),
+            "INVOICE" => Some(Rounding::Invoice),
+            _ => None,
+        }
+    }
+}

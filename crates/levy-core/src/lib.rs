@@ -28,7 +28,7 @@
 //! let location = table.resolve(&address, date).unwrap();
 //! let sale = Sale {
 //!     currency: Currency::USD, tax_included: false, customer: Customer::default(),
-//!     automatic_tax: AutomaticTax::Auto, date, origin_country: None,
+//!     automatic_tax: AutomaticTax::Auto, date, origin_country: None, rounding: Rounding::Line,
 //!     lines: vec![SaleLine { amount: Decimal::from(10_000), quantity: 1, per_unit: false,
 //!         tax_code: table.category("GENERAL_MERCHANDISE").unwrap() }],
 //! };
@@ -62,7 +62,7 @@ pub use calc::{
     MAX_RULE_AMOUNT,
 };
 pub use date::Date;
-pub use kinds::{Coverage, Level, Sourced, Sourcing, TaxType};
+pub use kinds::{Coverage, Level, Rounding, Sourced, Sourcing, TaxType};
 pub use lookup::{JsetId, Jurisdiction, JurisdictionId, Rule, RuleId, TaxCodeId};
 pub use money::{round_minor, Currency};
 pub use resolve::{

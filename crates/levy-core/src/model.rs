@@ -287,6 +287,9 @@ pub struct RegionRecord {
     pub sourcing: u8,
     /// For [`crate::Sourcing::OriginWithUseTax`]: the cap on the local rates, as a fraction.
     pub local_cap: StoredDecimal,
+    /// Whether the region lets a seller round a sale's tax once for the whole invoice
+    /// ([`crate::Rounding::Invoice`]) rather than line by line.
+    pub invoice_rounding: bool,
 }
 
 /// A non-US postal code or prefix (a Canadian forward sortation area's first letter, say).

@@ -338,6 +338,13 @@ impl<D> Table<D> {
         }
     }
 
+    /// Whether a region allows invoice-level rounding ([`crate::Rounding::Invoice`]); false
+    /// for a region the table lacks.
+    pub fn region_invoice_rounding(&self, country: &str, region: &str) -> bool {
+        self.region_record(country, region)
+            .is_some_and(|r| r.invoice_rounding)
+    }
+
     /// The jurisdiction set and name of a region (`("US", "TN")`, `("DE", "")`).
     pub fn region(&self, country: &str, region: &str) -> Option<(JsetId, &str)> {
         self.region_record(country, region)

@@ -158,6 +158,7 @@ fn exercise<D: TableBytes>(t: &Table<D>) {
                     automatic_tax: AutomaticTax::Auto,
                     date,
                     origin_country: Some("US".into()),
+                    rounding: Rounding::Line,
                     lines: codes
                         .iter()
                         .map(|&tax_code| SaleLine {
@@ -221,6 +222,7 @@ fn the_small_table_is_valid_and_exercised() {
         automatic_tax: AutomaticTax::Auto,
         date,
         origin_country: None,
+        rounding: Rounding::Line,
         lines: vec![SaleLine {
             amount: d("10000"),
             quantity: 1,
@@ -470,6 +472,7 @@ fn the_largest_accepted_values_calculate_exactly() {
         automatic_tax: AutomaticTax::Auto,
         date,
         origin_country: None,
+        rounding: Rounding::Line,
         lines: vec![SaleLine {
             amount: Decimal::from(MAX_AMOUNT_MINOR),
             quantity: MAX_QUANTITY,

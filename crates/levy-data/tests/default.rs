@@ -21,6 +21,7 @@ fn tax(
         automatic_tax: AutomaticTax::Auto,
         date: day(),
         origin_country: None,
+        rounding: levy_core::Rounding::Line,
         lines: vec![SaleLine {
             amount: Decimal::from(cents),
             quantity: 1,
@@ -233,6 +234,7 @@ fn on_100(postal: &str, date: Date) -> (Location, Calculation) {
         automatic_tax: AutomaticTax::Auto,
         date,
         origin_country: None,
+        rounding: levy_core::Rounding::Line,
         lines: vec![SaleLine {
             amount: Decimal::from(10_000),
             quantity: 1,

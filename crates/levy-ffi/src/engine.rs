@@ -21,10 +21,14 @@ pub const LEVY_SALE_AUTOMATIC_TAX_DISABLED: u32 = 4;
 /// Sale flag: each line's `amount` is the price of one unit and the base is amount x
 /// quantity (platform calculations), instead of the line total.
 pub const LEVY_SALE_PER_UNIT: u32 = 8;
+/// Flag of `LevySale.flags`: round the sale's tax once for the whole invoice, where the
+/// destination's state allows it (see `LevySummary.rounding`); line by line otherwise.
+pub const LEVY_SALE_INVOICE_ROUNDING: u32 = 16;
 const KNOWN_FLAGS: u32 = LEVY_SALE_TAX_INCLUDED
     | LEVY_SALE_CUSTOMER_EXEMPT
     | LEVY_SALE_AUTOMATIC_TAX_DISABLED
-    | LEVY_SALE_PER_UNIT;
+    | LEVY_SALE_PER_UNIT
+    | LEVY_SALE_INVOICE_ROUNDING;
 
 /// IP resolution mode `strict`: fail when the IP does not resolve to enough detail.
 pub const LEVY_IP_STRICT: u32 = 0;
@@ -190,6 +194,10 @@ pub struct LevySummary {
     /// `"ORIGIN_WITH_USE_TAX"` (a sale within a state that sources it at the origin). A
     /// static string.
     pub sourcing: *const c_char,
+    /// The rounding applied: `"LINE"`, or `"INVOICE"` when the sale asked for it
+    /// (`LEVY_SALE_INVOICE_ROUNDING`), its amounts exclude tax and the destination's state
+    /// allows it. A static string.
+    pub rounding: *const c_char,
 }
 
 /// One line of a result.
@@ -510,6 +518,7 @@ impl Scratch {
                 automatic_tax: AutomaticTax::Auto,
                 date: Date(0),
                 origin_country: None,
+                rounding: levy_core::Rounding::Line,
                 lines: Vec::new(),
             },
         }
@@ -742,6 +751,11 @@ unsafe fn calculate_into(
         AutomaticTax::Auto
     };
     core_sale.date = date;
+    core_sale.rounding = if sale.flags & LEVY_SALE_INVOICE_ROUNDING != 0 {
+        levy_core::Rounding::Invoice
+    } else {
+        levy_core::Rounding::Line
+    };
     let origin = if sale.origin.is_null() {
         core_sale.origin_country = None;
         None
@@ -800,6 +814,10 @@ pub unsafe extern "C" fn levy_result_summary(
             table_hash: s.table_hash.as_ptr(),
             coverage: coverage_cstr(c.coverage).as_ptr(),
             sourcing: static_cstr(c.sourcing.as_str()).as_ptr(),
+            rounding: match c.rounding {
+                levy_core::Rounding::Invoice => c"INVOICE".as_ptr(),
+                levy_core::Rounding::Line => c"LINE".as_ptr(),
+            },
         };
         // SAFETY: out is non-null and valid for writing, per the contract.
         unsafe { out.write(summary) };

@@ -631,6 +631,18 @@ pub(crate) fn compute(
         input.tax_ids.clone()
     };
     let exemptions = certificate_exemptions(ctx, stored_customer.as_ref(), transacted_at)?;
+    let rounding = match ctx.req.header(crate::ROUNDING_HEADER) {
+        None => levy_core::Rounding::Line,
+        Some(v) => levy_core::Rounding::parse(v).ok_or_else(|| {
+            ApiError::field(
+                "INVALID_HEADER",
+                crate::ROUNDING_HEADER,
+                format!("{} must be `line` or `invoice`", crate::ROUNDING_HEADER),
+                "line or invoice",
+                v,
+            )
+        })?,
+    };
     let sale = Sale {
         currency: input.currency,
         tax_included: input.tax_included,
@@ -653,6 +665,7 @@ pub(crate) fn compute(
         automatic_tax: input.automatic_tax,
         date,
         origin_country: input.origin_country.clone(),
+        rounding,
         lines: input
             .lines
             .iter()
@@ -677,6 +690,7 @@ pub(crate) fn compute(
     // Whether the answer holds the location's local taxes, and which address decided
     // them: levy headers beside the interface's body, which stays as specified.
     ctx.set_header(crate::COVERAGE_HEADER, calc.coverage.as_str());
+    ctx.set_header(crate::ROUNDING_HEADER, calc.rounding.as_str());
     ctx.set_header(
         crate::SOURCING_HEADER,
         match origin {

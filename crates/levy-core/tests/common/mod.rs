@@ -430,6 +430,7 @@ pub fn sale(lines: Vec<SaleLine>, date: Date) -> Sale {
         automatic_tax: AutomaticTax::Auto,
         date,
         origin_country: None,
+        rounding: Rounding::Line,
         lines,
     }
 }

@@ -111,6 +111,30 @@ int main(int argc, char **argv) {
         CHECK_STR(first.sourced, "ORIGIN");
         levy_result_free(cr);
     }
+    /* Ohio (a Streamlined state, SSUTA s. 324), 5.75%: three 10-cent lines owe 0.575
+     * cents each; rounded once for the invoice, 1.725 -> 2 cents (line by line: 3). */
+    LevyAddress oh = {NULL, NULL, NULL, "OH", "43215", "US"};
+    LevySaleLine dimes[3] = {
+        {10, 1, "GENERAL_MERCHANDISE", NULL},
+        {10, 1, "GENERAL_MERCHANDISE", NULL},
+        {10, 1, "GENERAL_MERCHANDISE", NULL},
+    };
+    LevySale oh_sale;
+    memset(&oh_sale, 0, sizeof oh_sale);
+    oh_sale.address = &oh;
+    oh_sale.transacted_at = 1772323200; /* 2026-03-01 */
+    oh_sale.lines = dimes;
+    oh_sale.line_count = 3;
+    oh_sale.flags = LEVY_SALE_INVOICE_ROUNDING;
+    LevyResult *orr = NULL;
+    CHECK_STATUS(levy_calculate(engine, &oh_sale, &orr), LEVY_OK);
+    if (orr != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(orr, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, 2);
+        CHECK_STR(s.rounding, "INVOICE");
+        levy_result_free(orr);
+    }
     /* An origin that cannot be resolved is an error, never a silent guess. */
     LevyAddress nowhere = {NULL, NULL, NULL, "XX", "99999", "US"};
     ca_sale.origin = &nowhere;
