@@ -41,6 +41,7 @@ const ZIPS: &[(u32, &str, &str, &str)] = &[
     (73102, "OK", "40", "OKLAHOMA CITY"),
     (58102, "ND", "38", "FARGO"),
     (2108, "MA", "25", "BOSTON"),
+    (87501, "NM", "35", "SANTA FE"),
     (78701, "TX", "48", "AUSTIN"),
     (95814, "CA", "06", "SACRAMENTO"),
 ];
@@ -435,4 +436,18 @@ fn california_exempts_separately_stated_shipping_but_not_handling() {
         ),
         vec![725, 0, 36, 73]
     );
+}
+
+#[test]
+fn new_mexico_back_to_school_holiday() {
+    // NMSA 1978 7-9-95, 2026: Friday August 7 to Sunday August 9. Clothing under $100,
+    // school supplies under $30, computers up to $1,000. New Mexico's state rate here,
+    // 4.875%: a $30.00 school supply is not under $30, 1.4625 -> 1.46.
+    let t = table();
+    let nm = us("87501");
+    let d = day(2026, 8, 8);
+    assert_eq!(tax(&t, &nm, d, "CLOTHING", 9_999), 0);
+    assert_eq!(tax(&t, &nm, d, "SCHOOL_SUPPLIES", 2_999), 0);
+    assert_eq!(tax(&t, &nm, d, "SCHOOL_SUPPLIES", 3_000), 146);
+    assert_eq!(tax(&t, &nm, d, "COMPUTERS", 100_000), 0);
 }
