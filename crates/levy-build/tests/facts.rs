@@ -60,6 +60,17 @@ fn at(country: &str, postal: &str) -> Address {
 
 /// Tax in minor units on one line of `cents` in `category` at `address` on `date`.
 fn tax(t: &Table<AlignedBytes>, address: &Address, date: Date, category: &str, cents: i64) -> i64 {
+    taxes(t, address, date, &[(category, cents)])[0]
+}
+
+/// The tax in minor units of each line of a sale of `(category, cents)` lines, in the
+/// address's currency (USD, CAD, else EUR).
+fn taxes(
+    t: &Table<AlignedBytes>,
+    address: &Address,
+    date: Date,
+    lines: &[(&str, i64)],
+) -> Vec<i64> {
     let location = t.resolve(address, date).unwrap();
     let currency = match address.country.as_str() {
         "US" => Currency::USD,
@@ -74,42 +85,13 @@ fn tax(t: &Table<AlignedBytes>, address: &Address, date: Date, category: &str, c
         date,
         origin_country: None,
         rounding: levy_core::Rounding::Line,
-        lines: vec![SaleLine {
-            amount: Decimal::from(cents),
-            quantity: 1,
-            per_unit: false,
-            tax_code: t
-                .category(category)
-                .unwrap_or_else(|| panic!("no category {category}")),
-        }],
-    };
-    let total = t.calculate(&location, &sale).unwrap().total_tax;
-    i64::try_from(total.mantissa()).unwrap() / 10i64.pow(total.scale())
-}
-
-/// The tax in minor units of each line of a sale of `(category, cents)` lines.
-fn taxes(
-    t: &Table<AlignedBytes>,
-    address: &Address,
-    date: Date,
-    lines: &[(&str, i64)],
-) -> Vec<i64> {
-    let location = t.resolve(address, date).unwrap();
-    let sale = Sale {
-        currency: Currency::USD,
-        tax_included: false,
-        customer: Customer::default(),
-        automatic_tax: AutomaticTax::Auto,
-        date,
-        origin_country: None,
-        rounding: levy_core::Rounding::Line,
         lines: lines
             .iter()
             .map(|(c, cents)| SaleLine {
                 amount: Decimal::from(*cents),
                 quantity: 1,
                 per_unit: false,
-                tax_code: t.category(c).unwrap(),
+                tax_code: t.category(c).unwrap_or_else(|| panic!("no category {c}")),
             })
             .collect(),
     };
