@@ -541,6 +541,12 @@ impl<D> Table<D> {
                 reverse_charge,
                 sourced: sourced.as_deref(),
                 sourcing,
+                // An answer that takes jurisdictions from the origin knows no more of the
+                // local taxes than the origin's place does.
+                coverage: match (sourcing, origin) {
+                    (Sourcing::Destination, _) | (_, None) => location.coverage,
+                    (_, Some(o)) => location.coverage.min(o.coverage),
+                },
             },
             &mut applied,
         );
@@ -699,7 +705,7 @@ impl<D> Table<D> {
         Ok(Calculation {
             rounding,
             sourcing: ctx.sourcing,
-            coverage: location.coverage,
+            coverage: ctx.coverage,
             table_hash: self.header().content_hash,
             currency: sale.currency,
             tax_included: sale.tax_included,
@@ -983,6 +989,9 @@ struct LineCtx<'a> {
     /// The jurisdictions as sourcing chose them; `None`: the location's own set.
     sourced: Option<&'a [(JurisdictionId, Sourced)]>,
     sourcing: Sourcing,
+    /// What the answer covers: the destination's, or the lesser of both places' when the
+    /// origin's jurisdictions are in it.
+    coverage: crate::Coverage,
 }
 
 /// For each jurisdiction of the goods lines (every line not in `delivery`), the share of the

@@ -80,6 +80,8 @@ fn table() -> Table<AlignedBytes> {
     }
     b.region_sourcing("US", "TX", Sourcing::OriginWithUseTax, Decimal::new(2, 2))
         .unwrap();
+    // Texas has local taxes: an answer for the state alone is STATE_ONLY.
+    b.region_coverage("US", "TX", Coverage::StateOnly).unwrap();
     b.region_sourcing("US", "OH", Sourcing::Origin, Decimal::ZERO)
         .unwrap();
     b.region_sourcing("US", "CA", Sourcing::ModifiedOrigin, Decimal::ZERO)
@@ -181,6 +183,39 @@ fn ohio_taxes_at_the_origin_and_california_splits_by_level() {
     let c = on_100(&t, Some(12207), 10001);
     assert_eq!(c.sourcing, Sourcing::Destination);
     assert_eq!(c.total_tax, d("850"));
+}
+
+#[test]
+fn an_origin_answer_covers_no_more_than_the_origins_place() {
+    // 78701 is placed with every local level (FULL); the Texas region alone (no ZIP) is
+    // STATE_ONLY. Shipped from the region-level origin, the answer takes the origin's
+    // jurisdictions, so it cannot claim more than STATE_ONLY.
+    let t = table();
+    let dest = at(&t, 78701);
+    assert_eq!(dest.coverage, Coverage::Full);
+    let origin = t
+        .resolve(
+            &Address {
+                region: "TX".into(),
+                country: "US".into(),
+                ..Default::default()
+            },
+            common::day(),
+        )
+        .unwrap();
+    let line = SaleLine {
+        amount: Decimal::from(10_000),
+        quantity: 1,
+        per_unit: false,
+        tax_code: t.category("GENERAL_MERCHANDISE").unwrap(),
+    };
+    let sale = common::sale(vec![line], common::day());
+    let c = t.calculate_from(Some(&origin), &dest, &sale).unwrap();
+    assert_eq!(c.sourcing, Sourcing::OriginWithUseTax);
+    assert_eq!(origin.coverage, Coverage::StateOnly);
+    assert_eq!(c.coverage, Coverage::StateOnly);
+    // At the destination alone the answer is FULL.
+    assert_eq!(t.calculate(&dest, &sale).unwrap().coverage, Coverage::Full);
 }
 
 proptest! {
