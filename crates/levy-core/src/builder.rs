@@ -361,6 +361,15 @@ impl TableBuilder {
                 detail: format!("{} ends before it starts", spec.name),
             });
         }
+        if spec.region.len() > 6 || !spec.region.is_ascii() {
+            return Err(BuildError::Invalid {
+                what: "holiday",
+                detail: format!(
+                    "{}: region {:?} is not an ISO 3166-2 subdivision code",
+                    spec.name, spec.region
+                ),
+            });
+        }
         if spec
             .max_unit
             .is_some_and(|cap| cap.is_sign_negative() || cap > crate::calc::MAX_RULE_AMOUNT)
@@ -1000,6 +1009,7 @@ impl TableBuilder {
             });
         }
         rule_records.sort_by_key(|r| (r.jurisdiction, r.tax_code, r.from));
+        let rule_keys = rule_records.iter().map(rule_key).collect();
         let mut rule_start = vec![0u32; jurisdictions.len() + 1];
         for r in &rule_records {
             rule_start[r.jurisdiction as usize + 1] += 1;
@@ -1032,6 +1042,23 @@ impl TableBuilder {
                 cap_inclusive: h.cap_inclusive,
             });
         }
+
+        let mut holiday_keys: Vec<HolidayKey> = holiday_records
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let mut region = [0u8; 6];
+                region[..h.region.len()].copy_from_slice(h.region.as_bytes());
+                HolidayKey {
+                    country: h.country,
+                    region,
+                    from: h.from,
+                    to: h.to,
+                    holiday: i as u32,
+                }
+            })
+            .collect();
+        holiday_keys.sort_by_key(|k| (k.country, k.region, k.from, k.holiday));
 
         let mut jset_start = Vec::with_capacity(jsets.len() + 1);
         let mut jset_items = Vec::new();
@@ -1127,6 +1154,21 @@ impl TableBuilder {
                 )));
             }
         }
+        // The index costs 256 KB; below some thousands of ranges a binary search over all of
+        // them reads as few cache lines, so a small table goes without it.
+        let ipv4_top = if ipv4.len() < IPV4_INDEX_MIN {
+            Vec::new()
+        } else {
+            let mut top = Vec::with_capacity(65_537);
+            let mut i = 0;
+            for h in 0..=65_536u32 {
+                while i < ipv4.len() && ipv4[i].start >> 16 < h {
+                    i += 1;
+                }
+                top.push(i as u32);
+            }
+            top
+        };
         let ipv6_prefix = ipv6
             .iter()
             .map(|r| u64::from_be_bytes(r.start[..8].try_into().expect("8 bytes")))
@@ -1138,8 +1180,10 @@ impl TableBuilder {
             tax_codes: code_records,
             categories: category_records,
             rules: rule_records,
+            rule_keys,
             rule_start,
             holidays: holiday_records,
+            holiday_keys,
             jset_start,
             jset_items,
             zip5,
@@ -1149,6 +1193,7 @@ impl TableBuilder {
             regions: regions.into_values().collect(),
             postal_prefixes: postal.into_values().collect(),
             ipv4,
+            ipv4_top,
             ipv6_prefix,
             ipv6,
             ip_locations,
@@ -1159,5 +1204,34 @@ impl TableBuilder {
     /// as given, so that deterministic builds can pass a time derived from their inputs.
     pub fn build(self, build_time: i64) -> Result<Vec<u8>, BuildError> {
         Ok(encode(&self.into_data()?, build_time))
+    }
+}
+
+/// The fewest IPv4 ranges for which a table carries the first-level index
+/// ([`TableData::ipv4_top`]).
+const IPV4_INDEX_MIN: usize = 4096;
+
+/// What the hot path reads of a rule (see [`RuleKey`]).
+fn rule_key(r: &RuleRecord) -> RuleKey {
+    let rate = crate::table::load_decimal(&r.rate);
+    let none = crate::table::store_decimal(Decimal::MAX);
+    let plain = r.base_min == [0; 16]
+        && r.unit_min == [0; 16]
+        && r.fee == [0; 16]
+        && r.base_max == none
+        && r.unit_max == none
+        && !r.proportional;
+    let mantissa = i64::try_from(rate.mantissa()).ok();
+    let scale = rate.scale();
+    RuleKey {
+        rate_mantissa: mantissa.unwrap_or(0),
+        tax_code: r.tax_code,
+        from: r.from,
+        to: r.to,
+        rate_scale: scale as u8,
+        fast: plain
+            && mantissa.is_some()
+            && scale <= u32::from(RuleKey::MAX_FAST_SCALE)
+            && rate.abs() <= crate::calc::MAX_RATE,
     }
 }

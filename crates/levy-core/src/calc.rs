@@ -279,6 +279,21 @@ pub struct LineTax {
     pub holiday: Option<u32>,
 }
 
+impl LineTax {
+    /// A line with nothing in it yet.
+    fn empty(tax_code: TaxCodeId) -> LineTax {
+        LineTax {
+            tax_code,
+            quantity: 0,
+            amount_excluding_tax: Decimal::ZERO,
+            tax: Decimal::ZERO,
+            amount_including_tax: Decimal::ZERO,
+            jurisdictions: Vec::new(),
+            holiday: None,
+        }
+    }
+}
+
 /// The result of a calculation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Calculation {
@@ -310,6 +325,30 @@ pub struct Calculation {
 }
 
 impl Calculation {
+    /// A calculation of nothing yet, for `sale`, to be filled by [`Table::calculate_into`].
+    fn empty(table_hash: [u8; 32], sale: &Sale) -> Calculation {
+        Calculation {
+            table_hash,
+            currency: sale.currency,
+            tax_included: sale.tax_included,
+            lines: Vec::new(),
+            total_tax: Decimal::ZERO,
+            total_excluding_tax: Decimal::ZERO,
+            total_including_tax: Decimal::ZERO,
+            zero_reason: None,
+            coverage: crate::Coverage::Full,
+            sourcing: Sourcing::Destination,
+            rounding: Rounding::Line,
+        }
+    }
+
+    /// Makes the calculation one of `sale` with nothing in it yet, keeping its vectors.
+    fn reset(&mut self, table_hash: [u8; 32], sale: &Sale) {
+        let lines = std::mem::take(&mut self.lines);
+        *self = Calculation::empty(table_hash, sale);
+        self.lines = lines;
+    }
+
     /// Effective rate: total tax / total excluding tax (zero for a zero total). Never a
     /// sum of rates.
     pub fn effective_rate(&self) -> Decimal {
@@ -364,6 +403,9 @@ struct Applied {
     fee: Decimal,
     /// No band, unit range or fee: the whole amount at `rate`.
     plain: bool,
+    /// For a fast rule (see [`crate::model::RuleKey::fast`]): the rate's mantissa and
+    /// scale, for the integer path.
+    fast: Option<(i64, u32)>,
     zeroed: Option<(Note, Option<usize>)>,
     holiday: Option<(Decimal, bool, u32)>,
     /// For a delivery charge's rule: the share of the sale's goods the jurisdiction taxes,
@@ -470,25 +512,69 @@ impl<D> Table<D> {
         date: Date,
     ) -> impl Iterator<Item = RuleId> + '_ {
         let (start, end) = self.rule_span(jurisdiction);
-        let rules = &self.data().rules[start..end];
+        // The compact keys, parallel to the rules (a damaged table whose key list is short
+        // finds no rules rather than reading out of bounds).
+        let keys = self.data().rule_keys.get(start..end).unwrap_or_default();
         let mut found = (0, 0);
         let mut c = Some(code);
         for _ in 0..64 {
             let Some(cur) = c else { break };
-            let lo = rules.partition_point(|r| r.tax_code.to_native() < cur.0);
-            let hi = lo + rules[lo..].partition_point(|r| r.tax_code.to_native() == cur.0);
+            let lo = keys.partition_point(|r| r.tax_code.to_native() < cur.0);
+            let hi = lo + keys[lo..].partition_point(|r| r.tax_code.to_native() == cur.0);
             if lo < hi {
-                found = (start + lo, start + hi);
+                found = (lo, hi);
                 break;
             }
             c = self.tax_code_parent(cur);
         }
         (found.0..found.1)
             .filter(move |&i| {
-                let r = &self.data().rules[i];
+                let r = &keys[i];
                 r.from.to_native() <= date.0 && date.0 <= r.to.to_native()
             })
-            .map(|i| RuleId(i as u32))
+            .map(move |i| RuleId((start + i) as u32))
+    }
+
+    /// The first holiday that suspends `code` in `jur` on `date`, found through the holiday
+    /// keys of the jurisdiction's place.
+    fn holiday_for(
+        &self,
+        jur: &crate::Jurisdiction<'_>,
+        code: TaxCodeId,
+        date: Date,
+    ) -> Option<(usize, &ArchivedHolidayRecord)> {
+        let d = self.data();
+        let keys = &d.holiday_keys;
+        if keys.is_empty() {
+            return None;
+        }
+        let region = jur.region().as_bytes();
+        if region.len() > 6 {
+            return None;
+        }
+        let mut padded = [0u8; 6];
+        padded[..region.len()].copy_from_slice(region);
+        let country: [u8; 2] = jur.country().as_bytes().try_into().ok()?;
+        let place = |k: &crate::model::ArchivedHolidayKey| (k.country, k.region);
+        let lo = keys.partition_point(|k| place(k) < (country, padded));
+        let hi = lo + keys[lo..].partition_point(|k| place(k) == (country, padded));
+        let mut found: Option<(usize, &ArchivedHolidayRecord)> = None;
+        for k in &keys[lo..hi] {
+            if k.from.to_native() > date.0 || date.0 > k.to.to_native() {
+                continue;
+            }
+            let i = k.holiday.to_native() as usize;
+            // The earliest-written holiday wins, as when every holiday was scanned in order.
+            if found.is_some_and(|(f, _)| f < i) {
+                continue;
+            }
+            if let Some(h) = d.holidays.get(i) {
+                if holiday_covers(self, h, jur, code, date) {
+                    found = Some((i, h));
+                }
+            }
+        }
+        found
     }
 
     /// Calculates the tax of `sale` at `location` (the buyer's place), as a sale shipped
@@ -506,6 +592,48 @@ impl<D> Table<D> {
         location: &Location,
         sale: &Sale,
     ) -> Result<Calculation, CalcError> {
+        let mut out = Calculation::empty(self.header().content_hash, sale);
+        self.calculate_into(origin, location, sale, &mut out)?;
+        Ok(out)
+    }
+
+    /// Calculates many sales, each at its location, into `out`: after the call `out[i]` is
+    /// the calculation of the `i`-th item, and `out` holds nothing else. The calculations
+    /// already in `out` are reused, vectors and all, so a caller that keeps `out` from one
+    /// batch to the next calculates without allocating once the buffers have grown to
+    /// the size of its sales. A sale that cannot be calculated leaves its entry with no
+    /// lines and zero totals, and its index and error are in the returned list (empty when
+    /// every sale succeeded, which allocates nothing).
+    pub fn calculate_batch<'a>(
+        &self,
+        items: impl IntoIterator<Item = (&'a Location, &'a Sale)>,
+        out: &mut Vec<Calculation>,
+    ) -> Vec<(usize, CalcError)> {
+        let mut errors = Vec::new();
+        let mut n = 0;
+        for (i, (location, sale)) in items.into_iter().enumerate() {
+            if i == out.len() {
+                out.push(Calculation::empty(self.header().content_hash, sale));
+            }
+            if let Err(e) = self.calculate_into(None, location, sale, &mut out[i]) {
+                errors.push((i, e));
+            }
+            n = i + 1;
+        }
+        out.truncate(n);
+        errors
+    }
+
+    /// Calculates like [`Table::calculate_from`], into `out`, reusing its vectors (the
+    /// lines, and each line's jurisdiction entries) instead of allocating new ones. On an
+    /// error `out` holds no lines and zero totals.
+    pub fn calculate_into(
+        &self,
+        origin: Option<&Location>,
+        location: &Location,
+        sale: &Sale,
+        out: &mut Calculation,
+    ) -> Result<(), CalcError> {
         let zero_reason = if sale.customer.exempt {
             Some(ZeroReason::CustomerExempt)
         } else if sale.automatic_tax == AutomaticTax::Disabled {
@@ -534,6 +662,7 @@ impl<D> Table<D> {
         let mut applied = APPLIED.with(|cell| cell.take());
         let (sourcing, sourced) = self.sourced_jurisdictions(origin, location, sale.date);
         let result = self.calculate_lines(
+            out,
             LineCtx {
                 location,
                 sale,
@@ -644,16 +773,65 @@ impl<D> Table<D> {
 
     fn calculate_lines(
         &self,
+        out: &mut Calculation,
         ctx: LineCtx<'_>,
         applied: &mut Vec<Applied>,
-    ) -> Result<Calculation, CalcError> {
+    ) -> Result<(), CalcError> {
         let LineCtx {
             location,
             sale,
             zero_reason,
             ..
         } = ctx;
-        let mut lines = Vec::with_capacity(sale.lines.len());
+        out.reset(self.header().content_hash, sale);
+        let mut lines = std::mem::take(&mut out.lines);
+        lines.truncate(sale.lines.len());
+        let result = self.fill_lines(&ctx, applied, &mut lines);
+        out.lines = lines;
+        match result {
+            Ok(()) => {}
+            Err(e) => {
+                out.lines.clear();
+                return Err(e);
+            }
+        }
+        let lines = &mut out.lines;
+        let rounding = if sale.rounding == Rounding::Invoice
+            && !sale.tax_included
+            && zero_reason.is_none()
+            && self.region_invoice_rounding(location.country(), &location.address_used.region)
+        {
+            round_invoice(lines);
+            Rounding::Invoice
+        } else {
+            Rounding::Line
+        };
+        let (mut total_tax, mut total_excl, mut total_incl) =
+            (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
+        for l in lines.iter() {
+            total_tax += l.tax;
+            total_excl += l.amount_excluding_tax;
+            total_incl += l.amount_including_tax;
+        }
+        out.rounding = rounding;
+        out.sourcing = ctx.sourcing;
+        out.coverage = ctx.coverage;
+        out.total_tax = normalized(total_tax);
+        out.total_excluding_tax = normalized(total_excl);
+        out.total_including_tax = normalized(total_incl);
+        out.zero_reason = zero_reason;
+        Ok(())
+    }
+
+    /// Fills `lines` (truncated to at most the sale's line count; entries already there are
+    /// overwritten, their vectors reused) with the tax of every line of the sale.
+    fn fill_lines(
+        &self,
+        ctx: &LineCtx<'_>,
+        applied: &mut Vec<Applied>,
+        lines: &mut Vec<LineTax>,
+    ) -> Result<(), CalcError> {
+        let sale = ctx.sale;
         // Delivery lines (not goods), and those of them whose tax waits for the goods' shares.
         let mut delivery = Vec::new();
         let mut waiting = Vec::new();
@@ -670,51 +848,24 @@ impl<D> Table<D> {
                     code: line.tax_code.0,
                 });
             }
-            let (tax, proportional) = self.line_tax(&ctx, line, applied, &[]);
+            if index == lines.len() {
+                lines.push(LineTax::empty(line.tax_code));
+            }
+            let proportional = self.line_tax(ctx, line, applied, &[], &mut lines[index]);
             if self.tax_code_is_delivery(line.tax_code) {
                 delivery.push(index);
             }
             if proportional {
                 waiting.push(index);
             }
-            lines.push(tax);
         }
         if !waiting.is_empty() {
-            let shares = goods_shares(&lines, &delivery);
+            let shares = goods_shares(lines, &delivery);
             for &i in &waiting {
-                lines[i] = self.line_tax(&ctx, &sale.lines[i], applied, &shares).0;
+                self.line_tax(ctx, &sale.lines[i], applied, &shares, &mut lines[i]);
             }
         }
-        let rounding = if sale.rounding == Rounding::Invoice
-            && !sale.tax_included
-            && zero_reason.is_none()
-            && self.region_invoice_rounding(location.country(), &location.address_used.region)
-        {
-            round_invoice(&mut lines);
-            Rounding::Invoice
-        } else {
-            Rounding::Line
-        };
-        let (mut total_tax, mut total_excl, mut total_incl) =
-            (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
-        for l in &lines {
-            total_tax += l.tax;
-            total_excl += l.amount_excluding_tax;
-            total_incl += l.amount_including_tax;
-        }
-        Ok(Calculation {
-            rounding,
-            sourcing: ctx.sourcing,
-            coverage: ctx.coverage,
-            table_hash: self.header().content_hash,
-            currency: sale.currency,
-            tax_included: sale.tax_included,
-            lines,
-            total_tax: normalized(total_tax),
-            total_excluding_tax: normalized(total_excl),
-            total_including_tax: normalized(total_incl),
-            zero_reason,
-        })
+        Ok(())
     }
 
     /// The tax of one (checked) line, and whether any of its rules is a delivery charge's.
@@ -726,7 +877,8 @@ impl<D> Table<D> {
         line: &SaleLine,
         applied: &mut Vec<Applied>,
         shares: &[(JurisdictionId, Decimal)],
-    ) -> (LineTax, bool) {
+        out: &mut LineTax,
+    ) -> bool {
         let LineCtx {
             location,
             sale,
@@ -763,12 +915,7 @@ impl<D> Table<D> {
                 let Some(jur) = self.jurisdiction(jid) else {
                     continue;
                 };
-                let hol = self
-                    .data()
-                    .holidays
-                    .iter()
-                    .enumerate()
-                    .find(|(_, h)| holiday_covers(self, h, &jur, line.tax_code, sale.date));
+                let hol = self.holiday_for(&jur, line.tax_code, sale.date);
                 let exemption = sale.customer.exemptions.iter().position(|e| {
                     e.country.eq_ignore_ascii_case(jur.country())
                         && e.region.eq_ignore_ascii_case(jur.region())
@@ -785,6 +932,36 @@ impl<D> Table<D> {
                     _ => None,
                 };
                 for rid in self.rules_for(jid, line.tax_code, sale.date) {
+                    // A fast rule is read from its key alone; any other from its record.
+                    let key = self.data().rule_keys.get(rid.0 as usize);
+                    let fast = key.filter(|k| k.fast).and_then(|k| {
+                        let scale = u32::from(k.rate_scale);
+                        let m = k.rate_mantissa.to_native();
+                        Decimal::try_from_i128_with_scale(i128::from(m), scale)
+                            .ok()
+                            .map(|rate| (rate, m, scale))
+                    });
+                    if let Some((rate, m, scale)) = fast {
+                        applied.push(Applied {
+                            jurisdiction: jid,
+                            rule: rid,
+                            rate,
+                            base_min: Decimal::ZERO,
+                            base_max: None,
+                            unit_min: Decimal::ZERO,
+                            unit_max: None,
+                            fee: Decimal::ZERO,
+                            plain: true,
+                            fast: Some((m, scale)),
+                            zeroed,
+                            holiday: hol.map(|(i, h)| {
+                                (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)
+                            }),
+                            share: Decimal::ONE,
+                            sourced,
+                        });
+                        continue;
+                    }
                     let Some(rule) = self.rule(rid) else { continue };
                     let plain = rule.is_plain();
                     let rate = rule.rate();
@@ -827,6 +1004,7 @@ impl<D> Table<D> {
                         unit_max: (!is_max(unit_max)).then_some(unit_max),
                         fee,
                         plain,
+                        fast: None,
                         zeroed,
                         holiday: hol
                             .map(|(i, h)| (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)),
@@ -850,7 +1028,23 @@ impl<D> Table<D> {
         } else {
             excl_major / qty
         };
-        let mut entries = Vec::with_capacity(applied.len());
+        let entries = &mut out.jurisdictions;
+        entries.clear();
+        if let Some(tax) = integer_line(applied, excl_minor, entries) {
+            // Every rule was fast: taxed in integers (see `integer_line`).
+            let (tax, excl, incl) = if sale.tax_included {
+                (given_minor - excl_minor, excl_minor, given_minor)
+            } else {
+                (tax, given_minor, given_minor + tax)
+            };
+            out.tax_code = line.tax_code;
+            out.quantity = line.quantity;
+            out.amount_excluding_tax = normalized(excl);
+            out.tax = normalized(tax);
+            out.amount_including_tax = normalized(incl);
+            out.holiday = None;
+            return proportional;
+        }
         let mut due_sum = Decimal::ZERO;
         for a in applied.iter() {
             if a.plain && a.zeroed.is_none() && a.holiday.is_none() {
@@ -918,19 +1112,121 @@ impl<D> Table<D> {
             let tax = round_minor(due_sum);
             (tax, given_minor, given_minor + tax)
         };
-        (
-            LineTax {
-                tax_code: line.tax_code,
-                quantity: line.quantity,
-                amount_excluding_tax: normalized(excl),
-                tax: normalized(tax),
-                amount_including_tax: normalized(incl),
-                jurisdictions: entries,
-                holiday,
-            },
-            proportional,
-        )
+        out.tax_code = line.tax_code;
+        out.quantity = line.quantity;
+        out.amount_excluding_tax = normalized(excl);
+        out.tax = normalized(tax);
+        out.amount_including_tax = normalized(incl);
+        out.holiday = holiday;
+        proportional
     }
+}
+
+/// 10^k for k in 0..=12.
+const POW10: [i128; 13] = {
+    let mut t = [1i128; 13];
+    let mut k = 1;
+    while k < 13 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
+};
+
+/// The integer path: when every applied rule is fast (a plain rate held as a mantissa and
+/// a scale of at most 12), nothing zeroes or suspends it, and the amount is a whole number
+/// of minor units, fills `entries` and returns the line's rounded tax; else `None`, and the
+/// decimal path runs.
+///
+/// Each entry's tax due is `amount × mantissa` at the rate's scale, exact; the line's tax
+/// is their sum at scale 12, rounded half away from zero to a whole minor unit. That is
+/// the decimal path's arithmetic to the last digit: `Decimal` multiplies exactly in this
+/// range (amount at most 10^15, rate at most 10, so every product is below 10^28), and
+/// [`round_minor`] rounds half away from zero.
+fn integer_line(
+    applied: &[Applied],
+    excl_minor: Decimal,
+    entries: &mut Vec<JurisdictionTax>,
+) -> Option<Decimal> {
+    if excl_minor.scale() != 0 || excl_minor.is_sign_negative() {
+        return None;
+    }
+    let amount = i64::try_from(excl_minor.mantissa()).ok()?;
+    if amount > MAX_AMOUNT_MINOR
+        || !applied
+            .iter()
+            .all(|a| a.fast.is_some() && a.zeroed.is_none() && a.holiday.is_none())
+    {
+        return None;
+    }
+    let start = entries.len();
+    let mut fill = || {
+        let mut sum: i128 = 0;
+        for a in applied {
+            let (m, scale) = a.fast?;
+            let due = i128::from(amount) * i128::from(m);
+            sum += due * POW10.get(12usize.checked_sub(scale as usize)?)?;
+            entries.push(JurisdictionTax {
+                jurisdiction: a.jurisdiction,
+                rule: a.rule,
+                rate: a.rate,
+                taxable_base: excl_minor,
+                tax_due: normalized_parts(due, scale)?,
+                fee: Decimal::ZERO,
+                note: Note::RateFrac,
+                exemption: None,
+                sourced: a.sourced,
+            });
+        }
+        Some(Decimal::from(round_half_away(sum, POW10[12])))
+    };
+    let tax = fill();
+    if tax.is_none() {
+        // Out of the integer path's range after all: the decimal path starts afresh.
+        entries.truncate(start);
+    }
+    tax
+}
+
+/// `n / d` rounded half away from zero (`d` positive).
+#[inline]
+fn round_half_away(n: i128, d: i128) -> i128 {
+    if let (Ok(n), Ok(d)) = (u64::try_from(n), u64::try_from(d)) {
+        // The usual case, a positive tax below 1.8 × 10^7 minor units: 64-bit division.
+        let (q, r) = (n / d, n % d);
+        return i128::from(q + u64::from(r >= d - r));
+    }
+    let (q, r) = (n / d, n % d);
+    if r.abs() >= d - r.abs() {
+        q + n.signum()
+    } else {
+        q
+    }
+}
+
+/// The decimal `n × 10^-scale` without trailing zeros, as [`Decimal::normalize`] gives it;
+/// `None` outside `Decimal`'s range.
+#[inline]
+fn normalized_parts(mut n: i128, mut scale: u32) -> Option<Decimal> {
+    if n == 0 {
+        return Some(Decimal::ZERO);
+    }
+    match u64::try_from(n.unsigned_abs()) {
+        Ok(mut u) => {
+            while scale > 0 && u % 10 == 0 {
+                u /= 10;
+                scale -= 1;
+            }
+            n = i128::from(u) * n.signum();
+        }
+        Err(_) => {
+            while scale > 0 && n % 10 == 0 {
+                n /= 10;
+                scale -= 1;
+            }
+        }
+    }
+    Decimal::try_from_i128_with_scale(n, scale).ok()
 }
 
 /// Rounds a sale's tax once and shares it out (amounts excluding tax): the total is the

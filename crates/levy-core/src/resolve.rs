@@ -642,11 +642,22 @@ impl<D> Table<D> {
         let loc = match ip {
             IpAddr::V4(v4) => {
                 let x = u32::from(v4);
-                let i = d
-                    .ipv4
+                // The ranges starting in x's 65,536-address block, and the one before them
+                // (which may reach into the block): a few cache lines, not a search of all.
+                let h = (x >> 16) as usize;
+                let (lo, hi) = match (d.ipv4_top.get(h), d.ipv4_top.get(h + 1)) {
+                    (Some(lo), Some(hi)) => (
+                        (lo.to_native() as usize).saturating_sub(1),
+                        (hi.to_native() as usize).min(d.ipv4.len()),
+                    ),
+                    // No index (or a damaged one): search every range.
+                    _ => (0, d.ipv4.len()),
+                };
+                let block = d.ipv4.get(lo..hi.max(lo))?;
+                let i = block
                     .partition_point(|r| r.start.to_native() <= x)
                     .checked_sub(1)?;
-                let r = &d.ipv4[i];
+                let r = &block[i];
                 (x <= r.end.to_native()).then(|| r.location.to_native())?
             }
             IpAddr::V6(v6) => {

@@ -22,7 +22,10 @@
 //! Format history: version 1 hashed with SHA-256 and gave each ZIP code one jurisdiction
 //! set for all dates; version 2 hashes with BLAKE3, gives each ZIP code dated periods with
 //! their coverage, and records each region's coverage and the levels its sources name;
-//! version 3 lets a holiday exclude codes under the codes it covers.
+//! version 3 lets a holiday exclude codes under the codes it covers; version 4 adds the
+//! indexes of the hot path: compact rule keys beside the rules (with each plain rule's
+//! rate as an integer mantissa and scale), holiday keys sorted by place, and a first-level
+//! IPv4 index on the upper 16 bits.
 
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
@@ -33,7 +36,7 @@ use crate::model::{ArchivedTableData, TableData};
 /// The first eight bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"LEVYTABL";
 /// The table format this build of levy reads and writes. Bumped on any layout change.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// rkyv layout flags: bit 0 little-endian, bit 1 aligned primitives, bits 8..16 the offset
 /// width in bits (32).
 pub const LAYOUT_FLAGS: u32 = 0b01 | 0b10 | (32 << 8);
