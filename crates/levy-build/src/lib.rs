@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod ca_base;
 pub mod cli;
 mod compile;

@@ -82,6 +82,19 @@ pub struct CalcArgs {
     pub json: bool,
 }
 
+/// The day `s` names (YYYY-MM-DD), or today (UTC) when absent.
+pub fn date_or_today(s: Option<&str>) -> Result<Date, String> {
+    match s {
+        Some(s) => parse_date(s),
+        None => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_err(|e| e.to_string())?;
+            Ok(Date::from_unix_seconds(now.as_secs() as i64))
+        }
+    }
+}
+
 /// Runs `levy calc`; returns what to print.
 pub fn run(args: &CalcArgs) -> Result<String, String> {
     let owned;
@@ -92,15 +105,7 @@ pub fn run(args: &CalcArgs) -> Result<String, String> {
         }
         None => levy_data::default_table(),
     };
-    let date = match &args.date {
-        Some(s) => parse_date(s)?,
-        None => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_err(|e| e.to_string())?;
-            Date::from_unix_seconds(now.as_secs() as i64)
-        }
-    };
+    let date = date_or_today(args.date.as_deref())?;
     let location = locate(table, args, date)?;
     let currency = Currency::from_code(&args.currency.to_ascii_uppercase()).ok_or_else(|| {
         format!(

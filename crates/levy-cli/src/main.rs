@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod calc;
 
 /// levy: an offline sales-tax engine.
@@ -26,6 +27,8 @@ enum Command {
     Build(levy_build::cli::BuildArgs),
     /// Print a table's header, manifest and counts.
     Info(levy_build::cli::InfoArgs),
+    /// Measure levy's lookups on a table beside SQLite (and maxminddb) in the same run.
+    Bench(bench::BenchArgs),
     /// Compare two tables: rates and boundaries added, removed and changed.
     Diff(levy_build::cli::DiffArgs),
     /// Serve the tax service interface over HTTP, and manage its API keys.
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Calc(args) => calc::run(&args).map(|out| print!("{out}")),
+        Command::Bench(args) => bench::run(&args).map(|out| print!("{out}")),
         Command::Build(args) => levy_build::cli::run_build(&args)
             .map(|_| ())
             .map_err(|e| e.to_string()),

@@ -1,0 +1,77 @@
+//! `levy bench`: levy's lookups on a table, each beside a baseline measured in the same run
+//! (see `levy_build::bench`).
+
+use std::path::PathBuf;
+
+use levy_build::bench::{self, BenchOptions, Subject};
+use levy_core::AnyTable;
+
+/// Arguments of `levy bench`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// A table built with `levy build`; the embedded default when absent.
+    #[arg(long)]
+    pub table: Option<PathBuf>,
+    /// A MaxMind database (`.mmdb`, GeoIP2 or DB-IP layout) to compare IP lookups with;
+    /// without it IP lookups are compared with SQLite.
+    #[arg(long)]
+    pub mmdb: Option<PathBuf>,
+    /// Print one JSON object per measure (JSON Lines) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Distinct keys drawn from the table per measure.
+    #[arg(long, default_value_t = 100_000)]
+    pub keys: usize,
+    /// Timed rounds per measure.
+    #[arg(long, default_value_t = 200)]
+    pub rounds: usize,
+    /// Operations per round.
+    #[arg(long, default_value_t = 1_000)]
+    pub batch: usize,
+    /// Seed of the key order (the same seed draws the same keys).
+    #[arg(long, default_value_t = 0x1e5_0b3e)]
+    pub seed: u64,
+    /// Day the sales are dated, YYYY-MM-DD; today when absent.
+    #[arg(long)]
+    pub date: Option<String>,
+}
+
+/// Runs `levy bench`; returns what to print.
+pub fn run(args: &BenchArgs) -> Result<String, String> {
+    let owned;
+    let table: &AnyTable = match &args.table {
+        Some(path) => {
+            owned = AnyTable::open_file(path).map_err(|e| e.to_string())?;
+            &owned
+        }
+        None => levy_data::default_table(),
+    };
+    if let Some(p) = &args.mmdb {
+        if !p.is_file() {
+            return Err(format!("{}: no such file", p.display()));
+        }
+    }
+    let date = crate::calc::date_or_today(args.date.as_deref())?;
+    let mut opts = BenchOptions::new(date);
+    opts.keys = args.keys.max(1);
+    opts.batches = args.rounds.max(1);
+    opts.batch = args.batch.max(1);
+    opts.seed = args.seed;
+    opts.progress = true;
+    let subject = Subject {
+        table,
+        path: args.table.as_deref(),
+        mmdb: args.mmdb.as_deref(),
+    };
+    let measures = bench::run(&subject, &opts)?;
+    Ok(if args.json {
+        let mut s = String::new();
+        for m in &measures {
+            s.push_str(&serde_json::to_string(m).map_err(|e| e.to_string())?);
+            s.push('\n');
+        }
+        s
+    } else {
+        bench::render(&measures)
+    })
+}
