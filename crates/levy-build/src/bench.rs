@@ -124,14 +124,15 @@ impl SplitMix {
 /// multiply and a rounding: as cheap as a database user could make it.
 const RATE_SCALE: i128 = 10_000_000_000;
 
-/// The baseline's tax: `amount × rate`, rounded half up to the minor unit.
+/// The baseline's tax: `amount × rate` (rate in units of 10^-10, as the SQLite baseline
+/// stores it), rounded half up to the minor unit.
 #[inline]
-fn baseline_tax(amount_minor: i64, rate: i64) -> i64 {
+pub fn baseline_tax(amount_minor: i64, rate: i64) -> i64 {
     ((amount_minor as i128 * rate as i128 + RATE_SCALE / 2) / RATE_SCALE) as i64
 }
 
-/// The amount of every measured sale: $123.45.
-const AMOUNT_MINOR: i64 = 12_345;
+/// The amount of every measured sale, in cents: $123.45.
+pub const AMOUNT_MINOR: i64 = 12_345;
 
 /// The keys and the baseline database drawn from one table.
 pub struct Workload {
@@ -370,6 +371,28 @@ impl Workload {
         }
     }
 
+    /// The ZIP5 keys: an address holding only the ZIP code, and the ZIP as a number.
+    pub fn zip5_keys(&self) -> &[(Address, u32)] {
+        &self.zip5
+    }
+
+    /// The IPv4 keys.
+    pub fn ipv4_keys(&self) -> &[Ipv4Addr] {
+        &self.ipv4
+    }
+
+    /// The one-line sale every measure prices ($123.45 of general merchandise).
+    pub fn sale(&self) -> &Sale {
+        &self.sale
+    }
+
+    /// The SQLite baseline: tables `zip5 (zip, rate)`, `zip4 (zip5, low, high, rate)`,
+    /// `streets (zip5, street, low, high, rate)`, `ipv4 (start, end, country, region)` and
+    /// `ipv6` likewise, rates in units of 10^-10.
+    pub fn sqlite(&self) -> &Connection {
+        &self.db
+    }
+
     /// How many keys of each kind: ZIP5, ZIP+4, street, IPv4, IPv6.
     pub fn key_counts(&self) -> [usize; 5] {
         [
@@ -393,7 +416,7 @@ fn us_address(line1: &str, postal: &str) -> Address {
 
 /// levy's answer for one address: resolve, then calculate the one-line sale.
 #[inline]
-fn levy_tax<D>(table: &Table<D>, address: &Address, sale: &Sale, date: Date) -> Decimal {
+pub fn levy_tax<D>(table: &Table<D>, address: &Address, sale: &Sale, date: Date) -> Decimal {
     match table.resolve(address, date) {
         Ok(loc) => table
             .calculate(&loc, sale)

@@ -578,3 +578,64 @@ fn calc_rounds_once_per_invoice_where_the_state_allows_it() {
     );
     assert!(!levy(&args("banker")).status.success());
 }
+
+#[test]
+fn bench_measures_the_embedded_default_beside_sqlite_as_json_lines() {
+    // A short run: 300 keys, 3 rounds of 20. The figures vary; what a data team's scripts
+    // rely on is the shape: one JSON object per measure, every field, and the ratio being
+    // the baseline's median over levy's.
+    let o = levy(&[
+        "bench",
+        "--json",
+        "--keys",
+        "300",
+        "--rounds",
+        "3",
+        "--batch",
+        "20",
+        "--date",
+        "2026-03-01",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let measures: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let names: Vec<&str> = measures
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    // The default has ZIP codes and IP ranges (both families) but no ZIP+4 or street
+    // ranges, so those two measures are left out.
+    assert_eq!(
+        names,
+        [
+            "open_verify",
+            "zip5_resolve_calculate",
+            "ipv4_lookup",
+            "ipv6_lookup",
+            "batch_calculate"
+        ]
+    );
+    for m in &measures {
+        let median = m["median_ns"].as_f64().unwrap();
+        let base = m["baseline_median_ns"].as_f64().unwrap();
+        assert!(median > 0.0 && base > 0.0, "{m}");
+        assert!(m["p99_ns"].as_f64().unwrap() >= median, "{m}");
+        let ratio = m["ratio"].as_f64().unwrap();
+        assert!((ratio - base / median).abs() < 1e-9 * ratio.max(1.0), "{m}");
+        assert!(m["keys"].as_u64().unwrap() >= 1, "{m}");
+    }
+    assert_eq!(measures[0]["baseline"], "memcpy");
+    assert_eq!(measures[1]["baseline"], "sqlite");
+    assert_eq!(measures[1]["keys"], 300);
+    // Progress goes to stderr, never into the JSON.
+    assert!(String::from_utf8_lossy(&o.stderr).contains("levy bench:"));
+}
+
+#[test]
+fn bench_refuses_a_missing_ip_database() {
+    let o = levy(&["bench", "--mmdb", "/nonexistent/dbip.mmdb", "--keys", "10"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/dbip.mmdb: no such file"));
+}
