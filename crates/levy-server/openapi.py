@@ -11,7 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 API_SRC = os.path.join(HERE, "..", "levy-api", "src")
 # Errors of Service::open, keys::create_account_keys and the import command: never an HTTP answer.
 NOT_HTTP = {"KEYS_FILE_ERROR", "TABLE_ERROR", "INVALID_ACCOUNT", "INVALID_IMPORT"}
-HTTP_ERRORS = ["REQUEST_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "MALFORMED_BODY", "INTERNAL_ERROR"]
+HTTP_ERRORS = ["REQUEST_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "MALFORMED_BODY", "REQUEST_TIMEOUT", "INTERNAL_ERROR"]
 
 def api_sources():
     for root, _, files in os.walk(API_SRC):
@@ -204,7 +204,7 @@ def op(summary, resp_schema, body=None, params=(), since=None, errors=("400", "4
          "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": resp_schema}}}}}
     if body:
         o["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
-        errors = tuple(errors) + ("413", "415")
+        errors = tuple(errors) + ("408", "413", "415")
     for e in errors: o["responses"][e] = {"$ref": "#/components/responses/Error"}
     if not auth: o["security"] = []
     return o
@@ -282,7 +282,7 @@ if missing:
 doc = {
  "openapi": "3.1.0",
  "info": {"title": "levy tax service", "version": "0.1.0",
-          "description": "The tax service interface as levy implements it; the operations listed are exactly those this build answers. Fields marked with a version appear from that `X-API-Version` on; a field sent to a version that does not know it is `UNRECOGNIZED_FIELD`. Amounts are in the currency's smallest unit. Every response carries an `x-request-id` header. Request bodies must be JSON (415 otherwise) and at most 1 MiB by default (413 otherwise).",
+          "description": "The tax service interface as levy implements it; the operations listed are exactly those this build answers. Fields marked with a version appear from that `X-API-Version` on; a field sent to a version that does not know it is `UNRECOGNIZED_FIELD`. Amounts are in the currency's smallest unit. Every response carries an `x-request-id` header. Request bodies must be JSON (415 otherwise) and at most 1 MiB by default (413 otherwise), and sent within 30 seconds of the headers by default (408 otherwise).",
           "license": {"name": "MIT OR Apache-2.0", "identifier": "MIT OR Apache-2.0"}},
  "servers": [{"url": "http://127.0.0.1:8787"}],
  "security": [{"bearer": []}],

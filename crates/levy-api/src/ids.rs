@@ -23,20 +23,19 @@ pub(crate) fn random_hex() -> String {
     hex::encode(bytes)
 }
 
-/// 256 random bits (a new secret key), from the operating system's generator.
-pub(crate) fn random_bytes32() -> [u8; 32] {
+/// 256 random bits (a new secret key), from the operating system's generator. A secret is
+/// never derived from anything guessable: when the generator fails, this is an error (and
+/// `Service::open`, which makes the service's secrets, fails to start).
+pub(crate) fn random_bytes32() -> Result<[u8; 32], crate::ApiError> {
     let mut out = [0u8; 32];
-    if getrandom::fill(&mut out).is_err() {
-        // `random_hex` logs the failure and falls back; two draws fill the 32 bytes.
-        let text = random_hex() + &random_hex();
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = text
-                .get(2 * i..2 * i + 2)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .unwrap_or(0);
-        }
-    }
-    out
+    getrandom::fill(&mut out).map_err(|e| {
+        crate::ApiError::new(
+            500,
+            "INTERNAL_ERROR",
+            format!("the operating system's random number generator failed: {e}"),
+        )
+    })?;
+    Ok(out)
 }
 
 /// A new id with the interface's prefix (`calc_`, `tr_`, ...).

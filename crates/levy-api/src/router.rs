@@ -260,6 +260,11 @@ pub(crate) fn dispatch(service: &Service, req: &Request) -> Response {
             Err(e) => error_response(&e, version),
         };
     }
+    // A header that decides who is asking, or how to answer, must be unambiguous: two of
+    // them are refused rather than one picked (a proxy may have added one).
+    if let Some(e) = duplicate_header(req, "X-API-Version") {
+        return error_response(&e, ApiVersion::V2024_09_01);
+    }
     let version = match req.header("x-api-version").map(str::trim) {
         None => ApiVersion::V2024_09_01,
         Some(v) => match ApiVersion::parse(v) {
@@ -280,6 +285,9 @@ pub(crate) fn dispatch(service: &Service, req: &Request) -> Response {
             }
         },
     };
+    if let Some(e) = duplicate_header(req, "Authorization") {
+        return error_response(&e, version);
+    }
     let scope = match authenticate(service, req) {
         Ok(s) => s,
         Err(e) => return error_response(&e, version),
@@ -300,6 +308,20 @@ pub(crate) fn dispatch(service: &Service, req: &Request) -> Response {
             r
         }
     }
+}
+
+/// `INVALID_HEADER` when the request carries `name` more than once.
+fn duplicate_header(req: &Request, name: &str) -> Option<ApiError> {
+    let n = req.header_count(name);
+    (n > 1).then(|| {
+        ApiError::field(
+            "INVALID_HEADER",
+            name,
+            format!("the {name} header was sent {n} times; send it once"),
+            "one header",
+            format!("{n} headers"),
+        )
+    })
 }
 
 fn authenticate<'s>(service: &'s Service, req: &Request) -> Result<&'s Scope, ApiError> {

@@ -80,12 +80,16 @@ impl Service {
         let table = load_table(&config.table)?;
         let keys = Keyring::load(&config.keys)?;
         let store = SqliteStore::open(&config.ledger)?;
-        Ok(Service {
+        let service = Service {
             table: ArcSwap::new(table),
             store: Box::new(store),
             keys,
             url_key: std::sync::OnceLock::new(),
-        })
+        };
+        // The URL-signing secret is made (or read) now, so that a service that cannot
+        // make one does not start.
+        crate::resources::certificates::url_key(&service)?;
+        Ok(service)
     }
 
     /// Answers one request. Never panics: an unexpected failure is a 500 in the request's

@@ -50,6 +50,16 @@ pub struct ServeArgs {
     /// itself accepts at most 1 MiB, so a larger value does not let larger bodies through.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
+    /// Seconds a client has to send a request's headers, and a kept-alive connection may
+    /// sit idle, before the connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::DEFAULT_HEADER_TIMEOUT.as_secs())]
+    pub header_timeout: u64,
+    /// Seconds a client has to send a request's body once its headers are in; later, 408.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::DEFAULT_BODY_TIMEOUT.as_secs())]
+    pub body_timeout: u64,
+    /// The most connections served at once; a connection beyond it is closed at once.
+    #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
     /// Answer requests on the async worker threads instead of the blocking pool (for
     /// measurements; see ServeOptions::inline).
     #[arg(long, hide = true)]
@@ -166,6 +176,9 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
             listen: args.listen,
             body_limit: args.body_limit,
             inline: args.inline,
+            header_timeout: std::time::Duration::from_secs(args.header_timeout.max(1)),
+            body_timeout: std::time::Duration::from_secs(args.body_timeout.max(1)),
+            max_connections: args.max_connections.max(1),
         };
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let running = serve(Arc::clone(&service), options, async move {

@@ -15,16 +15,20 @@ pub enum HttpErrorKind {
     UnsupportedMediaType,
     /// 400: the body could not be read (the connection broke while sending it).
     MalformedBody,
+    /// 408: the body did not arrive within the server's body timeout; the connection is
+    /// closed.
+    RequestTimeout,
     /// 500: the service failed while answering; the log line with the request id says why.
     Internal,
 }
 
 /// Every error kind the HTTP layer can answer with, for documents and tests that must
 /// list them all.
-pub const HTTP_ERROR_KINDS: [HttpErrorKind; 4] = [
+pub const HTTP_ERROR_KINDS: [HttpErrorKind; 5] = [
     HttpErrorKind::RequestTooLarge,
     HttpErrorKind::UnsupportedMediaType,
     HttpErrorKind::MalformedBody,
+    HttpErrorKind::RequestTimeout,
     HttpErrorKind::Internal,
 ];
 
@@ -35,6 +39,7 @@ impl HttpErrorKind {
             HttpErrorKind::RequestTooLarge => 413,
             HttpErrorKind::UnsupportedMediaType => 415,
             HttpErrorKind::MalformedBody => 400,
+            HttpErrorKind::RequestTimeout => 408,
             HttpErrorKind::Internal => 500,
         }
     }
@@ -45,6 +50,7 @@ impl HttpErrorKind {
             HttpErrorKind::RequestTooLarge => "REQUEST_TOO_LARGE",
             HttpErrorKind::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             HttpErrorKind::MalformedBody => "MALFORMED_BODY",
+            HttpErrorKind::RequestTimeout => "REQUEST_TIMEOUT",
             HttpErrorKind::Internal => "INTERNAL_ERROR",
         }
     }

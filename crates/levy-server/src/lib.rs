@@ -42,7 +42,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
@@ -81,7 +81,29 @@ pub struct ServeOptions {
     /// flush is slow (milliseconds on a busy disk) inline throughput collapses. When the
     /// run is CPU-bound the two measure alike (see the PERFORMANCE section of the README).
     pub inline: bool,
+    /// How long a client has to send a request's headers, and how long a kept-alive
+    /// connection may sit idle between requests, before it is closed. Default
+    /// [`DEFAULT_HEADER_TIMEOUT`].
+    pub header_timeout: Duration,
+    /// How long a client has to send a request's whole body once its headers are in;
+    /// later, the request is answered with 408 and the connection closed. Default
+    /// [`DEFAULT_BODY_TIMEOUT`].
+    pub body_timeout: Duration,
+    /// The most connections served at once. A connection accepted beyond it is closed at
+    /// once, so that stalled clients cannot take every file descriptor and starve the
+    /// others. Default [`DEFAULT_MAX_CONNECTIONS`].
+    pub max_connections: usize,
 }
+
+/// Default [`ServeOptions::header_timeout`]: 10 seconds.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Default [`ServeOptions::body_timeout`]: 30 seconds, enough for 1 MiB at 35 KB/s.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default [`ServeOptions::max_connections`]: 512, half of the common 1,024-descriptor
+/// limit, leaving room for the ledger, the table and the logs.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 
 impl ServeOptions {
     /// Options for tests and local tools: `127.0.0.1:0`, the default body limit.
@@ -99,6 +121,9 @@ impl Default for ServeOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 8787)),
             body_limit: DEFAULT_BODY_LIMIT,
             inline: false,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -141,12 +166,67 @@ where
     let listener = TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
     let app = router(service, &options);
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await
-    });
+    let task = tokio::spawn(accept_loop(listener, app, options, shutdown));
     Ok(Running { addr, task })
+}
+
+/// Accepts connections until `shutdown` completes, then waits for the connections still
+/// open to finish their requests in flight.
+///
+/// Each connection is served by hyper's HTTP/1 server with a header timeout (which also
+/// bounds how long a kept-alive connection may sit idle); a permit of a semaphore of
+/// `max_connections` is held for its lifetime, and a connection accepted when none is left
+/// is closed at once.
+async fn accept_loop<F>(
+    listener: TcpListener,
+    app: Router,
+    options: ServeOptions,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+
+    let permits = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(options.header_timeout);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => {
+                    // Out of descriptors and the like: wait a moment rather than spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+            tracing::warn!(%peer, limit = options.max_connections, "connection limit reached; closing a new connection");
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let conn = http.serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
 }
 
 /// The axum router for `service`: one catch-all handler over [`levy_api::Service::handle`].
@@ -155,6 +235,7 @@ pub fn router(service: Arc<levy_api::Service>, options: &ServeOptions) -> Router
     let state = Arc::new(AppState {
         service,
         body_limit: options.body_limit,
+        body_timeout: options.body_timeout,
         inline: options.inline,
     });
     Router::new().fallback(move |req: axum::extract::Request| {
@@ -166,25 +247,27 @@ pub fn router(service: Arc<levy_api::Service>, options: &ServeOptions) -> Router
 struct AppState {
     service: Arc<levy_api::Service>,
     body_limit: usize,
+    body_timeout: Duration,
     inline: bool,
 }
 
-/// Request ids: `req_` + a per-process prefix + a counter, unique within a process and
-/// very unlikely to repeat across processes.
+/// Request ids: `req_` + 96 random bits from the operating system's generator, so that an
+/// id says nothing about the requests before or after it. Should the generator fail, a
+/// counter keeps ids unique (an id is not a secret), and the failure is logged.
 fn next_request_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    let prefix = *PREFIX.get_or_init(|| {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(std::process::id());
-        if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-            h.write_u128(d.as_nanos());
-        }
-        h.finish() as u32
-    });
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("req_{prefix:08x}{n:012x}")
+    let mut bytes = [0u8; 12];
+    if let Err(e) = getrandom::fill(&mut bytes) {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        tracing::error!(error = %e, "random number generator failed; request ids fall back to a counter");
+        bytes[4..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
+    }
+    let mut id = String::with_capacity(4 + 24);
+    id.push_str("req_");
+    for b in bytes {
+        use std::fmt::Write;
+        let _ = write!(id, "{b:02x}");
+    }
+    id
 }
 
 impl AppState {
@@ -244,7 +327,12 @@ impl AppState {
         let read = if declared.is_some_and(|n| n > self.body_limit as u64) {
             Err(ReadError::TooLarge)
         } else {
-            read_body(&mut body, self.body_limit).await
+            match tokio::time::timeout(self.body_timeout, read_body(&mut body, self.body_limit))
+                .await
+            {
+                Ok(read) => read,
+                Err(_) => Err(ReadError::TimedOut),
+            }
         };
         let body = match read {
             Ok(b) => b,
@@ -254,13 +342,38 @@ impl AppState {
                     limit = self.body_limit,
                     "request body over the limit"
                 );
-                drain(body).await;
-                return errors::render(
+                // A client waiting for `100 Continue` has sent nothing yet: answer at
+                // once, without reading (reading is what would send `100 Continue`).
+                if !expects_continue(&parts.headers) {
+                    drain(body).await;
+                }
+                let mut r = errors::render(
                     HttpErrorKind::RequestTooLarge,
                     &self.too_large_message(),
                     &version,
                     request_id,
                 );
+                r.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                return r;
+            }
+            Err(ReadError::TimedOut) => {
+                tracing::warn!(
+                    seconds = self.body_timeout.as_secs_f64(),
+                    "request body not received in time"
+                );
+                let mut r = errors::render(
+                    HttpErrorKind::RequestTimeout,
+                    &format!(
+                        "the request body was not received within {} seconds",
+                        self.body_timeout.as_secs_f64()
+                    ),
+                    &version,
+                    request_id,
+                );
+                r.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                return r;
             }
             Err(ReadError::Broken(e)) => {
                 tracing::warn!(error = %e, "could not read the request body");
@@ -341,7 +454,16 @@ impl AppState {
 
 enum ReadError {
     TooLarge,
+    TimedOut,
     Broken(axum::Error),
+}
+
+/// True when the request carries `Expect: 100-continue`.
+fn expects_continue(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::EXPECT)
+        .iter()
+        .any(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
 }
 
 /// Reads the whole body, or stops with `TooLarge` as soon as it exceeds `limit`.

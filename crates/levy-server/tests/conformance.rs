@@ -121,11 +121,18 @@ fn every_response_has_its_own_request_id() {
     let a = c.bare("GET", "/tax/ping", SHOP_TEST, None);
     let b = c.bare("GET", "/tax/nowhere", SHOP_TEST, None);
     for x in [&a, &b] {
-        // `req_` + 8 hex digits of process prefix + 12 hex digits of counter.
-        assert_eq!(x.request_id.len(), 4 + 20, "{}", x.request_id);
+        // `req_` + 24 hex digits: 96 random bits.
+        assert_eq!(x.request_id.len(), 4 + 24, "{}", x.request_id);
         assert!(x.request_id[4..].bytes().all(|b| b.is_ascii_hexdigit()));
     }
     assert_ne!(a.request_id, b.request_id);
+    // Random, not a counter: among 40 ids no two share even their first 8 hex digits (a
+    // counter, or a per-process prefix, would share them all; for random ids the chance
+    // of any such pair is 780 / 2^32).
+    let ids: std::collections::BTreeSet<String> = (0..40)
+        .map(|_| c.bare("GET", "/tax/ping", SHOP_TEST, None).request_id[4..12].to_string())
+        .collect();
+    assert_eq!(ids.len(), 40, "{ids:?}");
 }
 
 #[test]

@@ -87,7 +87,7 @@ pub(crate) fn sign_url(service: &Service, id: &str, expires: i64) -> Result<Stri
     ))
 }
 
-fn url_key(service: &Service) -> Result<[u8; 32], ApiError> {
+pub(crate) fn url_key(service: &Service) -> Result<[u8; 32], ApiError> {
     if let Some(k) = service.url_key.get() {
         return Ok(*k);
     }

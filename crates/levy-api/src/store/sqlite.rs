@@ -1066,7 +1066,7 @@ impl PlatformStore for SqliteStore {
 
     fn secret(&self, name: &str) -> Result<[u8; 32], ApiError> {
         let name = name.to_string();
-        let fresh = crate::ids::random_bytes32();
+        let fresh = crate::ids::random_bytes32()?;
         self.write(move |conn| {
             conn.execute(
                 "INSERT OR IGNORE INTO secrets (name, value) VALUES (?1, ?2)",
