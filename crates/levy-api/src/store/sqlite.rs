@@ -1,4 +1,5 @@
-//! The SQLite ledger: one file, WAL, `synchronous=FULL`, versioned migrations.
+//! The SQLite ledger: one file, WAL, versioned migrations, every
+//! stored record sealed with its BLAKE3 digest.
 //!
 //! # Writes: one writer, group commit
 //!
@@ -9,6 +10,11 @@
 //! answers each caller. So an acknowledged write is on disk, concurrent callers share the
 //! cost of the fsync, and a check-then-insert (refund limits) is atomic because no other
 //! write can interleave.
+//!
+//! Calculations (24-hour quotes) are the exception: they are committed with
+//! `synchronous=NORMAL`, without waiting for the flush (see `Durability::Cached`). A group
+//! is all of one level: a flushed write never waits in a cached group, and a cached write
+//! that joins a flushed group is flushed with it.
 //!
 //! # Reads
 //!
@@ -26,7 +32,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::*;
 
 /// The current schema version (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -95,14 +101,30 @@ CREATE TABLE certificate_requests (
 CREATE INDEX certificate_requests_account ON certificate_requests (account, id);
 CREATE TABLE secrets (name TEXT NOT NULL PRIMARY KEY, value BLOB NOT NULL);
 "#,
+    // Schema 3 changes no table: `seal_existing_rows` seals every stored record.
+    "",
 ];
 
 type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
 type Job = Box<dyn FnOnce(&Connection) -> Reply + Send>;
 
+/// How a write reaches the disk before it is acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Durability {
+    /// Committed with `synchronous=FULL`: the WAL is flushed to the disk (fsync) before
+    /// the answer. Transactions, refunds, reversals and every other record.
+    Flushed,
+    /// Committed with `synchronous=NORMAL`: in the WAL, in the operating system's page
+    /// cache, not yet flushed. Survives the process being killed; a power loss or an
+    /// operating-system crash can lose the last of these (never a flushed write, and the
+    /// next flushed commit flushes them too). For calculations: 24-hour quotes that the
+    /// client can ask for again.
+    Cached,
+}
+
 /// The SQLite implementation of [`Store`].
 pub struct SqliteStore {
-    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    jobs: Mutex<Option<mpsc::Sender<(Durability, Job)>>>,
     readers: Vec<Mutex<Connection>>,
     writer: Option<JoinHandle<()>>,
 }
@@ -119,12 +141,129 @@ fn db(e: rusqlite::Error) -> ApiError {
     ApiError::ledger(e)
 }
 
+/// The first 128 bits of the BLAKE3 hash of `text`, as 32 hex digits.
+fn digest(text: &str) -> String {
+    hex::encode(&blake3::hash(text.as_bytes()).as_bytes()[..16])
+}
+
+const SEAL_HEAD: &str = r#"{"blake3":""#;
+const SEAL_MID: &str = r#"","record":"#;
+
+/// A record as stored: its JSON sealed with its digest, itself valid JSON
+/// (`{"blake3":"<32 hex>","record":<record>}`), so that a damaged byte anywhere in it is an
+/// error when it is read, never a changed amount.
+fn seal(json: &str) -> String {
+    let mut out = String::with_capacity(SEAL_HEAD.len() + 32 + SEAL_MID.len() + json.len() + 1);
+    out.push_str(SEAL_HEAD);
+    out.push_str(&digest(json));
+    out.push_str(SEAL_MID);
+    out.push_str(json);
+    out.push('}');
+    out
+}
+
+fn damaged(what: &str) -> ApiError {
+    ApiError::ledger(format!(
+        "a stored record is damaged ({what}); it was not used. Restore the ledger from a backup"
+    ))
+}
+
+/// The record inside a sealed text, once its digest matches.
+fn unseal(text: &str) -> Result<&str, ApiError> {
+    let rest = text
+        .strip_prefix(SEAL_HEAD)
+        .ok_or_else(|| damaged("no seal"))?;
+    let (sum, rest) = (rest.get(..32), rest.get(32..));
+    let json = rest
+        .and_then(|r| r.strip_prefix(SEAL_MID))
+        .and_then(|r| r.strip_suffix('}'))
+        .ok_or_else(|| damaged("broken seal"))?;
+    if sum != Some(digest(json).as_str()) {
+        return Err(damaged("digest mismatch"));
+    }
+    Ok(json)
+}
+
 fn to_json<T: Serialize>(v: &T) -> Result<String, ApiError> {
-    serde_json::to_string(v).map_err(ApiError::ledger)
+    serde_json::to_string(v)
+        .map(|json| seal(&json))
+        .map_err(ApiError::ledger)
 }
 
 fn from_json<T: for<'de> Deserialize<'de>>(s: &str) -> Result<T, ApiError> {
-    serde_json::from_str(s).map_err(|e| ApiError::ledger(format!("stored record unreadable: {e}")))
+    serde_json::from_str(unseal(s)?)
+        .map_err(|e| ApiError::ledger(format!("stored record unreadable: {e}")))
+}
+
+/// A nexus total as stored in `sales`: `<sales> <count> <digest of both>`.
+fn seal_nexus(sales: Decimal, count: i64) -> String {
+    let text = format!("{} {count}", sales.normalize());
+    let sum = digest(&text);
+    format!("{text} {sum}")
+}
+
+/// The sales of a stored nexus total, once its digest matches and its count is the row's.
+fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, ApiError> {
+    let (text, sum) = stored
+        .rsplit_once(' ')
+        .ok_or_else(|| damaged("nexus total without a digest"))?;
+    if sum != digest(text) {
+        return Err(damaged("nexus total digest mismatch"));
+    }
+    let (sales, n) = text.split_once(' ').ok_or_else(|| damaged("nexus total"))?;
+    if n.parse::<i64>().ok() != Some(count) {
+        return Err(damaged("nexus count"));
+    }
+    sales.parse::<Decimal>().map_err(|_| damaged("nexus total"))
+}
+
+/// Schema 3: every record sealed with its digest (see [`seal`]); nexus totals likewise.
+fn seal_existing_rows(conn: &Connection) -> Result<(), ApiError> {
+    for table in [
+        "customers",
+        "products",
+        "calculations",
+        "transactions",
+        "refunds",
+        "merchants",
+        "platform_calculations",
+        "certificates",
+        "certificate_requests",
+    ] {
+        let rows: Vec<(i64, String)> = {
+            let mut stmt = conn
+                .prepare(&format!("SELECT rowid, data FROM {table}"))
+                .map_err(db)?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(db)?;
+            rows.collect::<Result<_, _>>().map_err(db)?
+        };
+        let mut update = conn
+            .prepare(&format!("UPDATE {table} SET data = ?2 WHERE rowid = ?1"))
+            .map_err(db)?;
+        for (rowid, data) in rows {
+            update.execute(params![rowid, seal(&data)]).map_err(db)?;
+        }
+    }
+    let rows: Vec<(i64, String, i64)> = {
+        let mut stmt = conn
+            .prepare("SELECT rowid, sales, count FROM nexus")
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)?
+    };
+    for (rowid, sales, count) in rows {
+        let sales: Decimal = sales.parse().map_err(ApiError::ledger)?;
+        conn.execute(
+            "UPDATE nexus SET sales = ?2 WHERE rowid = ?1",
+            params![rowid, seal_nexus(sales, count)],
+        )
+        .map_err(db)?;
+    }
+    Ok(())
 }
 
 fn is_unique_violation(e: &rusqlite::Error) -> bool {
@@ -153,6 +292,9 @@ fn migrate(conn: &Connection) -> Result<(), ApiError> {
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let tx = conn.unchecked_transaction().map_err(db)?;
         tx.execute_batch(sql).map_err(db)?;
+        if i + 1 == 3 {
+            seal_existing_rows(&tx)?;
+        }
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
             .map_err(db)?;
         tx.commit().map_err(db)?;
@@ -160,17 +302,60 @@ fn migrate(conn: &Connection) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn writer_loop(conn: Connection, jobs: mpsc::Receiver<Job>) {
+fn writer_loop(conn: Connection, jobs: mpsc::Receiver<(Durability, Job)>) {
     let mut last_purge = crate::ids::now();
-    while let Ok(first) = jobs.recv() {
+    // The connection starts with synchronous=FULL (set in `open`).
+    let mut synchronous = Durability::Flushed;
+    // A flushed write that arrived while a cached group was being gathered: it starts the
+    // next group, since the level cannot change inside a transaction.
+    let mut held: Option<(Durability, Job)> = None;
+    loop {
+        let (level, first) = match held.take() {
+            Some(job) => job,
+            None => match jobs.recv() {
+                Ok(job) => job,
+                Err(_) => break,
+            },
+        };
+        if level != synchronous {
+            let pragma = match level {
+                Durability::Flushed => "PRAGMA synchronous=FULL",
+                Durability::Cached => "PRAGMA synchronous=NORMAL",
+            };
+            // Should this fail, the level stays FULL or NORMAL as it was; a cached write
+            // committed with FULL is only slower, and a flushed one is never gathered
+            // into a NORMAL group (below), so only a failure to go back to FULL matters:
+            // then `synchronous` still says NORMAL and the next flushed group retries.
+            if conn.execute_batch(pragma).is_ok() {
+                synchronous = level;
+            }
+        }
         let began = conn.execute_batch("BEGIN IMMEDIATE").is_ok();
         let mut replies: Vec<Reply> = Vec::with_capacity(16);
         replies.push(first(&conn));
         while replies.len() < 1024 {
             match jobs.try_recv() {
-                Ok(job) => replies.push(job(&conn)),
+                // A cached write may ride in a flushed group; a flushed one must not be
+                // committed by a cached group.
+                Ok((l, job)) if l == synchronous || l == Durability::Cached => {
+                    replies.push(job(&conn))
+                }
+                Ok(other) => {
+                    held = Some(other);
+                    break;
+                }
                 Err(_) => break,
             }
+        }
+        if synchronous != level && level == Durability::Flushed {
+            // Could not switch back to FULL: do not acknowledge a flushed group as such.
+            let _ = conn.execute_batch("ROLLBACK");
+            for reply in replies {
+                reply(Err(
+                    "could not make the ledger flush its commits".to_string()
+                ));
+            }
+            continue;
         }
         let now = crate::ids::now();
         if began && now - last_purge >= 60 {
@@ -199,12 +384,94 @@ fn writer_loop(conn: Connection, jobs: mpsc::Receiver<Job>) {
     }
 }
 
+/// `PRAGMA application_id` of a levy ledger: "LEVY" in ASCII. Written when a ledger is
+/// created (or first opened by a release that knows it); a file with another id is not
+/// opened.
+const LEDGER_APPLICATION_ID: i32 = 0x4C45_5659;
+
+fn not_a_ledger(path: &str, why: &str) -> ApiError {
+    ApiError::new(
+        500,
+        "LEDGER_ERROR",
+        format!("{path} is not a levy ledger: {why}; it was left untouched. Point --ledger at a levy ledger, or at a path that does not exist yet to start a new one"),
+    )
+}
+
+/// Before anything is written: a file that exists must already be a levy ledger. A missing
+/// file is created; an empty file is refused (it is what a failed copy, a truncation or a
+/// full disk leaves, and opening it as a new ledger would make every stored transaction
+/// read as 404).
+fn check_existing_file(path: &str) -> Result<bool, ApiError> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(ApiError::ledger(format!("{path}: {e}"))),
+        Ok(m) if m.is_dir() => Err(not_a_ledger(path, "it is a directory")),
+        Ok(m) if m.len() == 0 => Err(not_a_ledger(path, "the file is empty (0 bytes)")),
+        Ok(_) => Ok(true),
+    }
+}
+
+/// For a file that existed: it is an SQLite database, it is a levy ledger (the application
+/// id, or, for ledgers written before the id, a schema version and levy's tables), and
+/// `PRAGMA quick_check` finds its structure sound.
+fn check_ledger(conn: &Connection, path: &str) -> Result<(), ApiError> {
+    let app_id: i32 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(|e| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => {
+                not_a_ledger(path, "it is not an SQLite database")
+            }
+            _ => db(e),
+        })?;
+    if app_id != LEDGER_APPLICATION_ID {
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(db)?;
+        let levy_tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('calculations', 'transactions', 'refunds', 'nexus')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db)?;
+        if app_id != 0 || version < 1 || levy_tables != 4 {
+            return Err(not_a_ledger(
+                path,
+                &format!("application id {app_id:#x}, schema version {version}, {levy_tables} of levy's 4 ledger tables"),
+            ));
+        }
+    }
+    let mut stmt = conn.prepare("PRAGMA quick_check(5)").map_err(db)?;
+    let problems: Vec<String> = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(db)?
+        .collect::<Result<_, _>>()
+        .map_err(db)?;
+    if problems != ["ok"] {
+        return Err(ApiError::new(
+            500,
+            "LEDGER_ERROR",
+            format!(
+                "{path} is damaged (SQLite quick_check: {}); it was left untouched. Restore it from a backup",
+                problems.join("; ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl SqliteStore {
-    /// Opens (creating when absent) a ledger file, or an in-memory ledger for `:memory:`,
-    /// and brings its schema up to date.
+    /// Opens a ledger file, or an in-memory ledger for `:memory:`, and brings its schema up
+    /// to date. A missing file is created. A file that exists must be a levy ledger whose
+    /// structure passes `PRAGMA quick_check`; anything else (an empty file included) is
+    /// refused and left as it was.
     pub fn open(path: &str) -> Result<SqliteStore, ApiError> {
         let memory = path == ":memory:";
+        let existed = !memory && check_existing_file(path)?;
         let conn = open_connection(path)?;
+        if existed {
+            check_ledger(&conn, path)?;
+        }
         if !memory {
             let mode: String = conn
                 .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
@@ -218,6 +485,8 @@ impl SqliteStore {
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(db)?;
         migrate(&conn)?;
+        conn.execute_batch(&format!("PRAGMA application_id = {LEDGER_APPLICATION_ID}"))
+            .map_err(db)?;
         let mut readers = Vec::new();
         if !memory {
             for _ in 0..4 {
@@ -226,7 +495,7 @@ impl SqliteStore {
                 readers.push(Mutex::new(r));
             }
         }
-        let (tx, rx) = mpsc::channel::<Job>();
+        let (tx, rx) = mpsc::channel::<(Durability, Job)>();
         let writer = std::thread::Builder::new()
             .name("levy-ledger-writer".into())
             .spawn(move || writer_loop(conn, rx))
@@ -238,9 +507,20 @@ impl SqliteStore {
         })
     }
 
-    /// Runs `f` in the writer's transaction and returns once it is committed.
+    /// Runs `f` in the writer's transaction and returns once it is committed and flushed
+    /// to the disk.
     fn write<R: Send + 'static>(
         &self,
+        f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
+    ) -> Result<R, ApiError> {
+        self.write_as(Durability::Flushed, f)
+    }
+
+    /// Runs `f` in the writer's transaction and returns once it is committed as `level`
+    /// says.
+    fn write_as<R: Send + 'static>(
+        &self,
+        level: Durability,
         f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
     ) -> Result<R, ApiError> {
         let (tx, rx) = mpsc::sync_channel::<Result<R, ApiError>>(1);
@@ -280,7 +560,7 @@ impl SqliteStore {
                 .as_ref()
                 .ok_or_else(|| ApiError::ledger("the ledger is closed"))?;
             sender
-                .send(job)
+                .send((level, job))
                 .map_err(|_| ApiError::ledger("the ledger writer has stopped"))?;
         }
         rx.recv()
@@ -390,13 +670,14 @@ fn add_nexus(
         .optional()
         .map_err(db)?;
     let (old_sales, old_count) = match current {
-        Some((s, c)) => (s.parse::<Decimal>().map_err(ApiError::ledger)?, c),
+        Some((s, c)) => (unseal_nexus(&s, c)?, c),
         None => (Decimal::ZERO, 0),
     };
+    let (sales, count) = (old_sales + sales, old_count + count);
     conn.execute(
         "INSERT INTO nexus (account, country, region, currency, sales, count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (account, country, region, currency) DO UPDATE SET sales = excluded.sales, count = excluded.count",
-        params![account, tx.country, tx.region, tx.currency, (old_sales + sales).normalize().to_string(), old_count + count],
+        params![account, tx.country, tx.region, tx.currency, seal_nexus(sales, count), count],
     )
     .map_err(db)?;
     Ok(())
@@ -529,7 +810,7 @@ impl Store for SqliteStore {
     fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<(), ApiError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at, data) = (calc.id.clone(), calc.expires_at, to_json(calc)?);
-        self.write(move |conn| {
+        self.write_as(Durability::Cached, move |conn| {
             let mut stmt = conn
                 .prepare_cached("INSERT INTO calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)")
                 .map_err(db)?;
@@ -718,7 +999,7 @@ impl Store for SqliteStore {
             let mut out = Vec::new();
             for row in rows {
                 let (country, region, currency, sales, count) = row.map_err(db)?;
-                out.push(NexusTotal { country, region, currency, sales: sales.parse().map_err(ApiError::ledger)?, count });
+                out.push(NexusTotal { country, region, currency, sales: unseal_nexus(&sales, count)?, count });
             }
             Ok(out)
         })
@@ -860,7 +1141,7 @@ impl PlatformStore for SqliteStore {
             query_all(
                 conn,
                 "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND id > ?3
-                 AND json_extract(data, '$.status') LIKE ?4 ORDER BY id LIMIT ?5",
+                 AND json_extract(data, '$.record.status') LIKE ?4 ORDER BY id LIMIT ?5",
                 params![&*account, live, cursor, status, limit as i64],
             )
         })
@@ -873,7 +1154,7 @@ impl PlatformStore for SqliteStore {
     ) -> Result<(), ApiError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at, data) = (calc.id.clone(), calc.order.expires_at, to_json(calc)?);
-        self.write(move |conn| {
+        self.write_as(Durability::Cached, move |conn| {
             conn.execute(
                 "INSERT INTO platform_calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![&*account, live, id, expires_at, data],
@@ -1122,5 +1403,61 @@ mod migration_tests {
         };
         assert!(insert("tr_2", "order").is_err());
         assert!(insert("tr_3", "fee").is_ok());
+    }
+}
+
+#[cfg(test)]
+mod durability_tests {
+    use super::*;
+
+    /// A job that records the `synchronous` level it runs under (0 OFF, 1 NORMAL, 2 FULL)
+    /// and, once committed, reports it with its label.
+    fn probe(label: &'static str, seen: mpsc::Sender<(&'static str, i64)>) -> Job {
+        Box::new(move |conn: &Connection| {
+            let level: i64 = conn
+                .query_row("PRAGMA synchronous", [], |r| r.get(0))
+                .unwrap();
+            Box::new(move |commit: Result<(), String>| {
+                commit.unwrap();
+                seen.send((label, level)).unwrap();
+            })
+        })
+    }
+
+    #[test]
+    fn a_flushed_write_is_never_committed_under_synchronous_normal() {
+        let dir = std::env::temp_dir().join(format!("levy-durability-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ledger.sqlite");
+        let _ = std::fs::remove_file(&path);
+        let conn = Connection::open(&path).unwrap();
+        conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+            .unwrap();
+        conn.execute_batch("PRAGMA synchronous=FULL").unwrap();
+        let (jobs, rx) = mpsc::channel::<(Durability, Job)>();
+        let (seen_tx, seen) = mpsc::channel();
+        // Queued before the writer starts, so they are gathered into groups together:
+        // cached, cached, flushed, cached, flushed. The first group (cached) must stop at
+        // the flushed write, which starts a FULL group that the rest may join.
+        let order = [
+            ("c1", Durability::Cached),
+            ("c2", Durability::Cached),
+            ("f1", Durability::Flushed),
+            ("c3", Durability::Cached),
+            ("f2", Durability::Flushed),
+        ];
+        for (label, level) in order {
+            jobs.send((level, probe(label, seen_tx.clone()))).unwrap();
+        }
+        drop(jobs);
+        writer_loop(conn, rx);
+        drop(seen_tx);
+        let got: Vec<(&str, i64)> = seen.iter().collect();
+        assert_eq!(
+            got,
+            [("c1", 1), ("c2", 1), ("f1", 2), ("c3", 2), ("f2", 2)],
+            "label and synchronous level (1 NORMAL, 2 FULL) of each committed write"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
