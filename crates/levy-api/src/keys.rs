@@ -5,8 +5,12 @@
 //! separate, and accounts are separate from each other.
 //!
 //! Keys are never stored in plain text: the keys file holds each key's SHA-256 and a short
-//! prefix (the first 12 characters, enough to find candidates without revealing the key).
-//! A presented key is hashed and compared with the candidates' hashes in constant time.
+//! prefix (the first 12 characters, for people to tell keys apart). A presented key is
+//! hashed and looked up by its whole hash, so the time a lookup takes depends on the hash
+//! only, never on how much of a key was right.
+//!
+//! [`crate::Service::reload_keys`] reads the source again (`levy serve` does on SIGHUP and
+//! when the keys file changes): a key removed from the file stops working at once.
 //!
 //! ```toml
 //! [[account]]
@@ -58,25 +62,21 @@ pub struct Scope {
     pub live: bool,
 }
 
-#[derive(Debug)]
-struct StoredKey {
-    hash: [u8; 32],
-    scope: Scope,
-}
-
-/// The keys a service accepts, by prefix.
+/// The keys a service accepts, by the SHA-256 of the key.
 #[derive(Debug, Default)]
 pub(crate) struct Keyring {
-    by_prefix: HashMap<String, Vec<StoredKey>>,
+    by_hash: HashMap<[u8; 32], Scope>,
 }
 
 impl Keyring {
     /// Whether `account` has at least one key.
     pub(crate) fn has_account(&self, account: &str) -> bool {
-        self.by_prefix
-            .values()
-            .flatten()
-            .any(|k| &*k.scope.account == account)
+        self.by_hash.values().any(|s| &*s.account == account)
+    }
+
+    /// How many keys the ring holds.
+    pub(crate) fn len(&self) -> usize {
+        self.by_hash.len()
     }
 }
 
@@ -96,16 +96,6 @@ fn mode_of(key_or_prefix: &str) -> &'static str {
     } else {
         "live"
     }
-}
-
-/// Compares two hashes without an early exit, so the time taken says nothing about
-/// where they differ.
-fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
-    let mut diff = 0u8;
-    for i in 0..32 {
-        diff |= a[i] ^ b[i];
-    }
-    std::hint::black_box(diff) == 0
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -199,24 +189,12 @@ impl Keyring {
             account: Arc::from(account),
             live: mode_of(prefix) == "live",
         };
-        self.by_prefix
-            .entry(prefix.to_string())
-            .or_default()
-            .push(StoredKey { hash, scope });
+        self.by_hash.insert(hash, scope);
     }
 
     /// The scope of a presented key, if it is known.
-    pub(crate) fn check(&self, key: &str) -> Option<&Scope> {
-        let candidates = self.by_prefix.get(prefix_of(key))?;
-        let hash = sha256(key);
-        let mut found = None;
-        // Every candidate is compared, so the time does not depend on which one matches.
-        for c in candidates {
-            if constant_time_eq(&c.hash, &hash) {
-                found = Some(&c.scope);
-            }
-        }
-        found
+    pub(crate) fn check(&self, key: &str) -> Option<Scope> {
+        self.by_hash.get(&sha256(key)).cloned()
     }
 }
 
@@ -280,14 +258,14 @@ mod tests {
         let ring = Keyring::load(&KeySource::File(path.clone())).unwrap();
         assert_eq!(
             ring.check(&test),
-            Some(&Scope {
+            Some(Scope {
                 account: "shop".into(),
                 live: false
             })
         );
         assert_eq!(
             ring.check(&live),
-            Some(&Scope {
+            Some(Scope {
                 account: "shop".into(),
                 live: true
             })

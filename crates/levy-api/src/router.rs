@@ -292,7 +292,7 @@ pub(crate) fn dispatch(service: &Service, req: &Request) -> Response {
         Ok(s) => s,
         Err(e) => return error_response(&e, version),
     };
-    match route(service, req, version, scope) {
+    match route(service, req, version, &scope) {
         Ok((body, headers)) => {
             let mut r = json_response(200, &body);
             r.headers.extend(headers);
@@ -324,7 +324,7 @@ fn duplicate_header(req: &Request, name: &str) -> Option<ApiError> {
     })
 }
 
-fn authenticate<'s>(service: &'s Service, req: &Request) -> Result<&'s Scope, ApiError> {
+fn authenticate(service: &Service, req: &Request) -> Result<Scope, ApiError> {
     let header = req.header("authorization").ok_or_else(|| {
         ApiError::new(
             401,
@@ -346,6 +346,7 @@ fn authenticate<'s>(service: &'s Service, req: &Request) -> Result<&'s Scope, Ap
         })?;
     service
         .keys
+        .load()
         .check(key)
         .ok_or_else(|| ApiError::new(401, "UNAUTHORIZED", "the API key is not valid"))
 }

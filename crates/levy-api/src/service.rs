@@ -38,7 +38,8 @@ pub struct ServiceConfig {
 pub struct Service {
     pub(crate) table: ArcSwap<AnyTable>,
     pub(crate) store: Box<dyn Store>,
-    pub(crate) keys: Keyring,
+    pub(crate) keys: ArcSwap<Keyring>,
+    key_source: KeySource,
     /// The key that signs certificate download URLs, read from the ledger once.
     pub(crate) url_key: std::sync::OnceLock<[u8; 32]>,
 }
@@ -83,13 +84,25 @@ impl Service {
         let service = Service {
             table: ArcSwap::new(table),
             store: Box::new(store),
-            keys,
+            keys: ArcSwap::from_pointee(keys),
+            key_source: config.keys.clone(),
             url_key: std::sync::OnceLock::new(),
         };
         // The URL-signing secret is made (or read) now, so that a service that cannot
         // make one does not start.
         crate::resources::certificates::url_key(&service)?;
         Ok(service)
+    }
+
+    /// Reads the keys again from the source the service was opened with and puts them in
+    /// place of the old ones, atomically: a key no longer in the file stops working for
+    /// the next request. On an error (an unreadable or invalid file) the old keys stay.
+    /// Returns how many keys are now accepted.
+    pub fn reload_keys(&self) -> Result<usize, ApiError> {
+        let ring = Keyring::load(&self.key_source)?;
+        let n = ring.len();
+        self.keys.store(Arc::new(ring));
+        Ok(n)
     }
 
     /// Answers one request. Never panics: an unexpected failure is a 500 in the request's

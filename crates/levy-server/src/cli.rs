@@ -194,6 +194,10 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
             let _ = out.flush();
         }
         let reload = tokio::spawn(reload_on_sighup(Arc::clone(&service), args.table.clone()));
+        let watch_keys = tokio::spawn(reload_keys_on_change(
+            Arc::clone(&service),
+            args.keys.clone(),
+        ));
         let waiting = running.wait();
         tokio::pin!(waiting);
         let result = tokio::select! {
@@ -213,6 +217,7 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
             }
         };
         reload.abort();
+        watch_keys.abort();
         tracing::info!("levy stopped");
         result.map_err(CliError::Io)
     })
@@ -257,6 +262,7 @@ async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf
         }
     };
     while hup.recv().await.is_some() {
+        reload_keys(&service, "SIGHUP");
         let Some(path) = table.clone() else {
             tracing::warn!("SIGHUP: serving the built-in table, which has no file to reload; start with --table FILE");
             continue;
@@ -274,6 +280,43 @@ async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf
             Err(e) => {
                 tracing::error!(error = %e, "SIGHUP: table reload failed; the old table stays in use")
             }
+        }
+    }
+}
+
+/// Reads the keys file again and swaps the keys in; on an error the old keys stay.
+fn reload_keys(service: &levy_api::Service, why: &str) {
+    match service.reload_keys() {
+        Ok(n) => tracing::info!(keys = n, "{why}: keys reloaded"),
+        Err(e) => {
+            tracing::error!(error = %e, "{why}: keys reload failed; the old keys stay in use")
+        }
+    }
+}
+
+/// How often `levy serve` looks at the keys file for a change.
+pub const KEYS_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Reloads the keys whenever the keys file's modification time, size or inode changes
+/// (`levy keys new` replaces the file by renaming a new one over it).
+async fn reload_keys_on_change(service: Arc<levy_api::Service>, path: PathBuf) {
+    fn stamp(path: &std::path::Path) -> Option<(std::time::SystemTime, u64, u64)> {
+        let m = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(&m);
+        #[cfg(not(unix))]
+        let ino = 0;
+        Some((m.modified().ok()?, m.len(), ino))
+    }
+    let mut last = stamp(&path);
+    loop {
+        tokio::time::sleep(KEYS_POLL).await;
+        let now = stamp(&path);
+        if now != last {
+            last = now;
+            let service = Arc::clone(&service);
+            let _ = tokio::task::spawn_blocking(move || reload_keys(&service, "keys file changed"))
+                .await;
         }
     }
 }

@@ -13,6 +13,9 @@
 //!   the new one.
 //! * `request_ids_in_logs`: the log line of every request carries the request id that
 //!   the response's `x-request-id` header (and an older-format error body) shows.
+//! * `keys_reload`: an account removed from the keys file (replaced by rename, as an
+//!   editor or a deploy does) is refused after SIGHUP; a key added by `levy keys new`
+//!   while the server runs works within seconds, without a signal.
 //! * `sigterm_graceful`: SIGTERM (and SIGINT, as ctrl-c sends) while a request is in
 //!   flight; the request is answered and the process exits with success.
 
@@ -56,17 +59,19 @@ fn main() {
             "sighup_reload",
             "sigterm_graceful",
             "request_ids_in_logs",
+            "keys_reload",
         ] {
             println!("{name}: test");
         }
         return;
     }
-    let tests: [(&str, fn()); 5] = [
+    let tests: [(&str, fn()); 6] = [
         ("crash", crash),
         ("damaged_table_at_start", damaged_table_at_start),
         ("sighup_reload", sighup_reload),
         ("sigterm_graceful", sigterm_graceful),
         ("request_ids_in_logs", request_ids_in_logs),
+        ("keys_reload", keys_reload),
     ];
     let mut ran = 0;
     for (name, f) in tests {
@@ -535,4 +540,57 @@ fn request_ids_in_logs() {
         );
         assert!(line.contains(&format!("status={status}")), "{line}");
     }
+}
+
+/// Polls `f` every 100 ms for up to 10 s until it returns true.
+fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !f() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what}: not within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn keys_reload() {
+    let setup = setup("keys-reload");
+    // The file as it holds only `shop`, kept to put back later.
+    let shop_only = std::fs::read(&setup.keys).unwrap();
+    let (other_test, _) = levy_api::keys::create_account_keys(&setup.keys, "other").unwrap();
+    let (mut child, addr) = spawn(&setup);
+    let client = Client::new(&format!("http://{addr}"));
+    let ping = |key: &str| client.bare("GET", "/tax/ping", key, None).status;
+    assert_eq!(ping(&other_test), 200);
+    assert_eq!(ping(&setup.test_key), 200);
+
+    // `other` is removed: the file is replaced by rename, then SIGHUP.
+    let staged = setup.dir.join("keys.toml.new");
+    std::fs::write(&staged, &shop_only).unwrap();
+    std::fs::rename(&staged, &setup.keys).unwrap();
+    signal(&child, "HUP");
+    eventually("the removed account's key refused", || {
+        ping(&other_test) == 401
+    });
+    assert_eq!(
+        ping(&setup.test_key),
+        200,
+        "the remaining account still works"
+    );
+
+    // A new account made while the server runs works without a signal.
+    let (late_test, _) = levy_api::keys::create_account_keys(&setup.keys, "late").unwrap();
+    eventually("the new account's key accepted", || ping(&late_test) == 200);
+    assert_eq!(ping(&other_test), 401);
+
+    // A broken keys file keeps the keys in use (and says so in the log).
+    std::fs::write(&setup.keys, "this is not toml [[[").unwrap();
+    signal(&child, "HUP");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(ping(&late_test), 200);
+    assert_eq!(ping(&setup.test_key), 200);
+
+    child.kill().unwrap();
+    child.wait().unwrap();
 }
