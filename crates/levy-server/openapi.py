@@ -112,7 +112,7 @@ schemas = {
                       "note": STR("`RATE_FRAC` when the rate applies to the whole amount; another value (e.g. `PROGRESSIVE_RATE`) when to part of it"),
                       "rule_id": INT("levy extension: the rule of the rate table that produced the entry")},
                      desc="`jurisdiction_name` in 2024-09-01; `tax_authority_name`, `tax_authority_type`, `tax_type` from 2026-01-01; `tax_due_decimal` on transactions and refunds, and on calculations from 2026-03-01."),
- "LineItem": obj({"line_item_id": STR(), "product": obj({"reference_product_name": STR(), "reference_product_id": STR(), "reference_line_item_id": STR(), "product_tax_code": STR()}),
+ "LineItem": obj({"line_item_id": STR(), "product": obj({"reference_product_name": s(["string", "null"], "The registered product's name; null when the line names no registered product"), "reference_product_id": s(["string", "null"], "null when the line names no registered product"), "reference_line_item_id": STR(), "product_tax_code": STR()}),
                   "tax_jurisdictions": arr(ref("Jurisdiction")), "quantity": INT(), "tax_amount": AMOUNT, "amount_excluding_tax": AMOUNT, "amount_including_tax": AMOUNT}),
  "CalculationRequest": obj({
      "customer": obj({"type": STR(enum=["CONSUMER", "BUSINESS"], default="CONSUMER"), "id": STR(), "address": ref("Address"),
@@ -182,7 +182,7 @@ schemas = {
                      "document": {"type": ["object", "null"], "properties": {"content_type": STR(), "size": INT(), "sha256": STR()}},
                      "reference": {}, "created_at": INT(), "updated_at": INT(), "testmode": BOOL()}),
  "CertificateList": obj({"object": STR(enum=["list"]), "certificates": arr(ref("Certificate")), "has_more": BOOL(), "last_certificate_id": {"type": ["string", "null"]}}),
-  "Ping": obj({"status": STR(enum=["ok"]), "env": STR(enum=["test", "prod"]), "timestamp": INT(), "api_version": STR()}),
+  "Ping": obj({"status": STR(enum=["ok"]), "env": STR(enum=["test", "prod"]), "timestamp": STR("The server's clock, ISO 8601 UTC (`2026-03-01T12:00:00Z`)", format="date-time"), "api_version": STR()}, required=["status", "env", "timestamp", "api_version"]),
 }
 ERROR_TYPES = error_types()
 schemas["ErrorType"] = {"type": "string", "description": "Every `type` this server can answer with (flat format); the older format's `error_code` is the same name in lower snake case.", "enum": ERROR_TYPES}

@@ -80,36 +80,18 @@ pub struct ImportReport {
 
 /// Decodes standard base64 (padding optional, whitespace ignored).
 fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    let mut padding = 0;
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => {
-                padding += 1;
-                continue;
-            }
-            b' ' | b'\n' | b'\r' | b'\t' => continue,
-            _ => return None,
-        };
-        if padding > 0 {
-            return None;
-        }
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    // Leftover bits must be zero padding of the last group.
-    (padding <= 2 && acc == 0 && bits < 6).then_some(out)
+    use base64::engine::{general_purpose::GeneralPurpose, DecodePaddingMode};
+    use base64::Engine;
+    const STANDARD_ANY_PADDING: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    let compact: String = text
+        .chars()
+        .filter(|c| !matches!(c, ' ' | '\n' | '\r' | '\t'))
+        .collect();
+    STANDARD_ANY_PADDING.decode(compact).ok()
 }
 
 fn invalid(field: &str, message: String, expected: &str, received: impl Into<String>) -> ApiError {

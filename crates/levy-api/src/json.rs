@@ -231,7 +231,29 @@ impl<'a> Obj<'a> {
         match self.take(name) {
             None => Ok(None),
             Some(Value::Object(map)) => {
+                // The same bounds as merchants' metadata: at most 50 keys, keys shorter
+                // than 255 characters, values too (below).
+                if map.len() > 50 {
+                    return Err(ApiError::field(
+                        "TOO_MANY_ITEMS",
+                        &self.path(name),
+                        format!("{} may hold at most 50 keys", self.path(name)),
+                        "at most 50 keys",
+                        format!("{} keys", map.len()),
+                    ));
+                }
                 for (k, v) in map {
+                    let key_len = k.chars().count();
+                    if key_len >= 255 {
+                        let field = self.path(name);
+                        return Err(ApiError::field(
+                            "STRING_TOO_LONG",
+                            &field,
+                            format!("metadata keys of {field} must be shorter than 255 characters"),
+                            "key shorter than 255 characters",
+                            format!("{key_len} characters"),
+                        ));
+                    }
                     let len = match v {
                         Value::String(s) => s.chars().count(),
                         other => other.to_string().chars().count(),

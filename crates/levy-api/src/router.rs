@@ -160,28 +160,30 @@ const VERSIONED_ROUTES: &[(&str, &str, Handler, ApiVersion)] = &[
 /// signature of its pre-signed URL.
 pub(crate) const DOCUMENT_PATH: &str = "/tax/certificates/{}/document";
 
+/// Percent-decodes `s` (with `+` as a space in a query), or `None` when a `%` is not
+/// followed by two hex digits or the result is not UTF-8.
 fn percent_decode(s: &str, plus_is_space: bool) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hex = s.get(i + 1..i + 3)?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 3;
-            }
-            b'+' if plus_is_space => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
+    // Strict: `%+1`, `%1` or a bare `%` is refused, not passed through or half-read.
+    let b = s.as_bytes();
+    let well_formed = b.iter().enumerate().all(|(i, &c)| {
+        c != b'%'
+            || (b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+    });
+    if !well_formed {
+        return None;
     }
-    String::from_utf8(out).ok()
+    let spaced;
+    let s = if plus_is_space && s.contains('+') {
+        spaced = s.replace('+', " ");
+        spaced.as_str()
+    } else {
+        s
+    };
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .ok()
+        .map(|c| c.into_owned())
 }
 
 fn parse_query(raw: &str) -> Result<Vec<(String, String)>, ApiError> {
@@ -439,5 +441,19 @@ mod tests {
             vec![("cursor".into(), "a+b".into()), ("x".into(), "1 2".into())]
         );
         assert!(parse_query("cursor=%zz").is_err());
+    }
+
+    #[test]
+    fn malformed_percent_escapes_are_refused_not_half_read() {
+        // `%+1` once decoded to byte 0x01 (the sign was taken as part of a hex number).
+        for bad in ["%+1", "%1", "%", "a%2", "%-1", "%%41", "%C3%28"] {
+            assert_eq!(percent_decode(bad, true), None, "{bad}");
+        }
+        // RFC 3986 escapes, upper and lower case; `%C3%A9` is é in UTF-8.
+        assert_eq!(percent_decode("%41%62%2b%2F", false).unwrap(), "Ab+/");
+        assert_eq!(percent_decode("caf%C3%A9", false).unwrap(), "café");
+        // `+` is a space in a query only.
+        assert_eq!(percent_decode("a+b", true).unwrap(), "a b");
+        assert_eq!(percent_decode("a+b", false).unwrap(), "a+b");
     }
 }

@@ -768,3 +768,73 @@ fn invoice_rounding_is_asked_for_by_header_and_applied_where_allowed() {
         "{v}"
     );
 }
+
+#[test]
+fn transacted_at_and_metadata_are_bounded() {
+    let svc = service();
+    let v = Some("2026-03-01");
+    let with = |extra: &str| {
+        let body = calc_body_v2("10000", "GENERAL_MERCHANDISE");
+        // Insert `extra` as a top-level field.
+        format!("{{{extra}, {}", &body[1..])
+    };
+    // -2^63 was accepted as a sale date.
+    let (s, e) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        v,
+        &with(r#""transacted_at": -9223372036854775808"#),
+    );
+    assert_eq!(s, 400, "{e}");
+    assert_eq!(flat_type(&e, 400), "POSITIVE_NUMBER_REQUIRED");
+    // One second after 9999-12-31T23:59:59Z (253402300799).
+    let (s, e) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        v,
+        &with(r#""transacted_at": 253402300800"#),
+    );
+    assert_eq!(s, 400, "{e}");
+    assert_eq!(flat_type(&e, 400), "NUMBER_TOO_LARGE");
+    // 2026-03-01T00:00:00Z = 1772323200 is answered: 700 + 225 (7% and 2.25% of 10000).
+    let (s, ok) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        v,
+        &with(r#""transacted_at": 1772323200"#),
+    );
+    assert_eq!(s, 200, "{ok}");
+    assert_eq!(n(&ok["total_tax_amount"]), "925");
+
+    // Metadata: at most 50 keys, keys (like values) shorter than 255 characters.
+    let keys: Vec<String> = (0..51).map(|i| format!(r#""k{i}": "v""#)).collect();
+    let (s, e) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        v,
+        &with(&format!(r#""metadata": {{{}}}"#, keys.join(","))),
+    );
+    assert_eq!(s, 400, "{e}");
+    assert_eq!(flat_type(&e, 400), "TOO_MANY_ITEMS");
+    let (s, e) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        v,
+        &with(&format!(r#""metadata": {{"{}": "v"}}"#, "k".repeat(300))),
+    );
+    assert_eq!(s, 400, "{e}");
+    assert_eq!(flat_type(&e, 400), "STRING_TOO_LONG");
+    let (s, ok) = post(
+        &svc,
+        "/tax/calculations",
+        TEST_KEY,
+        v,
+        &with(&format!(r#""metadata": {{{}}}"#, keys[..50].join(","))),
+    );
+    assert_eq!(s, 200, "{ok}");
+}

@@ -412,3 +412,160 @@ fn documented_error_types_are_exactly_those_the_code_emits() {
         "ErrorType enum out of date.\n  emitted but not documented: {missing:?}\n  documented but never emitted: {stale:?}"
     );
 }
+
+/// Checks `value` against `schema` (the subset of JSON Schema the document uses: `$ref`,
+/// `type` (one or a list), `enum`, `properties`, `required`, `additionalProperties`,
+/// `items`, `oneOf`, `allOf`), and adds to `errors` where it fails.
+fn check(doc: &Value, schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        match resolve(doc, r) {
+            Some(target) => check(doc, target, value, at, errors),
+            None => errors.push(format!("{at}: unresolved {r}")),
+        }
+        return;
+    }
+    if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+        for s in all {
+            check(doc, s, value, at, errors);
+        }
+    }
+    if let Some(one) = schema.get("oneOf").and_then(Value::as_array) {
+        let matching = one
+            .iter()
+            .filter(|s| conforms(doc, s, value, at).is_ok())
+            .count();
+        if matching != 1 {
+            errors.push(format!("{at}: {matching} of oneOf match {value}"));
+        }
+    }
+    if let Some(t) = schema.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let ok = types.iter().any(|t| match *t {
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "null" => value.is_null(),
+            _ => false,
+        });
+        if !ok {
+            errors.push(format!("{at}: {value} is not of type {t}"));
+            return;
+        }
+    }
+    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+        if !e.contains(value) {
+            errors.push(format!("{at}: {value} is not one of {e:?}"));
+        }
+    }
+    if let (Some(props), Some(obj)) = (
+        schema.get("properties").and_then(Value::as_object),
+        value.as_object(),
+    ) {
+        for (k, v) in obj {
+            match props.get(k) {
+                Some(s) => check(doc, s, v, &format!("{at}.{k}"), errors),
+                None => match schema.get("additionalProperties") {
+                    Some(Value::Bool(false)) => errors.push(format!("{at}.{k}: not in the schema")),
+                    Some(s @ Value::Object(_)) => check(doc, s, v, &format!("{at}.{k}"), errors),
+                    _ => {}
+                },
+            }
+        }
+        for r in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if !obj.contains_key(r) {
+                errors.push(format!("{at}.{r}: required but absent"));
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (schema.get("items"), value.as_array()) {
+        for (i, v) in arr.iter().enumerate() {
+            check(doc, items, v, &format!("{at}[{i}]"), errors);
+        }
+    }
+}
+
+fn conforms(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    let mut errors = Vec::new();
+    check(doc, schema, value, at, &mut errors);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("\n  "))
+    }
+}
+
+#[test]
+fn answers_conform_to_their_documented_schemas() {
+    // Each answer below is checked against the schema the document gives for its
+    // operation and status. The first finding: `GET /tax/ping` answered `timestamp` as a
+    // string where the document said integer.
+    let doc = doc();
+    let server = TestServer::start("openapi-schemas");
+    let c = server.client();
+    let schema_of = |path: &str, method: &str, status: &str| -> Value {
+        let r = &doc["paths"][path][method]["responses"][status];
+        let r = match r.get("$ref").and_then(Value::as_str) {
+            Some(reference) => resolve(&doc, reference).unwrap().clone(),
+            None => r.clone(),
+        };
+        r["content"]["application/json"]["schema"].clone()
+    };
+    for version in [
+        None,
+        Some("2025-05-12"),
+        Some("2026-01-01"),
+        Some("2026-03-01"),
+    ] {
+        let label = version.unwrap_or("default");
+        let ping = c.bare("GET", "/tax/ping", SHOP_LIVE, version);
+        assert_eq!(ping.status, 200);
+        conforms(
+            &doc,
+            &schema_of("/tax/ping", "get", "200"),
+            &ping.json(),
+            label,
+        )
+        .unwrap_or_else(|e| panic!("ping, {e}"));
+
+        let body = common::calc_body(&[10_000]).to_string();
+        let calc = c.send(Call {
+            method: "POST",
+            path: "/tax/calculations",
+            key: Some(SHOP_LIVE),
+            version,
+            body: Some(body.as_bytes()),
+            content_type: None,
+        });
+        assert_eq!(calc.status, 200, "{}", calc.text);
+        conforms(
+            &doc,
+            &schema_of("/tax/calculations", "post", "200"),
+            &calc.json(),
+            label,
+        )
+        .unwrap_or_else(|e| panic!("calculation, {e}"));
+
+        let missing = c.bare("GET", "/tax/transactions/tr_nope", SHOP_LIVE, version);
+        assert_eq!(missing.status, 404);
+        conforms(
+            &doc,
+            &schema_of("/tax/transactions/{transaction_id}", "get", "404"),
+            &missing.json(),
+            label,
+        )
+        .unwrap_or_else(|e| panic!("404, {e}"));
+    }
+}

@@ -100,6 +100,10 @@ pub(crate) fn read_address(mut o: Obj<'_>, with_type: bool) -> Result<Address, A
     })
 }
 
+/// The latest `transacted_at` accepted: 9999-12-31T23:59:59Z, the last second a
+/// four-digit year can name.
+const MAX_TRANSACTED_AT: i64 = 253_402_300_799;
+
 fn positive(field: &str, what: &str, received: impl ToString) -> ApiError {
     ApiError::field(
         "POSITIVE_NUMBER_REQUIRED",
@@ -379,7 +383,19 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
             ));
         }
         let transacted_at = if v >= ApiVersion::V2026_03_01 {
-            root.opt_int("transacted_at")?
+            match root.opt_int("transacted_at")? {
+                Some(t) if t < 0 => {
+                    return Err(positive(
+                        "transacted_at",
+                        "Unix seconds at or after 1970-01-01",
+                        t,
+                    ))
+                }
+                Some(t) if t > MAX_TRANSACTED_AT => {
+                    return Err(too_large("transacted_at", MAX_TRANSACTED_AT, t))
+                }
+                t => t,
+            }
         } else {
             None
         };

@@ -3,7 +3,6 @@
 //! the ledger. Live keys only; scoped to the key's account.
 
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
 use crate::json::num;
@@ -39,40 +38,33 @@ pub(crate) fn in_force(c: &CertificateRecord, at: i64) -> bool {
     c.review_status == "active" && c.valid_from <= at && c.expires_at.is_none_or(|e| at < e)
 }
 
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`, ready to be finalized or verified.
+fn mac(key: &[u8], message: &[u8]) -> HmacSha256 {
+    use hmac::Mac;
+    // HMAC takes a key of any length; `new_from_slice` cannot fail for it.
+    let mut m = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC accepts any key length");
+    m.update(message);
+    m
+}
+
 /// HMAC-SHA256 (RFC 2104).
 pub(crate) fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
-    let mut block = [0u8; 64];
-    if key.len() > 64 {
-        block[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        block[..key.len()].copy_from_slice(key);
-    }
-    let mut ipad = [0x36u8; 64];
-    let mut opad = [0x5cu8; 64];
-    for i in 0..64 {
-        ipad[i] ^= block[i];
-        opad[i] ^= block[i];
-    }
-    let inner = Sha256::new()
-        .chain_update(ipad)
-        .chain_update(message)
-        .finalize();
-    Sha256::new()
-        .chain_update(opad)
-        .chain_update(inner)
-        .finalize()
-        .into()
+    use hmac::Mac;
+    mac(key, message).finalize().into_bytes().into()
 }
 
 fn document_path(id: &str) -> String {
     format!("/tax/certificates/{id}/document")
 }
 
+fn signed_text(id: &str, expires: i64, nonce: &str) -> String {
+    format!("GET\n{}\n{expires}\n{nonce}", document_path(id))
+}
+
 fn signature(key: &[u8; 32], id: &str, expires: i64, nonce: &str) -> [u8; 32] {
-    hmac_sha256(
-        key,
-        format!("GET\n{}\n{expires}\n{nonce}", document_path(id)).as_bytes(),
-    )
+    hmac_sha256(key, signed_text(id, expires, nonce).as_bytes())
 }
 
 /// A pre-signed, path-absolute URL for a certificate's document, working until `expires`.
@@ -126,12 +118,17 @@ pub(crate) fn document(
             "the download URL is not a valid pre-signed URL; fetch the certificate again for a new one",
         ));
     };
-    let want = signature(&url_key(service)?, id, expires, nonce);
-    let mut diff = (sig.len() != want.len()) as u8;
-    for (a, b) in sig.iter().zip(want.iter()) {
-        diff |= a ^ b;
-    }
-    if std::hint::black_box(diff) != 0 {
+    // `verify_slice` compares in constant time.
+    let valid = {
+        use hmac::Mac;
+        mac(
+            &url_key(service)?,
+            signed_text(id, expires, nonce).as_bytes(),
+        )
+        .verify_slice(&sig)
+        .is_ok()
+    };
+    if !valid {
         return Err(forbidden(
             "INVALID_SIGNATURE",
             "the download URL has been altered; fetch the certificate again for a new one",
