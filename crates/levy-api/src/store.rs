@@ -13,7 +13,7 @@ use crate::error::ApiError;
 pub use crate::keys::Scope;
 
 mod sqlite;
-pub use sqlite::SqliteStore;
+pub use sqlite::{inspect, LedgerReport, SqliteStore};
 
 /// A buyer's tax id as stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -25,8 +25,9 @@ enum Command {
     Calc(calc::CalcArgs),
     /// Compile published rate and boundary files and the curated rules into a table.
     Build(levy_build::cli::BuildArgs),
-    /// Print a table's header, manifest and counts.
-    Info(levy_build::cli::InfoArgs),
+    /// Print a table's header, manifest and counts; or, with --ledger, a ledger's size,
+    /// counts and integrity.
+    Info(InfoArgs),
     /// Measure levy's lookups on a table beside SQLite (and maxminddb) in the same run.
     Bench(bench::BenchArgs),
     /// Compare two tables: rates and boundaries added, removed and changed.
@@ -40,6 +41,46 @@ enum Command {
         #[command(subcommand)]
         command: CertificatesCommand,
     },
+}
+
+/// `levy info FILE` or `levy info --ledger FILE [--json]`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["file", "ledger"])))]
+struct InfoArgs {
+    /// The table file.
+    file: Option<std::path::PathBuf>,
+    /// A ledger (SQLite) to report on instead: size, row counts, expired calculations,
+    /// `quick_check`, and every stored record checked against its seal. Read-only; exits
+    /// with failure when the ledger is damaged.
+    #[arg(long, value_name = "FILE")]
+    ledger: Option<std::path::PathBuf>,
+    /// With --ledger: print the report as JSON.
+    #[arg(long, requires = "ledger")]
+    json: bool,
+}
+
+fn run_info(args: &InfoArgs) -> Result<(), String> {
+    if let Some(ledger) = &args.ledger {
+        let report =
+            levy_api::store::inspect(&ledger.to_string_lossy()).map_err(|e| e.to_string())?;
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+            );
+        } else {
+            print!("{}", report.to_text());
+        }
+        return if report.is_sound() {
+            Ok(())
+        } else {
+            Err(format!("{} is damaged (see above)", ledger.display()))
+        };
+    }
+    let file = args.file.clone().unwrap_or_default();
+    levy_build::cli::run_info(&levy_build::cli::InfoArgs { file })
+        .map(|out| print!("{out}"))
+        .map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -57,9 +98,7 @@ fn main() -> ExitCode {
         Command::Build(args) => levy_build::cli::run_build(&args)
             .map(|_| ())
             .map_err(|e| e.to_string()),
-        Command::Info(args) => levy_build::cli::run_info(&args)
-            .map(|out| print!("{out}"))
-            .map_err(|e| e.to_string()),
+        Command::Info(args) => run_info(&args),
         Command::Diff(args) => levy_build::cli::run_diff(&args)
             .map(|out| print!("{out}"))
             .map_err(|e| e.to_string()),

@@ -639,3 +639,104 @@ fn bench_refuses_a_missing_ip_database() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/dbip.mmdb: no such file"));
 }
+
+/// Makes a ledger holding one live transaction through the service, as `levy serve` would
+/// store it; returns the transaction id.
+fn ledger_with_one_sale(path: &std::path::Path) -> String {
+    let key = "sk_live_shop_cli_0001";
+    let svc = levy_api::Service::open(levy_api::ServiceConfig {
+        table: levy_api::TableSource::Default,
+        ledger: path.display().to_string(),
+        keys: levy_api::KeySource::Inline(vec![levy_api::KeyEntry {
+            account: "shop".into(),
+            key: key.into(),
+        }]),
+    })
+    .unwrap();
+    let call = |path: &str, body: String| {
+        let r = svc.handle(&levy_api::Request {
+            method: "POST".into(),
+            path: path.into(),
+            query: String::new(),
+            headers: vec![("authorization".into(), format!("Bearer {key}"))],
+            body: body.into_bytes(),
+        });
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        serde_json::from_slice::<serde_json::Value>(&r.body).unwrap()
+    };
+    let calc = call(
+        "/tax/calculations",
+        r#"{"customer": {"address": {"address_line_1": "", "address_city": "NASHVILLE",
+            "address_province": "TN", "address_postal_code": "37203", "address_country": "US",
+            "address_type": "shipping"}},
+           "order_details": {"customer_currency_code": "USD", "tax_included_in_amount": false,
+            "line_items": [{"amount": 10000, "quantity": 1, "product_category": "GENERAL_MERCHANDISE"}]}}"#
+            .to_string(),
+    );
+    let tx = call(
+        "/tax/transactions",
+        format!(
+            r#"{{"calculation_id": "{}", "reference_order_id": "order-1"}}"#,
+            calc["id"].as_str().unwrap()
+        ),
+    );
+    tx["id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the_file() {
+    let dir = temp_dir("ledger-info");
+    let path = dir.join("ledger.sqlite");
+    let tx_id = ledger_with_one_sale(&path);
+    let p = path.to_str().unwrap();
+
+    let o = levy(&["info", "--ledger", p, "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // One calculation made, one transaction from it, one live nexus total (TN).
+    assert_eq!(report["rows"]["calculations"], 1);
+    assert_eq!(report["rows"]["transactions"], 1);
+    assert_eq!(report["rows"]["nexus"], 1);
+    assert_eq!(report["schema_version"], 3);
+    assert_eq!(report["quick_check"], serde_json::json!(["ok"]));
+    assert_eq!(report["damaged"], serde_json::json!([]));
+    let text = stdout(&levy(&["info", "--ledger", p]));
+    assert!(text.contains("every seal matches"), "{text}");
+
+    // One digit of the stored transaction changed: reported, exit status failure, and
+    // the file left exactly as it was.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let id_at = bytes
+        .windows(tx_id.len() + 7)
+        .position(|w| w == format!(r#""id":"{tx_id}""#).as_bytes())
+        .expect("the stored transaction");
+    let digit = id_at
+        + bytes[id_at..]
+            .iter()
+            .position(|b| b.is_ascii_digit() && *b != b'0')
+            .unwrap();
+    bytes[digit] = if bytes[digit] == b'9' {
+        b'8'
+    } else {
+        bytes[digit] + 1
+    };
+    std::fs::write(&path, &bytes).unwrap();
+    let o = levy(&["info", "--ledger", p]);
+    assert!(!o.status.success());
+    let text = stdout(&o);
+    assert!(text.contains("1 DAMAGED"), "{text}");
+    assert!(
+        text.contains("transactions") && text.contains("digest mismatch"),
+        "{text}"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is damaged"));
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+
+    // Not a ledger: refused with the reason.
+    let empty = dir.join("empty.sqlite");
+    std::fs::write(&empty, b"").unwrap();
+    let o = levy(&["info", "--ledger", empty.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("empty (0 bytes)"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -219,17 +219,7 @@ fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, ApiError> {
 
 /// Schema 3: every record sealed with its digest (see [`seal`]); nexus totals likewise.
 fn seal_existing_rows(conn: &Connection) -> Result<(), ApiError> {
-    for table in [
-        "customers",
-        "products",
-        "calculations",
-        "transactions",
-        "refunds",
-        "merchants",
-        "platform_calculations",
-        "certificates",
-        "certificate_requests",
-    ] {
+    for table in SEALED_TABLES {
         let rows: Vec<(i64, String)> = {
             let mut stmt = conn
                 .prepare(&format!("SELECT rowid, data FROM {table}"))
@@ -411,10 +401,34 @@ fn check_existing_file(path: &str) -> Result<bool, ApiError> {
     }
 }
 
+/// `PRAGMA quick_check`, its first five findings: `["ok"]` when the structure is sound.
+fn quick_check(conn: &Connection) -> Result<Vec<String>, ApiError> {
+    let mut stmt = conn.prepare("PRAGMA quick_check(5)").map_err(db)?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(db)?;
+    rows.collect::<Result<_, _>>().map_err(db)
+}
+
 /// For a file that existed: it is an SQLite database, it is a levy ledger (the application
 /// id, or, for ledgers written before the id, a schema version and levy's tables), and
 /// `PRAGMA quick_check` finds its structure sound.
 fn check_ledger(conn: &Connection, path: &str) -> Result<(), ApiError> {
+    check_identity(conn, path)?;
+    let problems = quick_check(conn)?;
+    if problems != ["ok"] {
+        return Err(ApiError::new(
+            500,
+            "LEDGER_ERROR",
+            format!(
+                "{path} is damaged (SQLite quick_check: {}); it was left untouched. Restore it from a backup",
+                problems.join("; ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The file is an SQLite database and a levy ledger (see [`check_ledger`]).
+fn check_identity(conn: &Connection, path: &str) -> Result<(), ApiError> {
     let app_id: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(|e| match e.sqlite_error_code() {
@@ -441,23 +455,184 @@ fn check_ledger(conn: &Connection, path: &str) -> Result<(), ApiError> {
             ));
         }
     }
-    let mut stmt = conn.prepare("PRAGMA quick_check(5)").map_err(db)?;
-    let problems: Vec<String> = stmt
-        .query_map([], |r| r.get::<_, String>(0))
-        .map_err(db)?
-        .collect::<Result<_, _>>()
-        .map_err(db)?;
-    if problems != ["ok"] {
-        return Err(ApiError::new(
-            500,
-            "LEDGER_ERROR",
-            format!(
-                "{path} is damaged (SQLite quick_check: {}); it was left untouched. Restore it from a backup",
-                problems.join("; ")
-            ),
-        ));
-    }
     Ok(())
+}
+
+/// What `levy info --ledger` reports: a ledger's size, its counts, and whether every
+/// stored record still matches its seal.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LedgerReport {
+    /// The file's path.
+    pub path: String,
+    /// Size of the database file, in bytes.
+    pub file_bytes: u64,
+    /// Size of its write-ahead log (`-wal`), in bytes; 0 when absent.
+    pub wal_bytes: u64,
+    /// Pages on the free list (space a `VACUUM` would return), in bytes.
+    pub free_bytes: u64,
+    /// Schema version (`PRAGMA user_version`).
+    pub schema_version: i64,
+    /// `PRAGMA quick_check`: `["ok"]` when sound.
+    pub quick_check: Vec<String>,
+    /// Rows of each table, by table name.
+    pub rows: std::collections::BTreeMap<String, i64>,
+    /// Calculations (and platform calculations) past their 24 hours, which a running
+    /// service purges within a minute.
+    pub expired_calculations: i64,
+    /// Stored records whose seal does not match, as `table rowid: why`.
+    pub damaged: Vec<String>,
+}
+
+impl LedgerReport {
+    /// The report as text, one fact per line.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let _ = writeln!(out, "ledger      {}", self.path);
+        let _ = writeln!(
+            out,
+            "size        {} bytes (+ {} bytes of WAL; {} bytes free)",
+            self.file_bytes, self.wal_bytes, self.free_bytes
+        );
+        let _ = writeln!(out, "schema      {}", self.schema_version);
+        let _ = writeln!(out, "structure   {}", self.quick_check.join("; "));
+        for (table, n) in &self.rows {
+            let _ = writeln!(out, "{table:<24}{n:>10}");
+        }
+        let _ = writeln!(
+            out,
+            "expired calculations {} (purged within a minute while served)",
+            self.expired_calculations
+        );
+        if self.damaged.is_empty() {
+            let _ = writeln!(out, "records     every seal matches");
+        } else {
+            let _ = writeln!(out, "records     {} DAMAGED:", self.damaged.len());
+            for d in &self.damaged {
+                let _ = writeln!(out, "  {d}");
+            }
+        }
+        out
+    }
+
+    /// Whether the ledger is sound: its structure passes `quick_check` and every record
+    /// matches its seal.
+    pub fn is_sound(&self) -> bool {
+        self.quick_check == ["ok"] && self.damaged.is_empty()
+    }
+}
+
+/// Tables whose `data` column holds sealed records.
+const SEALED_TABLES: [&str; 9] = [
+    "customers",
+    "products",
+    "calculations",
+    "transactions",
+    "refunds",
+    "merchants",
+    "platform_calculations",
+    "certificates",
+    "certificate_requests",
+];
+
+/// Reads a ledger without changing it (the file is opened read-only): its size, counts and
+/// structure, and every stored record checked against its seal. A file that is not a levy
+/// ledger is an error, as for [`SqliteStore::open`].
+pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
+    if !check_existing_file(path)? {
+        return Err(not_a_ledger(path, "no such file"));
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(db)?;
+    check_identity(&conn, path)?;
+    let quick_check = quick_check(&conn)?;
+    let pragma = |name: &str| -> Result<i64, ApiError> {
+        conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+            .map_err(db)
+    };
+    let mut report = LedgerReport {
+        path: path.to_string(),
+        file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        wal_bytes: std::fs::metadata(format!("{path}-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0),
+        free_bytes: (pragma("freelist_count")? * pragma("page_size")?) as u64,
+        schema_version: pragma("user_version")?,
+        quick_check,
+        ..LedgerReport::default()
+    };
+    let now = crate::ids::now();
+    let exists = |table: &str| -> Result<bool, ApiError> {
+        conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [table],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n == 1)
+        .map_err(db)
+    };
+    for table in SEALED_TABLES.iter().chain(["nexus", "secrets"].iter()) {
+        if !exists(table)? {
+            continue;
+        }
+        let n: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .map_err(db)?;
+        report.rows.insert(table.to_string(), n);
+    }
+    for table in ["calculations", "platform_calculations"] {
+        if !exists(table)? {
+            continue;
+        }
+        let n: i64 = conn
+            .query_row(
+                &format!("SELECT count(*) FROM {table} WHERE expires_at < ?1"),
+                [now],
+                |r| r.get(0),
+            )
+            .map_err(db)?;
+        report.expired_calculations += n;
+    }
+    if report.schema_version >= 3 {
+        for table in SEALED_TABLES {
+            let mut stmt = conn
+                .prepare(&format!("SELECT rowid, data FROM {table}"))
+                .map_err(db)?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+                .map_err(db)?;
+            for row in rows {
+                let (rowid, data) = row.map_err(db)?;
+                if let Err(e) = unseal(&data) {
+                    report
+                        .damaged
+                        .push(format!("{table} {rowid}: {}", e.message));
+                }
+            }
+        }
+        let mut stmt = conn
+            .prepare("SELECT rowid, sales, count FROM nexus")
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .map_err(db)?;
+        for row in rows {
+            let (rowid, sales, count) = row.map_err(db)?;
+            if let Err(e) = unseal_nexus(&sales, count) {
+                report.damaged.push(format!("nexus {rowid}: {}", e.message));
+            }
+        }
+    }
+    Ok(report)
 }
 
 impl SqliteStore {
