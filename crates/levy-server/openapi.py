@@ -205,6 +205,7 @@ def op(summary, resp_schema, body=None, params=(), since=None, errors=("400", "4
     if body:
         o["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
         errors = tuple(errors) + ("408", "413", "415")
+    if "401" in errors: errors = tuple(errors) + ("429",)
     for e in errors: o["responses"][e] = {"$ref": "#/components/responses/Error"}
     if not auth: o["security"] = []
     return o
@@ -282,7 +283,7 @@ if missing:
 doc = {
  "openapi": "3.1.0",
  "info": {"title": "levy tax service", "version": "0.1.0",
-          "description": "The tax service interface as levy implements it; the operations listed are exactly those this build answers. Fields marked with a version appear from that `X-API-Version` on; a field sent to a version that does not know it is `UNRECOGNIZED_FIELD`. Amounts are in the currency's smallest unit. Every response carries an `x-request-id` header. Request bodies must be JSON (415 otherwise) and at most 1 MiB by default (413 otherwise), and sent within 30 seconds of the headers by default (408 otherwise).",
+          "description": "The tax service interface as levy implements it; the operations listed are exactly those this build answers. Fields marked with a version appear from that `X-API-Version` on; a field sent to a version that does not know it is `UNRECOGNIZED_FIELD`. Amounts are in the currency's smallest unit. Every response carries an `x-request-id` header. Request bodies must be JSON (415 otherwise) and at most 1 MiB by default (413 otherwise), and sent within 30 seconds of the headers by default (408 otherwise). `levy serve` limits each account and mode to a request rate and a number of stored calculations (429 with `Retry-After` beyond them; see its flags).",
           "license": {"name": "MIT OR Apache-2.0", "identifier": "MIT OR Apache-2.0"}},
  "servers": [{"url": "http://127.0.0.1:8787"}],
  "security": [{"bearer": []}],

@@ -19,6 +19,8 @@ pub struct ApiError {
     pub expected: Option<String>,
     /// What it held.
     pub received: Option<String>,
+    /// For a 429: seconds after which the request may succeed (the `Retry-After` header).
+    pub retry_after: Option<u16>,
 }
 
 impl ApiError {
@@ -31,6 +33,7 @@ impl ApiError {
             field: None,
             expected: None,
             received: None,
+            retry_after: None,
         }
     }
 
@@ -49,6 +52,7 @@ impl ApiError {
             field: Some(field.to_string()),
             expected: Some(expected.into()),
             received: Some(received.into()),
+            retry_after: None,
         }
     }
 

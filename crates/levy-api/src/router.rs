@@ -233,6 +233,9 @@ fn error_response(e: &ApiError, version: ApiVersion) -> Response {
     if e.status == 401 {
         r.headers.push(("WWW-Authenticate".into(), "Bearer".into()));
     }
+    if let Some(seconds) = e.retry_after {
+        r.headers.push(("Retry-After".into(), seconds.to_string()));
+    }
     r
 }
 
@@ -294,6 +297,9 @@ pub(crate) fn dispatch(service: &Service, req: &Request) -> Response {
         Ok(s) => s,
         Err(e) => return error_response(&e, version),
     };
+    if let Err(e) = service.rate.take(&scope, &service.limits) {
+        return error_response(&e, version);
+    }
     match route(service, req, version, &scope) {
         Ok((body, headers)) => {
             let mut r = json_response(200, &body);

@@ -40,6 +40,8 @@ pub struct Service {
     pub(crate) store: Box<dyn Store>,
     pub(crate) keys: ArcSwap<Keyring>,
     key_source: KeySource,
+    pub(crate) limits: crate::limits::Limits,
+    pub(crate) rate: crate::limits::RateLimiter,
     /// The key that signs certificate download URLs, read from the ledger once.
     pub(crate) url_key: std::sync::OnceLock<[u8; 32]>,
 }
@@ -86,12 +88,27 @@ impl Service {
             store: Box::new(store),
             keys: ArcSwap::from_pointee(keys),
             key_source: config.keys.clone(),
+            limits: crate::limits::Limits::NONE,
+            rate: crate::limits::RateLimiter::default(),
             url_key: std::sync::OnceLock::new(),
         };
         // The URL-signing secret is made (or read) now, so that a service that cannot
         // make one does not start.
         crate::resources::certificates::url_key(&service)?;
         Ok(service)
+    }
+
+    /// The service with per-account limits. A service opened in-process has none
+    /// ([`crate::Limits::NONE`]): its host meters its own callers. `levy serve` applies
+    /// [`crate::Limits::default`] or what its flags say.
+    pub fn with_limits(mut self, limits: crate::Limits) -> Service {
+        self.limits = limits;
+        self
+    }
+
+    /// The per-account limits in force.
+    pub fn limits(&self) -> crate::Limits {
+        self.limits
     }
 
     /// Reads the keys again from the source the service was opened with and puts them in

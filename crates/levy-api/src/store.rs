@@ -307,6 +307,10 @@ pub trait Store: PlatformStore + Send + Sync {
     ) -> Result<Vec<ProductRecord>, ApiError>;
     /// Stores a calculation.
     fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<(), ApiError>;
+    /// How many calculations and platform calculations `scope` stores that have not
+    /// expired yet (up to a minute's worth of expired ones may still be counted: they are
+    /// purged every minute). Used for [`crate::Limits::stored_calculations`].
+    fn stored_calculations(&self, scope: &Scope) -> Result<u64, ApiError>;
     /// A calculation that has not expired at `now`.
     fn calculation(
         &self,

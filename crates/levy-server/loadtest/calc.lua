@@ -1,7 +1,7 @@
 -- wrk script: POST /tax/calculations with the body in calculation.json.
 --
 --   levy keys new --account bench --keys keys.toml          # note the test key
---   levy serve --table rates.levy --keys keys.toml --ledger bench.sqlite --log warn
+--   levy serve --table rates.levy --keys keys.toml --ledger bench.sqlite --log warn --rate-limit 0
 --   LEVY_KEY=sk_test_... wrk -t2 -c64 -d30s --latency \
 --       -s crates/levy-server/loadtest/calc.lua http://127.0.0.1:8787/tax/calculations
 --

@@ -60,6 +60,17 @@ pub struct ServeArgs {
     /// The most connections served at once; a connection beyond it is closed at once.
     #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
+    /// Requests per second allowed to each account and mode (a token bucket); beyond it,
+    /// 429 with Retry-After. 0 turns the limit off.
+    #[arg(long, value_name = "N", default_value_t = levy_api::Limits::default().requests_per_second)]
+    pub rate_limit: u32,
+    /// Requests an account and mode may send at once above the rate.
+    #[arg(long, value_name = "N", default_value_t = levy_api::Limits::default().burst)]
+    pub burst: u32,
+    /// Unexpired calculations each account and mode may store (each is kept 24 hours);
+    /// beyond it, 429. 0 turns the limit off.
+    #[arg(long, value_name = "N", default_value_t = levy_api::Limits::default().stored_calculations)]
+    pub max_stored_calculations: u64,
     /// Answer requests on the async worker threads instead of the blocking pool (for
     /// measurements; see ServeOptions::inline).
     #[arg(long, hide = true)]
@@ -166,8 +177,16 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
         ledger: args.ledger.to_string_lossy().into_owned(),
         keys: levy_api::KeySource::File(args.keys.clone()),
     };
-    let service =
-        Arc::new(levy_api::Service::open(config).map_err(|e| CliError::Service(e.to_string()))?);
+    let limits = levy_api::Limits {
+        requests_per_second: args.rate_limit,
+        burst: args.burst,
+        stored_calculations: args.max_stored_calculations,
+    };
+    let service = Arc::new(
+        levy_api::Service::open(config)
+            .map_err(|e| CliError::Service(e.to_string()))?
+            .with_limits(limits),
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -185,6 +185,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         order,
         fee_lines: fees,
     };
+    crate::limits::check_quota(ctx.service, ctx.scope)?;
     ctx.service
         .store
         .insert_platform_calculation(ctx.scope, &record)?;

@@ -122,9 +122,15 @@ enum Durability {
     Cached,
 }
 
+/// Unexpired calculations stored per account and mode, counted once from the ledger and
+/// then kept up to date in memory; emptied by every purge (and counted again when next
+/// asked), so it never drifts for long.
+type CalculationCounts = std::sync::Arc<Mutex<std::collections::HashMap<Scope, u64>>>;
+
 /// The SQLite implementation of [`Store`].
 pub struct SqliteStore {
     jobs: Mutex<Option<mpsc::Sender<(Durability, Job)>>>,
+    counts: CalculationCounts,
     readers: Vec<Mutex<Connection>>,
     writer: Option<JoinHandle<()>>,
 }
@@ -292,7 +298,11 @@ fn migrate(conn: &Connection) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn writer_loop(conn: Connection, jobs: mpsc::Receiver<(Durability, Job)>) {
+fn writer_loop(
+    conn: Connection,
+    jobs: mpsc::Receiver<(Durability, Job)>,
+    counts: CalculationCounts,
+) {
     let mut last_purge = crate::ids::now();
     // The connection starts with synchronous=FULL (set in `open`).
     let mut synchronous = Durability::Flushed;
@@ -355,6 +365,7 @@ fn writer_loop(conn: Connection, jobs: mpsc::Receiver<(Durability, Job)>) {
                 "DELETE FROM platform_calculations WHERE expires_at < ?1",
                 [now],
             );
+            counts.lock().unwrap_or_else(|e| e.into_inner()).clear();
             last_purge = now;
         }
         let commit = if began {
@@ -671,15 +682,30 @@ impl SqliteStore {
             }
         }
         let (tx, rx) = mpsc::channel::<(Durability, Job)>();
+        let counts = CalculationCounts::default();
+        let writer_counts = std::sync::Arc::clone(&counts);
         let writer = std::thread::Builder::new()
             .name("levy-ledger-writer".into())
-            .spawn(move || writer_loop(conn, rx))
+            .spawn(move || writer_loop(conn, rx, writer_counts))
             .map_err(|e| ApiError::ledger(format!("could not start the writer thread: {e}")))?;
         Ok(SqliteStore {
             jobs: Mutex::new(Some(tx)),
+            counts,
             readers,
             writer: Some(writer),
         })
+    }
+
+    /// Counts a calculation just stored for `scope` (when its count is known).
+    fn count_one_more(&self, scope: &Scope) {
+        if let Some(n) = self
+            .counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(scope)
+        {
+            *n += 1;
+        }
     }
 
     /// Runs `f` in the writer's transaction and returns once it is committed and flushed
@@ -991,7 +1017,36 @@ impl Store for SqliteStore {
                 .map_err(db)?;
             stmt.execute(params![&*account, live, id, expires_at, data]).map_err(db)?;
             Ok(())
-        })
+        })?;
+        self.count_one_more(scope);
+        Ok(())
+    }
+
+    fn stored_calculations(&self, scope: &Scope) -> Result<u64, ApiError> {
+        if let Some(n) = self
+            .counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(scope)
+        {
+            return Ok(*n);
+        }
+        let (account, live) = (scope.account.clone(), scope.live);
+        let n: i64 = self.read(move |conn| {
+            conn.query_row(
+                "SELECT (SELECT count(*) FROM calculations WHERE account = ?1 AND live = ?2)
+                      + (SELECT count(*) FROM platform_calculations WHERE account = ?1 AND live = ?2)",
+                params![&*account, live],
+                |r| r.get(0),
+            )
+            .map_err(db)
+        })?;
+        let n = n.max(0) as u64;
+        self.counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(scope.clone(), n);
+        Ok(n)
     }
 
     fn calculation(
@@ -1336,7 +1391,9 @@ impl PlatformStore for SqliteStore {
             )
             .map_err(db)?;
             Ok(())
-        })
+        })?;
+        self.count_one_more(scope);
+        Ok(())
     }
 
     fn platform_calculation(
@@ -1625,7 +1682,7 @@ mod durability_tests {
             jobs.send((level, probe(label, seen_tx.clone()))).unwrap();
         }
         drop(jobs);
-        writer_loop(conn, rx);
+        writer_loop(conn, rx, CalculationCounts::default());
         drop(seen_tx);
         let got: Vec<(&str, i64)> = seen.iter().collect();
         assert_eq!(
