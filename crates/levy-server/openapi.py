@@ -206,6 +206,8 @@ def op(summary, resp_schema, body=None, params=(), since=None, errors=("400", "4
         o["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
         errors = tuple(errors) + ("408", "413", "415")
     if "401" in errors: errors = tuple(errors) + ("429",)
+    # An operation of a later version answers 404 NOT_FOUND to an earlier one.
+    if since and "404" not in errors: errors = tuple(errors) + ("404",)
     for e in errors: o["responses"][e] = {"$ref": "#/components/responses/Error"}
     if not auth: o["security"] = []
     return o

@@ -374,6 +374,8 @@ fn route(
     }
     let mut allowed = Vec::new();
     let mut later: Option<ApiVersion> = None;
+    // Methods of this path that exist only in later versions.
+    let mut later_methods = Vec::new();
     let routes = ROUTES
         .iter()
         .map(|&(m, p, h)| (m, p, h, ApiVersion::V2024_09_01))
@@ -382,6 +384,7 @@ fn route(
         if let Some(params) = match_path(pattern, &req.path) {
             if since > version {
                 later = Some(later.map_or(since, |l| l.min(since)));
+                later_methods.push(method);
                 continue;
             }
             if method == req.method {
@@ -399,6 +402,14 @@ fn route(
             }
             allowed.push(method);
         }
+    }
+    // A method the path has in no version is 405 whatever the version asked: the path
+    // exists, the method never will.
+    if allowed.is_empty()
+        && !later_methods.is_empty()
+        && !later_methods.contains(&req.method.as_str())
+    {
+        allowed = later_methods;
     }
     if allowed.is_empty() {
         Err(ApiError::new(
