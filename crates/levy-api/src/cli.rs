@@ -19,28 +19,28 @@ pub struct CertificatesImportArgs {
     /// The ledger file (SQLite), created when absent.
     #[arg(long, default_value = "./levy-ledger.sqlite")]
     pub ledger: PathBuf,
-    /// A keys file; when given, the account must have a key in it (catches typos).
-    #[arg(long)]
-    pub keys: Option<PathBuf>,
+    /// The keys file of the service: the account must have a key in it (which catches
+    /// typos), and its internal id there is the one the import is stored under.
+    #[arg(long, value_name = "FILE", default_value = "./levy-keys.toml")]
+    pub keys: PathBuf,
 }
 
 /// Runs the import and returns the report. Document paths in the file are relative to
 /// the file's folder.
 pub fn run(args: &CertificatesImportArgs) -> Result<ImportReport, ApiError> {
-    if let Some(keys) = &args.keys {
-        let ring = Keyring::load(&KeySource::File(keys.clone()))?;
-        if !ring.has_account(&args.account) {
-            return Err(ApiError::new(
-                400,
-                "INVALID_ACCOUNT",
-                format!(
-                    "account {:?} has no key in {}",
-                    args.account,
-                    keys.display()
-                ),
-            ));
-        }
+    let ring = Keyring::load(&KeySource::File(args.keys.clone()))?;
+    if !ring.has_account(&args.account) {
+        return Err(ApiError::new(
+            400,
+            "INVALID_ACCOUNT",
+            format!(
+                "account {:?} has no key in {}",
+                args.account,
+                args.keys.display()
+            ),
+        ));
     }
+    let account = ring.account_id(&args.account);
     let json = std::fs::read(&args.file).map_err(|e| {
         ApiError::new(
             400,
@@ -54,7 +54,7 @@ pub fn run(args: &CertificatesImportArgs) -> Result<ImportReport, ApiError> {
         .map(|p| p.to_path_buf())
         .unwrap_or_default();
     let store = SqliteStore::open(&args.ledger.to_string_lossy())?;
-    import_certificates(&store, &args.account, &json, &base)
+    import_certificates(&store, &account, &json, &base)
 }
 
 /// The report as lines for the terminal: `certificate cert_… (reference)`.

@@ -66,12 +66,23 @@ pub struct Scope {
 #[derive(Debug, Default)]
 pub(crate) struct Keyring {
     by_hash: HashMap<[u8; 32], Scope>,
+    /// Account name to internal id, for a keys file's accounts that have one.
+    ids: HashMap<String, Arc<str>>,
 }
 
 impl Keyring {
-    /// Whether `account` has at least one key.
+    /// Whether `account` (a name, or an inline key's account) has at least one key.
     pub(crate) fn has_account(&self, account: &str) -> bool {
-        self.by_hash.values().any(|s| &*s.account == account)
+        self.ids.contains_key(account) || self.by_hash.values().any(|s| &*s.account == account)
+    }
+
+    /// The id under which `account`'s data is stored: its internal id when the keys file
+    /// gives one, else the name itself.
+    pub(crate) fn account_id(&self, account: &str) -> Arc<str> {
+        self.ids
+            .get(account)
+            .cloned()
+            .unwrap_or_else(|| Arc::from(account))
     }
 
     /// How many keys the ring holds.
@@ -107,6 +118,12 @@ struct KeysFile {
 #[derive(Debug, Serialize, Deserialize)]
 struct AccountEntry {
     name: String,
+    /// The account's internal id (`acct_` + 128 random bits), under which its data is
+    /// stored: an account removed from the file and made again under the same name gets
+    /// a new id, so it starts empty. Files written before ids existed have none; their
+    /// accounts are stored under their names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
     #[serde(default)]
     key: Vec<FileKey>,
 }
@@ -176,7 +193,11 @@ impl Keyring {
                                 ),
                             ));
                         }
-                        ring.add(&k.prefix, hash, &account.name);
+                        let id = account.id.as_deref().unwrap_or(&account.name);
+                        ring.add(&k.prefix, hash, id);
+                        if account.id.is_some() {
+                            ring.ids.insert(account.name.clone(), Arc::from(id));
+                        }
                     }
                 }
             }
@@ -202,7 +223,9 @@ impl Keyring {
 /// test key and one new live key, and returns them in plain text: `(test, live)`.
 ///
 /// The file is replaced atomically (written beside it, then renamed). An account that is
-/// already in the file gets two more keys; its existing keys keep working.
+/// already in the file gets two more keys; its existing keys keep working. A new account
+/// gets a new internal id: one made again under the name of an account removed from the
+/// file does not see the removed account's data.
 pub fn create_account_keys(path: &Path, account: &str) -> Result<(String, String), ApiError> {
     if account.trim().is_empty() {
         return Err(ApiError::new(
@@ -228,6 +251,7 @@ pub fn create_account_keys(path: &Path, account: &str) -> Result<(String, String
         Some(a) => a.key.extend(keys),
         None => file.account.push(AccountEntry {
             name: account.to_string(),
+            id: Some(format!("acct_{}", crate::ids::random_hex())),
             key: keys,
         }),
     }
@@ -256,20 +280,18 @@ mod tests {
             "plain keys must not be stored"
         );
         let ring = Keyring::load(&KeySource::File(path.clone())).unwrap();
-        assert_eq!(
-            ring.check(&test),
-            Some(Scope {
-                account: "shop".into(),
-                live: false
-            })
-        );
-        assert_eq!(
-            ring.check(&live),
-            Some(Scope {
-                account: "shop".into(),
-                live: true
-            })
-        );
+        assert!(!ring.check(&test).unwrap().live);
+        assert!(ring.check(&live).unwrap().live);
+        assert!(ring.has_account("shop"));
+        // The account has an internal id, its data's namespace; more keys for the same
+        // account keep it.
+        let id = ring.check(&test).unwrap().account;
+        assert!(id.starts_with("acct_") && id.len() == 5 + 32, "{id}");
+        assert_eq!(ring.account_id("shop"), id);
+        let (again, _) = create_account_keys(&path, "shop").unwrap();
+        let ring = Keyring::load(&KeySource::File(path.clone())).unwrap();
+        assert_eq!(ring.check(&again).unwrap().account, id);
+        assert_eq!(ring.check(&test).unwrap().account, id);
         // Same prefix, different key: rejected.
         let mut wrong = test.clone();
         wrong.replace_range(30.., "0000000000");

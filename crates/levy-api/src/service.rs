@@ -153,8 +153,10 @@ impl Service {
         self.table.load_full()
     }
 
-    /// An account's live sales per place, net of refunds, for nexus tracking.
+    /// An account's live sales per place, net of refunds, for nexus tracking. `account`
+    /// is the account's name (in the keys file) or an inline key's account.
     pub fn nexus_totals(&self, account: &str) -> Result<Vec<NexusTotal>, ApiError> {
-        self.store.nexus(account)
+        let id = self.keys.load().account_id(account);
+        self.store.nexus(&id)
     }
 }

@@ -741,11 +741,14 @@ fn import_is_validated_and_all_or_nothing() {
         json!({"certificates": [c]}).to_string(),
     )
     .unwrap();
+    // The service's keys file: the import is stored under the account's internal id.
+    let (_, file_live_key) =
+        levy_api::keys::create_account_keys(&dir.join("service-keys.toml"), "shop").unwrap();
     let report = levy_api::cli::run(&levy_api::cli::CertificatesImportArgs {
         file: dir.join("import.json"),
         account: "shop".into(),
         ledger: dir.join("ledger.sqlite"),
-        keys: None,
+        keys: dir.join("service-keys.toml"),
     })
     .unwrap();
     assert_eq!(report.certificates.len(), 1);
@@ -757,13 +760,13 @@ fn import_is_validated_and_all_or_nothing() {
     let file_svc = Service::open(ServiceConfig {
         table: TableSource::Table(table()),
         ledger: dir.join("ledger.sqlite").to_string_lossy().into_owned(),
-        keys: keys(),
+        keys: KeySource::File(dir.join("service-keys.toml")),
     })
     .unwrap();
     let (s, got) = get(
         &file_svc,
         &format!("/tax/certificates/{}", report.certificates[0].id),
-        LIVE_KEY,
+        &file_live_key,
         V3,
     );
     assert_eq!(s, 200, "{got}");
@@ -779,7 +782,7 @@ fn import_is_validated_and_all_or_nothing() {
         file: dir.join("import.json"),
         account: "shop".into(),
         ledger: dir.join("ledger.sqlite"),
-        keys: Some(dir.join("keys.toml")),
+        keys: dir.join("keys.toml"),
     })
     .unwrap_err();
     assert_eq!(e.kind, "INVALID_ACCOUNT");

@@ -15,7 +15,8 @@
 //!   the response's `x-request-id` header (and an older-format error body) shows.
 //! * `keys_reload`: an account removed from the keys file (replaced by rename, as an
 //!   editor or a deploy does) is refused after SIGHUP; a key added by `levy keys new`
-//!   while the server runs works within seconds, without a signal.
+//!   while the server runs works within seconds, without a signal; an account made again
+//!   under a removed account's name starts empty.
 //! * `sigterm_graceful`: SIGTERM (and SIGINT, as ctrl-c sends) while a request is in
 //!   flight; the request is answered and the process exits with success.
 
@@ -564,6 +565,10 @@ fn keys_reload() {
     let ping = |key: &str| client.bare("GET", "/tax/ping", key, None).status;
     assert_eq!(ping(&other_test), 200);
     assert_eq!(ping(&setup.test_key), 200);
+    // `other` records a sale.
+    let (status, tx) = record(&client, &other_test, "order-o1").unwrap();
+    assert_eq!(status, 200, "{tx}");
+    let old_tx = tx["id"].as_str().unwrap().to_string();
 
     // `other` is removed: the file is replaced by rename, then SIGHUP.
     let staged = setup.dir.join("keys.toml.new");
@@ -583,6 +588,27 @@ fn keys_reload() {
     let (late_test, _) = levy_api::keys::create_account_keys(&setup.keys, "late").unwrap();
     eventually("the new account's key accepted", || ping(&late_test) == 200);
     assert_eq!(ping(&other_test), 401);
+
+    // `other` made again under the same name is a new account: it starts empty (the old
+    // account's transaction is not there, and its order id is free again).
+    let (new_other, _) = levy_api::keys::create_account_keys(&setup.keys, "other").unwrap();
+    eventually("the re-created account's key accepted", || {
+        ping(&new_other) == 200
+    });
+    assert_eq!(
+        ping(&other_test),
+        401,
+        "the removed account's old key stays refused"
+    );
+    let old = client.bare(
+        "GET",
+        &format!("/tax/transactions/{old_tx}"),
+        &new_other,
+        None,
+    );
+    assert_eq!(old.status, 404, "{}", old.text);
+    let (status, tx) = record(&client, &new_other, "order-o1").unwrap();
+    assert_eq!(status, 200, "{tx}");
 
     // A broken keys file keeps the keys in use (and says so in the log).
     std::fs::write(&setup.keys, "this is not toml [[[").unwrap();
