@@ -1,4 +1,4 @@
-//! The SQLite ledger: one file, WAL, versioned migrations, every
+//! The SQLite ledger: one file, WAL (checkpointed by its own thread), versioned migrations, every
 //! stored record sealed with its BLAKE3 digest.
 //!
 //! # Writes: one writer, group commit
@@ -133,6 +133,23 @@ pub struct SqliteStore {
     counts: CalculationCounts,
     readers: Vec<Mutex<Connection>>,
     writer: Option<JoinHandle<()>>,
+    /// Dropped to stop the checkpointer (a file ledger's only).
+    checkpoints: Option<(mpsc::Sender<()>, JoinHandle<()>)>,
+}
+
+/// How often the checkpointer copies the WAL into the database.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Copies the WAL into the database file every [`CHECKPOINT_EVERY`] (a passive checkpoint:
+/// it never blocks the writer or the readers), on its own connection, so that neither
+/// the copy nor its flush happens inside a commit of the writer. Ends when `stop`'s
+/// sender is dropped.
+fn checkpoint_loop(conn: Connection, stop: mpsc::Receiver<()>) {
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
+        if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            tracing::warn!(error = %e, "ledger checkpoint failed; the next one retries");
+        }
+    }
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -673,6 +690,23 @@ impl SqliteStore {
         migrate(&conn)?;
         conn.execute_batch(&format!("PRAGMA application_id = {LEDGER_APPLICATION_ID}"))
             .map_err(db)?;
+        let checkpoints = if memory {
+            None
+        } else {
+            // The writer no longer checkpoints at commit; the checkpointer does.
+            conn.execute_batch("PRAGMA wal_autocheckpoint=0")
+                .map_err(db)?;
+            let c = open_connection(path)?;
+            c.execute_batch("PRAGMA synchronous=FULL").map_err(db)?;
+            let (stop, stopped) = mpsc::channel::<()>();
+            let thread = std::thread::Builder::new()
+                .name("levy-ledger-checkpoint".into())
+                .spawn(move || checkpoint_loop(c, stopped))
+                .map_err(|e| {
+                    ApiError::ledger(format!("could not start the checkpoint thread: {e}"))
+                })?;
+            Some((stop, thread))
+        };
         let mut readers = Vec::new();
         if !memory {
             for _ in 0..4 {
@@ -693,6 +727,7 @@ impl SqliteStore {
             counts,
             readers,
             writer: Some(writer),
+            checkpoints,
         })
     }
 
@@ -792,6 +827,10 @@ impl Drop for SqliteStore {
         self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(w) = self.writer.take() {
             let _ = w.join();
+        }
+        if let Some((stop, thread)) = self.checkpoints.take() {
+            drop(stop);
+            let _ = thread.join();
         }
     }
 }
