@@ -1032,17 +1032,15 @@ impl<D> Table<D> {
         entries.clear();
         if let Some(tax) = integer_line(applied, excl_minor, entries) {
             // Every rule was fast: taxed in integers (see `integer_line`).
-            let (tax, excl, incl) = if sale.tax_included {
-                (given_minor - excl_minor, excl_minor, given_minor)
-            } else {
-                (tax, given_minor, given_minor + tax)
-            };
-            out.tax_code = line.tax_code;
-            out.quantity = line.quantity;
-            out.amount_excluding_tax = normalized(excl);
-            out.tax = normalized(tax);
-            out.amount_including_tax = normalized(incl);
-            out.holiday = None;
+            line_totals(
+                out,
+                line,
+                sale.tax_included,
+                given_minor,
+                excl_minor,
+                tax,
+                None,
+            );
             return proportional;
         }
         let mut due_sum = Decimal::ZERO;
@@ -1106,20 +1104,42 @@ impl<D> Table<D> {
                 sourced: a.sourced,
             });
         }
-        let (tax, excl, incl) = if sale.tax_included {
-            (given_minor - excl_minor, excl_minor, given_minor)
-        } else {
-            let tax = round_minor(due_sum);
-            (tax, given_minor, given_minor + tax)
-        };
-        out.tax_code = line.tax_code;
-        out.quantity = line.quantity;
-        out.amount_excluding_tax = normalized(excl);
-        out.tax = normalized(tax);
-        out.amount_including_tax = normalized(incl);
-        out.holiday = holiday;
+        let tax = round_minor(due_sum);
+        line_totals(
+            out,
+            line,
+            sale.tax_included,
+            given_minor,
+            excl_minor,
+            tax,
+            holiday,
+        );
         proportional
     }
+}
+
+/// A line's totals in minor units. Tax included: the given amount holds the tax, which is
+/// what remains once `excl_minor` was backed out. Excluded: `tax` is added to the amount.
+fn line_totals(
+    out: &mut LineTax,
+    line: &SaleLine,
+    tax_included: bool,
+    given_minor: Decimal,
+    excl_minor: Decimal,
+    tax: Decimal,
+    holiday: Option<u32>,
+) {
+    let (tax, excl, incl) = if tax_included {
+        (given_minor - excl_minor, excl_minor, given_minor)
+    } else {
+        (tax, given_minor, given_minor + tax)
+    };
+    out.tax_code = line.tax_code;
+    out.quantity = line.quantity;
+    out.amount_excluding_tax = normalized(excl);
+    out.tax = normalized(tax);
+    out.amount_including_tax = normalized(incl);
+    out.holiday = holiday;
 }
 
 /// 10^k for k in 0..=12.
