@@ -38,14 +38,8 @@ pub struct BenchArgs {
 
 /// Runs `levy bench`; returns what to print.
 pub fn run(args: &BenchArgs) -> Result<String, String> {
-    let owned;
-    let table: &AnyTable = match &args.table {
-        Some(path) => {
-            owned = AnyTable::open_file(path).map_err(|e| e.to_string())?;
-            &owned
-        }
-        None => levy_data::default_table(),
-    };
+    let owned = crate::calc::open_table(args.table.as_deref())?;
+    let table: &AnyTable = owned.as_ref().unwrap_or_else(|| levy_data::default_table());
     if let Some(p) = &args.mmdb {
         if !p.is_file() {
             return Err(format!("{}: no such file", p.display()));

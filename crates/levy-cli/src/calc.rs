@@ -95,16 +95,17 @@ pub fn date_or_today(s: Option<&str>) -> Result<Date, String> {
     }
 }
 
+/// The table at `--table PATH`, opened and verified; `None` without the flag, for the
+/// embedded default.
+pub fn open_table(path: Option<&std::path::Path>) -> Result<Option<AnyTable>, String> {
+    path.map(|p| AnyTable::open_file(p).map_err(|e| e.to_string()))
+        .transpose()
+}
+
 /// Runs `levy calc`; returns what to print.
 pub fn run(args: &CalcArgs) -> Result<String, String> {
-    let owned;
-    let table: &AnyTable = match &args.table {
-        Some(path) => {
-            owned = AnyTable::open_file(path).map_err(|e| e.to_string())?;
-            &owned
-        }
-        None => levy_data::default_table(),
-    };
+    let owned = crate::calc::open_table(args.table.as_deref())?;
+    let table: &AnyTable = owned.as_ref().unwrap_or_else(|| levy_data::default_table());
     let date = date_or_today(args.date.as_deref())?;
     let location = locate(table, args, date)?;
     let currency = Currency::from_code(&args.currency.to_ascii_uppercase()).ok_or_else(|| {
