@@ -153,15 +153,22 @@ impl<'a> Obj<'a> {
         }
     }
 
-    /// An optional integer.
+    /// An optional integer. As in JSON Schema, a number with a zero fraction (`3.0`,
+    /// `1e3`) is an integer.
     pub(crate) fn opt_int(&mut self, name: &str) -> Result<Option<i64>, ApiError> {
         match self.take(name) {
             None => Ok(None),
             Some(v @ Value::Number(n)) => n
                 .as_str()
                 .parse::<i64>()
+                .ok()
+                .or_else(|| {
+                    decimal_of(n)
+                        .filter(|d| d.fract().is_zero())
+                        .and_then(|d| i64::try_from(d).ok())
+                })
                 .map(Some)
-                .map_err(|_| ApiError::incorrect_type(&self.path(name), "integer", v)),
+                .ok_or_else(|| ApiError::incorrect_type(&self.path(name), "integer", v)),
             Some(v) => Err(ApiError::incorrect_type(&self.path(name), "integer", v)),
         }
     }
@@ -222,8 +229,9 @@ impl<'a> Obj<'a> {
         Ok(())
     }
 
-    /// Takes a metadata object: any JSON object whose values are shorter than 255
-    /// characters (strings by their length, other values by their JSON text).
+    /// Takes a metadata object: at most 50 keys shorter than 255 characters, each value a
+    /// string, number, boolean or null shorter than 255 characters (a string by its
+    /// length, another value by its JSON text). Arrays and objects are refused.
     pub(crate) fn opt_metadata(
         &mut self,
         name: &str,
@@ -256,6 +264,14 @@ impl<'a> Obj<'a> {
                     }
                     let len = match v {
                         Value::String(s) => s.chars().count(),
+                        Value::Array(_) | Value::Object(_) => {
+                            let field = format!("{}.{k}", self.path(name));
+                            return Err(ApiError::incorrect_type(
+                                &field,
+                                "string, number, boolean or null",
+                                v,
+                            ));
+                        }
                         other => other.to_string().chars().count(),
                     };
                     if len >= 255 {
@@ -292,6 +308,13 @@ mod tests {
         assert_eq!(o.opt_decimal("b").unwrap().unwrap().to_string(), "0.1");
         assert_eq!(o.opt_decimal("c").unwrap().unwrap(), Decimal::from(1000));
         o.finish().unwrap();
+        // JSON Schema counts a number with a zero fraction as an integer.
+        let map = parse_body(br#"{"a": 3703.0, "b": 1e3, "c": 2.5, "d": 1e19}"#).unwrap();
+        let mut o = Obj::root(&map);
+        assert_eq!(o.opt_int("a").unwrap(), Some(3703));
+        assert_eq!(o.opt_int("b").unwrap(), Some(1000));
+        assert!(o.opt_int("c").is_err());
+        assert!(o.opt_int("d").is_err(), "1e19 is beyond i64");
         assert_eq!(num(Decimal::new(700, 2)).to_string(), "7");
         assert_eq!(
             num("12345678901234567.5".parse().unwrap()).to_string(),

@@ -39,7 +39,9 @@ impl Ctx<'_> {
         !self.scope.live
     }
 
-    /// Query parameter by name; any parameter not in `allowed` is `UNRECOGNIZED_FIELD`.
+    /// Query parameters by name; any parameter not in `allowed` is `UNRECOGNIZED_FIELD`,
+    /// an empty value `INVALID_QUERY_PARAMETER`, except an empty `cursor`, which is the
+    /// first page and left out.
     pub fn query_params(&self, allowed: &[&str]) -> Result<Vec<(&str, &str)>, ApiError> {
         let mut out = Vec::new();
         for (k, v) in &self.query {
@@ -50,6 +52,21 @@ impl Ctx<'_> {
                     format!("{k} is not a query parameter of this endpoint"),
                     format!("one of: {}", allowed.join(", ")),
                     k,
+                ));
+            }
+            if v.is_empty() && k == "cursor" {
+                // `?cursor=` is the first page, as clients write it for the first call.
+                continue;
+            }
+            if v.is_empty() {
+                // `?status=` names no value: refused rather than read as "no filter", so
+                // that a client's empty variable is not silently a different query.
+                return Err(ApiError::field(
+                    "INVALID_QUERY_PARAMETER",
+                    k,
+                    format!("{k} must not be empty"),
+                    "a non-empty value",
+                    "\"\"",
                 ));
             }
             out.push((k.as_str(), v.as_str()));

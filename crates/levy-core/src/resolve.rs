@@ -221,6 +221,19 @@ pub enum ResolveError {
 }
 
 impl ResolveError {
+    /// Every error type [`ResolveError::error_type`] can return, for documents that list
+    /// them.
+    pub const ERROR_TYPES: [&'static str; 8] = [
+        "INVALID_COUNTRY_CODE",
+        "MALFORMED_ADDRESS",
+        "ZIP_STATE_MISMATCH",
+        "UNSUPPORTED_LOCATION",
+        "INVALID_IP_FORMAT",
+        "IP_RESOLUTION_FAILED",
+        "IP_RESOLUTION_INSUFFICIENT_US",
+        "IP_RESOLUTION_INSUFFICIENT_CA",
+    ];
+
     /// The interface's error type for this error.
     pub fn error_type(&self) -> &'static str {
         match self {
@@ -802,5 +815,31 @@ impl<D> Table<D> {
         self.resolve(&address, date)
             .ok()
             .filter(|l| l.precision == Precision::Postal)
+    }
+}
+
+#[cfg(test)]
+mod error_type_tests {
+    use super::ResolveError;
+
+    #[test]
+    fn error_types_lists_every_variant_once() {
+        let s = String::new;
+        let all = [
+            ResolveError::InvalidCountry(s()),
+            ResolveError::MalformedPostal(s(), s()),
+            ResolveError::ZipStateMismatch {
+                postal: s(),
+                given: s(),
+                actual: s(),
+            },
+            ResolveError::Unsupported(s()),
+            ResolveError::InvalidIp(s()),
+            ResolveError::IpResolutionFailed(s()),
+            ResolveError::IpInsufficientUs(s()),
+            ResolveError::IpInsufficientCa(s()),
+        ];
+        let types: Vec<&str> = all.iter().map(ResolveError::error_type).collect();
+        assert_eq!(types, ResolveError::ERROR_TYPES);
     }
 }

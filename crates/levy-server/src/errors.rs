@@ -18,17 +18,20 @@ pub enum HttpErrorKind {
     /// 408: the body did not arrive within the server's body timeout; the connection is
     /// closed.
     RequestTimeout,
+    /// 405: a method other than GET on an OpenAPI document's path.
+    MethodNotAllowed,
     /// 500: the service failed while answering; the log line with the request id says why.
     Internal,
 }
 
 /// Every error kind the HTTP layer can answer with, for documents and tests that must
 /// list them all.
-pub const HTTP_ERROR_KINDS: [HttpErrorKind; 5] = [
+pub const HTTP_ERROR_KINDS: [HttpErrorKind; 6] = [
     HttpErrorKind::RequestTooLarge,
     HttpErrorKind::UnsupportedMediaType,
     HttpErrorKind::MalformedBody,
     HttpErrorKind::RequestTimeout,
+    HttpErrorKind::MethodNotAllowed,
     HttpErrorKind::Internal,
 ];
 
@@ -40,6 +43,7 @@ impl HttpErrorKind {
             HttpErrorKind::UnsupportedMediaType => 415,
             HttpErrorKind::MalformedBody => 400,
             HttpErrorKind::RequestTimeout => 408,
+            HttpErrorKind::MethodNotAllowed => 405,
             HttpErrorKind::Internal => 500,
         }
     }
@@ -51,6 +55,7 @@ impl HttpErrorKind {
             HttpErrorKind::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             HttpErrorKind::MalformedBody => "MALFORMED_BODY",
             HttpErrorKind::RequestTimeout => "REQUEST_TIMEOUT",
+            HttpErrorKind::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             HttpErrorKind::Internal => "INTERNAL_ERROR",
         }
     }

@@ -11,7 +11,8 @@
 //!   `x-request-id` header, echoed in the `x-request-id` response header, and carried by
 //!   every log line written while the request is handled;
 //! * `GET /openapi.json`, the OpenAPI 3.1 document of the interface ([`OPENAPI_JSON`]),
-//!   served without authentication;
+//!   and `GET /openapi/{version}.json`, the closed document of one API version
+//!   ([`openapi::for_version`]), both served without authentication;
 //! * graceful shutdown (requests in flight are finished) and, in [`cli`], SIGTERM/ctrl-c
 //!   handling and an atomic table reload on SIGHUP.
 //!
@@ -37,6 +38,7 @@
 
 pub mod cli;
 mod errors;
+pub mod openapi;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -53,12 +55,7 @@ use tracing::Instrument;
 
 pub use errors::{HttpErrorKind, HTTP_ERROR_KINDS};
 
-/// The OpenAPI 3.1 document of the interface as this server implements it. Served at
-/// `GET /openapi.json`; the same text is `crates/levy-server/openapi.json`.
-pub const OPENAPI_JSON: &str = include_str!("../openapi.json");
-
-/// The path the OpenAPI document is served at.
-pub const OPENAPI_PATH: &str = "/openapi.json";
+pub use openapi::{OPENAPI_JSON, OPENAPI_PATH};
 
 /// The largest request body accepted by default: 1 MiB. Larger bodies get 413.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
@@ -310,8 +307,29 @@ impl AppState {
             .unwrap_or("")
             .to_string();
 
-        if parts.method == Method::GET && parts.uri.path() == OPENAPI_PATH {
-            return plain_response(StatusCode::OK, "application/json", Body::from(OPENAPI_JSON));
+        let document = parts.uri.path() == OPENAPI_PATH;
+        let versioned = openapi::version_of_path(parts.uri.path());
+        if document || versioned.is_some() {
+            if parts.method != Method::GET {
+                let mut r = errors::render(
+                    HttpErrorKind::MethodNotAllowed,
+                    &format!("{} answers GET only", parts.uri.path()),
+                    &version,
+                    request_id,
+                );
+                r.headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("GET"));
+                return r;
+            }
+            let text = match versioned {
+                None => OPENAPI_JSON.to_string(),
+                Some(v) => {
+                    let table = self.service.table();
+                    let categories: Vec<&str> = table.category_names().collect();
+                    openapi::for_version(v, &categories).to_string()
+                }
+            };
+            return plain_response(StatusCode::OK, "application/json", Body::from(text));
         }
 
         // Body: at most `body_limit` bytes. A larger body (declared or found while

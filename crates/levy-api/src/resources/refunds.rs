@@ -36,6 +36,16 @@ fn non_positive(o: &mut Obj<'_>, name: &str) -> Result<Decimal, ApiError> {
     let d = o
         .opt_decimal(name)?
         .ok_or_else(|| ApiError::missing(&o.path(name), "negative number"))?;
+    if d < -Decimal::from(levy_core::MAX_AMOUNT_MINOR) {
+        let field = o.path(name);
+        return Err(ApiError::field(
+            "NUMBER_TOO_LARGE",
+            &field,
+            format!("{field} must be at least -{}", levy_core::MAX_AMOUNT_MINOR),
+            format!("at least -{}", levy_core::MAX_AMOUNT_MINOR),
+            d.to_string(),
+        ));
+    }
     if d > Decimal::ZERO {
         let field = o.path(name);
         return Err(ApiError::field(
