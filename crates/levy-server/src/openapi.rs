@@ -18,6 +18,8 @@
 //! (`additionalProperties: false`) except metadata, so a request the document accepts is a
 //! request the service accepts, field for field.
 
+use std::sync::LazyLock;
+
 use levy_api::ApiVersion;
 use serde_json::{Map, Value};
 
@@ -30,6 +32,10 @@ pub const OPENAPI_PATH: &str = "/openapi.json";
 /// The path prefix of a version's document: `/openapi/2026-03-01.json`.
 pub const VERSIONED_PREFIX: &str = "/openapi/";
 
+/// The whole document, parsed once.
+static WHOLE: LazyLock<Value> =
+    LazyLock::new(|| serde_json::from_str(OPENAPI_JSON).expect("openapi.json is JSON"));
+
 /// The version named by a document path (`/openapi/2026-03-01.json`), if it is one.
 pub fn version_of_path(path: &str) -> Option<ApiVersion> {
     let rest = path.strip_prefix(VERSIONED_PREFIX)?;
@@ -39,7 +45,7 @@ pub fn version_of_path(path: &str) -> Option<ApiVersion> {
 /// The document of one API version, with `categories` (the rate table's product
 /// categories) as the enum of every `product_category`.
 pub fn for_version(version: ApiVersion, categories: &[&str]) -> Value {
-    let mut doc: Value = serde_json::from_str(OPENAPI_JSON).expect("openapi.json is JSON");
+    let mut doc = WHOLE.clone();
     let v = version.as_str();
 
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
