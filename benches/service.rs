@@ -1,0 +1,78 @@
+//! The cost of one request inside the service, without the network: `Service::handle` for
+//! `POST /tax/calculations` (parse, resolve, calculate, store the 24-hour quote, render)
+//! against `GET /tax/ping` (authenticate, render) in the same run, on the embedded default
+//! table, with an in-memory ledger and with a file ledger. The HTTP figures in the README
+//! add hyper, the sockets and the client on top of these.
+//!
+//! Run with `cargo bench -p levy-benches --bench service`; `-- --test` runs each once.
+
+use std::sync::Arc;
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use levy_api::{KeyEntry, KeySource, Request, Service, ServiceConfig, TableSource};
+
+const KEY: &str = "sk_test_service_bench";
+
+/// The body of the HTTP load test (`crates/levy-server/loadtest/calculation.json`): one
+/// $100.00 line delivered to Nashville, TN 37201.
+const CALCULATION: &[u8] = include_bytes!("../crates/levy-server/loadtest/calculation.json");
+
+fn service(ledger: &str) -> Service {
+    Service::open(ServiceConfig {
+        table: TableSource::Default,
+        ledger: ledger.into(),
+        keys: KeySource::Inline(vec![KeyEntry {
+            account: "bench".into(),
+            key: KEY.into(),
+        }]),
+    })
+    .expect("the service opens on the embedded table")
+}
+
+fn request(method: &str, path: &str, body: &[u8]) -> Request {
+    Request {
+        method: method.into(),
+        path: path.into(),
+        query: String::new(),
+        headers: vec![
+            ("Authorization".into(), format!("Bearer {KEY}")),
+            ("Content-Type".into(), "application/json".into()),
+        ],
+        body: body.to_vec(),
+    }
+}
+
+fn bench_service(c: &mut Criterion) {
+    let dir = std::env::temp_dir().join(format!("levy-bench-service-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let file_ledger = dir.join("ledger.sqlite");
+    let ping = request("GET", "/tax/ping", b"");
+    let calc = request("POST", "/tax/calculations", CALCULATION);
+
+    for (name, ledger) in [
+        ("memory", ":memory:".to_string()),
+        ("file", file_ledger.display().to_string()),
+    ] {
+        let service = Arc::new(service(&ledger));
+        assert_eq!(service.handle(&ping).status, 200);
+        let first = service.handle(&calc);
+        assert_eq!(
+            first.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&first.body)
+        );
+        let mut g = c.benchmark_group(format!("service/{name}_ledger"));
+        g.bench_function("baseline: GET /tax/ping", |b| {
+            b.iter(|| black_box(service.handle(black_box(&ping))))
+        });
+        g.bench_function("POST /tax/calculations", |b| {
+            b.iter(|| black_box(service.handle(black_box(&calc))))
+        });
+        g.finish();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(benches, bench_service);
+criterion_main!(benches);
