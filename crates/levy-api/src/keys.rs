@@ -239,8 +239,16 @@ pub fn create_account_keys(path: &Path, account: &str) -> Result<(String, String
     } else {
         KeysFile::default()
     };
-    let test = format!("sk_test_{}", crate::ids::random_hex());
-    let live = format!("sk_live_{}", crate::ids::random_hex());
+    // API keys are secrets: made from the operating system's generator only, never from
+    // the clock (`new_keys` fails when the generator does).
+    let test = format!(
+        "sk_test_{}",
+        hex::encode(&crate::ids::random_bytes32()?[..16])
+    );
+    let live = format!(
+        "sk_live_{}",
+        hex::encode(&crate::ids::random_bytes32()?[..16])
+    );
     let entry = |key: &str| FileKey {
         mode: mode_of(key).to_string(),
         sha256: hex::encode(sha256(key)),
