@@ -7,6 +7,10 @@ use clap::{Parser, Subcommand};
 mod bench;
 mod calc;
 
+/// The allocator of the `levy` command.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// levy: an offline sales-tax engine.
 #[derive(Debug, Parser)]
 #[command(
