@@ -50,6 +50,7 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+mod commit;
 mod error;
 mod ids;
 pub mod import;
@@ -63,11 +64,12 @@ mod service;
 pub mod store;
 mod version;
 
+pub use commit::Commit;
 pub use error::ApiError;
 pub use import::{import_certificates, ImportReport, ImportedItem};
 pub use keys::{KeyEntry, KeySource};
 pub use limits::Limits;
-pub use service::{Service, ServiceConfig, TableSource};
+pub use service::{Answer, Service, ServiceConfig, TableSource};
 pub use store::NexusTotal;
 pub use version::ApiVersion;
 

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::commit::Commit;
 use crate::error::ApiError;
 use crate::keys::Scope;
 use crate::resources::{
@@ -24,6 +25,11 @@ pub(crate) struct Ctx<'a> {
     /// Response headers a handler adds beside its body (levy's own, such as
     /// `Levy-Coverage`); sent on success only.
     pub headers: std::cell::RefCell<Vec<(String, String)>>,
+    /// Whether the caller awaits a write's commit itself ([`Service::answer`]) rather
+    /// than have the handler wait for it in place.
+    pub defer: bool,
+    /// The write the response must not be sent before, when `defer` is set.
+    pub commit: std::cell::RefCell<Option<Commit>>,
 }
 
 impl Ctx<'_> {
@@ -32,6 +38,17 @@ impl Ctx<'_> {
         let mut h = self.headers.borrow_mut();
         h.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
         h.push((name.to_string(), value.to_string()));
+    }
+
+    /// Lets the response go once `commit` resolves: waits for it here, or, when the caller
+    /// awaits commits itself, hands it over.
+    pub fn after_commit(&self, commit: Commit) -> Result<(), ApiError> {
+        if self.defer {
+            *self.commit.borrow_mut() = Some(commit);
+            Ok(())
+        } else {
+            commit.wait()
+        }
     }
 
     /// Whether the request is in test mode.
@@ -245,7 +262,7 @@ pub(crate) fn json_response(status: u16, body: &Value) -> Response {
     }
 }
 
-fn error_response(e: &ApiError, version: ApiVersion) -> Response {
+pub(crate) fn error_response(e: &ApiError, version: ApiVersion) -> Response {
     let mut r = json_response(e.status, &render::error(e, version));
     if e.status == 401 {
         r.headers.push(("WWW-Authenticate".into(), "Bearer".into()));
@@ -257,7 +274,21 @@ fn error_response(e: &ApiError, version: ApiVersion) -> Response {
 }
 
 /// The whole pipeline for one request.
-pub(crate) fn dispatch(service: &Service, req: &Request) -> Response {
+/// A response, and the write it must wait for when the caller defers commits.
+pub(crate) type Dispatched = (Response, Option<(Commit, ApiVersion)>);
+
+pub(crate) fn dispatch(service: &Service, req: &Request, defer: bool) -> Dispatched {
+    let mut pending = None;
+    let response = dispatch_inner(service, req, defer, &mut pending);
+    (response, pending)
+}
+
+fn dispatch_inner(
+    service: &Service,
+    req: &Request,
+    defer: bool,
+    pending: &mut Option<(Commit, ApiVersion)>,
+) -> Response {
     if let Some(params) = match_path(DOCUMENT_PATH, &req.path) {
         // Pre-signed: no key; errors in the flat format unless the header asks otherwise.
         let version = req
@@ -317,10 +348,11 @@ pub(crate) fn dispatch(service: &Service, req: &Request) -> Response {
     if let Err(e) = service.rate.take(&scope, &service.limits) {
         return error_response(&e, version);
     }
-    match route(service, req, version, &scope) {
-        Ok((body, headers)) => {
+    match route(service, req, version, &scope, defer) {
+        Ok((body, headers, commit)) => {
             let mut r = json_response(200, &body);
             r.headers.extend(headers);
+            *pending = commit.map(|c| (c, version));
             r
         }
         Err(e) => {
@@ -376,12 +408,16 @@ fn authenticate(service: &Service, req: &Request) -> Result<Scope, ApiError> {
         .ok_or_else(|| ApiError::new(401, "UNAUTHORIZED", "the API key is not valid"))
 }
 
+/// A handler's body, the headers it set, and the commit it left to the caller.
+type Routed = (Value, Vec<(String, String)>, Option<Commit>);
+
 fn route(
     service: &Service,
     req: &Request,
     version: ApiVersion,
     scope: &Scope,
-) -> Result<(Value, Vec<(String, String)>), ApiError> {
+    defer: bool,
+) -> Result<Routed, ApiError> {
     if req.body.len() > MAX_BODY {
         return Err(ApiError::new(
             413,
@@ -413,9 +449,11 @@ fn route(
                     params,
                     query: parse_query(&req.query)?,
                     headers: Default::default(),
+                    defer,
+                    commit: Default::default(),
                 };
                 let body = handler(&ctx)?;
-                return Ok((body, ctx.headers.into_inner()));
+                return Ok((body, ctx.headers.into_inner(), ctx.commit.into_inner()));
             }
             allowed.push(method);
         }

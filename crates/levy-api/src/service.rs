@@ -10,7 +10,7 @@ use levy_core::AnyTable;
 use crate::error::ApiError;
 use crate::keys::{KeySource, Keyring};
 use crate::store::{NexusTotal, SqliteStore, Store};
-use crate::{render, router, ApiVersion, Request, Response};
+use crate::{router, ApiVersion, Request, Response};
 
 /// Where the rate table comes from.
 #[derive(Clone, Debug)]
@@ -51,6 +51,46 @@ impl std::fmt::Debug for Service {
         f.debug_struct("Service")
             .field("table", &self.table.load().hash_hex())
             .finish_non_exhaustive()
+    }
+}
+
+/// The answer to a request, which may still wait for its write to be committed
+/// ([`Service::answer`]).
+#[derive(Debug)]
+#[must_use = "an answer is sent with `finish` or `wait`"]
+pub struct Answer {
+    response: Response,
+    pending: Option<(crate::Commit, ApiVersion)>,
+}
+
+impl Answer {
+    /// Whether the response can be sent without waiting for a commit.
+    pub fn is_ready(&self) -> bool {
+        self.pending.is_none()
+    }
+
+    /// The response, once the write it reports is committed; the ledger's error (500
+    /// `LEDGER_ERROR`, in the request's error format) if the write failed.
+    pub async fn finish(self) -> Response {
+        match self.pending {
+            None => self.response,
+            Some((commit, version)) => settle(self.response, commit.await, version),
+        }
+    }
+
+    /// As [`Answer::finish`], blocking the calling thread.
+    pub fn wait(self) -> Response {
+        match self.pending {
+            None => self.response,
+            Some((commit, version)) => settle(self.response, commit.wait(), version),
+        }
+    }
+}
+
+fn settle(response: Response, commit: Result<(), ApiError>, version: ApiVersion) -> Response {
+    match commit {
+        Ok(()) => response,
+        Err(e) => router::error_response(&e, version),
     }
 }
 
@@ -123,9 +163,25 @@ impl Service {
     }
 
     /// Answers one request. Never panics: an unexpected failure is a 500 in the request's
-    /// error format.
+    /// error format. A calculation returns once its record is committed to the ledger.
     pub fn handle(&self, req: &Request) -> Response {
-        match catch_unwind(AssertUnwindSafe(|| router::dispatch(self, req))) {
+        let (response, pending) = self.dispatch(req, false);
+        debug_assert!(pending.is_none(), "handle waits for its commits in place");
+        response
+    }
+
+    /// Answers one request up to the ledger's commit, without waiting for it: the
+    /// [`Answer`] holds the response and, for a calculation, the commit it must wait for.
+    /// An async server awaits [`Answer::finish`], so that no thread blocks on the
+    /// ledger; [`Answer::wait`] blocks instead. Either gives what [`Service::handle`]
+    /// gives for the same request.
+    pub fn answer(&self, req: &Request) -> Answer {
+        let (response, pending) = self.dispatch(req, true);
+        Answer { response, pending }
+    }
+
+    fn dispatch(&self, req: &Request, defer: bool) -> router::Dispatched {
+        match catch_unwind(AssertUnwindSafe(|| router::dispatch(self, req, defer))) {
             Ok(r) => r,
             Err(_) => {
                 let version = req
@@ -137,7 +193,7 @@ impl Service {
                     "INTERNAL_ERROR",
                     "the request failed unexpectedly; nothing was changed",
                 );
-                router::json_response(500, &render::error(&e, version))
+                (router::error_response(&e, version), None)
             }
         }
     }

@@ -9,6 +9,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::commit::Commit;
 use crate::error::ApiError;
 pub use crate::keys::Scope;
 
@@ -307,6 +308,15 @@ pub trait Store: PlatformStore + Send + Sync {
     ) -> Result<Vec<ProductRecord>, ApiError>;
     /// Stores a calculation.
     fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<(), ApiError>;
+    /// Stores a calculation without waiting: the [`Commit`] resolves once it is stored. A
+    /// store that writes in place stores it, and returns the commit resolved.
+    fn submit_calculation(
+        &self,
+        scope: &Scope,
+        calc: &CalculationRecord,
+    ) -> Result<Commit, ApiError> {
+        Ok(Commit::resolved(self.insert_calculation(scope, calc)))
+    }
     /// How many calculations and platform calculations `scope` stores that have not
     /// expired yet (up to a minute's worth of expired ones may still be counted: they are
     /// purged every minute). Used for [`crate::Limits::stored_calculations`].
@@ -556,6 +566,17 @@ pub trait PlatformStore: Send + Sync {
         scope: &Scope,
         calc: &PlatformCalculationRecord,
     ) -> Result<(), ApiError>;
+    /// Stores a platform calculation without waiting: the [`Commit`] resolves once it is
+    /// stored. A store that writes in place stores it, and returns the commit resolved.
+    fn submit_platform_calculation(
+        &self,
+        scope: &Scope,
+        calc: &PlatformCalculationRecord,
+    ) -> Result<Commit, ApiError> {
+        Ok(Commit::resolved(
+            self.insert_platform_calculation(scope, calc),
+        ))
+    }
     /// A platform calculation that has not expired at `now`.
     fn platform_calculation(
         &self,

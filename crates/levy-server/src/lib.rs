@@ -70,13 +70,14 @@ pub struct ServeOptions {
     pub listen: SocketAddr,
     /// Largest request body in bytes; larger bodies are answered with 413.
     pub body_limit: usize,
-    /// Where [`levy_api::Service::handle`] runs. `false` (the default) hands every
-    /// request to tokio's blocking pool; `true` runs it on the async worker threads.
-    /// A calculation or transaction waits for its durable ledger commit, and the ledger
-    /// commits concurrent writes as one group. On the blocking pool many requests can
-    /// wait on one commit; inline, at most one per worker thread can, so when the disk's
-    /// flush is slow (milliseconds on a busy disk) inline throughput collapses. When the
-    /// run is CPU-bound the two measure alike (see the PERFORMANCE section of the README).
+    /// Where requests are answered. `false` (the default): reads and calculations on the
+    /// async worker threads, a calculation's commit awaited there without holding a
+    /// thread ([`levy_api::Service::answer`]); every other write on tokio's blocking pool,
+    /// where many requests can wait on one flushed commit (the ledger commits concurrent
+    /// writes as one group). `true`: everything on the worker threads, each write waiting
+    /// for its commit in place, so at most one request per worker thread can wait on a
+    /// commit, and when the disk's flush is slow (milliseconds on a busy disk) throughput
+    /// collapses. Kept for measurements.
     pub inline: bool,
     /// How long a client has to send a request's headers, and how long a kept-alive
     /// connection may sit idle between requests, before it is closed. Default
@@ -439,6 +440,10 @@ impl AppState {
 
         let api_response = if self.inline {
             self.service.handle(&api_request)
+        } else if answers_on_worker(&api_request) {
+            // Reads and calculations: their work is a few tens of microseconds of CPU, and
+            // a calculation's commit is awaited, not waited for on a thread.
+            self.service.answer(&api_request).finish().await
         } else {
             let service = Arc::clone(&self.service);
             let span = tracing::Span::current();
@@ -467,6 +472,21 @@ impl AppState {
             "the request body is larger than the limit of {} bytes",
             self.body_limit
         )
+    }
+}
+
+/// Whether a request is answered on the async worker rather than on the blocking pool:
+/// reads (`GET`), which never wait for a commit, and calculations, whose commit is
+/// awaited ([`levy_api::Service::answer`]). Other writes wait for a flushed commit
+/// (milliseconds on a busy disk), which must not hold a worker thread.
+fn answers_on_worker(req: &levy_api::Request) -> bool {
+    match req.method.as_str() {
+        "GET" => true,
+        "POST" => matches!(
+            req.path.as_str(),
+            "/tax/calculations" | "/tax/platform/calculations"
+        ),
+        _ => false,
     }
 }
 

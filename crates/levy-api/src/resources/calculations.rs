@@ -537,7 +537,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let input = parse(ctx)?;
     let record = compute(ctx, &input, crate::ids::new_id("calc_"))?;
     crate::limits::check_quota(ctx.service, ctx.scope)?;
-    ctx.service.store.insert_calculation(ctx.scope, &record)?;
+    ctx.after_commit(ctx.service.store.submit_calculation(ctx.scope, &record)?)?;
     Ok(render(&record, ctx.version, ctx.testmode()))
 }
 

@@ -186,9 +186,11 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         fee_lines: fees,
     };
     crate::limits::check_quota(ctx.service, ctx.scope)?;
-    ctx.service
-        .store
-        .insert_platform_calculation(ctx.scope, &record)?;
+    ctx.after_commit(
+        ctx.service
+            .store
+            .submit_platform_calculation(ctx.scope, &record)?,
+    )?;
     Ok(render(&record, ctx))
 }
 

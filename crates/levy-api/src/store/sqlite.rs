@@ -315,6 +315,56 @@ fn migrate(conn: &Connection) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// A writer job: runs `f` in its own savepoint of the writer's transaction (rolled back
+/// alone when it fails or panics), then, once the group's commit is known, hands `f`'s
+/// result to `deliver`, turned into a ledger error if the commit failed (nothing of the
+/// group was stored, so a success must not be reported).
+fn job<R: Send + 'static>(
+    f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
+    deliver: impl FnOnce(Result<R, ApiError>) + Send + 'static,
+) -> Job {
+    Box::new(move |conn: &Connection| {
+        let result = match conn.execute_batch("SAVEPOINT job") {
+            Err(e) => Err(db(e)),
+            Ok(()) => {
+                let r = catch_unwind(AssertUnwindSafe(|| f(conn))).unwrap_or_else(|_| {
+                    Err(ApiError::new(
+                        500,
+                        "INTERNAL_ERROR",
+                        "the ledger write failed unexpectedly",
+                    ))
+                });
+                let end = if r.is_ok() {
+                    "RELEASE job"
+                } else {
+                    "ROLLBACK TO job; RELEASE job"
+                };
+                match conn.execute_batch(end) {
+                    Ok(()) => r,
+                    Err(e) => Err(db(e)),
+                }
+            }
+        };
+        Box::new(move |commit: Result<(), String>| {
+            deliver(match commit {
+                Ok(()) => result,
+                Err(e) => result.and(Err(ApiError::ledger(e))),
+            });
+        })
+    })
+}
+
+/// Counts a calculation just stored for `scope` (when its count is known).
+fn count_one_more(counts: &CalculationCounts, scope: &Scope) {
+    if let Some(n) = counts
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_mut(scope)
+    {
+        *n += 1;
+    }
+}
+
 fn writer_loop(
     conn: Connection,
     jobs: mpsc::Receiver<(Durability, Job)>,
@@ -731,18 +781,6 @@ impl SqliteStore {
         })
     }
 
-    /// Counts a calculation just stored for `scope` (when its count is known).
-    fn count_one_more(&self, scope: &Scope) {
-        if let Some(n) = self
-            .counts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_mut(scope)
-        {
-            *n += 1;
-        }
-    }
-
     /// Runs `f` in the writer's transaction and returns once it is committed and flushed
     /// to the disk.
     fn write<R: Send + 'static>(
@@ -760,47 +798,50 @@ impl SqliteStore {
         f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
     ) -> Result<R, ApiError> {
         let (tx, rx) = mpsc::sync_channel::<Result<R, ApiError>>(1);
-        let job: Job = Box::new(move |conn: &Connection| {
-            let result = match conn.execute_batch("SAVEPOINT job") {
-                Err(e) => Err(db(e)),
-                Ok(()) => {
-                    let r = catch_unwind(AssertUnwindSafe(|| f(conn))).unwrap_or_else(|_| {
-                        Err(ApiError::new(
-                            500,
-                            "INTERNAL_ERROR",
-                            "the ledger write failed unexpectedly",
-                        ))
-                    });
-                    let end = if r.is_ok() {
-                        "RELEASE job"
-                    } else {
-                        "ROLLBACK TO job; RELEASE job"
-                    };
-                    match conn.execute_batch(end) {
-                        Ok(()) => r,
-                        Err(e) => Err(db(e)),
-                    }
-                }
-            };
-            Box::new(move |commit: Result<(), String>| {
-                let _ = tx.send(match commit {
-                    Ok(()) => result,
-                    // Nothing of this group was stored, so a success must not be reported.
-                    Err(e) => result.and(Err(ApiError::ledger(e))),
-                });
-            })
-        });
-        {
-            let guard = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
-            let sender = guard
-                .as_ref()
-                .ok_or_else(|| ApiError::ledger("the ledger is closed"))?;
-            sender
-                .send((level, job))
-                .map_err(|_| ApiError::ledger("the ledger writer has stopped"))?;
-        }
+        self.send(
+            level,
+            job(f, move |result| {
+                let _ = tx.send(result);
+            }),
+        )?;
         rx.recv()
             .map_err(|_| ApiError::ledger("the ledger writer has stopped"))?
+    }
+
+    /// Queues `f` for the writer's transaction and returns at once: the [`Commit`]
+    /// resolves when it is committed as `level` says. `after` runs (on the writer's
+    /// thread) once it is, if it succeeded.
+    fn submit(
+        &self,
+        level: Durability,
+        f: impl FnOnce(&Connection) -> Result<(), ApiError> + Send + 'static,
+        after: impl FnOnce() + Send + 'static,
+    ) -> Commit {
+        let (commit, completer) = Commit::new();
+        let queued = self.send(
+            level,
+            job(f, move |result| {
+                if result.is_ok() {
+                    after();
+                }
+                completer.complete(result);
+            }),
+        );
+        // A refused send drops the job and its completer with it, which resolves the
+        // commit with the ledger's error.
+        let _ = queued;
+        commit
+    }
+
+    /// Hands a job to the writer.
+    fn send(&self, level: Durability, job: Job) -> Result<(), ApiError> {
+        let guard = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        let sender = guard
+            .as_ref()
+            .ok_or_else(|| ApiError::ledger("the ledger is closed"))?;
+        sender
+            .send((level, job))
+            .map_err(|_| ApiError::ledger("the ledger writer has stopped"))
     }
 
     /// Runs a read on a read connection (or on the writer for an in-memory ledger).
@@ -1048,17 +1089,28 @@ impl Store for SqliteStore {
     }
 
     fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<(), ApiError> {
+        self.submit_calculation(scope, calc)?.wait()
+    }
+
+    fn submit_calculation(
+        &self,
+        scope: &Scope,
+        calc: &CalculationRecord,
+    ) -> Result<Commit, ApiError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at, data) = (calc.id.clone(), calc.expires_at, to_json(calc)?);
-        self.write_as(Durability::Cached, move |conn| {
-            let mut stmt = conn
-                .prepare_cached("INSERT INTO calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)")
-                .map_err(db)?;
-            stmt.execute(params![&*account, live, id, expires_at, data]).map_err(db)?;
-            Ok(())
-        })?;
-        self.count_one_more(scope);
-        Ok(())
+        let (counts, scope) = (std::sync::Arc::clone(&self.counts), scope.clone());
+        Ok(self.submit(
+            Durability::Cached,
+            move |conn| {
+                let mut stmt = conn
+                    .prepare_cached("INSERT INTO calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)")
+                    .map_err(db)?;
+                stmt.execute(params![&*account, live, id, expires_at, data]).map_err(db)?;
+                Ok(())
+            },
+            move || count_one_more(&counts, &scope),
+        ))
     }
 
     fn stored_calculations(&self, scope: &Scope) -> Result<u64, ApiError> {
@@ -1421,18 +1473,28 @@ impl PlatformStore for SqliteStore {
         scope: &Scope,
         calc: &PlatformCalculationRecord,
     ) -> Result<(), ApiError> {
+        self.submit_platform_calculation(scope, calc)?.wait()
+    }
+
+    fn submit_platform_calculation(
+        &self,
+        scope: &Scope,
+        calc: &PlatformCalculationRecord,
+    ) -> Result<Commit, ApiError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at, data) = (calc.id.clone(), calc.order.expires_at, to_json(calc)?);
-        self.write_as(Durability::Cached, move |conn| {
-            conn.execute(
-                "INSERT INTO platform_calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![&*account, live, id, expires_at, data],
-            )
-            .map_err(db)?;
-            Ok(())
-        })?;
-        self.count_one_more(scope);
-        Ok(())
+        let (counts, scope) = (std::sync::Arc::clone(&self.counts), scope.clone());
+        Ok(self.submit(
+            Durability::Cached,
+            move |conn| {
+                let mut stmt = conn
+                    .prepare_cached("INSERT INTO platform_calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)")
+                    .map_err(db)?;
+                stmt.execute(params![&*account, live, id, expires_at, data]).map_err(db)?;
+                Ok(())
+            },
+            move || count_one_more(&counts, &scope),
+        ))
     }
 
     fn platform_calculation(
