@@ -49,10 +49,10 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod cli;
 mod error;
 mod ids;
 pub mod import;
+mod import_file;
 mod json;
 pub mod keys;
 mod limits;
@@ -65,6 +65,7 @@ mod version;
 
 pub use error::ApiError;
 pub use import::{import_certificates, ImportReport, ImportedItem};
+pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};
 pub use limits::Limits;
 pub use service::{Service, ServiceConfig, TableSource};

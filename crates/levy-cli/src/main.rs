@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod calc;
+mod certificates;
 
 /// levy: an offline sales-tax engine.
 #[derive(Debug, Parser)]
@@ -87,7 +88,7 @@ fn run_info(args: &InfoArgs) -> Result<(), String> {
 enum CertificatesCommand {
     /// Import certificates, certificate requests and their documents from a JSON file
     /// (format: crates/levy-api/README.md).
-    Import(levy_api::cli::CertificatesImportArgs),
+    Import(certificates::CertificatesImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -105,9 +106,9 @@ fn main() -> ExitCode {
         Command::Server(command) => levy_server::cli::run(command).map_err(|e| e.to_string()),
         Command::Certificates {
             command: CertificatesCommand::Import(args),
-        } => levy_api::cli::run(&args)
+        } => certificates::run(&args)
             .map(|report| {
-                levy_api::cli::report_lines(&report)
+                certificates::report_lines(&report)
                     .iter()
                     .for_each(|l| println!("{l}"))
             })
