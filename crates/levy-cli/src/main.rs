@@ -8,6 +8,7 @@ mod bench;
 mod build_cmd;
 mod calc;
 mod certificates;
+mod serve;
 
 /// levy: an offline sales-tax engine.
 #[derive(Debug, Parser)]
@@ -36,7 +37,7 @@ enum Command {
     Diff(build_cmd::DiffArgs),
     /// Serve the tax service interface over HTTP, and manage its API keys.
     #[command(flatten)]
-    Server(levy_server::cli::Command),
+    Server(serve::Command),
     /// Exemption certificates and certificate requests in the ledger.
     Certificates {
         /// What to do.
@@ -104,7 +105,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => build_cmd::run_diff(&args)
             .map(|out| print!("{out}"))
             .map_err(|e| e.to_string()),
-        Command::Server(command) => levy_server::cli::run(command).map_err(|e| e.to_string()),
+        Command::Server(command) => serve::run(command).map_err(|e| e.to_string()),
         Command::Certificates {
             command: CertificatesCommand::Import(args),
         } => certificates::run(&args)
