@@ -49,11 +49,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod cli;
 mod commit;
 mod error;
 mod ids;
 pub mod import;
+mod import_file;
 mod json;
 pub mod keys;
 mod limits;
@@ -67,6 +67,7 @@ mod version;
 pub use commit::Commit;
 pub use error::ApiError;
 pub use import::{import_certificates, ImportReport, ImportedItem};
+pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};
 pub use limits::Limits;
 pub use service::{Answer, Service, ServiceConfig, TableSource};

@@ -744,7 +744,7 @@ fn import_is_validated_and_all_or_nothing() {
     // The service's keys file: the import is stored under the account's internal id.
     let (_, file_live_key) =
         levy_api::keys::create_account_keys(&dir.join("service-keys.toml"), "shop").unwrap();
-    let report = levy_api::cli::run(&levy_api::cli::CertificatesImportArgs {
+    let report = levy_api::import_file(&levy_api::ImportFile {
         file: dir.join("import.json"),
         account: "shop".into(),
         ledger: dir.join("ledger.sqlite"),
@@ -752,10 +752,18 @@ fn import_is_validated_and_all_or_nothing() {
     })
     .unwrap();
     assert_eq!(report.certificates.len(), 1);
+    // `levy certificates import` prints this as `certificate cert_… (ok)` (levy-cli).
     assert_eq!(
-        levy_api::cli::report_lines(&report),
-        vec![format!("certificate {} (ok)", report.certificates[0].id)]
+        report,
+        levy_api::ImportReport {
+            certificates: vec![levy_api::ImportedItem {
+                reference: Some("ok".into()),
+                id: report.certificates[0].id.clone(),
+            }],
+            requests: vec![],
+        }
     );
+    assert!(report.certificates[0].id.starts_with("cert_"));
     // The ledger file now serves the certificate and its document.
     let file_svc = Service::open(ServiceConfig {
         table: TableSource::Table(table()),
@@ -778,7 +786,7 @@ fn import_is_validated_and_all_or_nothing() {
     );
     // The keys file check catches an unknown account.
     std::fs::write(dir.join("keys.toml"), "").unwrap();
-    let e = levy_api::cli::run(&levy_api::cli::CertificatesImportArgs {
+    let e = levy_api::import_file(&levy_api::ImportFile {
         file: dir.join("import.json"),
         account: "shop".into(),
         ledger: dir.join("ledger.sqlite"),

@@ -3,14 +3,15 @@
 //!
 //! * [`parse`]: readers for each published format, over any reader, never panicking;
 //! * [`build`]: layers the inputs over the curated base into table bytes and a [`Summary`];
-//! * [`info`] and [`diff`]: what a table holds, and what changed between two tables;
-//! * [`cli`]: the `levy build`, `levy info` and `levy diff` commands.
+//! * [`info`] and [`diff`]: what a table holds, and what changed between two tables.
+//!
+//! The `levy build`, `levy info` and `levy diff` commands (flags, writing the table file)
+//! are in the `levy` binary, `crates/levy-cli`.
 
 #![warn(missing_docs)]
 
 pub mod bench;
 pub mod ca_base;
-pub mod cli;
 mod compile;
 pub mod curated;
 mod curated_glue;

@@ -5,7 +5,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod build_cmd;
 mod calc;
+mod certificates;
+mod serve;
 
 /// The allocator of the `levy` command.
 #[global_allocator]
@@ -28,17 +31,17 @@ enum Command {
     /// Calculate the tax of a sale.
     Calc(calc::CalcArgs),
     /// Compile published rate and boundary files and the curated rules into a table.
-    Build(levy_build::cli::BuildArgs),
+    Build(build_cmd::BuildArgs),
     /// Print a table's header, manifest and counts; or, with --ledger, a ledger's size,
     /// counts and integrity.
     Info(InfoArgs),
     /// Measure levy's lookups on a table beside SQLite (and maxminddb) in the same run.
     Bench(bench::BenchArgs),
     /// Compare two tables: rates and boundaries added, removed and changed.
-    Diff(levy_build::cli::DiffArgs),
+    Diff(build_cmd::DiffArgs),
     /// Serve the tax service interface over HTTP, and manage its API keys.
     #[command(flatten)]
-    Server(levy_server::cli::Command),
+    Server(serve::Command),
     /// Exemption certificates and certificate requests in the ledger.
     Certificates {
         /// What to do.
@@ -82,7 +85,7 @@ fn run_info(args: &InfoArgs) -> Result<(), String> {
         };
     }
     let file = args.file.clone().unwrap_or_default();
-    levy_build::cli::run_info(&levy_build::cli::InfoArgs { file })
+    build_cmd::run_info(&build_cmd::InfoArgs { file })
         .map(|out| print!("{out}"))
         .map_err(|e| e.to_string())
 }
@@ -91,7 +94,7 @@ fn run_info(args: &InfoArgs) -> Result<(), String> {
 enum CertificatesCommand {
     /// Import certificates, certificate requests and their documents from a JSON file
     /// (format: crates/levy-api/README.md).
-    Import(levy_api::cli::CertificatesImportArgs),
+    Import(certificates::CertificatesImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -99,19 +102,19 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Calc(args) => calc::run(&args).map(|out| print!("{out}")),
         Command::Bench(args) => bench::run(&args).map(|out| print!("{out}")),
-        Command::Build(args) => levy_build::cli::run_build(&args)
+        Command::Build(args) => build_cmd::run_build(&args)
             .map(|_| ())
             .map_err(|e| e.to_string()),
         Command::Info(args) => run_info(&args),
-        Command::Diff(args) => levy_build::cli::run_diff(&args)
+        Command::Diff(args) => build_cmd::run_diff(&args)
             .map(|out| print!("{out}"))
             .map_err(|e| e.to_string()),
-        Command::Server(command) => levy_server::cli::run(command).map_err(|e| e.to_string()),
+        Command::Server(command) => serve::run(command).map_err(|e| e.to_string()),
         Command::Certificates {
             command: CertificatesCommand::Import(args),
-        } => levy_api::cli::run(&args)
+        } => certificates::run(&args)
             .map(|report| {
-                levy_api::cli::report_lines(&report)
+                certificates::report_lines(&report)
                     .iter()
                     .for_each(|l| println!("{l}"))
             })

@@ -1,41 +1,58 @@
-//! `levy serve` as a standalone program, for embedding examples and load tests:
+//! levy-server embedded in a program of its own: one service over HTTP on loopback until
+//! ctrl-c.
 //!
 //! ```text
-//! cargo run --release -p levy-server --example serve -- --table rates.levy --keys keys.toml
-//! cargo run --release -p levy-server --example serve -- keys-new --account shop --keys keys.toml
+//! levy keys new --account shop --keys keys.toml
+//! cargo run --release -p levy-server --example serve -- rates.levy keys.toml [ledger.sqlite]
 //! ```
+//!
+//! The `levy serve` command (crates/levy-cli) is the full program: flags for every
+//! option, SIGTERM, table reload on SIGHUP and the keys file watched.
 
-use clap::Parser;
-use levy_server::cli::{Command, KeysArgs, KeysCommand, KeysNewArgs, ServeArgs};
+use std::process::ExitCode;
+use std::sync::Arc;
 
-#[derive(Parser)]
-#[command(about = "Serve the levy tax service interface over HTTP")]
-struct Args {
-    #[command(subcommand)]
-    keys: Option<Keys>,
-    #[command(flatten)]
-    serve: ServeArgs,
-}
+use levy_server::{serve, ServeOptions};
 
-#[derive(clap::Subcommand)]
-enum Keys {
-    /// Create an account's test and live keys.
-    KeysNew(KeysNewArgs),
-}
-
-fn main() -> std::process::ExitCode {
-    let args = Args::parse();
-    let command = match args.keys {
-        Some(Keys::KeysNew(k)) => Command::Keys(KeysArgs {
-            command: KeysCommand::New(k),
-        }),
-        None => Command::Serve(args.serve),
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (table, keys, ledger) = match args.as_slice() {
+        [table, keys] => (table, keys, "./levy-ledger.sqlite"),
+        [table, keys, ledger] => (table, keys, ledger.as_str()),
+        _ => {
+            eprintln!("usage: serve TABLE KEYS [LEDGER]");
+            return ExitCode::FAILURE;
+        }
     };
-    match levy_server::cli::run(command) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+    levy_server::init_logging("info");
+    let service = match levy_api::Service::open(levy_api::ServiceConfig {
+        table: levy_api::TableSource::Path(table.into()),
+        ledger: ledger.into(),
+        keys: levy_api::KeySource::File(keys.into()),
+    }) {
+        Ok(service) => Arc::new(service),
         Err(e) => {
             eprintln!("error: {e}");
-            std::process::ExitCode::FAILURE
+            return ExitCode::FAILURE;
+        }
+    };
+    // 127.0.0.1:8787 and the default limits and timeouts.
+    let options = ServeOptions::default();
+    let served = tokio::runtime::Runtime::new().and_then(|runtime| {
+        runtime.block_on(async {
+            let running = serve(service, options, async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+            println!("listening on http://{}", running.local_addr());
+            running.wait().await
+        })
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
     }
 }

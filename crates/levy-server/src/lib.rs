@@ -13,8 +13,9 @@
 //! * `GET /openapi.json`, the OpenAPI 3.1 document of the interface ([`OPENAPI_JSON`]),
 //!   and `GET /openapi/{version}.json`, the closed document of one API version
 //!   ([`openapi::for_version`]), both served without authentication;
-//! * graceful shutdown (requests in flight are finished) and, in [`cli`], SIGTERM/ctrl-c
-//!   handling and an atomic table reload on SIGHUP.
+//! * graceful shutdown (requests in flight are finished); `levy serve` (in the `levy`
+//!   binary, `crates/levy-cli`) adds SIGTERM/ctrl-c handling and an atomic table reload on
+//!   SIGHUP.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -36,7 +37,6 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod cli;
 mod errors;
 pub mod openapi;
 

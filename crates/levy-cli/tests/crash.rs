@@ -1,9 +1,9 @@
-//! Process-level tests of `levy serve` (custom harness; `cargo test -p levy-server --test crash`).
+//! Process-level tests of `levy serve` (custom harness; `cargo test -p levy-cli --test crash`).
 //!
-//! The test binary is also the server: run with `--child ARGS…` it parses `ARGS` as
-//! `levy serve` arguments ([`levy_server::cli::ServeArgs`]) and serves, printing
-//! `listening on http://ADDR`. The tests start it as a child process, so they exercise
-//! the real command, real signals and a real SIGKILL.
+//! The tests start the `levy` binary as a child process, `levy serve ARGS…`, and wait for
+//! its `listening on http://ADDR`, so they exercise the real command, real signals and a
+//! real SIGKILL. The table, the HTTP client and the scratch folders are levy-server's test
+//! helpers (`crates/levy-server/tests/common`).
 //!
 //! * `crash`: a client records transactions while the child is killed with SIGKILL at
 //!   random moments, 50 times; after each restart every transaction whose creation was
@@ -20,6 +20,7 @@
 //! * `sigterm_graceful`: SIGTERM (and SIGINT, as ctrl-c sends) while a request is in
 //!   flight; the request is answered and the process exits with success.
 
+#[path = "../../levy-server/tests/common/mod.rs"]
 mod common;
 
 use std::io::{BufRead, BufReader};
@@ -29,28 +30,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
 use common::{calc_body, dec, Client};
 use levy_core::Decimal;
 
-#[derive(Parser)]
-struct ChildArgs {
-    #[command(flatten)]
-    serve: levy_server::cli::ServeArgs,
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("--child") {
-        let parsed = ChildArgs::parse_from(
-            std::iter::once("levy-serve".to_string()).chain(args[2..].iter().cloned()),
-        );
-        if let Err(e) = levy_server::cli::run(levy_server::cli::Command::Serve(parsed.serve)) {
-            eprintln!("{e}");
-            std::process::exit(1);
-        }
-        return;
-    }
     // libtest-style filtering: `cargo test --test crash -- NAME` runs only matching tests.
     let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
     if args.iter().any(|a| a == "--list") {
@@ -91,6 +75,9 @@ fn main() {
     println!("test result: ok. {ran} passed");
 }
 
+/// The `levy` binary of this package.
+const LEVY: &str = env!("CARGO_BIN_EXE_levy");
+
 /// Files of one child server: table, keys, ledger.
 struct Setup {
     dir: PathBuf,
@@ -123,9 +110,8 @@ fn spawn(setup: &Setup) -> (Child, String) {
 
 /// Starts the child server with a log filter and a stderr destination.
 fn spawn_with(setup: &Setup, log: &str, stderr: Stdio) -> (Child, String) {
-    let exe = std::env::current_exe().unwrap();
-    let mut child = Command::new(exe)
-        .arg("--child")
+    let mut child = Command::new(LEVY)
+        .arg("serve")
         .args(["--listen", "127.0.0.1:0", "--log", log])
         .arg("--table")
         .arg(&setup.table)
@@ -339,8 +325,8 @@ fn damaged_table_at_start() {
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x02;
     std::fs::write(&setup.table, &bytes).unwrap();
-    let out = Command::new(std::env::current_exe().unwrap())
-        .arg("--child")
+    let out = Command::new(LEVY)
+        .arg("serve")
         .args(["--listen", "127.0.0.1:0", "--log", "warn"])
         .arg("--table")
         .arg(&setup.table)

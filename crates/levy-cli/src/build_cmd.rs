@@ -5,9 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{ArgMatches, Args, FromArgMatches};
 
-use crate::compile::{build, BuildOptions, Input, InputKind};
-use crate::curated::CuratedSource;
-use crate::error::BuildError;
+use levy_build::{build, BuildError, BuildOptions, CuratedSource, Input, InputKind};
 
 /// The flags of `levy build` as clap parses them; [`BuildArgs`] adds their order.
 #[derive(Args, Clone, Debug, Default)]
@@ -176,7 +174,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 }
 
 /// Runs `levy build`: builds, writes the table, prints the summary on stderr.
-pub fn run_build(args: &BuildArgs) -> Result<crate::Summary, CliError> {
+pub fn run_build(args: &BuildArgs) -> Result<levy_build::Summary, CliError> {
     let opts = BuildOptions {
         inputs: args.inputs.clone(),
         curated: (!args.flags.no_curated).then(|| match &args.flags.data_dir {
@@ -202,14 +200,14 @@ pub fn run_build(args: &BuildArgs) -> Result<crate::Summary, CliError> {
 /// Runs `levy info`: the text it prints.
 pub fn run_info(args: &InfoArgs) -> Result<String, CliError> {
     let t = levy_core::AnyTable::open_file(&args.file)?;
-    Ok(crate::info(&t))
+    Ok(levy_build::info(&t))
 }
 
 /// Runs `levy diff`: the text or JSON it prints.
 pub fn run_diff(args: &DiffArgs) -> Result<String, CliError> {
     let old = levy_core::AnyTable::open_file(&args.old)?;
     let new = levy_core::AnyTable::open_file(&args.new)?;
-    let d = crate::diff(&old, &new);
+    let d = levy_build::diff(&old, &new);
     Ok(if args.json { d.to_json() } else { d.to_text() })
 }
 

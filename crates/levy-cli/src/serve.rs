@@ -5,8 +5,8 @@
 //! levy keys new --account NAME [--keys FILE]
 //! ```
 //!
-//! Mount [`Command`] as subcommands of a larger clap parser (or use [`ServeArgs`] and
-//! [`KeysArgs`] on their own) and call [`run`].
+//! `main.rs` mounts [`Command`] as subcommands of the `levy` parser and calls [`run`]; the
+//! HTTP side is levy-server's [`serve`] with [`ServeOptions`].
 //!
 //! `levy serve` stops on SIGTERM or ctrl-c after finishing the requests in flight, and on
 //! SIGHUP re-reads the `--table` file and swaps it in atomically: a request is answered
@@ -19,9 +19,9 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use crate::{serve, ServeOptions, DEFAULT_BODY_LIMIT};
+use levy_server::{serve, ServeOptions, DEFAULT_BODY_LIMIT};
 
-/// The commands this crate provides.
+/// The commands of this module: `levy serve` and `levy keys`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the tax service interface over HTTP.
@@ -52,13 +52,13 @@ pub struct ServeArgs {
     pub body_limit: usize,
     /// Seconds a client has to send a request's headers, and a kept-alive connection may
     /// sit idle, before the connection is closed.
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::DEFAULT_HEADER_TIMEOUT.as_secs())]
+    #[arg(long, value_name = "SECONDS", default_value_t = levy_server::DEFAULT_HEADER_TIMEOUT.as_secs())]
     pub header_timeout: u64,
     /// Seconds a client has to send a request's body once its headers are in; later, 408.
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::DEFAULT_BODY_TIMEOUT.as_secs())]
+    #[arg(long, value_name = "SECONDS", default_value_t = levy_server::DEFAULT_BODY_TIMEOUT.as_secs())]
     pub body_timeout: u64,
     /// The most connections served at once; a connection beyond it is closed at once.
-    #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_MAX_CONNECTIONS)]
+    #[arg(long, value_name = "N", default_value_t = levy_server::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
     /// Requests per second allowed to each account and mode (a token bucket); beyond it,
     /// 429 with Retry-After. 0 turns the limit off.
@@ -167,7 +167,7 @@ pub fn run_keys_new(args: &KeysNewArgs) -> Result<String, CliError> {
 /// `levy serve`: opens the service, binds, prints `listening on http://ADDR` on stdout,
 /// and serves until SIGTERM or ctrl-c.
 pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
-    crate::init_logging(&args.log);
+    levy_server::init_logging(&args.log);
     let table = match &args.table {
         Some(path) => levy_api::TableSource::Path(path.clone()),
         None => levy_api::TableSource::Default,
@@ -205,7 +205,7 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
         })
         .await?;
         let addr = running.local_addr();
-        tracing::info!(%addr, table = %service.table().header().hash_hex(), "levy listening");
+        tracing::info!(target: LOG_TARGET, %addr, table = %service.table().header().hash_hex(), "levy listening");
         {
             use std::io::Write;
             let mut out = std::io::stdout().lock();
@@ -226,7 +226,7 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
                 match tokio::time::timeout(SHUTDOWN_GRACE, &mut waiting).await {
                     Ok(r) => r,
                     Err(_) => {
-                        tracing::warn!(
+                        tracing::warn!(target: LOG_TARGET,
                             seconds = SHUTDOWN_GRACE.as_secs(),
                             "connections still open after the grace period; stopping anyway"
                         );
@@ -237,10 +237,15 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
         };
         reload.abort();
         watch_keys.abort();
-        tracing::info!("levy stopped");
+        tracing::info!(target: LOG_TARGET, "levy stopped");
         result.map_err(CliError::Io)
     })
 }
+
+/// The target of this module's log lines: the one they had when this module was
+/// levy-server's `cli`, so that `--log`/`RUST_LOG` filters such as `levy_server=info` and
+/// whatever reads the logs see the same lines as before.
+const LOG_TARGET: &str = "levy_server::cli";
 
 /// How long `levy serve` waits, after SIGTERM or ctrl-c, for requests in flight.
 pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
@@ -264,8 +269,8 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! {
-        _ = ctrl_c => tracing::info!("ctrl-c: finishing requests in flight, then stopping"),
-        _ = term => tracing::info!("SIGTERM: finishing requests in flight, then stopping"),
+        _ = ctrl_c => tracing::info!(target: LOG_TARGET, "ctrl-c: finishing requests in flight, then stopping"),
+        _ = term => tracing::info!(target: LOG_TARGET, "SIGTERM: finishing requests in flight, then stopping"),
     }
 }
 
@@ -276,14 +281,14 @@ async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf
     let mut hup = match signal(SignalKind::hangup()) {
         Ok(s) => s,
         Err(e) => {
-            tracing::warn!(error = %e, "cannot listen for SIGHUP; table reload is off");
+            tracing::warn!(target: LOG_TARGET, error = %e, "cannot listen for SIGHUP; table reload is off");
             return;
         }
     };
     while hup.recv().await.is_some() {
         reload_keys(&service, "SIGHUP");
         let Some(path) = table.clone() else {
-            tracing::warn!("SIGHUP: serving the built-in table, which has no file to reload; start with --table FILE");
+            tracing::warn!(target: LOG_TARGET, "SIGHUP: serving the built-in table, which has no file to reload; start with --table FILE");
             continue;
         };
         let read = tokio::task::spawn_blocking(move || levy_core::AnyTable::open_file(&path)).await;
@@ -291,13 +296,13 @@ async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf
             Ok(Ok(t)) => {
                 let hash = t.header().hash_hex();
                 service.reload_table(Arc::new(t));
-                tracing::info!(table = %hash, "SIGHUP: table reloaded");
+                tracing::info!(target: LOG_TARGET, table = %hash, "SIGHUP: table reloaded");
             }
             Ok(Err(e)) => {
-                tracing::error!(error = %e, "SIGHUP: table reload failed; the old table stays in use")
+                tracing::error!(target: LOG_TARGET, error = %e, "SIGHUP: table reload failed; the old table stays in use")
             }
             Err(e) => {
-                tracing::error!(error = %e, "SIGHUP: table reload failed; the old table stays in use")
+                tracing::error!(target: LOG_TARGET, error = %e, "SIGHUP: table reload failed; the old table stays in use")
             }
         }
     }
@@ -306,9 +311,9 @@ async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf
 /// Reads the keys file again and swaps the keys in; on an error the old keys stay.
 fn reload_keys(service: &levy_api::Service, why: &str) {
     match service.reload_keys() {
-        Ok(n) => tracing::info!(keys = n, "{why}: keys reloaded"),
+        Ok(n) => tracing::info!(target: LOG_TARGET, keys = n, "{why}: keys reloaded"),
         Err(e) => {
-            tracing::error!(error = %e, "{why}: keys reload failed; the old keys stay in use")
+            tracing::error!(target: LOG_TARGET, error = %e, "{why}: keys reload failed; the old keys stay in use")
         }
     }
 }
@@ -342,3 +347,72 @@ async fn reload_keys_on_change(service: Arc<levy_api::Service>, path: PathBuf) {
 
 #[cfg(not(unix))]
 async fn reload_on_sighup(_service: Arc<levy_api::Service>, _table: Option<PathBuf>) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Levy {
+        #[command(subcommand)]
+        command: Command,
+    }
+
+    #[test]
+    fn serve_defaults_are_the_documented_ones() {
+        let Levy {
+            command: Command::Serve(args),
+        } = Levy::parse_from(["levy", "serve"])
+        else {
+            panic!("not serve")
+        };
+        // Defaults from the task's command line: 127.0.0.1:8787, embedded table,
+        // ./levy-ledger.sqlite, ./levy-keys.toml, 1 MiB body limit.
+        assert_eq!(
+            args.listen,
+            "127.0.0.1:8787".parse::<std::net::SocketAddr>().unwrap()
+        );
+        assert_eq!(args.table, None);
+        assert_eq!(
+            args.ledger,
+            std::path::PathBuf::from("./levy-ledger.sqlite")
+        );
+        assert_eq!(args.keys, std::path::PathBuf::from("./levy-keys.toml"));
+        assert_eq!(args.body_limit, 1_048_576);
+
+        let Levy {
+            command: Command::Serve(args),
+        } = Levy::parse_from([
+            "levy",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--table",
+            "t.levy",
+            "--ledger",
+            "l.db",
+            "--keys",
+            "k.toml",
+        ])
+        else {
+            panic!("not serve")
+        };
+        assert_eq!(args.listen.port(), 0);
+        assert_eq!(args.table.as_deref(), Some(std::path::Path::new("t.levy")));
+
+        // A listen address that is not one is a usage error, not a panic.
+        assert!(Levy::try_parse_from(["levy", "serve", "--listen", "localhost"]).is_err());
+        // keys new needs an account.
+        assert!(Levy::try_parse_from(["levy", "keys", "new"]).is_err());
+        let Levy {
+            command: Command::Keys(k),
+        } = Levy::parse_from(["levy", "keys", "new", "--account", "shop"])
+        else {
+            panic!("not keys")
+        };
+        let KeysCommand::New(new) = k.command;
+        assert_eq!(new.account, "shop");
+        assert_eq!(new.keys, std::path::PathBuf::from("./levy-keys.toml"));
+    }
+}
