@@ -93,7 +93,7 @@ fn main() {
 
 /// Files of one child server: table, keys, ledger.
 struct Setup {
-    dir: PathBuf,
+    dir: levy_testkit::TempDir,
     table: PathBuf,
     keys: PathBuf,
     ledger: PathBuf,
