@@ -15,54 +15,14 @@ use levy::{
     LevyResult, LevySale, LevySaleLine, LevyStatus,
 };
 use levy_core::{
-    Address, AnyTable, AutomaticTax, Currency, Customer, Date, Decimal, JurisdictionSpec, Level,
-    RuleSpec, Sale, SaleLine, TableBuilder, TaxType,
+    Address, AnyTable, AutomaticTax, Currency, Customer, Date, Decimal, Sale, SaleLine,
 };
 
-/// Tennessee 7% and Davidson county 2.25% on general merchandise, ZIP 37203.
+/// Tennessee 7% and Davidson county 2.25% on general merchandise, ZIP 37203; CLOTHING a
+/// child of general merchandise at the same rates (levy-testkit's `Tennessee::c_abi`, the
+/// table of the C tests).
 fn fixture() -> Vec<u8> {
-    let mut b = TableBuilder::new();
-    b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
-        .unwrap();
-    b.tax_code("CLOTHING_GENERAL", Some("GENERAL_MERCHANDISE"), "Clothing")
-        .unwrap();
-    b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
-    b.category("CLOTHING", "CLOTHING_GENERAL");
-    let jur = |b: &mut TableBuilder, code: &str, name: &str, level| {
-        b.jurisdiction(JurisdictionSpec {
-            code: code.into(),
-            name: name.into(),
-            level,
-            country: "US".into(),
-            region: "TN".into(),
-            authority: name.into(),
-            tax_type: TaxType::Sales,
-        })
-        .unwrap()
-    };
-    let tn = jur(&mut b, "47", "TENNESSEE", Level::State);
-    let davidson = jur(&mut b, "47037", "DAVIDSON", Level::County);
-    b.rule(RuleSpec::flat(
-        tn,
-        "GENERAL_MERCHANDISE",
-        Decimal::new(7, 2),
-        Date::MIN,
-        Date::MAX,
-        "GENERAL STATE SALES TAX",
-    ))
-    .unwrap();
-    b.rule(RuleSpec::flat(
-        davidson,
-        "GENERAL_MERCHANDISE",
-        Decimal::new(225, 4),
-        Date::MIN,
-        Date::MAX,
-        "COUNTY",
-    ))
-    .unwrap();
-    b.region("US", "TN", "TENNESSEE", &[tn], "").unwrap();
-    b.zip(37203, "TN", "NASHVILLE", &[tn, davidson], 0).unwrap();
-    b.build(0).unwrap()
+    levy_testkit::tennessee::Tennessee::c_abi().bytes()
 }
 
 /// 2026-03-01T00:00:00Z.
@@ -70,7 +30,8 @@ const MARCH_2026: i64 = 1_772_323_200;
 
 fn bench_ffi(c: &mut Criterion) {
     let bytes = fixture();
-    let path = std::env::temp_dir().join(format!("levy-bench-ffi-{}.levy", std::process::id()));
+    let dir = levy_testkit::target_temp_dir!("levy-bench-ffi");
+    let path = dir.join("fixture.levy");
     std::fs::write(&path, &bytes).unwrap();
 
     // The C side: an engine over the file, a sale of two lines at 37203.
@@ -202,7 +163,7 @@ fn bench_ffi(c: &mut Criterion) {
 
     // SAFETY: engine came from levy_engine_open and is freed once, after every use.
     unsafe { levy_engine_free(engine) };
-    let _ = std::fs::remove_file(&path);
+    // The table file and its directory are removed when `dir` drops.
 }
 
 criterion_group!(benches, bench_ffi);

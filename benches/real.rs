@@ -37,18 +37,11 @@ fn day() -> Date {
 }
 
 fn zip5(c: &mut Criterion) {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
-    let dir = shared.join("zip5-rates-2025-12");
-    if !dir.is_dir() {
-        // Under CI the shared data is part of the contract: its absence is a failure.
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "zip5_real: {} is absent under CI",
-            dir.display()
-        );
-        eprintln!("zip5_real: skipped, {} is absent", dir.display());
+    // Under CI the shared data is part of the contract: its absence is a failure.
+    let Some(dir) = levy_testkit::shared_data("zip5-rates-2025-12") else {
+        eprintln!("zip5_real: skipped");
         return;
-    }
+    };
     let opts = BuildOptions {
         inputs: vec![Input::new(InputKind::Zip5, dir)],
         curated: Some(CuratedSource::Embedded),

@@ -374,13 +374,14 @@ fn version_2026_03_01_ip_resolution() {
     assert_eq!(s, 200, "{v}");
     assert_eq!(n(&v["total_tax_amount"]), "925");
     assert_eq!(v["resolution_precision"], "APPROXIMATED");
-    // Unknown IP: 422 IP_RESOLUTION_FAILED; not an IP: 400 INVALID_IP_FORMAT.
+    // Unknown IP (the table places nothing in 198.51.100.0/24): 422 IP_RESOLUTION_FAILED;
+    // not an IP: 400 INVALID_IP_FORMAT.
     let (s, v) = post(
         &svc,
         "/tax/calculations",
         TEST_KEY,
         Some("2026-03-01"),
-        &body("192.0.2.1", "strict"),
+        &body("198.51.100.1", "strict"),
     );
     assert_eq!(
         (s, flat_type(&v, 422).as_str()),
@@ -620,8 +621,7 @@ fn a_table_file_changed_in_one_byte_is_refused_at_open() {
     // levy-api opens table files through the one loader, which verifies the content hash:
     // a copy with one byte of its archive changed is an error naming the mismatch, never a
     // service that answers from it.
-    let dir = std::env::temp_dir().join(format!("levy-api-damaged-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = levy_testkit::TempDir::new("levy-api-damaged");
     let good = dir.join("good.levy");
     let bad = dir.join("bad.levy");
     let bytes = table().bytes().to_vec();
@@ -652,7 +652,6 @@ fn a_table_file_changed_in_one_byte_is_refused_at_open() {
     };
     assert_eq!(e.status, 500);
     assert!(e.message.contains("content hash mismatch"), "{}", e.message);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

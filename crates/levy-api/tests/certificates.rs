@@ -13,13 +13,12 @@ use serde_json::{json, Value};
 const V3: Option<&str> = Some("2026-03-01");
 const DAY: i64 = 86_400;
 
-/// Three states. Tennessee 7% + Davidson County 2.25% at 37203; Kentucky 6% at 40202;
-/// Georgia 4% + Fulton County 3% at 30303.
+/// Three states: the Tennessee table of `levy_testkit::tennessee` (Tennessee 7% + Davidson
+/// County 2.25% at 37203) with Kentucky 6% at 40202 and Georgia 4% + Fulton County 3% at
+/// 30303 added.
 fn table() -> Arc<AnyTable> {
-    let mut b = TableBuilder::new();
-    b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
-        .unwrap();
-    b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
+    let tennessee = levy_testkit::tennessee::Tennessee::default();
+    let (mut b, _) = tennessee.builder();
     let mut jur = |code: &str, name: &str, level: Level, region: &str, authority: &str| {
         b.jurisdiction(JurisdictionSpec {
             code: code.into(),
@@ -32,14 +31,6 @@ fn table() -> Arc<AnyTable> {
         })
         .unwrap()
     };
-    let tn = jur(
-        "47",
-        "TENNESSEE",
-        Level::State,
-        "TN",
-        "TENNESSEE DEPARTMENT OF REVENUE",
-    );
-    let davidson = jur("47037", "DAVIDSON", Level::County, "TN", "DAVIDSON COUNTY");
     let ky = jur(
         "21",
         "KENTUCKY",
@@ -55,7 +46,7 @@ fn table() -> Arc<AnyTable> {
         "GEORGIA DEPARTMENT OF REVENUE",
     );
     let fulton = jur("13121", "FULTON", Level::County, "GA", "FULTON COUNTY");
-    for (j, rate) in [(tn, 7), (ky, 6), (ga, 4), (fulton, 3)] {
+    for (j, rate) in [(ky, 6), (ga, 4), (fulton, 3)] {
         b.rule(RuleSpec::flat(
             j,
             "GENERAL_MERCHANDISE",
@@ -66,33 +57,15 @@ fn table() -> Arc<AnyTable> {
         ))
         .unwrap();
     }
-    b.rule(RuleSpec::flat(
-        davidson,
-        "GENERAL_MERCHANDISE",
-        Decimal::new(225, 4),
-        Date::MIN,
-        Date::MAX,
-        "COUNTY SALES TAX",
-    ))
-    .unwrap();
-    b.region("US", "TN", "TENNESSEE", &[tn], "37203").unwrap();
     b.region("US", "KY", "KENTUCKY", &[ky], "40202").unwrap();
     b.region("US", "GA", "GEORGIA", &[ga], "30303").unwrap();
-    b.zip(37203, "TN", "NASHVILLE", &[tn, davidson], 1000)
-        .unwrap();
     b.zip(40202, "KY", "LOUISVILLE", &[ky], 1000).unwrap();
     b.zip(30303, "GA", "ATLANTA", &[ga, fulton], 1000).unwrap();
-    let bytes = b.build(0).unwrap();
-    Arc::new(Table::open(AnyBytes::Owned(AlignedBytes::copy_from(&bytes))).unwrap())
+    levy_testkit::tennessee::open(&b.build(tennessee.build_time).unwrap())
 }
 
 fn svc() -> Service {
-    Service::open(ServiceConfig {
-        table: TableSource::Table(table()),
-        ledger: ":memory:".into(),
-        keys: keys(),
-    })
-    .unwrap()
+    service_over(table())
 }
 
 fn now() -> i64 {
@@ -729,7 +702,7 @@ fn import_is_validated_and_all_or_nothing() {
     let (_, l) = get(&svc, "/tax/certificates", LIVE_KEY, V3);
     assert_eq!(l["certificates"], json!([]));
     // A document by path, relative to the import file's folder.
-    let dir = std::env::temp_dir().join(format!("levy-import-{}", std::process::id()));
+    let dir = levy_testkit::TempDir::new("levy-import");
     std::fs::create_dir_all(dir.join("docs")).unwrap();
     std::fs::write(dir.join("docs/a.png"), [0x89, b'P', b'N', b'G']).unwrap();
     // The fresh ledger has no customers: this certificate names its linked buyer only.
@@ -795,7 +768,6 @@ fn import_is_validated_and_all_or_nothing() {
     .unwrap_err();
     assert_eq!(e.kind, "INVALID_ACCOUNT");
     drop(file_svc);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn calc(

@@ -527,8 +527,7 @@ fn modes_and_accounts_are_isolated_both_ways() {
 
 #[test]
 fn acknowledged_writes_survive_reopening_the_ledger() {
-    let dir = std::env::temp_dir().join(format!("levy-api-ledger-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = levy_testkit::TempDir::new("levy-api-ledger");
     let path = dir.join("ledger.sqlite");
     let _ = std::fs::remove_file(&path);
     let open = || {
@@ -566,7 +565,6 @@ fn acknowledged_writes_survive_reopening_the_ledger() {
         Decimal::from(12000)
     );
     drop(svc);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -7,11 +7,9 @@ use levy_api::*;
 use rust_decimal::Decimal;
 use std::path::{Path, PathBuf};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("levy-integrity-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory, removed at the end of the test.
+fn scratch(name: &str) -> levy_testkit::TempDir {
+    levy_testkit::TempDir::new(&format!("levy-integrity-{name}"))
 }
 
 fn open(path: &Path) -> Result<Service, ApiError> {
@@ -40,7 +38,6 @@ fn an_empty_file_is_refused_and_left_empty() {
     assert!(e.contains("is not a levy ledger"), "{e}");
     assert!(e.contains("empty (0 bytes)"), "{e}");
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -52,7 +49,6 @@ fn a_file_that_is_not_a_database_is_refused_and_untouched() {
     let e = refused(&path);
     assert!(e.contains("not an SQLite database"), "{e}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -68,7 +64,6 @@ fn another_applications_database_is_refused_and_untouched() {
     let e = refused(&path);
     assert!(e.contains("0 of levy's 4 ledger tables"), "{e}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A ledger holding one live transaction of $100.00 in Nashville: 700 state + 225 county
@@ -112,7 +107,6 @@ fn a_changed_amount_in_a_stored_transaction_is_an_error_never_a_number() {
     assert!(message.contains("damaged (digest mismatch)"), "{message}");
     assert!(!v.to_string().contains("924"), "{v}");
     drop(svc);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -129,7 +123,6 @@ fn a_changed_nexus_total_is_an_error_never_a_number() {
     let e = svc.nexus_totals("shop").unwrap_err().to_string();
     assert!(e.contains("nexus total digest mismatch"), "{e}");
     drop(svc);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -180,7 +173,6 @@ fn flipped_bits_across_a_stored_transaction_never_change_what_is_read() {
         errors > 100,
         "{refused_at_open} refused, {errors} errors, {intact} intact"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -228,5 +220,4 @@ fn a_ledger_of_the_previous_schema_is_sealed_when_opened() {
         Decimal::from(10000)
     );
     drop(svc);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -67,9 +67,7 @@ fn the_request_rate_is_limited_per_account_and_mode() {
 
 #[test]
 fn stored_calculations_are_limited_per_account_and_mode_across_restarts() {
-    let dir = std::env::temp_dir().join(format!("levy-limits-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = levy_testkit::TempDir::new("levy-limits");
     let path = dir.join("ledger.sqlite");
     let limits = Limits {
         requests_per_second: 0,
@@ -117,5 +115,4 @@ fn stored_calculations_are_limited_per_account_and_mode_across_restarts() {
         200
     );
     drop(svc);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

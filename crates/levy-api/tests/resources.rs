@@ -379,8 +379,7 @@ fn table_reload_is_atomic_and_visible() {
 
 #[test]
 fn keys_file_service() {
-    let dir = std::env::temp_dir().join(format!("levy-api-keys-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = levy_testkit::TempDir::new("levy-api-keys");
     let path = dir.join("keys.toml");
     let _ = std::fs::remove_file(&path);
     let (test, live) = keys::create_account_keys(&path, "shop").unwrap();
@@ -411,7 +410,6 @@ fn keys_file_service() {
         .0,
         200
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

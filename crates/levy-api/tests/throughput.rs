@@ -37,8 +37,7 @@ fn run(ledger: &str, threads: usize, per_thread: usize) -> f64 {
 #[test]
 #[ignore]
 fn calculations_per_second() {
-    let dir = std::env::temp_dir().join(format!("levy-api-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = levy_testkit::TempDir::new("levy-api-bench");
     let file = dir.join("ledger.sqlite");
     for threads in [1, 8, 64] {
         let _ = std::fs::remove_file(&file);
@@ -49,5 +48,4 @@ fn calculations_per_second() {
         ":memory: ledger, 8 callers: {:.0} calculations/s",
         run(":memory:", 8, 2500)
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

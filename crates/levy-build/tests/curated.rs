@@ -697,15 +697,7 @@ fn ip_ranges_load_sorted_and_disjoint() {
 /// `None` when the folder is absent (a bare checkout), which fails under `CI=true` like
 /// every real-data test; a file that is there but unreadable or malformed always fails.
 fn published_state_rates() -> Option<std::collections::BTreeMap<String, Decimal>> {
-    let dir = data_dir().join("../../shared/data/zip5-rates-2025-12");
-    if !dir.is_dir() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "shared data missing at {} (required under CI=true)",
-            dir.display()
-        );
-        return None;
-    }
+    let dir = levy_testkit::shared_data("zip5-rates-2025-12")?;
     let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut counts: std::collections::BTreeMap<String, std::collections::BTreeMap<Decimal, u32>> =
         Default::default();

@@ -6,12 +6,9 @@ use std::str::FromStr;
 use levy_build::{build, BuildOptions, ConflictKind, Input, InputKind};
 use levy_core::{Address, Date, Decimal, Precision, ResolutionStatus, Table};
 
-fn dir(tag: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("levy-build-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory under `target/tmp`, removed when the test ends.
+fn dir(tag: &str) -> levy_testkit::TempDir {
+    levy_testkit::target_temp_dir!(&format!("levy-build-{tag}"))
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -3,8 +3,6 @@
 //! a 16-byte separator, a data section, and a metadata map after `\xAB\xCD\xEFMaxMind.com`),
 //! so it needs no download and no file outside the repository.
 
-use std::path::PathBuf;
-
 use levy_build::{build, BuildOptions, Input, InputKind};
 use levy_core::{Date, IpMode, Table};
 
@@ -166,9 +164,7 @@ fn mmdb_networks_become_ip_ranges() {
     assert_eq!(read.ranges.len(), 2);
     assert_eq!(read.skipped, 0);
 
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("levy-build-mmdb-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = levy_testkit::target_temp_dir!("levy-build-mmdb");
     let db = dir.join("test-city.mmdb");
     std::fs::write(&db, &bytes).unwrap();
     let tn = dir.join("TAXRATES_ZIP5_TN202512.csv");
@@ -353,9 +349,7 @@ fn a_flat_layout_database_builds_a_table() {
         24,
         flat("CA", "Ontario", "Toronto", "M5V"),
     )]);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("levy-build-mmdb-flat-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = levy_testkit::target_temp_dir!("levy-build-mmdb-flat");
     let db = dir.join("dbip-city-ipv4.mmdb");
     std::fs::write(&db, &bytes).unwrap();
     let report = build(&BuildOptions {

@@ -14,19 +14,9 @@ use levy_core::{
     ResolveError, Sale, SaleLine, Sourced, Sourcing, Table,
 };
 
+/// `../shared/data`, or `None` (the test skips) when absent; absence fails under `CI=true`.
 fn data_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data"));
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!(
-            "shared data missing at {} (required under CI=true)",
-            dir.display()
-        );
-    }
-    println!("skipped: no shared data at {}", dir.display());
-    None
+    levy_testkit::shared_data("")
 }
 
 fn opts(inputs: Vec<Input>) -> BuildOptions {
@@ -612,12 +602,9 @@ fn ip_csv_ranges_resolve() {
     assert!(t.lookup_ip("192.0.4.1".parse().unwrap()).is_none());
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("levy-build-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory under `target/tmp`, removed when the test ends.
+fn tempdir(tag: &str) -> levy_testkit::TempDir {
+    levy_testkit::target_temp_dir!(&format!("levy-build-{tag}"))
 }
 
 #[test]

@@ -71,8 +71,8 @@ pub struct ServeArgs {
     /// beyond it, 429. 0 turns the limit off.
     #[arg(long, value_name = "N", default_value_t = levy_api::Limits::default().stored_calculations)]
     pub max_stored_calculations: u64,
-    /// Answer requests on the async worker threads instead of the blocking pool (for
-    /// measurements; see ServeOptions::inline).
+    /// Answer every request on the async worker threads, each write waiting for its
+    /// commit in place (for measurements; see ServeOptions::inline).
     #[arg(long, hide = true)]
     pub inline: bool,
     /// Log filter (`RUST_LOG` syntax), used when `RUST_LOG` is not set.

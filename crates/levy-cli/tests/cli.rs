@@ -14,11 +14,9 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("levy-cli-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory, removed when the test ends.
+fn temp_dir(name: &str) -> levy_testkit::TempDir {
+    levy_testkit::TempDir::new(&format!("levy-cli-test-{name}"))
 }
 
 #[test]
@@ -215,7 +213,6 @@ fn build_info_diff_calc_round_trip() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = stdout(&o);
     assert!(text.contains("0.0275") && text.contains("0.0225"), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -241,7 +238,6 @@ fn keys_new_prints_keys_once_and_stores_hashes() {
         !stored.contains(test_key),
         "the keys file must hold hashes, not keys"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -365,7 +361,6 @@ fn a_damaged_table_is_refused_by_calc_and_info() {
         );
         assert!(o.stdout.is_empty(), "{args:?} printed an answer");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A one-row Tennessee ZIP5 file (Nashville 37203: 7% state, 2.25% county) in `dir`.
@@ -467,7 +462,6 @@ fn build_runs_from_any_folder_with_the_rules_compiled_in() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("nowhere/taxonomy.toml"), "{err}");
     assert!(!dir.join("x.levy").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -738,5 +732,4 @@ fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the
     let o = levy(&["info", "--ledger", empty.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("empty (0 bytes)"));
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -80,7 +80,7 @@ const LEVY: &str = env!("CARGO_BIN_EXE_levy");
 
 /// Files of one child server: table, keys, ledger.
 struct Setup {
-    dir: PathBuf,
+    dir: levy_testkit::TempDir,
     table: PathBuf,
     keys: PathBuf,
     ledger: PathBuf,

@@ -6,10 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use levy_core::table::{FORMAT_VERSION, HEADER_LEN};
 use levy_core::*;
-
-fn d(s: &str) -> Decimal {
-    s.parse().unwrap()
-}
+use levy_testkit::sale::d;
 
 /// A small table with something in every index but the ZIP index (whose dense array alone
 /// would be 400 KB): jurisdictions, rules of each kind, a holiday, regions, a postal

@@ -4,6 +4,7 @@
 //! exactly what one calculation at a time gives.
 
 use levy_core::*;
+use levy_testkit::sale::march_2026 as day;
 use proptest::prelude::*;
 
 /// A one-region table whose region is taxed by one jurisdiction per rate (state first,
@@ -39,10 +40,6 @@ fn table(rates: &[Decimal]) -> Table<AlignedBytes> {
     }
     b.region("US", "TN", "TENNESSEE", &set, "").unwrap();
     Table::from_bytes(&b.build(0).unwrap()).unwrap()
-}
-
-fn day() -> Date {
-    Date::from_ymd(2026, 3, 1).unwrap()
 }
 
 fn tennessee<D>(t: &Table<D>) -> Location {

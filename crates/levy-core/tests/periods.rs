@@ -252,16 +252,18 @@ fn overlapping_periods_cut_each_other_exactly() {
     assert!(has(day(2026, 7, 1), "A"));
 }
 
-fn temp_path(tag: &str) -> std::path::PathBuf {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(format!("levy-core-{tag}-{}.levy", std::process::id()))
+/// A table file's path in a fresh directory under `target/tmp`; the directory is removed
+/// when the returned guard is dropped.
+fn temp_path(tag: &str) -> (levy_testkit::TempDir, std::path::PathBuf) {
+    let dir = levy_testkit::target_temp_dir!(&format!("levy-core-{tag}"));
+    let path = dir.join("table.levy");
+    (dir, path)
 }
 
 #[test]
 fn open_file_maps_the_table_and_holds_no_copy() {
     let bytes = common::scenario_bytes();
-    let path = temp_path("mapped");
+    let (_dir, path) = temp_path("mapped");
     std::fs::write(&path, &bytes).unwrap();
     let t = AnyTable::open_file(&path).unwrap();
     assert_eq!(t.bytes().len(), bytes.len());
@@ -293,7 +295,7 @@ fn open_file_maps_the_table_and_holds_no_copy() {
 fn open_file_refuses_damaged_short_empty_and_missing_files() {
     let bytes = common::scenario_bytes();
     // Any single byte of the content changed: the hash fails; the error says what to do.
-    let path = temp_path("damaged");
+    let (_dir, path) = temp_path("damaged");
     for at in [64, bytes.len() / 3, bytes.len() / 2, bytes.len() - 1] {
         let mut damaged = bytes.clone();
         damaged[at] ^= 0x20;

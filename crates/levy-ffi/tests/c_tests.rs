@@ -12,96 +12,32 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use levy_core::{
-    Date, Decimal, IpLocationSpec, JurisdictionSpec, Level, RuleSpec, Table, TableBuilder, TaxType,
-};
+use levy_core::Table;
+use levy_testkit::tennessee::Tennessee;
+use levy_testkit::TempDir;
 
-/// The fixture every C test computes its expected values from: Tennessee general
-/// merchandise at 7% (state) and, in ZIP 37203, also 2.25% (Davidson county); CLOTHING ->
-/// CLOTHING_GENERAL, a child of GENERAL_MERCHANDISE without rules of its own; IPv4
-/// 192.0.2.0/24 placed in Nashville, TN 37203.
+/// The fixture every C test computes its expected values from (`Tennessee::c_abi` in
+/// levy-testkit): Tennessee general merchandise at 7% (state) and, in ZIP 37203, also
+/// 2.25% (Davidson county); CLOTHING -> CLOTHING_GENERAL, a child of GENERAL_MERCHANDISE
+/// without rules of its own; IPv4 192.0.2.0/24 placed in Nashville, TN 37203, and
+/// 198.51.100.0/24 nowhere.
 fn fixture_table() -> Vec<u8> {
-    let mut b = TableBuilder::new();
-    b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
-        .unwrap();
-    b.tax_code("CLOTHING_GENERAL", Some("GENERAL_MERCHANDISE"), "Clothing")
-        .unwrap();
-    b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
-    b.category("CLOTHING", "CLOTHING_GENERAL");
-    let tn = b
-        .jurisdiction(JurisdictionSpec {
-            code: "47".into(),
-            name: "TENNESSEE".into(),
-            level: Level::State,
-            country: "US".into(),
-            region: "TN".into(),
-            authority: "TENNESSEE DEPARTMENT OF REVENUE".into(),
-            tax_type: TaxType::Sales,
-        })
-        .unwrap();
-    let davidson = b
-        .jurisdiction(JurisdictionSpec {
-            code: "47037".into(),
-            name: "DAVIDSON".into(),
-            level: Level::County,
-            country: "US".into(),
-            region: "TN".into(),
-            authority: "DAVIDSON COUNTY".into(),
-            tax_type: TaxType::Sales,
-        })
-        .unwrap();
-    b.rule(RuleSpec::flat(
-        tn,
-        "GENERAL_MERCHANDISE",
-        Decimal::new(7, 2),
-        Date::MIN,
-        Date::MAX,
-        "GENERAL STATE SALES TAX",
-    ))
-    .unwrap();
-    b.rule(RuleSpec::flat(
-        davidson,
-        "GENERAL_MERCHANDISE",
-        Decimal::new(225, 4),
-        Date::MIN,
-        Date::MAX,
-        "GENERAL COUNTY LOCAL SALES TAX",
-    ))
-    .unwrap();
-    b.region("US", "TN", "TENNESSEE", &[tn], "").unwrap();
-    b.zip(37203, "TN", "NASHVILLE", &[tn, davidson], 0).unwrap();
-    let place = IpLocationSpec {
-        country: "US".into(),
-        region: "TN".into(),
-        city: "NASHVILLE".into(),
-        postal: "37203".into(),
-        approx_postal: String::new(),
-        coordinates: None,
-    };
-    // 192.0.2.0 ..= 192.0.2.255 (TEST-NET-1).
-    b.ipv4_range(0xC000_0200, 0xC000_02FF, place).unwrap();
-    b.build(1_772_323_200).unwrap()
+    Tennessee::c_abi().bytes()
 }
 
 struct Setup {
-    dir: PathBuf,
+    dir: TempDir,
     hash: String,
     lib_dir: PathBuf,
     include: PathBuf,
 }
 
-/// The fixtures, written once per test process: the tests run in parallel, and a C program
-/// of one test maps `fixture.levy` while another would rewrite it (a table file must be
-/// replaced by rename, never rewritten in place, or its readers fault).
-fn setup() -> &'static Setup {
-    static SETUP: std::sync::OnceLock<Setup> = std::sync::OnceLock::new();
-    SETUP.get_or_init(write_fixtures)
-}
-
-fn write_fixtures() -> Setup {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("levy-ffi-c-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// The fixtures, written afresh for each test in a directory of its own that is removed
+/// when the test ends: the tests run in parallel, and a C program of one test maps
+/// `fixture.levy` while another would rewrite it (a table file must be replaced by rename,
+/// never rewritten in place, or its readers fault).
+fn setup() -> Setup {
+    let dir = levy_testkit::target_temp_dir!("levy-ffi-c");
     let bytes = fixture_table();
     let hash = Table::from_bytes(&bytes).unwrap().hash_hex();
     std::fs::write(dir.join("fixture.levy"), &bytes).unwrap();
@@ -115,7 +51,6 @@ fn write_fixtures() -> Setup {
     let mid = flipped.len() / 2;
     flipped[mid] ^= 0x55;
     std::fs::write(dir.join("flipped.levy"), &flipped).unwrap();
-    let _ = std::fs::remove_file(dir.join("missing.levy"));
 
     // The test binary lives in target/<profile>/deps. `cargo test` leaves the static and
     // shared libraries beside it in deps/; `cargo build` also copies them to target/<profile>.
@@ -212,7 +147,7 @@ fn compile_and_run(s: &Setup, name: &str, args: &[&str]) {
 
 #[test]
 fn c_engine() {
-    let s = setup();
+    let s = &setup();
     compile_and_run(s, "engine", &[s.dir.to_str().unwrap(), &s.hash]);
 }
 
@@ -227,14 +162,14 @@ fn fresh_ledger(s: &Setup, name: &str) -> String {
 
 #[test]
 fn c_service() {
-    let s = setup();
+    let s = &setup();
     let ledger = fresh_ledger(s, "service");
     compile_and_run(s, "service", &[s.dir.to_str().unwrap(), &ledger]);
 }
 
 #[test]
 fn c_threads() {
-    let s = setup();
+    let s = &setup();
     let ledger = fresh_ledger(s, "threads");
     // Fewer rounds under the slow checkers; the interleavings are what matter there.
     let rounds = match mode().as_str() {
@@ -247,7 +182,7 @@ fn c_threads() {
 
 #[test]
 fn c_default_table() {
-    let s = setup();
+    let s = &setup();
     let ledger = fresh_ledger(s, "default");
     compile_and_run(s, "default_table", &[&ledger]);
 }

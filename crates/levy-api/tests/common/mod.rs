@@ -1,5 +1,5 @@
 //! Test fixtures: a small table with hand-checkable rates, and a service over it.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::sync::Arc;
 
@@ -7,142 +7,38 @@ use levy_api::*;
 use levy_core::*;
 use serde_json::Value;
 
-pub const TEST_KEY: &str = "sk_test_shop_key_0001";
-pub const LIVE_KEY: &str = "sk_live_shop_key_0001";
-pub const OTHER_TEST_KEY: &str = "sk_test_other_key_001";
-pub const OTHER_LIVE_KEY: &str = "sk_live_other_key_001";
+pub use levy_testkit::keys::{
+    OTHER_LIVE as OTHER_LIVE_KEY, OTHER_TEST as OTHER_TEST_KEY, SHOP_LIVE as LIVE_KEY,
+    SHOP_TEST as TEST_KEY,
+};
+pub use levy_testkit::service::over as service_over;
 
-/// Tennessee 7% state rate, Davidson County 2.25% (ZIP 37203, Nashville); clothing is a
-/// child of general merchandise with the same rates; `FOOD` is a category the state taxes
-/// at 4% and the county at 2.25%. IP 10.0.0.0/24 is Nashville 37203; 10.0.1.0/24 is a US
-/// place with no postal code.
+/// The Tennessee table of `levy_testkit::tennessee`. The rates the tests use: Nashville
+/// 37203 is Tennessee 7% state + Davidson County 2.25%; clothing is a child of general
+/// merchandise with the same rates; `FOOD` is a category the state taxes at 4% and the
+/// county at 2.25%. IP 10.0.0.0/24 is Nashville 37203; 10.0.1.0/24 is a US place with no
+/// postal code; 198.51.100.0/24 is nowhere.
 pub fn table() -> Arc<AnyTable> {
-    table_with_rate(Decimal::new(7, 2))
+    levy_testkit::tennessee::table()
 }
 
 /// The fixture table with another state rate.
 pub fn table_with_rate(state_rate: Decimal) -> Arc<AnyTable> {
-    let mut b = TableBuilder::new();
-    b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
-        .unwrap();
-    b.tax_code("CLOTHING", Some("GENERAL_MERCHANDISE"), "Clothing")
-        .unwrap();
-    b.tax_code("FOOD", Some("GENERAL_MERCHANDISE"), "Food")
-        .unwrap();
-    b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
-    b.category("CLOTHING", "CLOTHING");
-    b.category("FOOD", "FOOD");
-    let tn = b
-        .jurisdiction(JurisdictionSpec {
-            code: "47".into(),
-            name: "TENNESSEE".into(),
-            level: Level::State,
-            country: "US".into(),
-            region: "TN".into(),
-            authority: "TENNESSEE DEPARTMENT OF REVENUE".into(),
-            tax_type: TaxType::Sales,
-        })
-        .unwrap();
-    let davidson = b
-        .jurisdiction(JurisdictionSpec {
-            code: "47037".into(),
-            name: "DAVIDSON".into(),
-            level: Level::County,
-            country: "US".into(),
-            region: "TN".into(),
-            authority: "DAVIDSON COUNTY".into(),
-            tax_type: TaxType::Sales,
-        })
-        .unwrap();
-    b.rule(RuleSpec::flat(
-        tn,
-        "GENERAL_MERCHANDISE",
+    levy_testkit::tennessee::Tennessee {
         state_rate,
-        Date::MIN,
-        Date::MAX,
-        "GENERAL STATE SALES TAX",
-    ))
-    .unwrap();
-    b.rule(RuleSpec::flat(
-        tn,
-        "FOOD",
-        Decimal::new(4, 2),
-        Date::MIN,
-        Date::MAX,
-        "STATE FOOD TAX",
-    ))
-    .unwrap();
-    b.rule(RuleSpec::flat(
-        davidson,
-        "GENERAL_MERCHANDISE",
-        Decimal::new(225, 4),
-        Date::MIN,
-        Date::MAX,
-        "GENERAL COUNTY LOCAL SALES TAX",
-    ))
-    .unwrap();
-    b.region("US", "TN", "TENNESSEE", &[tn], "37203").unwrap();
-    b.zip(37203, "TN", "NASHVILLE", &[tn, davidson], 1000)
-        .unwrap();
-    let ip = |a: u8, b2: u8, c: u8, d: u8| u32::from_be_bytes([a, b2, c, d]);
-    b.ipv4_range(
-        ip(10, 0, 0, 0),
-        ip(10, 0, 0, 255),
-        IpLocationSpec {
-            country: "US".into(),
-            region: "TN".into(),
-            city: "NASHVILLE".into(),
-            postal: "37203".into(),
-            approx_postal: String::new(),
-            coordinates: None,
-        },
-    )
-    .unwrap();
-    b.ipv4_range(
-        ip(10, 0, 1, 0),
-        ip(10, 0, 1, 255),
-        IpLocationSpec {
-            country: "US".into(),
-            region: "TN".into(),
-            city: String::new(),
-            postal: String::new(),
-            approx_postal: String::new(),
-            coordinates: None,
-        },
-    )
-    .unwrap();
-    let bytes = b.build(0).unwrap();
-    Arc::new(Table::open(AnyBytes::Owned(AlignedBytes::copy_from(&bytes))).unwrap())
+        ..Default::default()
+    }
+    .table()
 }
 
+/// The inline keys of the accounts `shop` and `other`.
 pub fn keys() -> KeySource {
-    KeySource::Inline(vec![
-        KeyEntry {
-            account: "shop".into(),
-            key: TEST_KEY.into(),
-        },
-        KeyEntry {
-            account: "shop".into(),
-            key: LIVE_KEY.into(),
-        },
-        KeyEntry {
-            account: "other".into(),
-            key: OTHER_TEST_KEY.into(),
-        },
-        KeyEntry {
-            account: "other".into(),
-            key: OTHER_LIVE_KEY.into(),
-        },
-    ])
+    levy_testkit::keys::inline()
 }
 
+/// A service over [`table`] with an in-memory ledger.
 pub fn service() -> Service {
-    Service::open(ServiceConfig {
-        table: TableSource::Table(table()),
-        ledger: ":memory:".into(),
-        keys: keys(),
-    })
-    .unwrap()
+    levy_testkit::service::tennessee()
 }
 
 /// Sends one request; `version` None leaves the header out.

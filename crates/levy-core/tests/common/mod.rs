@@ -16,19 +16,13 @@
 //!   prefix `M`; Japan: consumption tax 10% [JP]; a three-decimal place [KW] taxed 5% to
 //!   exercise fils (Kuwait levies no VAT; the rate is a test value).
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use levy_core::*;
 
-/// A decimal from text.
-pub fn d(s: &str) -> Decimal {
-    s.parse().expect("a decimal")
-}
-
-/// The day of most sales in these tests.
-pub fn day() -> Date {
-    Date::from_ymd(2026, 3, 1).expect("a real day")
-}
+/// A decimal from text; the day of most sales in these tests (2026-03-01); a US address
+/// with only a ZIP; a USD sale excluding tax for a consumer.
+pub use levy_testkit::sale::{d, march_2026 as day, sale, us_zip};
 
 fn spec(
     code: &str,
@@ -402,15 +396,6 @@ pub fn scenario() -> Table<AlignedBytes> {
     Table::from_bytes(&scenario_bytes()).expect("the scenario table opens")
 }
 
-/// A US address with only a ZIP.
-pub fn us_zip(zip: &str) -> Address {
-    Address {
-        postal_code: zip.into(),
-        country: "US".into(),
-        ..Default::default()
-    }
-}
-
 /// One line of `amount` minor units in `category`.
 pub fn line<D>(table: &Table<D>, category: &str, amount: Decimal) -> SaleLine {
     SaleLine {
@@ -418,19 +403,5 @@ pub fn line<D>(table: &Table<D>, category: &str, amount: Decimal) -> SaleLine {
         quantity: 1,
         per_unit: false,
         tax_code: table.category(category).expect("category"),
-    }
-}
-
-/// A sale of these lines in USD on `date`, amounts excluding tax, a consumer buyer.
-pub fn sale(lines: Vec<SaleLine>, date: Date) -> Sale {
-    Sale {
-        currency: Currency::USD,
-        tax_included: false,
-        customer: Customer::default(),
-        automatic_tax: AutomaticTax::Auto,
-        date,
-        origin_country: None,
-        rounding: Rounding::Line,
-        lines,
     }
 }

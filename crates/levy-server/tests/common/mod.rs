@@ -1,121 +1,51 @@
 //! Shared helpers for the HTTP tests: a hand-computable rate table, a server on an
 //! ephemeral loopback port, and a small blocking HTTP client.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use levy_core::{
-    AlignedBytes, AnyBytes, Date, Decimal, JurisdictionSpec, Level, RuleSpec, Table, TableBuilder,
-    TaxType,
-};
+use levy_core::Decimal;
+use levy_testkit::TempDir;
 
-/// Test and live keys of the two accounts the suite uses.
-pub const SHOP_TEST: &str = "sk_test_shop_0123456789abcdef";
-/// Live key of account `shop`.
-pub const SHOP_LIVE: &str = "sk_live_shop_0123456789abcdef";
-/// Test key of account `other`.
-pub const OTHER_TEST: &str = "sk_test_other_0123456789abcdef";
-/// Live key of account `other`.
-pub const OTHER_LIVE: &str = "sk_live_other_0123456789abcdef";
+/// Test and live keys of the two accounts the suite uses (`levy_testkit::keys`).
+pub use levy_testkit::keys::{OTHER_LIVE, OTHER_TEST, SHOP_LIVE, SHOP_TEST};
 
-/// The suite's table. Rates are chosen so every expected amount is arithmetic by hand:
+/// The suite's table, the Tennessee table of `levy_testkit::tennessee`. The rates the tests
+/// use, chosen so every expected amount is arithmetic by hand:
 ///
 /// * Tennessee (region US-TN, every TN address): state 7% on general merchandise.
 /// * ZIP 37201 (Nashville): the state's 7% plus a city rate of 2.25%, 9.25% in all.
 ///
 /// So $100.00 (10000 cents) in 37201 owes 700 + 225 = 925 cents, and anywhere else in TN
-/// 700 cents.
+/// outside the table's two ZIP codes (37201, 37203) 700 cents.
 pub fn table_bytes() -> Vec<u8> {
-    table_bytes_with_city_rate(Decimal::new(225, 4))
+    levy_testkit::tennessee::bytes()
 }
 
 /// The suite's table with another Nashville city rate (for reload tests).
 pub fn table_bytes_with_city_rate(city_rate: Decimal) -> Vec<u8> {
-    let mut b = TableBuilder::new();
-    b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
-        .unwrap();
-    b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
-    let tn = b
-        .jurisdiction(JurisdictionSpec {
-            code: "47".into(),
-            name: "TENNESSEE".into(),
-            level: Level::State,
-            country: "US".into(),
-            region: "TN".into(),
-            authority: "TENNESSEE DEPARTMENT OF REVENUE".into(),
-            tax_type: TaxType::Sales,
-        })
-        .unwrap();
-    let nash = b
-        .jurisdiction(JurisdictionSpec {
-            code: "4752006".into(),
-            name: "NASHVILLE".into(),
-            level: Level::City,
-            country: "US".into(),
-            region: "TN".into(),
-            authority: "METRO NASHVILLE".into(),
-            tax_type: TaxType::Sales,
-        })
-        .unwrap();
-    b.rule(RuleSpec::flat(
-        tn,
-        "GENERAL_MERCHANDISE",
-        Decimal::new(7, 2),
-        Date::MIN,
-        Date::MAX,
-        "GENERAL STATE SALES TAX",
-    ))
-    .unwrap();
-    b.rule(RuleSpec::flat(
-        nash,
-        "GENERAL_MERCHANDISE",
+    levy_testkit::tennessee::Tennessee {
         city_rate,
-        Date::MIN,
-        Date::MAX,
-        "GENERAL CITY LOCAL SALES TAX",
-    ))
-    .unwrap();
-    b.region("US", "TN", "TENNESSEE", &[tn], "37201").unwrap();
-    b.zip(37201, "TN", "NASHVILLE", &[tn, nash], 1000).unwrap();
-    b.build(0).unwrap()
+        ..Default::default()
+    }
+    .bytes()
 }
 
 /// The suite's table, opened.
 pub fn table() -> Arc<levy_core::AnyTable> {
-    Arc::new(Table::open(AnyBytes::Owned(AlignedBytes::copy_from(&table_bytes()))).unwrap())
+    levy_testkit::tennessee::table()
 }
 
-/// A fresh scratch directory under cargo's per-target temp dir.
-pub fn scratch_dir(name: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("levy-server-tests")
-        .join(format!(
-            "{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch directory under cargo's per-target temp dir, removed when dropped.
+pub fn scratch_dir(name: &str) -> TempDir {
+    levy_testkit::target_temp_dir!(&format!("levy-server-{name}"))
 }
 
 /// The inline keys of the two accounts.
 pub fn keys() -> levy_api::KeySource {
-    let e = |account: &str, key: &str| levy_api::KeyEntry {
-        account: account.into(),
-        key: key.into(),
-    };
-    levy_api::KeySource::Inline(vec![
-        e("shop", SHOP_TEST),
-        e("shop", SHOP_LIVE),
-        e("other", OTHER_TEST),
-        e("other", OTHER_LIVE),
-    ])
+    levy_testkit::keys::inline()
 }
 
 /// A server on `127.0.0.1:0` in its own runtime; stopped (gracefully) when dropped.
@@ -126,6 +56,8 @@ pub struct TestServer {
     pub service: Arc<levy_api::Service>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     runtime: Option<tokio::runtime::Runtime>,
+    /// Holds the ledger; removed after the server stops.
+    _dir: TempDir,
 }
 
 impl TestServer {
@@ -137,15 +69,12 @@ impl TestServer {
     /// Starts a server with the given options (the listen address is forced to loopback port 0).
     pub fn start_with(name: &str, mut options: levy_server::ServeOptions) -> TestServer {
         options.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-        let ledger = scratch_dir(name).join("ledger.sqlite");
-        let service = Arc::new(
-            levy_api::Service::open(levy_api::ServiceConfig {
-                table: levy_api::TableSource::Table(table()),
-                ledger: ledger.to_string_lossy().into_owned(),
-                keys: keys(),
-            })
-            .unwrap(),
-        );
+        let dir = scratch_dir(name);
+        let ledger = dir.join("ledger.sqlite");
+        let service = Arc::new(levy_testkit::service::with_ledger(
+            table(),
+            &ledger.to_string_lossy(),
+        ));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -166,6 +95,7 @@ impl TestServer {
             service,
             stop: Some(stop),
             runtime: Some(runtime),
+            _dir: dir,
         }
     }
 

@@ -1,0 +1,217 @@
+//! The Tennessee table: a few hand-checkable rates that the API, server, C ABI tests and
+//! the benches compute their expected values from.
+//!
+//! What [`Tennessee::default`] builds (jurisdiction codes in backticks):
+//!
+//! | place | jurisdictions | `GENERAL_MERCHANDISE` | `FOOD` |
+//! |---|---|---|---|
+//! | ZIP 37203 (Nashville) | Tennessee `47` + Davidson County `47037` | 7% + 2.25% = 9.25% | 4% + 2.25% = 6.25% |
+//! | ZIP 37201 (Nashville) | Tennessee `47` + Nashville city `4752006` | 7% + 2.25% = 9.25% | 4% + 2.25% = 6.25% |
+//! | anywhere else in TN (region US-TN) | Tennessee `47` | 7% | 4% |
+//!
+//! So $100.00 (10000 cents) of general merchandise owes 700 + 225 = 925 cents in 37203 or
+//! 37201, and 700 cents elsewhere in Tennessee.
+//!
+//! - Tax codes: `GENERAL_MERCHANDISE`; `CLOTHING` and `FOOD`, children of it. `CLOTHING`
+//!   has no rules of its own and is taxed as general merchandise. Each tax code is also a
+//!   category of the same name ([`Tennessee::c_abi`] names the clothing code differently).
+//! - The state's rules are "GENERAL STATE SALES TAX" (7%) and "STATE FOOD TAX" (4%), its
+//!   authority "TENNESSEE DEPARTMENT OF REVENUE"; Davidson's rule is "GENERAL COUNTY LOCAL
+//!   SALES TAX" (authority "DAVIDSON COUNTY"); the city's "GENERAL CITY LOCAL SALES TAX"
+//!   (authority "METRO NASHVILLE").
+//! - The region's most populous postal code (for approximate IP resolution) is 37203; ZIPs
+//!   37203 and 37201 have a population of 1000 each.
+//! - IPv4 10.0.0.0/24 and 192.0.2.0/24 (TEST-NET-1) are Nashville, TN 37203; 10.0.1.0/24 is
+//!   Tennessee without a postal code; nothing else (198.51.100.0/24, TEST-NET-2, say) is
+//!   placed.
+
+use std::sync::Arc;
+
+use levy_core::{
+    AlignedBytes, AnyBytes, AnyTable, Date, Decimal, IpLocationSpec, JurisdictionId,
+    JurisdictionSpec, Level, RuleSpec, Table, TableBuilder, TaxType,
+};
+
+use crate::sale::MARCH_2026_UNIX;
+
+/// The Tennessee table with its adjustable parts; [`Tennessee::default`] is the table the
+/// module documentation describes.
+#[derive(Clone, Debug)]
+pub struct Tennessee {
+    /// The state's rate on general merchandise: 7%.
+    pub state_rate: Decimal,
+    /// The Nashville city rate at ZIP 37201: 2.25%.
+    pub city_rate: Decimal,
+    /// The tax code of the `CLOTHING` category: `CLOTHING`.
+    pub clothing_code: &'static str,
+    /// The table's build time in Unix seconds: 0.
+    pub build_time: i64,
+}
+
+impl Default for Tennessee {
+    fn default() -> Self {
+        Tennessee {
+            state_rate: Decimal::new(7, 2),
+            city_rate: Decimal::new(225, 4),
+            clothing_code: "CLOTHING",
+            build_time: 0,
+        }
+    }
+}
+
+/// The jurisdictions of a [`Tennessee`] builder, for tests that add rules or places.
+#[derive(Clone, Copy, Debug)]
+pub struct Jurisdictions {
+    /// Tennessee `47`, the state.
+    pub state: JurisdictionId,
+    /// Davidson County `47037`, at ZIP 37203.
+    pub davidson: JurisdictionId,
+    /// Nashville city `4752006`, at ZIP 37201.
+    pub nashville: JurisdictionId,
+}
+
+impl Tennessee {
+    /// The table the C ABI tests (`crates/levy-ffi/tests/c`) check against: the default
+    /// table, except that the `CLOTHING` category's tax code is `CLOTHING_GENERAL` and the
+    /// build time is 2026-03-01T00:00:00Z.
+    pub fn c_abi() -> Tennessee {
+        Tennessee {
+            clothing_code: "CLOTHING_GENERAL",
+            build_time: MARCH_2026_UNIX,
+            ..Tennessee::default()
+        }
+    }
+
+    /// A builder holding the whole table, for a test that adds more to it before
+    /// [`TableBuilder::build`] (with [`Tennessee::build_time`]).
+    pub fn builder(&self) -> (TableBuilder, Jurisdictions) {
+        let mut b = TableBuilder::new();
+        b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
+            .expect("tax code");
+        b.tax_code(self.clothing_code, Some("GENERAL_MERCHANDISE"), "Clothing")
+            .expect("tax code");
+        b.tax_code("FOOD", Some("GENERAL_MERCHANDISE"), "Food")
+            .expect("tax code");
+        b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
+        b.category("CLOTHING", self.clothing_code);
+        b.category("FOOD", "FOOD");
+        let mut jurisdiction = |code: &str, name: &str, level, authority: &str| {
+            b.jurisdiction(JurisdictionSpec {
+                code: code.into(),
+                name: name.into(),
+                level,
+                country: "US".into(),
+                region: "TN".into(),
+                authority: authority.into(),
+                tax_type: TaxType::Sales,
+            })
+            .expect("jurisdiction")
+        };
+        let state = jurisdiction(
+            "47",
+            "TENNESSEE",
+            Level::State,
+            "TENNESSEE DEPARTMENT OF REVENUE",
+        );
+        let davidson = jurisdiction("47037", "DAVIDSON", Level::County, "DAVIDSON COUNTY");
+        let nashville = jurisdiction("4752006", "NASHVILLE", Level::City, "METRO NASHVILLE");
+        for (j, code, rate, description) in [
+            (
+                state,
+                "GENERAL_MERCHANDISE",
+                self.state_rate,
+                "GENERAL STATE SALES TAX",
+            ),
+            (state, "FOOD", Decimal::new(4, 2), "STATE FOOD TAX"),
+            (
+                davidson,
+                "GENERAL_MERCHANDISE",
+                Decimal::new(225, 4),
+                "GENERAL COUNTY LOCAL SALES TAX",
+            ),
+            (
+                nashville,
+                "GENERAL_MERCHANDISE",
+                self.city_rate,
+                "GENERAL CITY LOCAL SALES TAX",
+            ),
+        ] {
+            b.rule(RuleSpec::flat(
+                j,
+                code,
+                rate,
+                Date::MIN,
+                Date::MAX,
+                description,
+            ))
+            .expect("rule");
+        }
+        b.region("US", "TN", "TENNESSEE", &[state], "37203")
+            .expect("region");
+        b.zip(37203, "TN", "NASHVILLE", &[state, davidson], 1000)
+            .expect("zip");
+        b.zip(37201, "TN", "NASHVILLE", &[state, nashville], 1000)
+            .expect("zip");
+        let place = |city: &str, postal: &str| IpLocationSpec {
+            country: "US".into(),
+            region: "TN".into(),
+            city: city.into(),
+            postal: postal.into(),
+            approx_postal: String::new(),
+            coordinates: None,
+        };
+        let v4 = |a: u8, b: u8, c: u8, d: u8| u32::from_be_bytes([a, b, c, d]);
+        for (first, last, spec) in [
+            (
+                v4(10, 0, 0, 0),
+                v4(10, 0, 0, 255),
+                place("NASHVILLE", "37203"),
+            ),
+            (v4(10, 0, 1, 0), v4(10, 0, 1, 255), place("", "")),
+            (
+                v4(192, 0, 2, 0),
+                v4(192, 0, 2, 255),
+                place("NASHVILLE", "37203"),
+            ),
+        ] {
+            b.ipv4_range(first, last, spec).expect("IP range");
+        }
+        (
+            b,
+            Jurisdictions {
+                state,
+                davidson,
+                nashville,
+            },
+        )
+    }
+
+    /// The table's bytes, as `levy build` would write them.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.builder()
+            .0
+            .build(self.build_time)
+            .expect("the Tennessee table builds")
+    }
+
+    /// The table, opened.
+    pub fn table(&self) -> Arc<AnyTable> {
+        open(&self.bytes())
+    }
+}
+
+/// The default Tennessee table's bytes.
+pub fn bytes() -> Vec<u8> {
+    Tennessee::default().bytes()
+}
+
+/// The default Tennessee table, opened.
+pub fn table() -> Arc<AnyTable> {
+    Tennessee::default().table()
+}
+
+/// Opens table bytes (from [`Tennessee::bytes`] or a builder) the way a service holds a
+/// table; panics when they are not a valid table.
+pub fn open(bytes: &[u8]) -> Arc<AnyTable> {
+    Arc::new(Table::open(AnyBytes::Owned(AlignedBytes::copy_from(bytes))).expect("the table opens"))
+}
