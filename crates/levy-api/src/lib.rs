@@ -63,7 +63,7 @@ mod service;
 pub mod store;
 mod version;
 
-pub use error::ApiError;
+pub use error::{ApiError, ErrorKind};
 pub use import::{import_certificates, ImportReport, ImportedItem};
 pub use keys::{KeyEntry, KeySource};
 pub use limits::Limits;

@@ -20,13 +20,10 @@ pub(crate) enum LineKind {
 /// An error body in the version's format.
 pub(crate) fn error(e: &ApiError, version: ApiVersion) -> Value {
     if version.flat_errors() {
-        json!({ "code": e.status, "type": e.kind, "message": e.message })
+        json!({ "code": e.status(), "type": e.kind.name(), "message": e.message })
     } else {
         let mut err = Map::new();
-        err.insert(
-            "error_code".into(),
-            Value::String(e.kind.to_ascii_lowercase()),
-        );
+        err.insert("error_code".into(), Value::String(e.kind.error_code()));
         err.insert("error_message".into(), Value::String(e.message.clone()));
         if let Some(field) = &e.field {
             err.insert(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use levy_core::AnyTable;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::keys::{KeySource, Keyring};
 use crate::store::{NexusTotal, SqliteStore, Store};
 use crate::{render, router, ApiVersion, Request, Response};
@@ -61,9 +61,8 @@ fn load_table(source: &TableSource) -> Result<Arc<AnyTable>, ApiError> {
     match source {
         TableSource::Table(t) => Ok(t.clone()),
         TableSource::Path(p) => AnyTable::open_file(p).map(Arc::new).map_err(|e| {
-            ApiError::new(
-                500,
-                "TABLE_ERROR",
+            ApiError::of(
+                ErrorKind::TableError,
                 format!("rate table {}: {e}", p.display()),
             )
         }),
@@ -132,9 +131,8 @@ impl Service {
                     .header("x-api-version")
                     .and_then(ApiVersion::parse)
                     .unwrap_or(ApiVersion::V2024_09_01);
-                let e = ApiError::new(
-                    500,
-                    "INTERNAL_ERROR",
+                let e = ApiError::of(
+                    ErrorKind::InternalError,
                     "the request failed unexpectedly; nothing was changed",
                 );
                 router::json_response(500, &render::error(&e, version))

@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 pub use crate::keys::Scope;
 
 mod sqlite;

@@ -9,7 +9,7 @@ use levy_core::{
 use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::{num, Obj, MAX_STRING};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
@@ -80,7 +80,7 @@ pub(crate) fn read_address(mut o: Obj<'_>, with_type: bool) -> Result<Address, A
             if !matches!(t, "shipping" | "billing") {
                 let field = o.path("address_type");
                 return Err(ApiError::field(
-                    "INCORRECT_TYPE",
+                    ErrorKind::IncorrectType,
                     &field,
                     format!("{field} must be shipping or billing"),
                     "shipping | billing",
@@ -106,7 +106,7 @@ const MAX_TRANSACTED_AT: i64 = 253_402_300_799;
 
 fn positive(field: &str, what: &str, received: impl ToString) -> ApiError {
     ApiError::field(
-        "POSITIVE_NUMBER_REQUIRED",
+        ErrorKind::PositiveNumberRequired,
         field,
         format!("{field} must be {what}"),
         what,
@@ -116,7 +116,7 @@ fn positive(field: &str, what: &str, received: impl ToString) -> ApiError {
 
 fn too_large(field: &str, max: impl ToString, received: impl ToString) -> ApiError {
     ApiError::field(
-        "NUMBER_TOO_LARGE",
+        ErrorKind::NumberTooLarge,
         field,
         format!("{field} must be at most {}", max.to_string()),
         format!("at most {}", max.to_string()),
@@ -164,7 +164,7 @@ fn line(o: &mut Obj<'_>, default_category: Option<&str>) -> Result<LineInput, Ap
         (Some(_), Some(_)) => {
             let field = o.path("product_category");
             return Err(ApiError::field(
-                "ERROR",
+                ErrorKind::Error,
                 &field,
                 "give either reference_product_id or product_category on a line, not both",
                 "reference_product_id or product_category",
@@ -221,7 +221,7 @@ pub(crate) fn read_customer(root: &mut Obj<'_>, v: ApiVersion) -> Result<Custome
                     Some(m) => IpMode::parse(m).ok_or_else(|| {
                         let field = o.path("resolution");
                         ApiError::field(
-                            "INCORRECT_TYPE",
+                            ErrorKind::IncorrectType,
                             &field,
                             format!("{field} must be strict, zero, approximate or best_effort"),
                             "strict | zero | approximate | best_effort",
@@ -312,7 +312,7 @@ pub(crate) fn read_order(root: &mut Obj<'_>, v: ApiVersion) -> Result<OrderInput
         .filter(|c| allowed.contains(&c.code()))
         .ok_or_else(|| {
             ApiError::field(
-                "UNSUPPORTED_CURRENCY",
+                ErrorKind::UnsupportedCurrency,
                 "order_details.customer_currency_code",
                 format!(
                     "currency {code:?} is not supported in API version {}; use one of {}",
@@ -330,7 +330,7 @@ pub(crate) fn read_order(root: &mut Obj<'_>, v: ApiVersion) -> Result<OrderInput
             Some("disabled") => AutomaticTax::Disabled,
             Some(other) => {
                 return Err(ApiError::field(
-                    "INCORRECT_TYPE",
+                    ErrorKind::IncorrectType,
                     "order_details.automatic_tax",
                     "order_details.automatic_tax must be auto or disabled",
                     "auto | disabled",
@@ -375,7 +375,7 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
             .transpose()?;
         if origin.is_none() && v >= ApiVersion::V2025_05_12 {
             return Err(ApiError::field(
-                "MISSING_ORIGIN_ADDRESS",
+                ErrorKind::MissingOriginAddress,
                 "origin_address",
                 "origin_address (where the goods ship from) is required from API version 2025-05-12",
                 "object",
@@ -424,16 +424,15 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
 
 /// The interface's error for a resolution failure, naming the field.
 fn resolve_error(e: &ResolveError) -> ApiError {
-    let (field, status) = match e {
-        ResolveError::InvalidCountry(_) => ("customer.address.address_country", 400),
+    let field = match e {
+        ResolveError::InvalidCountry(_) => "customer.address.address_country",
         ResolveError::MalformedPostal(..) | ResolveError::ZipStateMismatch { .. } => {
-            ("customer.address.address_postal_code", 400)
+            "customer.address.address_postal_code"
         }
-        ResolveError::Unsupported(_) => ("customer.address", 400),
-        ResolveError::InvalidIp(_) => ("customer.ip.value", 400),
-        _ => ("customer.ip.value", 422),
+        ResolveError::Unsupported(_) => "customer.address",
+        _ => "customer.ip.value",
     };
-    let mut err = ApiError::new(status, e.error_type(), e.to_string());
+    let mut err = ApiError::of(ErrorKind::of_resolve(e), e.to_string());
     err.field = Some(field.to_string());
     err.expected = Some("a place the rate table covers".to_string());
     err.received = Some(match e {
@@ -465,13 +464,13 @@ fn calc_error(e: &CalcError) -> ApiError {
             )
         }
         CalcError::TaxCode { line, code } => ApiError::field(
-            "INVALID_TAX_CODE",
+            ErrorKind::InvalidTaxCode,
             &format!("order_details.line_items[{line}]"),
             e.to_string(),
             "a tax code of the rate table",
             code.to_string(),
         ),
-        other => ApiError::new(400, "ERROR", other.to_string()),
+        other => ApiError::of(ErrorKind::Error, other.to_string()),
     }
 }
 
@@ -587,7 +586,7 @@ pub(crate) fn compute(
         products.push(match &l.product {
             Some(id) => Some(store.product(ctx.scope, id)?.ok_or_else(|| {
                 ApiError::field(
-                    "PRODUCT_NOT_FOUND",
+                    ErrorKind::LineProductNotFound,
                     &format!("order_details.line_items[{i}].reference_product_id"),
                     format!("no product with reference_product_id {id:?}"),
                     "the reference_product_id of a registered product",
@@ -613,7 +612,7 @@ pub(crate) fn compute(
                 format!("order_details.line_items[{i}].product_category")
             };
             ApiError::field(
-                "INVALID_PRODUCT_CATEGORY",
+                ErrorKind::InvalidProductCategory,
                 &field,
                 format!("{category:?} is not a product category of the rate table"),
                 "a product category of the rate table",
@@ -652,7 +651,7 @@ pub(crate) fn compute(
         None => levy_core::Rounding::Line,
         Some(v) => levy_core::Rounding::parse(v).ok_or_else(|| {
             ApiError::field(
-                "INVALID_HEADER",
+                ErrorKind::InvalidHeader,
                 crate::ROUNDING_HEADER,
                 format!("{} must be `line` or `invoice`", crate::ROUNDING_HEADER),
                 "line or invoice",

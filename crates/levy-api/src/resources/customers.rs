@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::{Obj, MAX_STRING};
 use crate::router::Ctx;
 use crate::store::{CustomerRecord, TaxIdRecord};
@@ -37,7 +37,7 @@ pub(crate) fn customer_type(obj: &mut Obj<'_>, name: &str) -> Result<Option<Stri
         Some(other) => {
             let field = obj.path(name);
             Err(ApiError::field(
-                "INVALID_CUSTOMER_TYPE",
+                ErrorKind::InvalidCustomerType,
                 &field,
                 format!("{field} must be CONSUMER or BUSINESS"),
                 "CONSUMER | BUSINESS",
@@ -54,7 +54,7 @@ pub(crate) fn tax_ids(obj: &mut Obj<'_>, name: &str) -> Result<Vec<TaxIdRecord>,
     };
     if items.len() > 20 {
         return Err(ApiError::field(
-            "TOO_MANY_ITEMS",
+            ErrorKind::TooManyItems,
             &obj.path(name),
             "at most 20 tax ids",
             "at most 20",
@@ -68,7 +68,7 @@ pub(crate) fn tax_ids(obj: &mut Obj<'_>, name: &str) -> Result<Vec<TaxIdRecord>,
         if !matches!(kind, "VAT" | "GST" | "EIN") {
             let field = t.path("type");
             return Err(ApiError::field(
-                "INVALID_TAX_ID",
+                ErrorKind::InvalidTaxId,
                 &field,
                 format!("{field} must be VAT, GST or EIN"),
                 "VAT | GST | EIN",
@@ -109,7 +109,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         let email = o.req_str("email", 254)?;
         if !valid_email(email) {
             return Err(ApiError::field(
-                "INVALID_EMAIL",
+                ErrorKind::InvalidEmail,
                 "email",
                 format!("{email:?} is not a valid e-mail address"),
                 "an e-mail address",
@@ -151,7 +151,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             (_, "reference_customer_id") => true,
             (k, v) => {
                 return Err(ApiError::field(
-                    "INVALID_QUERY_PARAMETER",
+                    ErrorKind::InvalidQueryParameter,
                     k,
                     format!("{k} must be id or reference_customer_id"),
                     "id | reference_customer_id",
@@ -164,8 +164,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     match ctx.service.store.customer(ctx.scope, id, by_reference)? {
         Some(c) => Ok(render(&c, ctx)),
         None => Err(super::not_found(
-            "CUSTOMER_NOT_FOUND",
-            404,
+            ErrorKind::CustomerNotFound,
             "customer",
             "customer_id",
             id,
@@ -182,8 +181,7 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         Ok(json!({ "object": "tax.customer", "id": id, "deleted_at": now }))
     } else {
         Err(super::not_found(
-            "CUSTOMER_NOT_FOUND",
-            404,
+            ErrorKind::CustomerNotFound,
             "customer",
             "customer_id",
             id,

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::{Obj, MAX_STRING};
 use crate::router::Ctx;
 use crate::store::{AddressRecord, MerchantFilter, MerchantRecord, TaxIdRecord};
@@ -51,7 +51,7 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
         Some(Value::Object(map)) => {
             if map.len() > MAX_METADATA_KEYS {
                 return Err(ApiError::field(
-                    "TOO_MANY_ITEMS",
+                    ErrorKind::TooManyItems,
                     &path,
                     format!("{path} may hold at most {MAX_METADATA_KEYS} keys"),
                     format!("at most {MAX_METADATA_KEYS} keys"),
@@ -63,7 +63,7 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
                 let key_len = k.chars().count();
                 if key_len > MAX_METADATA_CHARS {
                     return Err(ApiError::field(
-                        "STRING_TOO_LONG",
+                        ErrorKind::StringTooLong,
                         &field,
                         format!(
                             "metadata key {k:?} is longer than {MAX_METADATA_CHARS} characters"
@@ -75,7 +75,7 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
                 match v {
                     Value::String(s) if s.chars().count() > MAX_METADATA_CHARS => {
                         return Err(ApiError::field(
-                            "STRING_TOO_LONG",
+                            ErrorKind::StringTooLong,
                             &field,
                             format!(
                                 "metadata value {field} must be at most {MAX_METADATA_CHARS} characters"
@@ -101,7 +101,7 @@ fn email(o: &mut Obj<'_>) -> Result<Option<String>, ApiError> {
         None => Ok(None),
         Some(e) if super::customers::valid_email(e) => Ok(Some(e.to_string())),
         Some(e) => Err(ApiError::field(
-            "INVALID_EMAIL",
+            ErrorKind::InvalidEmail,
             &o.path("email"),
             format!("{}: {e:?} is not a valid e-mail address", o.path("email")),
             "an e-mail address",
@@ -129,7 +129,7 @@ fn nonempty<'a>(o: &Obj<'_>, name: &str, s: &'a str) -> Result<&'a str, ApiError
     if s.trim().is_empty() {
         let field = o.path(name);
         return Err(ApiError::field(
-            "MISSING_FIELD",
+            ErrorKind::MissingField,
             &field,
             format!("{field} must not be empty"),
             "a non-empty string",
@@ -214,25 +214,23 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// `MERCHANT_NOT_FOUND` (404) for `id`.
 pub(crate) fn not_found(id: &str, field: &str) -> ApiError {
     ApiError::field(
-        "MERCHANT_NOT_FOUND",
+        ErrorKind::MerchantNotFound,
         field,
         format!("merchant {id:?} was not found, or belongs to a different test mode"),
         "the merchant id or reference_merchant_id of a merchant of this mode",
         id,
     )
-    .with_status(404)
 }
 
 /// `MERCHANT_DELETED` (409) for `id`.
 pub(crate) fn deleted(id: &str, field: &str) -> ApiError {
     ApiError::field(
-        "MERCHANT_DELETED",
+        ErrorKind::MerchantDeleted,
         field,
         format!("merchant {id:?} has been deleted"),
         "an active merchant",
         id,
     )
-    .with_status(409)
 }
 
 /// The merchant by `merch_…` id or `reference_merchant_id`, deleted or not.
@@ -325,7 +323,7 @@ pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             (_, "all") => filter = MerchantFilter::All,
             (k, v) => {
                 return Err(ApiError::field(
-                    "INVALID_QUERY_PARAMETER",
+                    ErrorKind::InvalidQueryParameter,
                     k,
                     format!("{k} must be active, deleted or all"),
                     "active | deleted | all",

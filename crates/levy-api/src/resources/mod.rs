@@ -10,7 +10,7 @@ pub(crate) mod products;
 pub(crate) mod refunds;
 pub(crate) mod transactions;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::Obj;
 use crate::router::Ctx;
 
@@ -28,13 +28,7 @@ pub(crate) fn body<T>(
 }
 
 /// A `*_NOT_FOUND` error naming the id.
-pub(crate) fn not_found(
-    kind: &'static str,
-    status: u16,
-    what: &str,
-    field: &str,
-    id: &str,
-) -> ApiError {
+pub(crate) fn not_found(kind: ErrorKind, what: &str, field: &str, id: &str) -> ApiError {
     ApiError::field(
         kind,
         field,
@@ -42,5 +36,4 @@ pub(crate) fn not_found(
         format!("the id of an existing {what}"),
         id,
     )
-    .with_status(status)
 }

@@ -11,7 +11,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use super::calculations::{self, Input};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::{num, MAX_STRING};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
@@ -91,7 +91,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                 Value::String(s) if ROLES.contains(&s.as_str()) => {
                     if roles.contains(s) {
                         return Err(ApiError::field(
-                            "INCORRECT_TYPE",
+                            ErrorKind::IncorrectType,
                             &field,
                             format!("{field}: role {s} is given twice"),
                             "each role once",
@@ -102,7 +102,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                 }
                 Value::String(s) => {
                     return Err(ApiError::field(
-                        "INCORRECT_TYPE",
+                        ErrorKind::IncorrectType,
                         &field,
                         format!("{field} must be one of {}", ROLES.join(", ")),
                         ROLES.join(" | "),
@@ -122,7 +122,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         if let Some(t) = transacted_at {
             if t < 0 {
                 return Err(ApiError::field(
-                    "POSITIVE_NUMBER_REQUIRED",
+                    ErrorKind::PositiveNumberRequired,
                     "transacted_at",
                     "transacted_at must be Unix seconds, zero or more",
                     "Unix seconds",
@@ -210,7 +210,7 @@ pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     if let Some(t) = processed_at {
         if t < 0 {
             return Err(ApiError::field(
-                "POSITIVE_NUMBER_REQUIRED",
+                ErrorKind::PositiveNumberRequired,
                 "transaction_processed_at",
                 "transaction_processed_at must be Unix seconds, zero or more",
                 "Unix seconds",
@@ -224,13 +224,12 @@ pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         .platform_calculation(ctx.scope, &calc_id, now)?
         .ok_or_else(|| {
             ApiError::field(
-                "PLATFORM_CALCULATION_NOT_FOUND",
+                ErrorKind::PlatformCalculationNotFound,
                 "platform_calculation_id",
                 format!("platform calculation {calc_id} was not found (unknown, expired, or made with a key of another mode)"),
                 "the id of a platform calculation of this mode made in the last 24 hours",
                 &calc_id,
             )
-            .with_status(404)
         })?;
     let make = |kind: &str, lines: Vec<LineRecord>| TransactionRecord {
         id: crate::ids::new_id("tr_"),

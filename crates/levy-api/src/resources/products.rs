@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::MAX_STRING;
 use crate::router::Ctx;
 use crate::store::ProductRecord;
@@ -31,7 +31,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         let category = o.req_str("product_category", MAX_STRING)?;
         if table.category(category).is_none() {
             return Err(ApiError::field(
-                "INVALID_PRODUCT_CATEGORY",
+                ErrorKind::InvalidProductCategory,
                 "product_category",
                 format!("{category:?} is not a product category of the rate table"),
                 "a product category of the rate table",
@@ -60,8 +60,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     match ctx.service.store.product(ctx.scope, id)? {
         Some(p) => Ok(render(&p, ctx)),
         None => Err(super::not_found(
-            "PRODUCT_NOT_FOUND",
-            404,
+            ErrorKind::ProductNotFound,
             "product",
             "reference_product_id",
             id,
@@ -79,8 +78,7 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         )
     } else {
         Err(super::not_found(
-            "PRODUCT_NOT_FOUND",
-            404,
+            ErrorKind::ProductNotFound,
             "product",
             "reference_product_id",
             id,

@@ -3,7 +3,7 @@
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::{Obj, MAX_STRING};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
@@ -39,7 +39,7 @@ fn non_positive(o: &mut Obj<'_>, name: &str) -> Result<Decimal, ApiError> {
     if d < -Decimal::from(levy_core::MAX_AMOUNT_MINOR) {
         let field = o.path(name);
         return Err(ApiError::field(
-            "NUMBER_TOO_LARGE",
+            ErrorKind::NumberTooLarge,
             &field,
             format!("{field} must be at least -{}", levy_core::MAX_AMOUNT_MINOR),
             format!("at least -{}", levy_core::MAX_AMOUNT_MINOR),
@@ -49,7 +49,7 @@ fn non_positive(o: &mut Obj<'_>, name: &str) -> Result<Decimal, ApiError> {
     if d > Decimal::ZERO {
         let field = o.path(name);
         return Err(ApiError::field(
-            "NEGATIVE_NUMBER_REQUIRED",
+            ErrorKind::NegativeNumberRequired,
             &field,
             format!("{field} must be a negative number (refunds take money back)"),
             "a number of zero or less",
@@ -77,7 +77,7 @@ fn partial_line(o: &mut Obj<'_>) -> Result<PartialLine, ApiError> {
         Some(q) if q < 1 || q > i64::from(u32::MAX) => {
             let field = o.path("quantity");
             return Err(ApiError::field(
-                "POSITIVE_NUMBER_REQUIRED",
+                ErrorKind::PositiveNumberRequired,
                 &field,
                 format!("{field} must be a positive integer"),
                 "a positive integer",
@@ -119,7 +119,7 @@ fn refund_line(line: &LineRecord, quantity: u32, sales: Decimal, tax: Decimal) -
 
 fn exceeds(i: usize, what: &str, asked: Decimal, left: Decimal) -> ApiError {
     ApiError::field(
-        "REFUND_EXCEEDS_TRANSACTION",
+        ErrorKind::RefundExceedsTransaction,
         &format!("line_items[{i}].{what}"),
         format!(
             "line_items[{i}].{what} would refund {} but only {} remains to be refunded",
@@ -149,14 +149,14 @@ fn find_line(tx: &TransactionRecord, l: &PartialLine, i: usize) -> Result<usize,
     match matches.as_slice() {
         [k] => Ok(*k),
         [] => Err(ApiError::field(
-            "LINE_ITEM_NOT_FOUND",
+            ErrorKind::LineItemNotFound,
             &format!("line_items[{i}]"),
             format!("transaction {} has no line matching line_items[{i}]", tx.id),
             "the reference_product_id or reference_line_item_id of a line of the transaction",
             l.line_id.clone().or_else(|| l.product.clone()).unwrap_or_default(),
         )),
         _ => Err(ApiError::field(
-            "AMBIGUOUS_LINE_ITEM",
+            ErrorKind::AmbiguousLineItem,
             &format!("line_items[{i}]"),
             format!("several lines of transaction {} match line_items[{i}]; give reference_line_item_id", tx.id),
             "reference_line_item_id",
@@ -176,7 +176,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                 "partial" => false,
                 other => {
                     return Err(ApiError::field(
-                        "INCORRECT_TYPE",
+                        ErrorKind::IncorrectType,
                         "type",
                         "type must be full or partial",
                         "full | partial",
@@ -188,7 +188,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             let mut lines = Vec::new();
             match (full, o.opt_array("line_items")?) {
                 (true, Some(_)) => return Err(ApiError::field(
-                    "UNRECOGNIZED_FIELD",
+                    ErrorKind::UnrecognizedField,
                     "line_items",
                     "a full refund takes back every line; line_items is only for partial refunds",
                     "no line_items",
@@ -224,7 +224,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             }
             if out.is_empty() {
                 return Err(ApiError::field(
-                    "REFUND_EXCEEDS_TRANSACTION",
+                    ErrorKind::RefundExceedsTransaction,
                     "transaction_id",
                     format!("transaction {} has already been refunded in full", tx.id),
                     "a transaction with an amount left to refund",
@@ -244,7 +244,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                 let quantity = l.quantity.unwrap_or(tx.lines[k].quantity);
                 if quantity > tx.lines[k].quantity {
                     return Err(ApiError::field(
-                        "REFUND_EXCEEDS_TRANSACTION",
+                        ErrorKind::RefundExceedsTransaction,
                         &format!("line_items[{i}].quantity"),
                         format!(
                             "line_items[{i}].quantity is more than the line's quantity {}",

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::MAX_STRING;
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
@@ -47,7 +47,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     if let Some(t) = processed_at {
         if t < 0 {
             return Err(ApiError::field(
-                "POSITIVE_NUMBER_REQUIRED",
+                ErrorKind::PositiveNumberRequired,
                 "transaction_processed_at",
                 "transaction_processed_at must be Unix seconds, zero or more",
                 "Unix seconds",
@@ -56,9 +56,8 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         }
     }
     let calc = ctx.service.store.calculation(ctx.scope, &calculation_id, now)?.ok_or_else(|| {
-        ApiError::new(
-            404,
-            "CALCULATION_NOT_FOUND",
+        ApiError::of(
+            ErrorKind::CalculationNotFound,
             format!("calculation {calculation_id} was not found (unknown, expired, or made with a key of another mode)"),
         )
     })?;
@@ -91,8 +90,7 @@ pub(crate) fn find(ctx: &Ctx<'_>, id: &str) -> Result<TransactionRecord, ApiErro
         .filter(|t| t.deleted_at.is_none())
         .ok_or_else(|| {
             super::not_found(
-                "TRANSACTION_NOT_FOUND",
-                404,
+                ErrorKind::TransactionNotFound,
                 "transaction",
                 "transaction_id",
                 id,

@@ -296,9 +296,8 @@ fn migrate(conn: &Connection) -> Result<(), ApiError> {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(db)?;
     if version > SCHEMA_VERSION {
-        return Err(ApiError::new(
-            500,
-            "LEDGER_ERROR",
+        return Err(ApiError::of(
+            ErrorKind::LedgerError,
             format!("the ledger's schema version {version} is newer than this release's {SCHEMA_VERSION}; upgrade levy"),
         ));
     }
@@ -408,9 +407,8 @@ fn writer_loop(
 const LEDGER_APPLICATION_ID: i32 = 0x4C45_5659;
 
 fn not_a_ledger(path: &str, why: &str) -> ApiError {
-    ApiError::new(
-        500,
-        "LEDGER_ERROR",
+    ApiError::of(
+        ErrorKind::LedgerError,
         format!("{path} is not a levy ledger: {why}; it was left untouched. Point --ledger at a levy ledger, or at a path that does not exist yet to start a new one"),
     )
 }
@@ -443,9 +441,8 @@ fn check_ledger(conn: &Connection, path: &str) -> Result<(), ApiError> {
     check_identity(conn, path)?;
     let problems = quick_check(conn)?;
     if problems != ["ok"] {
-        return Err(ApiError::new(
-            500,
-            "LEDGER_ERROR",
+        return Err(ApiError::of(
+            ErrorKind::LedgerError,
             format!(
                 "{path} is damaged (SQLite quick_check: {}); it was left untouched. Restore it from a backup",
                 problems.join("; ")
@@ -765,9 +762,8 @@ impl SqliteStore {
                 Err(e) => Err(db(e)),
                 Ok(()) => {
                     let r = catch_unwind(AssertUnwindSafe(|| f(conn))).unwrap_or_else(|_| {
-                        Err(ApiError::new(
-                            500,
-                            "INTERNAL_ERROR",
+                        Err(ApiError::of(
+                            ErrorKind::InternalError,
                             "the ledger write failed unexpectedly",
                         ))
                     });
@@ -885,7 +881,7 @@ fn insert_tx(
         "INSERT INTO transactions (account, live, id, reference_order_id, data, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![account, live, tx.id, tx.reference_order_id, to_json(tx)?, kind],
     )
-    .map_err(conflict("DUPLICATE_REFERENCE_ORDER_ID", "transaction", "reference_order_id", &tx.reference_order_id))?;
+    .map_err(conflict(ErrorKind::DuplicateReferenceOrderId, "transaction", "reference_order_id", &tx.reference_order_id))?;
     if live {
         let sales = nexus_sales(tx.lines.iter().map(|l| l.amount_excluding_tax));
         add_nexus(conn, account, tx, sales, 1)?;
@@ -933,7 +929,7 @@ impl Store for SqliteStore {
                 params![&*account, live, c.id, c.reference_customer_id, data],
             )
             .map_err(conflict(
-                "DUPLICATE_CUSTOMER",
+                ErrorKind::DuplicateCustomer,
                 "customer",
                 "reference_customer_id",
                 c.reference_customer_id.as_deref().unwrap_or(""),
@@ -983,7 +979,7 @@ impl Store for SqliteStore {
                 params![&*account, live, p.reference_product_id, data],
             )
             .map_err(conflict(
-                "DUPLICATE_PRODUCT",
+                ErrorKind::DuplicateProduct,
                 "product",
                 "reference_product_id",
                 &p.reference_product_id,
@@ -1122,11 +1118,11 @@ impl Store for SqliteStore {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.write(move |conn| {
             let mut tx = get_transaction(conn, &account, live, &id)?.ok_or_else(|| {
-                ApiError::field("TRANSACTION_NOT_FOUND", "transaction_id", format!("no transaction {id}"), "a transaction id", &id)
+                ApiError::field(ErrorKind::TransactionToDeleteNotFound, "transaction_id", format!("no transaction {id}"), "a transaction id", &id)
             })?;
             if tx.deleted_at.is_some() {
                 return Err(ApiError::field(
-                    "TRANSACTION_ALREADY_DELETED",
+                    ErrorKind::TransactionAlreadyDeleted,
                     "transaction_id",
                     format!("transaction {id} was already deleted"),
                     "a transaction not yet deleted",
@@ -1164,13 +1160,12 @@ impl Store for SqliteStore {
                 .filter(|t| t.deleted_at.is_none())
                 .ok_or_else(|| {
                     ApiError::field(
-                        "TRANSACTION_NOT_FOUND",
+                        ErrorKind::TransactionNotFound,
                         "transaction_id",
                         format!("no transaction {id}"),
                         "the id of a transaction that exists",
                         &id,
                     )
-                    .with_status(404)
                 })?;
             let refunds = get_refunds(conn, &account, live, &id)?;
             let refund = build(&tx, &refunds)?;
@@ -1216,24 +1211,22 @@ impl Store for SqliteStore {
                 Some(d) => from_json(&d)?,
                 None => {
                     return Err(ApiError::field(
-                        "REFUND_NOT_FOUND",
+                        ErrorKind::RefundNotFound,
                         "refund_id",
                         format!("no refund {id}"),
                         "the id of a refund that exists",
                         &id,
-                    )
-                    .with_status(404))
+                    ))
                 }
             };
             if refund.reversed_at.is_some() {
                 return Err(ApiError::field(
-                    "REFUND_ALREADY_REVERSED",
+                    ErrorKind::RefundAlreadyReversed,
                     "refund_id",
                     format!("refund {id} was already reversed"),
                     "a refund not yet reversed",
                     &id,
-                )
-                .with_status(409));
+                ));
             }
             let tx = get_transaction(conn, &account, live, &refund.transaction_id)?.ok_or_else(
                 || ApiError::ledger(format!("refund {id} names a missing transaction")),
@@ -1329,7 +1322,7 @@ fn get_merchant(
 /// that is already taken (`kind` is the error type, `DUPLICATE_PRODUCT`; `what` names the
 /// resource, `product`; `field` the id's field), anything else a database error.
 fn conflict<'a>(
-    kind: &'static str,
+    kind: ErrorKind,
     what: &'a str,
     field: &'a str,
     value: &'a str,
@@ -1345,7 +1338,6 @@ fn conflict<'a>(
             format!("a {field} not yet used"),
             format!("{value:?}"),
         )
-        .with_status(409)
     }
 }
 
@@ -1358,7 +1350,7 @@ impl PlatformStore for SqliteStore {
                 "INSERT INTO merchants (account, live, id, reference_merchant_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![&*account, live, m.id, m.reference_merchant_id, data],
             )
-            .map_err(conflict("DUPLICATE_MERCHANT", "merchant", "reference_merchant_id", &m.reference_merchant_id))?;
+            .map_err(conflict(ErrorKind::DuplicateMerchant, "merchant", "reference_merchant_id", &m.reference_merchant_id))?;
             Ok(())
         })
     }
@@ -1384,7 +1376,7 @@ impl PlatformStore for SqliteStore {
                 "UPDATE merchants SET data = ?4, reference_merchant_id = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
                 params![&*account, live, m.id, to_json(&m)?, m.reference_merchant_id],
             )
-            .map_err(conflict("DUPLICATE_MERCHANT", "merchant", "reference_merchant_id", &m.reference_merchant_id))?;
+            .map_err(conflict(ErrorKind::DuplicateMerchant, "merchant", "reference_merchant_id", &m.reference_merchant_id))?;
             Ok(Some(m))
         })
     }
@@ -1581,24 +1573,21 @@ impl PlatformStore for SqliteStore {
             )?;
             let Some(mut r) = found else {
                 return Err(ApiError::field(
-                    "CERTIFICATE_REQUEST_NOT_FOUND",
+                    ErrorKind::CertificateRequestNotFound,
                     "request_id",
                     format!("no certificate request {id}"),
                     "the id of a certificate request of this account",
                     &id,
-                )
-                .with_status(404));
+                ));
             };
             match r.status.as_str() {
                 "canceled" => Ok(r),
-                "fulfilled" => Err(ApiError::new(
-                    409,
-                    "REQUEST_ALREADY_FULFILLED",
+                "fulfilled" => Err(ApiError::of(
+                    ErrorKind::RequestAlreadyFulfilled,
                     format!("certificate request {id} is fulfilled and cannot be canceled"),
                 )),
-                "invalid" => Err(ApiError::new(
-                    409,
-                    "REQUEST_INVALID",
+                "invalid" => Err(ApiError::of(
+                    ErrorKind::RequestInvalid,
                     format!("certificate request {id} is invalid (a terminal state) and cannot be canceled"),
                 )),
                 _ => {
