@@ -4,6 +4,8 @@
 
 use levy_core::ResolveError;
 
+use crate::store::{RecordKind, StoreError};
+
 /// Declares [`ErrorKind`], [`ErrorKind::ALL`], [`ErrorKind::name`] and
 /// [`ErrorKind::status`] from one list, so that a kind cannot be left out of `ALL` or lack a
 /// name or a status.
@@ -336,6 +338,112 @@ impl ApiError {
     }
 }
 
+/// The interface's error for a store's: the one place where the ledger's terms become
+/// types and statuses. A failed deletion of a transaction is answered differently (a 400
+/// whatever the cause, as the spec says): see [`deletion_error`].
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        let message = e.to_string();
+        match e {
+            StoreError::Duplicate { what, value } => {
+                let kind = match what {
+                    RecordKind::Customer => ErrorKind::DuplicateCustomer,
+                    RecordKind::Product => ErrorKind::DuplicateProduct,
+                    RecordKind::Merchant => ErrorKind::DuplicateMerchant,
+                    _ => ErrorKind::DuplicateReferenceOrderId,
+                };
+                let field = what.client_id_field();
+                ApiError::field(
+                    kind,
+                    field,
+                    message,
+                    format!("a {field} not yet used"),
+                    format!("{value:?}"),
+                )
+            }
+            StoreError::NotFound { what, id } => {
+                let (kind, field, expected) = match what {
+                    RecordKind::Transaction => (
+                        ErrorKind::TransactionNotFound,
+                        "transaction_id",
+                        "the id of a transaction that exists",
+                    ),
+                    RecordKind::Refund => (
+                        ErrorKind::RefundNotFound,
+                        "refund_id",
+                        "the id of a refund that exists",
+                    ),
+                    RecordKind::CertificateRequest => (
+                        ErrorKind::CertificateRequestNotFound,
+                        "request_id",
+                        "the id of a certificate request of this account",
+                    ),
+                    RecordKind::Customer => (
+                        ErrorKind::CustomerNotFound,
+                        "customer_id",
+                        "the id of a customer that exists",
+                    ),
+                    RecordKind::Product => (
+                        ErrorKind::ProductNotFound,
+                        "reference_product_id",
+                        "the id of a product that exists",
+                    ),
+                    RecordKind::Merchant => (
+                        ErrorKind::MerchantNotFound,
+                        "merchant_id",
+                        "the id of a merchant that exists",
+                    ),
+                };
+                ApiError::field(kind, field, message, expected, id)
+            }
+            StoreError::AlreadyDeleted { id } => ApiError::field(
+                ErrorKind::TransactionAlreadyDeleted,
+                "transaction_id",
+                message,
+                "a transaction not yet deleted",
+                id,
+            ),
+            StoreError::AlreadyReversed { id } => ApiError::field(
+                ErrorKind::RefundAlreadyReversed,
+                "refund_id",
+                message,
+                "a refund not yet reversed",
+                id,
+            ),
+            StoreError::RequestFulfilled { .. } => {
+                ApiError::of(ErrorKind::RequestAlreadyFulfilled, message)
+            }
+            StoreError::RequestInvalid { .. } => ApiError::of(ErrorKind::RequestInvalid, message),
+            StoreError::Internal(_) => ApiError::of(ErrorKind::InternalError, message),
+            StoreError::Rejected(e) => e,
+            StoreError::Ledger(_)
+            | StoreError::Damaged { .. }
+            | StoreError::NotALedger { .. }
+            | StoreError::SchemaTooNew { .. }
+            | StoreError::FileDamaged { .. } => ApiError::of(ErrorKind::LedgerError, message),
+        }
+    }
+}
+
+/// The error of `DELETE /tax/transactions/{id}`: a missing transaction is
+/// [`ErrorKind::TransactionToDeleteNotFound`] (400, with the field's expected value "a
+/// transaction id"); anything else as [`From<StoreError>`] says.
+pub(crate) fn deletion_error(e: StoreError) -> ApiError {
+    match e {
+        StoreError::NotFound {
+            what: RecordKind::Transaction,
+            id,
+        } => ApiError::field(
+            ErrorKind::TransactionToDeleteNotFound,
+            "transaction_id",
+            format!("no transaction {id}"),
+            "a transaction id",
+            id,
+        ),
+        other => other.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,5 +650,55 @@ mod tests {
         );
         assert_eq!(ApiError::new(400, "INVALID_ACCOUNT", "x").status(), 400);
         assert_eq!(ErrorKind::MissingField.error_code(), "missing_field");
+    }
+
+    #[test]
+    fn store_errors_become_the_interface_errors_they_were() {
+        let dup: ApiError = StoreError::Duplicate {
+            what: RecordKind::Product,
+            value: "p1".into(),
+        }
+        .into();
+        assert_eq!(
+            (dup.status(), dup.kind.name(), dup.message.as_str()),
+            (
+                409,
+                "DUPLICATE_PRODUCT",
+                r#"a product with reference_product_id "p1" already exists"#
+            )
+        );
+        assert_eq!(dup.field.as_deref(), Some("reference_product_id"));
+        assert_eq!(
+            dup.expected.as_deref(),
+            Some("a reference_product_id not yet used")
+        );
+        assert_eq!(dup.received.as_deref(), Some(r#""p1""#));
+
+        let missing = || StoreError::NotFound {
+            what: RecordKind::Transaction,
+            id: "tr_1".into(),
+        };
+        let refund: ApiError = missing().into();
+        assert_eq!(
+            (refund.status(), refund.message.as_str()),
+            (404, "no transaction tr_1")
+        );
+        let delete = deletion_error(missing());
+        assert_eq!(
+            (delete.status(), delete.kind.name()),
+            (400, "TRANSACTION_NOT_FOUND")
+        );
+        assert_eq!(delete.expected.as_deref(), Some("a transaction id"));
+
+        let ledger: ApiError = StoreError::ledger("disk full").into();
+        assert_eq!(
+            (ledger.status(), ledger.message.as_str()),
+            (500, "the ledger could not complete the request: disk full")
+        );
+        let rejected = ApiError::missing("line_items", "array");
+        assert_eq!(
+            ApiError::from(StoreError::Rejected(rejected.clone())),
+            rejected
+        );
     }
 }

@@ -155,6 +155,6 @@ impl Service {
     /// is the account's name (in the keys file) or an inline key's account.
     pub fn nexus_totals(&self, account: &str) -> Result<Vec<NexusTotal>, ApiError> {
         let id = self.keys.load().account_id(account);
-        self.store.nexus(&id)
+        Ok(self.store.nexus(&id)?)
     }
 }

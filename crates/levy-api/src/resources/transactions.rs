@@ -110,6 +110,9 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     ctx.query_params(&[])?;
     let id = &ctx.params[0];
     let now = crate::ids::now();
-    ctx.service.store.delete_transaction(ctx.scope, id, now)?;
+    ctx.service
+        .store
+        .delete_transaction(ctx.scope, id, now)
+        .map_err(crate::error::deletion_error)?;
     Ok(json!({ "object": "tax.transaction", "id": id, "deleted_at": now }))
 }

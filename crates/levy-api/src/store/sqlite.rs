@@ -30,6 +30,7 @@ use std::thread::JoinHandle;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::*;
+use crate::error::ErrorKind;
 
 /// The current schema version (`PRAGMA user_version`).
 const SCHEMA_VERSION: i64 = 3;
@@ -160,8 +161,27 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
+fn sqlite_err(e: rusqlite::Error) -> StoreError {
+    StoreError::ledger(e)
+}
+
+/// [`sqlite_err`] for `write_as`, which still answers with the interface's error.
 fn db(e: rusqlite::Error) -> ApiError {
     ApiError::ledger(e)
+}
+
+/// The error of the writer itself (`write_as`: a savepoint or commit that failed, a closed
+/// ledger, a write that panicked) as the store's.
+fn writer_error(e: ApiError) -> StoreError {
+    match e.kind {
+        ErrorKind::LedgerError => StoreError::Ledger(
+            e.message
+                .strip_prefix("the ledger could not complete the request: ")
+                .unwrap_or(&e.message)
+                .to_string(),
+        ),
+        _ => StoreError::Internal(e.message),
+    }
 }
 
 /// The first 128 bits of the BLAKE3 hash of `text`, as 32 hex digits.
@@ -185,14 +205,14 @@ fn seal(json: &str) -> String {
     out
 }
 
-fn damaged(what: &str) -> ApiError {
-    ApiError::ledger(format!(
-        "a stored record is damaged ({what}); it was not used. Restore the ledger from a backup"
-    ))
+fn damaged(what: &str) -> StoreError {
+    StoreError::Damaged {
+        what: what.to_string(),
+    }
 }
 
 /// The record inside a sealed text, once its digest matches.
-fn unseal(text: &str) -> Result<&str, ApiError> {
+fn unseal(text: &str) -> Result<&str, StoreError> {
     let rest = text
         .strip_prefix(SEAL_HEAD)
         .ok_or_else(|| damaged("no seal"))?;
@@ -207,15 +227,15 @@ fn unseal(text: &str) -> Result<&str, ApiError> {
     Ok(json)
 }
 
-fn to_json<T: Serialize>(v: &T) -> Result<String, ApiError> {
+fn to_json<T: Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v)
         .map(|json| seal(&json))
-        .map_err(ApiError::ledger)
+        .map_err(StoreError::ledger)
 }
 
-fn from_json<T: for<'de> Deserialize<'de>>(s: &str) -> Result<T, ApiError> {
+fn from_json<T: for<'de> Deserialize<'de>>(s: &str) -> Result<T, StoreError> {
     serde_json::from_str(unseal(s)?)
-        .map_err(|e| ApiError::ledger(format!("stored record unreadable: {e}")))
+        .map_err(|e| StoreError::ledger(format!("stored record unreadable: {e}")))
 }
 
 /// A nexus total as stored in `sales`: `<sales> <count> <digest of both>`.
@@ -226,7 +246,7 @@ fn seal_nexus(sales: Decimal, count: i64) -> String {
 }
 
 /// The sales of a stored nexus total, once its digest matches and its count is the row's.
-fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, ApiError> {
+fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, StoreError> {
     let (text, sum) = stored
         .rsplit_once(' ')
         .ok_or_else(|| damaged("nexus total without a digest"))?;
@@ -241,40 +261,42 @@ fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, ApiError> {
 }
 
 /// Schema 3: every record sealed with its digest (see [`seal`]); nexus totals likewise.
-fn seal_existing_rows(conn: &Connection) -> Result<(), ApiError> {
+fn seal_existing_rows(conn: &Connection) -> Result<(), StoreError> {
     for table in SEALED_TABLES {
         let rows: Vec<(i64, String)> = {
             let mut stmt = conn
                 .prepare(&format!("SELECT rowid, data FROM {table}"))
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let rows = stmt
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(db)?;
-            rows.collect::<Result<_, _>>().map_err(db)?
+                .map_err(sqlite_err)?;
+            rows.collect::<Result<_, _>>().map_err(sqlite_err)?
         };
         let mut update = conn
             .prepare(&format!("UPDATE {table} SET data = ?2 WHERE rowid = ?1"))
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         for (rowid, data) in rows {
-            update.execute(params![rowid, seal(&data)]).map_err(db)?;
+            update
+                .execute(params![rowid, seal(&data)])
+                .map_err(sqlite_err)?;
         }
     }
     let rows: Vec<(i64, String, i64)> = {
         let mut stmt = conn
             .prepare("SELECT rowid, sales, count FROM nexus")
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(db)?;
-        rows.collect::<Result<_, _>>().map_err(db)?
+            .map_err(sqlite_err)?;
+        rows.collect::<Result<_, _>>().map_err(sqlite_err)?
     };
     for (rowid, sales, count) in rows {
-        let sales: Decimal = sales.parse().map_err(ApiError::ledger)?;
+        let sales: Decimal = sales.parse().map_err(StoreError::ledger)?;
         conn.execute(
             "UPDATE nexus SET sales = ?2 WHERE rowid = ?1",
             params![rowid, seal_nexus(sales, count)],
         )
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     }
     Ok(())
 }
@@ -284,32 +306,32 @@ fn is_unique_violation(e: &rusqlite::Error) -> bool {
         || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
 }
 
-fn open_connection(path: &str) -> Result<Connection, ApiError> {
-    let conn = Connection::open(path).map_err(db)?;
+fn open_connection(path: &str) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path).map_err(sqlite_err)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     Ok(conn)
 }
 
-fn migrate(conn: &Connection) -> Result<(), ApiError> {
+fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     if version > SCHEMA_VERSION {
-        return Err(ApiError::of(
-            ErrorKind::LedgerError,
-            format!("the ledger's schema version {version} is newer than this release's {SCHEMA_VERSION}; upgrade levy"),
-        ));
+        return Err(StoreError::SchemaTooNew {
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.unchecked_transaction().map_err(db)?;
-        tx.execute_batch(sql).map_err(db)?;
+        let tx = conn.unchecked_transaction().map_err(sqlite_err)?;
+        tx.execute_batch(sql).map_err(sqlite_err)?;
         if i + 1 == 3 {
             seal_existing_rows(&tx)?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
-            .map_err(db)?;
-        tx.commit().map_err(db)?;
+            .map_err(sqlite_err)?;
+        tx.commit().map_err(sqlite_err)?;
     }
     Ok(())
 }
@@ -406,21 +428,21 @@ fn writer_loop(
 /// opened.
 const LEDGER_APPLICATION_ID: i32 = 0x4C45_5659;
 
-fn not_a_ledger(path: &str, why: &str) -> ApiError {
-    ApiError::of(
-        ErrorKind::LedgerError,
-        format!("{path} is not a levy ledger: {why}; it was left untouched. Point --ledger at a levy ledger, or at a path that does not exist yet to start a new one"),
-    )
+fn not_a_ledger(path: &str, why: &str) -> StoreError {
+    StoreError::NotALedger {
+        path: path.to_string(),
+        why: why.to_string(),
+    }
 }
 
 /// Before anything is written: a file that exists must already be a levy ledger. A missing
 /// file is created; an empty file is refused (it is what a failed copy, a truncation or a
 /// full disk leaves, and opening it as a new ledger would make every stored transaction
 /// read as 404).
-fn check_existing_file(path: &str) -> Result<bool, ApiError> {
+fn check_existing_file(path: &str) -> Result<bool, StoreError> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(ApiError::ledger(format!("{path}: {e}"))),
+        Err(e) => Err(StoreError::ledger(format!("{path}: {e}"))),
         Ok(m) if m.is_dir() => Err(not_a_ledger(path, "it is a directory")),
         Ok(m) if m.len() == 0 => Err(not_a_ledger(path, "the file is empty (0 bytes)")),
         Ok(_) => Ok(true),
@@ -428,51 +450,50 @@ fn check_existing_file(path: &str) -> Result<bool, ApiError> {
 }
 
 /// `PRAGMA quick_check`, its first five findings: `["ok"]` when the structure is sound.
-fn quick_check(conn: &Connection) -> Result<Vec<String>, ApiError> {
-    let mut stmt = conn.prepare("PRAGMA quick_check(5)").map_err(db)?;
-    let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(db)?;
-    rows.collect::<Result<_, _>>().map_err(db)
+fn quick_check(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare("PRAGMA quick_check(5)").map_err(sqlite_err)?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(sqlite_err)?;
+    rows.collect::<Result<_, _>>().map_err(sqlite_err)
 }
 
 /// For a file that existed: it is an SQLite database, it is a levy ledger (the application
 /// id, or, for ledgers written before the id, a schema version and levy's tables), and
 /// `PRAGMA quick_check` finds its structure sound.
-fn check_ledger(conn: &Connection, path: &str) -> Result<(), ApiError> {
+fn check_ledger(conn: &Connection, path: &str) -> Result<(), StoreError> {
     check_identity(conn, path)?;
     let problems = quick_check(conn)?;
     if problems != ["ok"] {
-        return Err(ApiError::of(
-            ErrorKind::LedgerError,
-            format!(
-                "{path} is damaged (SQLite quick_check: {}); it was left untouched. Restore it from a backup",
-                problems.join("; ")
-            ),
-        ));
+        return Err(StoreError::FileDamaged {
+            path: path.to_string(),
+            problems,
+        });
     }
     Ok(())
 }
 
 /// The file is an SQLite database and a levy ledger (see [`check_ledger`]).
-fn check_identity(conn: &Connection, path: &str) -> Result<(), ApiError> {
+fn check_identity(conn: &Connection, path: &str) -> Result<(), StoreError> {
     let app_id: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(|e| match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::NotADatabase) => {
                 not_a_ledger(path, "it is not an SQLite database")
             }
-            _ => db(e),
+            _ => sqlite_err(e),
         })?;
     if app_id != LEDGER_APPLICATION_ID {
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         let levy_tables: i64 = conn
             .query_row(
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('calculations', 'transactions', 'refunds', 'nexus')",
                 [],
                 |r| r.get(0),
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         if app_id != 0 || version < 1 || levy_tables != 4 {
             return Err(not_a_ledger(
                 path,
@@ -564,6 +585,11 @@ const SEALED_TABLES: [&str; 9] = [
 /// structure, and every stored record checked against its seal. A file that is not a levy
 /// ledger is an error, as for [`SqliteStore::open`].
 pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
+    inspect_ledger(path).map_err(ApiError::from)
+}
+
+/// [`inspect`], in the store's terms.
+fn inspect_ledger(path: &str) -> Result<LedgerReport, StoreError> {
     if !check_existing_file(path)? {
         return Err(not_a_ledger(path, "no such file"));
     }
@@ -571,12 +597,12 @@ pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(db)?;
+    .map_err(sqlite_err)?;
     check_identity(&conn, path)?;
     let quick_check = quick_check(&conn)?;
-    let pragma = |name: &str| -> Result<i64, ApiError> {
+    let pragma = |name: &str| -> Result<i64, StoreError> {
         conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
-            .map_err(db)
+            .map_err(sqlite_err)
     };
     let mut report = LedgerReport {
         path: path.to_string(),
@@ -590,14 +616,14 @@ pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
         ..LedgerReport::default()
     };
     let now = crate::ids::now();
-    let exists = |table: &str| -> Result<bool, ApiError> {
+    let exists = |table: &str| -> Result<bool, StoreError> {
         conn.query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
             [table],
             |r| r.get::<_, i64>(0),
         )
         .map(|n| n == 1)
-        .map_err(db)
+        .map_err(sqlite_err)
     };
     for table in SEALED_TABLES.iter().chain(["nexus", "secrets"].iter()) {
         if !exists(table)? {
@@ -605,7 +631,7 @@ pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
         }
         let n: i64 = conn
             .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         report.rows.insert(table.to_string(), n);
     }
     for table in ["calculations", "platform_calculations"] {
@@ -618,29 +644,27 @@ pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
                 [now],
                 |r| r.get(0),
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         report.expired_calculations += n;
     }
     if report.schema_version >= 3 {
         for table in SEALED_TABLES {
             let mut stmt = conn
                 .prepare(&format!("SELECT rowid, data FROM {table}"))
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let rows = stmt
                 .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             for row in rows {
-                let (rowid, data) = row.map_err(db)?;
+                let (rowid, data) = row.map_err(sqlite_err)?;
                 if let Err(e) = unseal(&data) {
-                    report
-                        .damaged
-                        .push(format!("{table} {rowid}: {}", e.message));
+                    report.damaged.push(format!("{table} {rowid}: {e}"));
                 }
             }
         }
         let mut stmt = conn
             .prepare("SELECT rowid, sales, count FROM nexus")
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         let rows = stmt
             .query_map([], |r| {
                 Ok((
@@ -649,11 +673,11 @@ pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
                     r.get::<_, i64>(2)?,
                 ))
             })
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         for row in rows {
-            let (rowid, sales, count) = row.map_err(db)?;
+            let (rowid, sales, count) = row.map_err(sqlite_err)?;
             if let Err(e) = unseal_nexus(&sales, count) {
-                report.damaged.push(format!("nexus {rowid}: {}", e.message));
+                report.damaged.push(format!("nexus {rowid}: {e}"));
             }
         }
     }
@@ -665,7 +689,7 @@ impl SqliteStore {
     /// to date. A missing file is created. A file that exists must be a levy ledger whose
     /// structure passes `PRAGMA quick_check`; anything else (an empty file included) is
     /// refused and left as it was.
-    pub fn open(path: &str) -> Result<SqliteStore, ApiError> {
+    pub fn open(path: &str) -> Result<SqliteStore, StoreError> {
         let memory = path == ":memory:";
         let existed = !memory && check_existing_file(path)?;
         let conn = open_connection(path)?;
@@ -675,32 +699,33 @@ impl SqliteStore {
         if !memory {
             let mode: String = conn
                 .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             if !mode.eq_ignore_ascii_case("wal") {
-                return Err(ApiError::ledger(format!(
+                return Err(StoreError::ledger(format!(
                     "could not switch {path} to WAL (journal mode is {mode})"
                 )));
             }
         }
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         migrate(&conn)?;
         conn.execute_batch(&format!("PRAGMA application_id = {LEDGER_APPLICATION_ID}"))
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         let checkpoints = if memory {
             None
         } else {
             // The writer no longer checkpoints at commit; the checkpointer does.
             conn.execute_batch("PRAGMA wal_autocheckpoint=0")
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let c = open_connection(path)?;
-            c.execute_batch("PRAGMA synchronous=FULL").map_err(db)?;
+            c.execute_batch("PRAGMA synchronous=FULL")
+                .map_err(sqlite_err)?;
             let (stop, stopped) = mpsc::channel::<()>();
             let thread = std::thread::Builder::new()
                 .name("levy-ledger-checkpoint".into())
                 .spawn(move || checkpoint_loop(c, stopped))
                 .map_err(|e| {
-                    ApiError::ledger(format!("could not start the checkpoint thread: {e}"))
+                    StoreError::ledger(format!("could not start the checkpoint thread: {e}"))
                 })?;
             Some((stop, thread))
         };
@@ -708,7 +733,8 @@ impl SqliteStore {
         if !memory {
             for _ in 0..4 {
                 let r = open_connection(path)?;
-                r.execute_batch("PRAGMA query_only=ON;").map_err(db)?;
+                r.execute_batch("PRAGMA query_only=ON;")
+                    .map_err(sqlite_err)?;
                 readers.push(Mutex::new(r));
             }
         }
@@ -718,7 +744,7 @@ impl SqliteStore {
         let writer = std::thread::Builder::new()
             .name("levy-ledger-writer".into())
             .spawn(move || writer_loop(conn, rx, writer_counts))
-            .map_err(|e| ApiError::ledger(format!("could not start the writer thread: {e}")))?;
+            .map_err(|e| StoreError::ledger(format!("could not start the writer thread: {e}")))?;
         Ok(SqliteStore {
             jobs: Mutex::new(Some(tx)),
             counts,
@@ -744,9 +770,35 @@ impl SqliteStore {
     /// to the disk.
     fn write<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
-    ) -> Result<R, ApiError> {
-        self.write_as(Durability::Flushed, f)
+        f: impl FnOnce(&Connection) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        self.write_store(Durability::Flushed, f)
+    }
+
+    /// Runs `f` through `write_as`, which speaks the interface's error: an error of `f` is
+    /// kept aside (and `write_as` handed a stand-in, so that it still rolls the write
+    /// back) and returned as it was; an error of the writer itself goes through
+    /// [`writer_error`].
+    fn write_store<R: Send + 'static>(
+        &self,
+        level: Durability,
+        f: impl FnOnce(&Connection) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        let refused: std::sync::Arc<Mutex<Option<StoreError>>> = Default::default();
+        let slot = std::sync::Arc::clone(&refused);
+        let out = self.write_as(level, move |conn| {
+            f(conn).map_err(|e| {
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                ApiError::of(ErrorKind::InternalError, "refused by the store")
+            })
+        });
+        out.map_err(|e| {
+            refused
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .unwrap_or_else(|| writer_error(e))
+        })
     }
 
     /// Runs `f` in the writer's transaction and returns once it is committed as `level`
@@ -762,8 +814,9 @@ impl SqliteStore {
                 Err(e) => Err(db(e)),
                 Ok(()) => {
                     let r = catch_unwind(AssertUnwindSafe(|| f(conn))).unwrap_or_else(|_| {
-                        Err(ApiError::of(
-                            ErrorKind::InternalError,
+                        Err(ApiError::new(
+                            500,
+                            "INTERNAL_ERROR",
                             "the ledger write failed unexpectedly",
                         ))
                     });
@@ -802,8 +855,8 @@ impl SqliteStore {
     /// Runs a read on a read connection (or on the writer for an in-memory ledger).
     fn read<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
-    ) -> Result<R, ApiError> {
+        f: impl FnOnce(&Connection) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
         if self.readers.is_empty() {
             return self.write(f);
         }
@@ -836,7 +889,7 @@ fn get_transaction(
     account: &str,
     live: bool,
     id: &str,
-) -> Result<Option<TransactionRecord>, ApiError> {
+) -> Result<Option<TransactionRecord>, StoreError> {
     let data: Option<String> = conn
         .query_row(
             "SELECT data FROM transactions WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -844,7 +897,7 @@ fn get_transaction(
             |r| r.get(0),
         )
         .optional()
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     data.map(|d| from_json(&d)).transpose()
 }
 
@@ -853,18 +906,18 @@ fn get_refunds(
     account: &str,
     live: bool,
     tx_id: &str,
-) -> Result<Vec<RefundRecord>, ApiError> {
+) -> Result<Vec<RefundRecord>, StoreError> {
     let mut stmt = conn
         .prepare_cached(
             "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND transaction_id = ?3 ORDER BY seq",
         )
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     let rows = stmt
         .query_map(params![account, live, tx_id], |r| r.get::<_, String>(0))
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     let mut out = Vec::new();
     for row in rows {
-        out.push(from_json(&row.map_err(db)?)?);
+        out.push(from_json(&row.map_err(sqlite_err)?)?);
     }
     Ok(out)
 }
@@ -875,13 +928,13 @@ fn insert_tx(
     account: &str,
     live: bool,
     tx: &TransactionRecord,
-) -> Result<(), ApiError> {
+) -> Result<(), StoreError> {
     let kind = tx.platform.as_ref().map_or("order", |p| p.kind.as_str());
     conn.execute(
         "INSERT INTO transactions (account, live, id, reference_order_id, data, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![account, live, tx.id, tx.reference_order_id, to_json(tx)?, kind],
     )
-    .map_err(conflict(ErrorKind::DuplicateReferenceOrderId, "transaction", "reference_order_id", &tx.reference_order_id))?;
+    .map_err(conflict(RecordKind::Transaction, &tx.reference_order_id))?;
     if live {
         let sales = nexus_sales(tx.lines.iter().map(|l| l.amount_excluding_tax));
         add_nexus(conn, account, tx, sales, 1)?;
@@ -896,7 +949,7 @@ fn add_nexus(
     tx: &TransactionRecord,
     sales: Decimal,
     count: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), StoreError> {
     let current: Option<(String, i64)> = conn
         .query_row(
             "SELECT sales, count FROM nexus WHERE account = ?1 AND country = ?2 AND region = ?3 AND currency = ?4",
@@ -904,7 +957,7 @@ fn add_nexus(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     let (old_sales, old_count) = match current {
         Some((s, c)) => (unseal_nexus(&s, c)?, c),
         None => (Decimal::ZERO, 0),
@@ -915,12 +968,12 @@ fn add_nexus(
          ON CONFLICT (account, country, region, currency) DO UPDATE SET sales = excluded.sales, count = excluded.count",
         params![account, tx.country, tx.region, tx.currency, seal_nexus(sales, count), count],
     )
-    .map_err(db)?;
+    .map_err(sqlite_err)?;
     Ok(())
 }
 
 impl Store for SqliteStore {
-    fn insert_customer(&self, scope: &Scope, c: CustomerRecord) -> Result<(), ApiError> {
+    fn insert_customer(&self, scope: &Scope, c: CustomerRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let data = to_json(&c)?;
         self.write(move |conn| {
@@ -928,12 +981,7 @@ impl Store for SqliteStore {
                 "INSERT INTO customers (account, live, id, reference_customer_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![&*account, live, c.id, c.reference_customer_id, data],
             )
-            .map_err(conflict(
-                ErrorKind::DuplicateCustomer,
-                "customer",
-                "reference_customer_id",
-                c.reference_customer_id.as_deref().unwrap_or(""),
-            ))?;
+            .map_err(conflict(RecordKind::Customer, c.reference_customer_id.as_deref().unwrap_or("")))?;
             Ok(())
         })
     }
@@ -943,7 +991,7 @@ impl Store for SqliteStore {
         scope: &Scope,
         id: &str,
         by_reference: bool,
-    ) -> Result<Option<CustomerRecord>, ApiError> {
+    ) -> Result<Option<CustomerRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| {
             let sql = if by_reference {
@@ -952,12 +1000,12 @@ impl Store for SqliteStore {
                 "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL"
             };
             let data: Option<String> =
-                conn.query_row(sql, params![&*account, live, id], |r| r.get(0)).optional().map_err(db)?;
+                conn.query_row(sql, params![&*account, live, id], |r| r.get(0)).optional().map_err(sqlite_err)?;
             data.map(|d| from_json(&d)).transpose()
         })
     }
 
-    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, ApiError> {
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.write(move |conn| {
             let n = conn
@@ -965,12 +1013,12 @@ impl Store for SqliteStore {
                     "UPDATE customers SET deleted_at = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL",
                     params![&*account, live, id, at],
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             Ok(n == 1)
         })
     }
 
-    fn insert_product(&self, scope: &Scope, p: ProductRecord) -> Result<(), ApiError> {
+    fn insert_product(&self, scope: &Scope, p: ProductRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let data = to_json(&p)?;
         self.write(move |conn| {
@@ -978,33 +1026,28 @@ impl Store for SqliteStore {
                 "INSERT INTO products (account, live, id, data) VALUES (?1, ?2, ?3, ?4)",
                 params![&*account, live, p.reference_product_id, data],
             )
-            .map_err(conflict(
-                ErrorKind::DuplicateProduct,
-                "product",
-                "reference_product_id",
-                &p.reference_product_id,
-            ))?;
+            .map_err(conflict(RecordKind::Product, &p.reference_product_id))?;
             Ok(())
         })
     }
 
-    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, ApiError> {
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT data FROM products WHERE account = ?1 AND live = ?2 AND id = ?3",
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let data: Option<String> = stmt
                 .query_row(params![&*account, live, id], |r| r.get(0))
                 .optional()
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             data.map(|d| from_json(&d)).transpose()
         })
     }
 
-    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, ApiError> {
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.write(move |conn| {
             let n = conn
@@ -1012,7 +1055,7 @@ impl Store for SqliteStore {
                     "DELETE FROM products WHERE account = ?1 AND live = ?2 AND id = ?3",
                     params![&*account, live, id],
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             Ok(n == 1)
         })
     }
@@ -1022,7 +1065,7 @@ impl Store for SqliteStore {
         scope: &Scope,
         cursor: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<ProductRecord>, ApiError> {
+    ) -> Result<Vec<ProductRecord>, StoreError> {
         let (account, live, cursor) = (
             scope.account.clone(),
             scope.live,
@@ -1033,31 +1076,35 @@ impl Store for SqliteStore {
                 .prepare_cached(
                     "SELECT data FROM products WHERE account = ?1 AND live = ?2 AND id > ?3 ORDER BY id LIMIT ?4",
                 )
-                .map_err(db)?;
-            let rows = stmt.query_map(params![&*account, live, cursor, limit as i64], |r| r.get::<_, String>(0)).map_err(db)?;
+                .map_err(sqlite_err)?;
+            let rows = stmt.query_map(params![&*account, live, cursor, limit as i64], |r| r.get::<_, String>(0)).map_err(sqlite_err)?;
             let mut out = Vec::new();
             for row in rows {
-                out.push(from_json(&row.map_err(db)?)?);
+                out.push(from_json(&row.map_err(sqlite_err)?)?);
             }
             Ok(out)
         })
     }
 
-    fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<(), ApiError> {
+    fn insert_calculation(
+        &self,
+        scope: &Scope,
+        calc: &CalculationRecord,
+    ) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at, data) = (calc.id.clone(), calc.expires_at, to_json(calc)?);
-        self.write_as(Durability::Cached, move |conn| {
+        self.write_store(Durability::Cached, move |conn| {
             let mut stmt = conn
                 .prepare_cached("INSERT INTO calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)")
-                .map_err(db)?;
-            stmt.execute(params![&*account, live, id, expires_at, data]).map_err(db)?;
+                .map_err(sqlite_err)?;
+            stmt.execute(params![&*account, live, id, expires_at, data]).map_err(sqlite_err)?;
             Ok(())
         })?;
         self.count_one_more(scope);
         Ok(())
     }
 
-    fn stored_calculations(&self, scope: &Scope) -> Result<u64, ApiError> {
+    fn stored_calculations(&self, scope: &Scope) -> Result<u64, StoreError> {
         if let Some(n) = self
             .counts
             .lock()
@@ -1074,7 +1121,7 @@ impl Store for SqliteStore {
                 params![&*account, live],
                 |r| r.get(0),
             )
-            .map_err(db)
+            .map_err(sqlite_err)
         })?;
         let n = n.max(0) as u64;
         self.counts
@@ -1089,7 +1136,7 @@ impl Store for SqliteStore {
         scope: &Scope,
         id: &str,
         now: i64,
-    ) -> Result<Option<CalculationRecord>, ApiError> {
+    ) -> Result<Option<CalculationRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| {
             let data: Option<String> = conn
@@ -1099,42 +1146,40 @@ impl Store for SqliteStore {
                     |r| r.get(0),
                 )
                 .optional()
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             data.map(|d| from_json(&d)).transpose()
         })
     }
 
-    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<(), ApiError> {
+    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         self.write(move |conn| insert_tx(conn, &account, live, &tx))
     }
 
-    fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>, ApiError> {
+    fn transaction(
+        &self,
+        scope: &Scope,
+        id: &str,
+    ) -> Result<Option<TransactionRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| get_transaction(conn, &account, live, &id))
     }
 
-    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), ApiError> {
+    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.write(move |conn| {
             let mut tx = get_transaction(conn, &account, live, &id)?.ok_or_else(|| {
-                ApiError::field(ErrorKind::TransactionToDeleteNotFound, "transaction_id", format!("no transaction {id}"), "a transaction id", &id)
+                StoreError::NotFound { what: RecordKind::Transaction, id: id.clone() }
             })?;
             if tx.deleted_at.is_some() {
-                return Err(ApiError::field(
-                    ErrorKind::TransactionAlreadyDeleted,
-                    "transaction_id",
-                    format!("transaction {id} was already deleted"),
-                    "a transaction not yet deleted",
-                    &id,
-                ));
+                return Err(StoreError::AlreadyDeleted { id: id.clone() });
             }
             tx.deleted_at = Some(at);
             conn.execute(
                 "UPDATE transactions SET data = ?4, deleted_at = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
                 params![&*account, live, id, to_json(&tx)?, at],
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
             if live {
                 let refunds = get_refunds(conn, &account, live, &id)?;
                 let left = nexus_sales(remaining(&tx, &refunds).into_iter().map(|(s, _)| s));
@@ -1149,7 +1194,7 @@ impl Store for SqliteStore {
         scope: &Scope,
         transaction_id: &str,
         build: RefundBuilder,
-    ) -> Result<RefundRecord, ApiError> {
+    ) -> Result<RefundRecord, StoreError> {
         let (account, live, id) = (
             scope.account.clone(),
             scope.live,
@@ -1159,13 +1204,10 @@ impl Store for SqliteStore {
             let tx = get_transaction(conn, &account, live, &id)?
                 .filter(|t| t.deleted_at.is_none())
                 .ok_or_else(|| {
-                    ApiError::field(
-                        ErrorKind::TransactionNotFound,
-                        "transaction_id",
-                        format!("no transaction {id}"),
-                        "the id of a transaction that exists",
-                        &id,
-                    )
+                    StoreError::NotFound {
+                        what: RecordKind::Transaction,
+                        id: id.clone(),
+                    }
                 })?;
             let refunds = get_refunds(conn, &account, live, &id)?;
             let refund = build(&tx, &refunds)?;
@@ -1173,7 +1215,7 @@ impl Store for SqliteStore {
                 "INSERT INTO refunds (account, live, id, transaction_id, seq, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![&*account, live, refund.id, id, refunds.len() as i64, to_json(&refund)?],
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
             if live {
                 let sales = nexus_sales(refund.lines.iter().map(|l| l.line.amount_excluding_tax));
                 add_nexus(conn, &account, &tx, sales, 0)?;
@@ -1182,7 +1224,11 @@ impl Store for SqliteStore {
         })
     }
 
-    fn refunds(&self, scope: &Scope, transaction_id: &str) -> Result<Vec<RefundRecord>, ApiError> {
+    fn refunds(
+        &self,
+        scope: &Scope,
+        transaction_id: &str,
+    ) -> Result<Vec<RefundRecord>, StoreError> {
         let (account, live, id) = (
             scope.account.clone(),
             scope.live,
@@ -1196,7 +1242,7 @@ impl Store for SqliteStore {
         scope: &Scope,
         refund_id: &str,
         at: i64,
-    ) -> Result<RefundRecord, ApiError> {
+    ) -> Result<RefundRecord, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, refund_id.to_string());
         self.write(move |conn| {
             let data: Option<String> = conn
@@ -1206,37 +1252,28 @@ impl Store for SqliteStore {
                     |r| r.get(0),
                 )
                 .optional()
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let mut refund: RefundRecord = match data {
                 Some(d) => from_json(&d)?,
                 None => {
-                    return Err(ApiError::field(
-                        ErrorKind::RefundNotFound,
-                        "refund_id",
-                        format!("no refund {id}"),
-                        "the id of a refund that exists",
-                        &id,
-                    ))
+                    return Err(StoreError::NotFound {
+                        what: RecordKind::Refund,
+                        id: id.clone(),
+                    })
                 }
             };
             if refund.reversed_at.is_some() {
-                return Err(ApiError::field(
-                    ErrorKind::RefundAlreadyReversed,
-                    "refund_id",
-                    format!("refund {id} was already reversed"),
-                    "a refund not yet reversed",
-                    &id,
-                ));
+                return Err(StoreError::AlreadyReversed { id: id.clone() });
             }
             let tx = get_transaction(conn, &account, live, &refund.transaction_id)?.ok_or_else(
-                || ApiError::ledger(format!("refund {id} names a missing transaction")),
+                || StoreError::ledger(format!("refund {id} names a missing transaction")),
             )?;
             refund.reversed_at = Some(at);
             conn.execute(
                 "UPDATE refunds SET data = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3",
                 params![&*account, live, id, to_json(&refund)?],
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
             if live && tx.deleted_at.is_none() {
                 let sales = nexus_sales(refund.lines.iter().map(|l| l.line.amount_excluding_tax));
                 add_nexus(conn, &account, &tx, -sales, 0)?;
@@ -1245,22 +1282,22 @@ impl Store for SqliteStore {
         })
     }
 
-    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, ApiError> {
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError> {
         let account = account.to_string();
         self.read(move |conn| {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT country, region, currency, sales, count FROM nexus WHERE account = ?1 ORDER BY country, region, currency",
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let rows = stmt
                 .query_map(params![account], |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get::<_, i64>(4)?))
                 })
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let mut out = Vec::new();
             for row in rows {
-                let (country, region, currency, sales, count) = row.map_err(db)?;
+                let (country, region, currency, sales, count) = row.map_err(sqlite_err)?;
                 out.push(NexusTotal { country, region, currency, sales: unseal_nexus(&sales, count)?, count });
             }
             Ok(out)
@@ -1272,14 +1309,14 @@ fn query_all<T: for<'de> Deserialize<'de>>(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-) -> Result<Vec<T>, ApiError> {
-    let mut stmt = conn.prepare_cached(sql).map_err(db)?;
+) -> Result<Vec<T>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql).map_err(sqlite_err)?;
     let rows = stmt
         .query_map(params, |r| r.get::<_, String>(0))
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     let mut out = Vec::new();
     for row in rows {
-        out.push(from_json(&row.map_err(db)?)?);
+        out.push(from_json(&row.map_err(sqlite_err)?)?);
     }
     Ok(out)
 }
@@ -1288,11 +1325,11 @@ fn query_one<T: for<'de> Deserialize<'de>>(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-) -> Result<Option<T>, ApiError> {
+) -> Result<Option<T>, StoreError> {
     let data: Option<String> = conn
         .query_row(sql, params, |r| r.get(0))
         .optional()
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     data.map(|d| from_json(&d)).transpose()
 }
 
@@ -1301,7 +1338,7 @@ fn get_merchant(
     account: &str,
     live: bool,
     id: &str,
-) -> Result<Option<MerchantRecord>, ApiError> {
+) -> Result<Option<MerchantRecord>, StoreError> {
     // The service's id first; then the client's id.
     let by_id = query_one(
         conn,
@@ -1318,31 +1355,22 @@ fn get_merchant(
     }
 }
 
-/// Maps an insert's or update's error: a unique-index violation is the 409 for a client id
-/// that is already taken (`kind` is the error type, `DUPLICATE_PRODUCT`; `what` names the
-/// resource, `product`; `field` the id's field), anything else a database error.
-fn conflict<'a>(
-    kind: ErrorKind,
-    what: &'a str,
-    field: &'a str,
-    value: &'a str,
-) -> impl FnOnce(rusqlite::Error) -> ApiError + 'a {
+/// Maps an insert's or update's error: a unique-index violation is the client's id of
+/// `what` already taken ([`StoreError::Duplicate`]), anything else a database error.
+fn conflict(what: RecordKind, value: &str) -> impl FnOnce(rusqlite::Error) -> StoreError + '_ {
     move |e| {
         if !is_unique_violation(&e) {
-            return db(e);
+            return sqlite_err(e);
         }
-        ApiError::field(
-            kind,
-            field,
-            format!("a {what} with {field} {value:?} already exists"),
-            format!("a {field} not yet used"),
-            format!("{value:?}"),
-        )
+        StoreError::Duplicate {
+            what,
+            value: value.to_string(),
+        }
     }
 }
 
 impl PlatformStore for SqliteStore {
-    fn insert_merchant(&self, scope: &Scope, m: MerchantRecord) -> Result<(), ApiError> {
+    fn insert_merchant(&self, scope: &Scope, m: MerchantRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let data = to_json(&m)?;
         self.write(move |conn| {
@@ -1350,12 +1378,12 @@ impl PlatformStore for SqliteStore {
                 "INSERT INTO merchants (account, live, id, reference_merchant_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![&*account, live, m.id, m.reference_merchant_id, data],
             )
-            .map_err(conflict(ErrorKind::DuplicateMerchant, "merchant", "reference_merchant_id", &m.reference_merchant_id))?;
+            .map_err(conflict(RecordKind::Merchant, &m.reference_merchant_id))?;
             Ok(())
         })
     }
 
-    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, ApiError> {
+    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| get_merchant(conn, &account, live, &id))
     }
@@ -1365,7 +1393,7 @@ impl PlatformStore for SqliteStore {
         scope: &Scope,
         id: &str,
         change: MerchantChange,
-    ) -> Result<Option<MerchantRecord>, ApiError> {
+    ) -> Result<Option<MerchantRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.write(move |conn| {
             let Some(mut m) = get_merchant(conn, &account, live, &id)? else {
@@ -1376,7 +1404,7 @@ impl PlatformStore for SqliteStore {
                 "UPDATE merchants SET data = ?4, reference_merchant_id = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
                 params![&*account, live, m.id, to_json(&m)?, m.reference_merchant_id],
             )
-            .map_err(conflict(ErrorKind::DuplicateMerchant, "merchant", "reference_merchant_id", &m.reference_merchant_id))?;
+            .map_err(conflict(RecordKind::Merchant, &m.reference_merchant_id))?;
             Ok(Some(m))
         })
     }
@@ -1387,7 +1415,7 @@ impl PlatformStore for SqliteStore {
         cursor: Option<&str>,
         filter: MerchantFilter,
         limit: usize,
-    ) -> Result<Vec<MerchantRecord>, ApiError> {
+    ) -> Result<Vec<MerchantRecord>, StoreError> {
         let (account, live, cursor) = (
             scope.account.clone(),
             scope.live,
@@ -1412,15 +1440,15 @@ impl PlatformStore for SqliteStore {
         &self,
         scope: &Scope,
         calc: &PlatformCalculationRecord,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at, data) = (calc.id.clone(), calc.order.expires_at, to_json(calc)?);
-        self.write_as(Durability::Cached, move |conn| {
+        self.write_store(Durability::Cached, move |conn| {
             conn.execute(
                 "INSERT INTO platform_calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![&*account, live, id, expires_at, data],
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
             Ok(())
         })?;
         self.count_one_more(scope);
@@ -1432,7 +1460,7 @@ impl PlatformStore for SqliteStore {
         scope: &Scope,
         id: &str,
         now: i64,
-    ) -> Result<Option<PlatformCalculationRecord>, ApiError> {
+    ) -> Result<Option<PlatformCalculationRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| {
             query_one(
@@ -1447,7 +1475,7 @@ impl PlatformStore for SqliteStore {
         &self,
         scope: &Scope,
         txs: Vec<TransactionRecord>,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         self.write(move |conn| {
             for tx in &txs {
@@ -1457,7 +1485,11 @@ impl PlatformStore for SqliteStore {
         })
     }
 
-    fn import_certificates(&self, account: &str, batch: CertificateBatch) -> Result<(), ApiError> {
+    fn import_certificates(
+        &self,
+        account: &str,
+        batch: CertificateBatch,
+    ) -> Result<(), StoreError> {
         let account = account.to_string();
         self.write(move |conn| {
             for (c, doc) in &batch.certificates {
@@ -1465,13 +1497,13 @@ impl PlatformStore for SqliteStore {
                     "INSERT INTO certificates (id, account, customer_id, data) VALUES (?1, ?2, ?3, ?4)",
                     params![c.id, account, c.customer_id, to_json(c)?],
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
                 if let (Some(info), Some(bytes)) = (&c.document, doc) {
                     conn.execute(
                         "INSERT INTO certificate_documents (certificate_id, content_type, bytes) VALUES (?1, ?2, ?3)",
                         params![c.id, info.content_type, bytes],
                     )
-                    .map_err(db)?;
+                    .map_err(sqlite_err)?;
                 }
             }
             for r in &batch.requests {
@@ -1479,7 +1511,7 @@ impl PlatformStore for SqliteStore {
                     "INSERT INTO certificate_requests (id, account, data) VALUES (?1, ?2, ?3)",
                     params![r.id, account, to_json(r)?],
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             }
             Ok(())
         })
@@ -1489,7 +1521,7 @@ impl PlatformStore for SqliteStore {
         &self,
         account: &str,
         customer_id: Option<&str>,
-    ) -> Result<Vec<CertificateRecord>, ApiError> {
+    ) -> Result<Vec<CertificateRecord>, StoreError> {
         let (account, customer) = (account.to_string(), customer_id.map(str::to_string));
         self.read(move |conn| match customer {
             Some(c) => query_all(
@@ -1505,7 +1537,11 @@ impl PlatformStore for SqliteStore {
         })
     }
 
-    fn certificate(&self, account: &str, id: &str) -> Result<Option<CertificateRecord>, ApiError> {
+    fn certificate(
+        &self,
+        account: &str,
+        id: &str,
+    ) -> Result<Option<CertificateRecord>, StoreError> {
         let (account, id) = (account.to_string(), id.to_string());
         self.read(move |conn| {
             query_one(
@@ -1516,7 +1552,7 @@ impl PlatformStore for SqliteStore {
         })
     }
 
-    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, ApiError> {
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
         let id = id.to_string();
         self.read(move |conn| {
             conn.query_row(
@@ -1525,14 +1561,14 @@ impl PlatformStore for SqliteStore {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
-            .map_err(db)
+            .map_err(sqlite_err)
         })
     }
 
     fn certificate_requests(
         &self,
         account: &str,
-    ) -> Result<Vec<CertificateRequestRecord>, ApiError> {
+    ) -> Result<Vec<CertificateRequestRecord>, StoreError> {
         let account = account.to_string();
         self.read(move |conn| {
             query_all(
@@ -1547,7 +1583,7 @@ impl PlatformStore for SqliteStore {
         &self,
         account: &str,
         id: &str,
-    ) -> Result<Option<CertificateRequestRecord>, ApiError> {
+    ) -> Result<Option<CertificateRequestRecord>, StoreError> {
         let (account, id) = (account.to_string(), id.to_string());
         self.read(move |conn| {
             query_one(
@@ -1563,7 +1599,7 @@ impl PlatformStore for SqliteStore {
         account: &str,
         id: &str,
         at: i64,
-    ) -> Result<CertificateRequestRecord, ApiError> {
+    ) -> Result<CertificateRequestRecord, StoreError> {
         let (account, id) = (account.to_string(), id.to_string());
         self.write(move |conn| {
             let found: Option<CertificateRequestRecord> = query_one(
@@ -1572,24 +1608,15 @@ impl PlatformStore for SqliteStore {
                 params![account, id],
             )?;
             let Some(mut r) = found else {
-                return Err(ApiError::field(
-                    ErrorKind::CertificateRequestNotFound,
-                    "request_id",
-                    format!("no certificate request {id}"),
-                    "the id of a certificate request of this account",
-                    &id,
-                ));
+                return Err(StoreError::NotFound {
+                    what: RecordKind::CertificateRequest,
+                    id: id.clone(),
+                });
             };
             match r.status.as_str() {
                 "canceled" => Ok(r),
-                "fulfilled" => Err(ApiError::of(
-                    ErrorKind::RequestAlreadyFulfilled,
-                    format!("certificate request {id} is fulfilled and cannot be canceled"),
-                )),
-                "invalid" => Err(ApiError::of(
-                    ErrorKind::RequestInvalid,
-                    format!("certificate request {id} is invalid (a terminal state) and cannot be canceled"),
-                )),
+                "fulfilled" => Err(StoreError::RequestFulfilled { id: id.clone() }),
+                "invalid" => Err(StoreError::RequestInvalid { id: id.clone() }),
                 _ => {
                     r.status = "canceled".to_string();
                     r.canceled_at = Some(at);
@@ -1598,32 +1625,32 @@ impl PlatformStore for SqliteStore {
                         "UPDATE certificate_requests SET data = ?3 WHERE account = ?1 AND id = ?2",
                         params![account, id, to_json(&r)?],
                     )
-                    .map_err(db)?;
+                    .map_err(sqlite_err)?;
                     Ok(r)
                 }
             }
         })
     }
 
-    fn secret(&self, name: &str) -> Result<[u8; 32], ApiError> {
+    fn secret(&self, name: &str) -> Result<[u8; 32], StoreError> {
         let name = name.to_string();
-        let fresh = crate::ids::random_bytes32()?;
+        let fresh = crate::ids::random_bytes32().map_err(|e| StoreError::Internal(e.message))?;
         self.write(move |conn| {
             conn.execute(
                 "INSERT OR IGNORE INTO secrets (name, value) VALUES (?1, ?2)",
                 params![name, fresh.to_vec()],
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
             let value: Vec<u8> = conn
                 .query_row(
                     "SELECT value FROM secrets WHERE name = ?1",
                     params![name],
                     |r| r.get(0),
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             value
                 .try_into()
-                .map_err(|_| ApiError::ledger(format!("secret {name} is not 32 bytes")))
+                .map_err(|_| StoreError::ledger(format!("secret {name} is not 32 bytes")))
         })
     }
 }
