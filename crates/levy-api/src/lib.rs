@@ -55,6 +55,7 @@ mod ids;
 pub mod import;
 mod json;
 pub mod keys;
+pub mod ledger;
 mod limits;
 mod render;
 mod resources;

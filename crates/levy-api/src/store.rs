@@ -2,8 +2,9 @@
 //! in the ledger's own terms ([`StoreError`]).
 //!
 //! [`SqliteStore`] is the embedded implementation. A store for another database implements
-//! the same trait; the pure helpers here ([`remaining`], [`nexus_sales`]) keep the money
-//! rules in one place for every implementation. Every method is scoped by account and
+//! the same trait; the pure functions of [`crate::ledger`] (nexus effects of transactions,
+//! deletions, refunds and reversals; what remains to refund) keep the money rules in one
+//! place for every implementation. Every method is scoped by account and
 //! mode, and every write is committed durably before the method returns.
 
 use rust_decimal::Decimal;
@@ -12,6 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 pub use crate::keys::Scope;
+pub use crate::ledger::{nexus_sales, remaining};
 
 mod sqlite;
 pub use sqlite::{inspect, LedgerReport, SqliteStore};
@@ -402,29 +404,6 @@ pub struct NexusTotal {
     pub sales: Decimal,
     /// Number of transactions (deleted ones do not count).
     pub count: i64,
-}
-
-/// What still may be refunded of each line: (sales excluding tax, tax), both positive.
-pub fn remaining(tx: &TransactionRecord, refunds: &[RefundRecord]) -> Vec<(Decimal, Decimal)> {
-    let mut left: Vec<(Decimal, Decimal)> = tx
-        .lines
-        .iter()
-        .map(|l| (l.amount_excluding_tax, l.tax_amount))
-        .collect();
-    for r in refunds.iter().filter(|r| r.reversed_at.is_none()) {
-        for rl in &r.lines {
-            if let Some(slot) = left.get_mut(rl.index) {
-                slot.0 += rl.line.amount_excluding_tax;
-                slot.1 += rl.line.tax_amount;
-            }
-        }
-    }
-    left
-}
-
-/// The sales (excluding tax) a transaction or refund adds to nexus totals.
-pub fn nexus_sales(lines: impl IntoIterator<Item = Decimal>) -> Decimal {
-    lines.into_iter().sum()
 }
 
 /// Builds a refund from a transaction and its earlier refunds, inside the store's write.

@@ -5,9 +5,10 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
 use crate::json::{Obj, MAX_STRING};
+use crate::ledger::{self, Excess};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
-use crate::store::{remaining, LineRecord, RefundLineRecord, RefundRecord, TransactionRecord};
+use crate::store::{LineRecord, RefundLineRecord, RefundRecord, TransactionRecord};
 use crate::ApiVersion;
 
 /// A refund in the version's shape.
@@ -211,16 +212,14 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         })?;
     let id = crate::ids::new_id("ref_tr_");
     let build = Box::new(move |tx: &TransactionRecord, earlier: &[RefundRecord]| {
-        let mut left = remaining(tx, earlier);
+        let mut left = ledger::remaining(tx, earlier);
         let mut out = Vec::new();
         if full {
-            for (i, (sales, tax)) in left.iter().enumerate() {
-                if !sales.is_zero() || !tax.is_zero() {
-                    out.push(RefundLineRecord {
-                        index: i,
-                        line: refund_line(&tx.lines[i], tx.lines[i].quantity, -*sales, -*tax),
-                    });
-                }
+            for (i, sales, tax) in ledger::full_refund(&left) {
+                out.push(RefundLineRecord {
+                    index: i,
+                    line: refund_line(&tx.lines[i], tx.lines[i].quantity, sales, tax),
+                });
             }
             if out.is_empty() {
                 return Err(ApiError::field(
@@ -234,13 +233,15 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         } else {
             for (i, l) in lines.iter().enumerate() {
                 let k = find_line(tx, l, i)?;
-                let (ref mut s_left, ref mut t_left) = left[k];
-                if -l.sales > *s_left {
-                    return Err(exceeds(i, "sales_amount_refunded", l.sales, *s_left));
-                }
-                if -l.tax > *t_left {
-                    return Err(exceeds(i, "tax_amount_refunded", l.tax, *t_left));
-                }
+                let after = match ledger::take_refund(left[k], l.sales, l.tax) {
+                    Ok(after) => after,
+                    Err(Excess::Sales) => {
+                        return Err(exceeds(i, "sales_amount_refunded", l.sales, left[k].0))
+                    }
+                    Err(Excess::Tax) => {
+                        return Err(exceeds(i, "tax_amount_refunded", l.tax, left[k].1))
+                    }
+                };
                 let quantity = l.quantity.unwrap_or(tx.lines[k].quantity);
                 if quantity > tx.lines[k].quantity {
                     return Err(ApiError::field(
@@ -254,8 +255,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                         quantity.to_string(),
                     ));
                 }
-                *s_left += l.sales;
-                *t_left += l.tax;
+                left[k] = after;
                 out.push(RefundLineRecord {
                     index: k,
                     line: refund_line(&tx.lines[k], quantity, l.sales, l.tax),

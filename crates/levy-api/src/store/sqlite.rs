@@ -935,20 +935,19 @@ fn insert_tx(
         params![account, live, tx.id, tx.reference_order_id, to_json(tx)?, kind],
     )
     .map_err(conflict(RecordKind::Transaction, &tx.reference_order_id))?;
-    if live {
-        let sales = nexus_sales(tx.lines.iter().map(|l| l.amount_excluding_tax));
-        add_nexus(conn, account, tx, sales, 1)?;
+    if let Some(change) = crate::ledger::transaction_effect(live, tx) {
+        add_nexus(conn, account, tx, change)?;
     }
     Ok(())
 }
 
-/// Adds `sales` and `count` to an account's live nexus totals of one place.
+/// Applies `change` (see [`crate::ledger`]) to an account's live nexus total of the place
+/// and currency of `tx`.
 fn add_nexus(
     conn: &Connection,
     account: &str,
     tx: &TransactionRecord,
-    sales: Decimal,
-    count: i64,
+    change: crate::ledger::NexusChange,
 ) -> Result<(), StoreError> {
     let current: Option<(String, i64)> = conn
         .query_row(
@@ -958,11 +957,11 @@ fn add_nexus(
         )
         .optional()
         .map_err(sqlite_err)?;
-    let (old_sales, old_count) = match current {
+    let stored = match current {
         Some((s, c)) => (unseal_nexus(&s, c)?, c),
         None => (Decimal::ZERO, 0),
     };
-    let (sales, count) = (old_sales + sales, old_count + count);
+    let (sales, count) = change.apply(stored);
     conn.execute(
         "INSERT INTO nexus (account, country, region, currency, sales, count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (account, country, region, currency) DO UPDATE SET sales = excluded.sales, count = excluded.count",
@@ -1182,8 +1181,9 @@ impl Store for SqliteStore {
             .map_err(sqlite_err)?;
             if live {
                 let refunds = get_refunds(conn, &account, live, &id)?;
-                let left = nexus_sales(remaining(&tx, &refunds).into_iter().map(|(s, _)| s));
-                add_nexus(conn, &account, &tx, -left, -1)?;
+                if let Some(change) = crate::ledger::deletion_effect(live, &tx, &refunds) {
+                    add_nexus(conn, &account, &tx, change)?;
+                }
             }
             Ok(())
         })
@@ -1216,9 +1216,8 @@ impl Store for SqliteStore {
                 params![&*account, live, refund.id, id, refunds.len() as i64, to_json(&refund)?],
             )
             .map_err(sqlite_err)?;
-            if live {
-                let sales = nexus_sales(refund.lines.iter().map(|l| l.line.amount_excluding_tax));
-                add_nexus(conn, &account, &tx, sales, 0)?;
+            if let Some(change) = crate::ledger::refund_effect(live, &refund) {
+                add_nexus(conn, &account, &tx, change)?;
             }
             Ok(refund)
         })
@@ -1274,9 +1273,8 @@ impl Store for SqliteStore {
                 params![&*account, live, id, to_json(&refund)?],
             )
             .map_err(sqlite_err)?;
-            if live && tx.deleted_at.is_none() {
-                let sales = nexus_sales(refund.lines.iter().map(|l| l.line.amount_excluding_tax));
-                add_nexus(conn, &account, &tx, -sales, 0)?;
+            if let Some(change) = crate::ledger::reversal_effect(live, &tx, &refund) {
+                add_nexus(conn, &account, &tx, change)?;
             }
             Ok(refund)
         })
