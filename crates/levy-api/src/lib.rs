@@ -49,6 +49,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod calculate;
 pub mod cli;
 mod error;
 mod ids;
@@ -57,6 +58,7 @@ mod json;
 pub mod keys;
 pub mod ledger;
 mod limits;
+mod read;
 mod render;
 mod resources;
 mod router;

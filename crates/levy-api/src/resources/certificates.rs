@@ -32,12 +32,6 @@ pub(crate) fn status(c: &CertificateRecord, now: i64) -> &str {
     }
 }
 
-/// Whether a certificate exempts a sale made at `at`: approved, and `valid_from <= at <
-/// expires_at` (that is, `active` or `expiring` at that time).
-pub(crate) fn in_force(c: &CertificateRecord, at: i64) -> bool {
-    c.review_status == "active" && c.valid_from <= at && c.expires_at.is_none_or(|e| at < e)
-}
-
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
 /// HMAC-SHA256 (RFC 2104) of `message` under `key`, ready to be finalized or verified.
@@ -141,7 +135,7 @@ pub(crate) fn document(
         ));
     }
     let (content_type, bytes) = service.store.certificate_document(id)?.ok_or_else(|| {
-        super::not_found(
+        crate::read::not_found(
             ErrorKind::CertificateNotFound,
             "certificate document",
             "certificate_id",
@@ -409,7 +403,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         .store
         .certificate(&ctx.scope.account, id)?
         .ok_or_else(|| {
-            super::not_found(
+            crate::read::not_found(
                 ErrorKind::CertificateNotFound,
                 "certificate",
                 "certificate_id",
@@ -470,7 +464,7 @@ pub(crate) fn list_requests(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 }
 
 fn request_not_found(id: &str) -> ApiError {
-    super::not_found(
+    crate::read::not_found(
         ErrorKind::CertificateRequestNotFound,
         "certificate request",
         "request_id",

@@ -99,7 +99,7 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
 fn email(o: &mut Obj<'_>) -> Result<Option<String>, ApiError> {
     match o.opt_str("email", 254)? {
         None => Ok(None),
-        Some(e) if super::customers::valid_email(e) => Ok(Some(e.to_string())),
+        Some(e) if crate::read::valid_email(e) => Ok(Some(e.to_string())),
         Some(e) => Err(ApiError::field(
             ErrorKind::InvalidEmail,
             &o.path("email"),
@@ -114,7 +114,7 @@ fn address(o: &mut Obj<'_>) -> Result<Option<AddressRecord>, ApiError> {
     let Some(a) = o.opt_obj("default_address")? else {
         return Ok(None);
     };
-    let a = super::calculations::read_address(a, false)?;
+    let a = crate::read::read_address(a, false)?;
     Ok(Some(AddressRecord {
         line1: a.line1,
         line2: a.line2,
@@ -164,7 +164,7 @@ fn fields(o: &mut Obj<'_>) -> Result<Fields, ApiError> {
         None => None,
         Some(_) => {
             // Read again through the shared reader (it takes the field itself).
-            Some(super::customers::tax_ids(o, "tax_ids")?)
+            Some(crate::read::tax_ids(o, "tax_ids")?)
         }
     };
     let metadata = metadata(o)?;
@@ -182,7 +182,7 @@ fn fields(o: &mut Obj<'_>) -> Result<Fields, ApiError> {
 /// required; `email`, `tax_ids`, `metadata` optional.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let now = crate::ids::now();
-    let record = super::body(ctx, |o| {
+    let record = crate::read::body(ctx, |o| {
         let f = fields(o)?;
         let reference = f
             .reference
@@ -211,40 +211,10 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     Ok(render(&record, ctx.testmode()))
 }
 
-/// `MERCHANT_NOT_FOUND` (404) for `id`.
-pub(crate) fn not_found(id: &str, field: &str) -> ApiError {
-    ApiError::field(
-        ErrorKind::MerchantNotFound,
-        field,
-        format!("merchant {id:?} was not found, or belongs to a different test mode"),
-        "the merchant id or reference_merchant_id of a merchant of this mode",
-        id,
-    )
-}
-
-/// `MERCHANT_DELETED` (409) for `id`.
-pub(crate) fn deleted(id: &str, field: &str) -> ApiError {
-    ApiError::field(
-        ErrorKind::MerchantDeleted,
-        field,
-        format!("merchant {id:?} has been deleted"),
-        "an active merchant",
-        id,
-    )
-}
-
-/// The merchant by `merch_…` id or `reference_merchant_id`, deleted or not.
-pub(crate) fn find(ctx: &Ctx<'_>, id: &str, field: &str) -> Result<MerchantRecord, ApiError> {
-    ctx.service
-        .store
-        .merchant(ctx.scope, id)?
-        .ok_or_else(|| not_found(id, field))
-}
-
 /// `GET /tax/merchants/{id}`: a deleted merchant is still answered, with status `deleted`.
 pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     ctx.query_params(&[])?;
-    let m = find(ctx, &ctx.params[0], "id")?;
+    let m = crate::read::merchant(ctx, &ctx.params[0], "id")?;
     Ok(render(&m, ctx.testmode()))
 }
 
@@ -252,12 +222,12 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// (`metadata` as a whole). `updated_at` moves only when something changed.
 pub(crate) fn update(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let now = crate::ids::now();
-    let f = super::body(ctx, fields)?;
+    let f = crate::read::body(ctx, fields)?;
     let id = ctx.params[0].clone();
     let for_err = id.clone();
     let change = Box::new(move |m: &mut MerchantRecord| {
         if m.status == "deleted" {
-            return Err(deleted(&for_err, "id"));
+            return Err(crate::read::merchant_deleted(&for_err, "id"));
         }
         let before = m.clone();
         if let Some(r) = f.reference {
@@ -285,7 +255,7 @@ pub(crate) fn update(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     });
     match ctx.service.store.change_merchant(ctx.scope, &id, change)? {
         Some(m) => Ok(render(&m, ctx.testmode())),
-        None => Err(not_found(&id, "id")),
+        None => Err(crate::read::merchant_not_found(&id, "id")),
     }
 }
 
@@ -305,7 +275,7 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     });
     match ctx.service.store.change_merchant(ctx.scope, &id, change)? {
         Some(m) => Ok(render(&m, ctx.testmode())),
-        None => Err(not_found(&id, "id")),
+        None => Err(crate::read::merchant_not_found(&id, "id")),
     }
 }
 

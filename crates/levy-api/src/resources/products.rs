@@ -25,7 +25,7 @@ fn render(p: &ProductRecord, ctx: &Ctx<'_>) -> Value {
 /// `POST /tax/products`.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let table = ctx.service.table.load();
-    let record = super::body(ctx, |o| {
+    let record = crate::read::body(ctx, |o| {
         let id = o.req_str("reference_product_id", MAX_STRING)?;
         let name = o.req_str("reference_product_name", MAX_STRING)?;
         let category = o.req_str("product_category", MAX_STRING)?;
@@ -59,7 +59,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let id = &ctx.params[0];
     match ctx.service.store.product(ctx.scope, id)? {
         Some(p) => Ok(render(&p, ctx)),
-        None => Err(super::not_found(
+        None => Err(crate::read::not_found(
             ErrorKind::ProductNotFound,
             "product",
             "reference_product_id",
@@ -77,7 +77,7 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             json!({ "object": "tax.product", "reference_product_id": id, "deleted_at": crate::ids::now() }),
         )
     } else {
-        Err(super::not_found(
+        Err(crate::read::not_found(
             ErrorKind::ProductNotFound,
             "product",
             "reference_product_id",

@@ -170,7 +170,7 @@ fn find_line(tx: &TransactionRecord, l: &PartialLine, i: usize) -> Result<usize,
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let now = crate::ids::now();
     let (transaction_id, full, processed_at, lines) =
-        super::body(ctx, |o| {
+        crate::read::body(ctx, |o| {
             let tx = o.req_str("transaction_id", MAX_STRING)?.to_string();
             let full = match o.req_str("type", 16)? {
                 "full" => true,
@@ -283,7 +283,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     ctx.query_params(&[])?;
     let id = &ctx.params[0];
-    let tx = super::transactions::find(ctx, id)?;
+    let tx = crate::read::transaction(ctx, id)?;
     let refunds = ctx.service.store.refunds(ctx.scope, &tx.id)?;
     Ok(
         json!({ "refunds": refunds.iter().map(|r| render(r, ctx.version, ctx.testmode())).collect::<Vec<_>>() }),
@@ -293,7 +293,8 @@ pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// `POST /tax/refund_reversals`: marks the refund reversed; what it took back may be
 /// refunded again. Answers the refund, with `reversed_at` set.
 pub(crate) fn reverse(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
-    let refund_id = super::body(ctx, |o| Ok(o.req_str("refund_id", MAX_STRING)?.to_string()))?;
+    let refund_id =
+        crate::read::body(ctx, |o| Ok(o.req_str("refund_id", MAX_STRING)?.to_string()))?;
     let refund = ctx
         .service
         .store
