@@ -339,8 +339,9 @@ impl ApiError {
 }
 
 /// The interface's error for a store's: the one place where the ledger's terms become
-/// types and statuses. A failed deletion of a transaction is answered differently (a 400
-/// whatever the cause, as the spec says): see [`deletion_error`].
+/// types and statuses. Deleting a transaction that does not exist is the one exception (a
+/// 400, as the spec answers a failed deletion, not the 404 of reading it): see
+/// `deletion_error` (crate-private).
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         let message = e.to_string();
