@@ -11,11 +11,11 @@ use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use crate::error::ApiError;
+use crate::store::StoreError;
 
 #[derive(Default)]
 struct State {
-    result: Option<Result<(), ApiError>>,
+    result: Option<Result<(), StoreError>>,
     waker: Option<Waker>,
 }
 
@@ -55,14 +55,14 @@ impl Commit {
     }
 
     /// A commit that has already resolved (a store that writes in place).
-    pub(crate) fn resolved(result: Result<(), ApiError>) -> Commit {
+    pub(crate) fn resolved(result: Result<(), StoreError>) -> Commit {
         let (commit, completer) = Commit::new();
         completer.complete(result);
         commit
     }
 
     /// Blocks the calling thread until the write is committed or has failed.
-    pub fn wait(self) -> Result<(), ApiError> {
+    pub fn wait(self) -> Result<(), StoreError> {
         let mut state = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(result) = state.result.take() {
@@ -78,7 +78,7 @@ impl Commit {
 }
 
 impl Future for Commit {
-    type Output = Result<(), ApiError>;
+    type Output = Result<(), StoreError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut state = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -106,7 +106,7 @@ impl std::fmt::Debug for Commit {
 
 impl Completer {
     /// Resolves the commit and wakes whoever waits for it.
-    pub(crate) fn complete(mut self, result: Result<(), ApiError>) {
+    pub(crate) fn complete(mut self, result: Result<(), StoreError>) {
         if let Some(shared) = self.shared.take() {
             resolve(&shared, result);
         }
@@ -118,7 +118,7 @@ impl Drop for Completer {
         if let Some(shared) = self.shared.take() {
             resolve(
                 &shared,
-                Err(ApiError::ledger(
+                Err(StoreError::ledger(
                     "the ledger writer stopped before the commit",
                 )),
             );
@@ -126,7 +126,7 @@ impl Drop for Completer {
     }
 }
 
-fn resolve(shared: &Shared, result: Result<(), ApiError>) {
+fn resolve(shared: &Shared, result: Result<(), StoreError>) {
     let waker = {
         let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         state.result = Some(result);
@@ -170,10 +170,10 @@ mod tests {
         let mut cx = Context::from_waker(&waker);
         assert!(Pin::new(&mut commit).poll(&mut cx).is_pending());
         assert_eq!(counter.0.load(Ordering::SeqCst), 0);
-        completer.complete(Err(ApiError::ledger("disk full")));
+        completer.complete(Err(StoreError::ledger("disk full")));
         assert_eq!(counter.0.load(Ordering::SeqCst), 1);
         match Pin::new(&mut commit).poll(&mut cx) {
-            Poll::Ready(Err(e)) => assert_eq!(e.kind, "LEDGER_ERROR"),
+            Poll::Ready(Err(e)) => assert_eq!(e, StoreError::Ledger("disk full".into())),
             other => panic!("expected the ledger error, got {other:?}"),
         }
     }
@@ -182,7 +182,7 @@ mod tests {
     fn a_writer_that_stops_fails_the_commit_instead_of_hanging() {
         let (commit, completer) = Commit::new();
         drop(completer);
-        let e = commit.wait().unwrap_err();
-        assert_eq!((e.status, e.kind), (500, "LEDGER_ERROR"));
+        let e = crate::ApiError::from(commit.wait().unwrap_err());
+        assert_eq!((e.status(), e.kind.name()), (500, "LEDGER_ERROR"));
     }
 }

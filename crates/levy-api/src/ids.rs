@@ -29,9 +29,8 @@ pub(crate) fn random_hex() -> String {
 pub(crate) fn random_bytes32() -> Result<[u8; 32], crate::ApiError> {
     let mut out = [0u8; 32];
     getrandom::fill(&mut out).map_err(|e| {
-        crate::ApiError::new(
-            500,
-            "INTERNAL_ERROR",
+        crate::ApiError::of(
+            crate::error::ErrorKind::InternalError,
             format!("the operating system's random number generator failed: {e}"),
         )
     })?;

@@ -49,7 +49,7 @@ use std::path::Path;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::{Obj, MAX_STRING};
 use crate::keys::Scope;
 use crate::store::{
@@ -95,7 +95,7 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
 }
 
 fn invalid(field: &str, message: String, expected: &str, received: impl Into<String>) -> ApiError {
-    ApiError::field("INVALID_IMPORT", field, message, expected, received)
+    ApiError::field(ErrorKind::InvalidImport, field, message, expected, received)
 }
 
 fn one_of(o: &mut Obj<'_>, name: &str, allowed: &[&str]) -> Result<String, ApiError> {
@@ -270,7 +270,7 @@ fn document(o: &mut Obj<'_>, base_dir: &Path) -> Result<Option<(DocumentInfo, Ve
 fn seconds(o: &mut Obj<'_>, name: &str) -> Result<Option<i64>, ApiError> {
     match o.opt_int(name)? {
         Some(t) if t < 0 => Err(ApiError::field(
-            "POSITIVE_NUMBER_REQUIRED",
+            ErrorKind::PositiveNumberRequired,
             &o.path(name),
             format!("{} must be Unix seconds, zero or more", o.path(name)),
             "Unix seconds",
@@ -289,9 +289,8 @@ pub fn import_certificates(
     base_dir: &Path,
 ) -> Result<ImportReport, ApiError> {
     if account.trim().is_empty() {
-        return Err(ApiError::new(
-            400,
-            "INVALID_ACCOUNT",
+        return Err(ApiError::of(
+            ErrorKind::InvalidAccount,
             "the account name must not be empty",
         ));
     }

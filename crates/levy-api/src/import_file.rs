@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::import::{import_certificates, ImportReport};
 use crate::keys::{KeySource, Keyring};
 use crate::store::SqliteStore;
@@ -27,9 +27,8 @@ pub struct ImportFile {
 pub fn import_file(args: &ImportFile) -> Result<ImportReport, ApiError> {
     let ring = Keyring::load(&KeySource::File(args.keys.clone()))?;
     if !ring.has_account(&args.account) {
-        return Err(ApiError::new(
-            400,
-            "INVALID_ACCOUNT",
+        return Err(ApiError::of(
+            ErrorKind::InvalidAccount,
             format!(
                 "account {:?} has no key in {}",
                 args.account,
@@ -39,9 +38,8 @@ pub fn import_file(args: &ImportFile) -> Result<ImportReport, ApiError> {
     }
     let account = ring.account_id(&args.account);
     let json = std::fs::read(&args.file).map_err(|e| {
-        ApiError::new(
-            400,
-            "INVALID_IMPORT",
+        ApiError::of(
+            ErrorKind::InvalidImport,
             format!("cannot read {}: {e}", args.file.display()),
         )
     })?;

@@ -8,7 +8,7 @@
 use rust_decimal::Decimal;
 use serde_json::{Map, Number, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 
 /// Longest string accepted in an ordinary field (ids, names, categories).
 pub(crate) const MAX_STRING: usize = 255;
@@ -55,15 +55,14 @@ pub(crate) fn parse_body(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(ApiError::field(
-            "INVALID_JSON",
+            ErrorKind::InvalidJson,
             "body",
             "the request body must be a JSON object",
             "object",
             describe(&other),
         )),
-        Err(e) => Err(ApiError::new(
-            400,
-            "INVALID_JSON",
+        Err(e) => Err(ApiError::of(
+            ErrorKind::InvalidJson,
             format!("the request body is not valid JSON: {e}"),
         )),
     }
@@ -110,7 +109,7 @@ impl<'a> Obj<'a> {
                 if s.chars().count() > max {
                     let field = self.path(name);
                     return Err(ApiError::field(
-                        "STRING_TOO_LONG",
+                        ErrorKind::StringTooLong,
                         &field,
                         format!("{field} must be at most {max} characters"),
                         format!("string of at most {max} characters"),
@@ -219,7 +218,7 @@ impl<'a> Obj<'a> {
         if let Some(extra) = self.map.keys().find(|k| !self.taken.contains(&k.as_str())) {
             let field = self.path(extra);
             return Err(ApiError::field(
-                "UNRECOGNIZED_FIELD",
+                ErrorKind::UnrecognizedField,
                 &field,
                 format!("{field} is not a field of this request in this API version"),
                 "no such field",
@@ -243,7 +242,7 @@ impl<'a> Obj<'a> {
                 // than 255 characters, values too (below).
                 if map.len() > 50 {
                     return Err(ApiError::field(
-                        "TOO_MANY_ITEMS",
+                        ErrorKind::TooManyItems,
                         &self.path(name),
                         format!("{} may hold at most 50 keys", self.path(name)),
                         "at most 50 keys",
@@ -255,7 +254,7 @@ impl<'a> Obj<'a> {
                     if key_len >= 255 {
                         let field = self.path(name);
                         return Err(ApiError::field(
-                            "STRING_TOO_LONG",
+                            ErrorKind::StringTooLong,
                             &field,
                             format!("metadata keys of {field} must be shorter than 255 characters"),
                             "key shorter than 255 characters",
@@ -277,7 +276,7 @@ impl<'a> Obj<'a> {
                     if len >= 255 {
                         let field = format!("{}.{k}", self.path(name));
                         return Err(ApiError::field(
-                            "STRING_TOO_LONG",
+                            ErrorKind::StringTooLong,
                             &field,
                             format!("metadata value {field} must be shorter than 255 characters"),
                             "value shorter than 255 characters",

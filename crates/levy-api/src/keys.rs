@@ -33,7 +33,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 
 /// Where a service's keys come from.
 #[derive(Clone, Debug)]
@@ -136,9 +136,8 @@ struct FileKey {
 }
 
 fn keys_error(path: &Path, message: impl std::fmt::Display) -> ApiError {
-    ApiError::new(
-        500,
-        "KEYS_FILE_ERROR",
+    ApiError::of(
+        ErrorKind::KeysFileError,
         format!("keys file {}: {message}", path.display()),
     )
 }
@@ -156,9 +155,8 @@ impl Keyring {
             KeySource::Inline(entries) => {
                 for e in entries {
                     if e.key.is_empty() || e.account.is_empty() {
-                        return Err(ApiError::new(
-                            500,
-                            "KEYS_FILE_ERROR",
+                        return Err(ApiError::of(
+                            ErrorKind::KeysFileError,
                             "an inline key or its account is empty",
                         ));
                     }
@@ -228,9 +226,8 @@ impl Keyring {
 /// file does not see the removed account's data.
 pub fn create_account_keys(path: &Path, account: &str) -> Result<(String, String), ApiError> {
     if account.trim().is_empty() {
-        return Err(ApiError::new(
-            400,
-            "INVALID_ACCOUNT",
+        return Err(ApiError::of(
+            ErrorKind::InvalidAccount,
             "the account name must not be empty",
         ));
     }

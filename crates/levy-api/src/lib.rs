@@ -49,6 +49,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod calculate;
 mod commit;
 mod error;
 mod ids;
@@ -56,7 +57,9 @@ pub mod import;
 mod import_file;
 mod json;
 pub mod keys;
+pub mod ledger;
 mod limits;
+mod read;
 mod render;
 mod resources;
 mod router;
@@ -65,7 +68,7 @@ pub mod store;
 mod version;
 
 pub use commit::Commit;
-pub use error::ApiError;
+pub use error::{ApiError, ErrorKind};
 pub use import::{import_certificates, ImportReport, ImportedItem};
 pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};

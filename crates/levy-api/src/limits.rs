@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::keys::Scope;
 
 /// The limits a [`crate::Service`] applies to each account and mode. `0` turns a limit off.
@@ -69,9 +69,8 @@ impl RateLimiter {
             return Ok(());
         }
         let wait = ((1.0 - *tokens) / rate).ceil().clamp(1.0, 3600.0) as u16;
-        let mut e = ApiError::new(
-            429,
-            "RATE_LIMITED",
+        let mut e = ApiError::of(
+            ErrorKind::RateLimited,
             format!(
                 "too many requests: at most {} per second (bursts of {}) for one account and mode; retry after {wait} s",
                 limits.requests_per_second,
@@ -85,9 +84,8 @@ impl RateLimiter {
 
 /// The error for a new calculation when `scope` already stores `limit` unexpired ones.
 pub(crate) fn quota_exceeded(limit: u64) -> ApiError {
-    let mut e = ApiError::new(
-        429,
-        "CALCULATION_QUOTA_EXCEEDED",
+    let mut e = ApiError::of(
+        ErrorKind::CalculationQuotaExceeded,
         format!(
             "this account and mode already store {limit} unexpired calculations, the most allowed; older ones expire 24 hours after they were made. Make transactions from the calculations you use, or retry later"
         ),

@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
 use crate::json::num;
-use crate::store::{JurisdictionRecord, LineRecord};
+use crate::store::{JurisdictionRecord, LineRecord, TransactionRecord};
 use crate::version::ApiVersion;
 
 /// Where a line is rendered; decides which optional fields appear.
@@ -20,13 +20,10 @@ pub(crate) enum LineKind {
 /// An error body in the version's format.
 pub(crate) fn error(e: &ApiError, version: ApiVersion) -> Value {
     if version.flat_errors() {
-        json!({ "code": e.status, "type": e.kind, "message": e.message })
+        json!({ "code": e.status(), "type": e.kind.name(), "message": e.message })
     } else {
         let mut err = Map::new();
-        err.insert(
-            "error_code".into(),
-            Value::String(e.kind.to_ascii_lowercase()),
-        );
+        err.insert("error_code".into(), Value::String(e.kind.error_code()));
         err.insert("error_message".into(), Value::String(e.message.clone()));
         if let Some(field) = &e.field {
             err.insert(
@@ -111,4 +108,28 @@ pub(crate) fn line(l: &LineRecord, version: ApiVersion, kind: LineKind) -> Value
     m.insert("amount_excluding_tax".into(), num(l.amount_excluding_tax));
     m.insert("amount_including_tax".into(), num(l.amount_including_tax));
     Value::Object(m)
+}
+
+/// A transaction in the version's shape (`testmode` is a string here, as the spec shows).
+pub(crate) fn transaction(t: &TransactionRecord, v: ApiVersion, testmode: bool) -> Value {
+    let mut out = json!({
+        "id": t.id,
+        "object": "tax.transaction",
+        "calculation_id": t.calculation_id,
+        "reference_order_id": t.reference_order_id,
+        "transaction_processed_at": t.processed_at,
+        "customer_currency_code": t.currency,
+        "filing_currency_code": t.currency,
+        "tax_included_in_amount": t.tax_included,
+        "line_items": t.lines.iter().map(|l| line(l, v, LineKind::Ledger)).collect::<Vec<_>>(),
+        "testmode": if testmode { "true" } else { "false" },
+        "metadata": t.metadata.clone().map_or(json!({}), Value::Object),
+        "created_at": t.created_at,
+    });
+    if let Some(p) = &t.platform {
+        out["type"] = json!(p.kind);
+        out["reference_payment_id"] = json!(p.reference_payment_id);
+        out["merchant_id"] = json!(p.merchant_id);
+    }
+    out
 }

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::commit::Commit;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::keys::Scope;
 use crate::resources::{
     calculations, certificates, customers, merchants, ping, platform, products, refunds,
@@ -47,7 +47,7 @@ impl Ctx<'_> {
             *self.commit.borrow_mut() = Some(commit);
             Ok(())
         } else {
-            commit.wait()
+            commit.wait().map_err(ApiError::from)
         }
     }
 
@@ -64,7 +64,7 @@ impl Ctx<'_> {
         for (k, v) in &self.query {
             if !allowed.contains(&k.as_str()) {
                 return Err(ApiError::field(
-                    "UNRECOGNIZED_FIELD",
+                    ErrorKind::UnrecognizedField,
                     k,
                     format!("{k} is not a query parameter of this endpoint"),
                     format!("one of: {}", allowed.join(", ")),
@@ -79,7 +79,7 @@ impl Ctx<'_> {
                 // `?status=` names no value: refused rather than read as "no filter", so
                 // that a client's empty variable is not silently a different query.
                 return Err(ApiError::field(
-                    "INVALID_QUERY_PARAMETER",
+                    ErrorKind::InvalidQueryParameter,
                     k,
                     format!("{k} must not be empty"),
                     "a non-empty value",
@@ -227,9 +227,8 @@ fn parse_query(raw: &str) -> Result<Vec<(String, String)>, ApiError> {
         match (percent_decode(k, true), percent_decode(v, true)) {
             (Some(k), Some(v)) => out.push((k, v)),
             _ => {
-                return Err(ApiError::new(
-                    400,
-                    "INVALID_QUERY",
+                return Err(ApiError::of(
+                    ErrorKind::InvalidQuery,
                     "the query string is not valid percent-encoded UTF-8",
                 ))
             }
@@ -263,8 +262,8 @@ pub(crate) fn json_response(status: u16, body: &Value) -> Response {
 }
 
 pub(crate) fn error_response(e: &ApiError, version: ApiVersion) -> Response {
-    let mut r = json_response(e.status, &render::error(e, version));
-    if e.status == 401 {
+    let mut r = json_response(e.status(), &render::error(e, version));
+    if e.status() == 401 {
         r.headers.push(("WWW-Authenticate".into(), "Bearer".into()));
     }
     if let Some(seconds) = e.retry_after {
@@ -296,9 +295,8 @@ fn dispatch_inner(
             .and_then(|v| ApiVersion::parse(v.trim()))
             .unwrap_or(ApiVersion::V2026_03_01);
         if req.method != "GET" {
-            let mut e = ApiError::new(
-                405,
-                "METHOD_NOT_ALLOWED",
+            let mut e = ApiError::of(
+                ErrorKind::MethodNotAllowed,
                 format!("{} accepts GET only", req.path),
             );
             e.expected = Some("GET".into());
@@ -325,7 +323,7 @@ fn dispatch_inner(
             None => {
                 let supported: Vec<&str> = ApiVersion::ALL.iter().map(|v| v.as_str()).collect();
                 let e = ApiError::field(
-                    "INVALID_API_VERSION",
+                    ErrorKind::InvalidApiVersion,
                     "X-API-Version",
                     format!(
                         "X-API-Version {v:?} is not a version of this interface; use one of {}",
@@ -357,7 +355,7 @@ fn dispatch_inner(
         }
         Err(e) => {
             let mut r = error_response(&e, version);
-            if e.status == 405 {
+            if e.status() == 405 {
                 if let Some(allow) = &e.expected {
                     r.headers.push(("Allow".into(), allow.clone()));
                 }
@@ -372,7 +370,7 @@ fn duplicate_header(req: &Request, name: &str) -> Option<ApiError> {
     let n = req.header_count(name);
     (n > 1).then(|| {
         ApiError::field(
-            "INVALID_HEADER",
+            ErrorKind::InvalidHeader,
             name,
             format!("the {name} header was sent {n} times; send it once"),
             "one header",
@@ -383,9 +381,8 @@ fn duplicate_header(req: &Request, name: &str) -> Option<ApiError> {
 
 fn authenticate(service: &Service, req: &Request) -> Result<Scope, ApiError> {
     let header = req.header("authorization").ok_or_else(|| {
-        ApiError::new(
-            401,
-            "UNAUTHORIZED",
+        ApiError::of(
+            ErrorKind::Unauthorized,
             "missing API key: send the header Authorization: Bearer <API key>",
         )
     })?;
@@ -395,9 +392,8 @@ fn authenticate(service: &Service, req: &Request) -> Result<Scope, ApiError> {
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, key)| key.trim())
         .ok_or_else(|| {
-            ApiError::new(
-                401,
-                "UNAUTHORIZED",
+            ApiError::of(
+                ErrorKind::Unauthorized,
                 "the Authorization header must be: Bearer <API key>",
             )
         })?;
@@ -405,7 +401,7 @@ fn authenticate(service: &Service, req: &Request) -> Result<Scope, ApiError> {
         .keys
         .load()
         .check(key)
-        .ok_or_else(|| ApiError::new(401, "UNAUTHORIZED", "the API key is not valid"))
+        .ok_or_else(|| ApiError::of(ErrorKind::Unauthorized, "the API key is not valid"))
 }
 
 /// A handler's body, the headers it set, and the commit it left to the caller.
@@ -419,9 +415,8 @@ fn route(
     defer: bool,
 ) -> Result<Routed, ApiError> {
     if req.body.len() > MAX_BODY {
-        return Err(ApiError::new(
-            413,
-            "REQUEST_TOO_LARGE",
+        return Err(ApiError::of(
+            ErrorKind::RequestTooLarge,
             format!("the request body is larger than {MAX_BODY} bytes"),
         ));
     }
@@ -467,9 +462,8 @@ fn route(
         allowed = later_methods;
     }
     if allowed.is_empty() {
-        Err(ApiError::new(
-            404,
-            "NOT_FOUND",
+        Err(ApiError::of(
+            ErrorKind::NotFound,
             match later {
                 Some(since) => format!(
                     "no endpoint {} in API version {}; it exists from X-API-Version {}",
@@ -481,9 +475,8 @@ fn route(
             },
         ))
     } else {
-        let mut e = ApiError::new(
-            405,
-            "METHOD_NOT_ALLOWED",
+        let mut e = ApiError::of(
+            ErrorKind::MethodNotAllowed,
             format!(
                 "{} does not accept {}; it accepts {}",
                 req.path,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use levy_core::AnyTable;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::keys::{KeySource, Keyring};
 use crate::store::{NexusTotal, SqliteStore, Store};
 use crate::{router, ApiVersion, Request, Response};
@@ -87,10 +87,14 @@ impl Answer {
     }
 }
 
-fn settle(response: Response, commit: Result<(), ApiError>, version: ApiVersion) -> Response {
+fn settle(
+    response: Response,
+    commit: Result<(), crate::store::StoreError>,
+    version: ApiVersion,
+) -> Response {
     match commit {
         Ok(()) => response,
-        Err(e) => router::error_response(&e, version),
+        Err(e) => router::error_response(&ApiError::from(e), version),
     }
 }
 
@@ -101,9 +105,8 @@ fn load_table(source: &TableSource) -> Result<Arc<AnyTable>, ApiError> {
     match source {
         TableSource::Table(t) => Ok(t.clone()),
         TableSource::Path(p) => AnyTable::open_file(p).map(Arc::new).map_err(|e| {
-            ApiError::new(
-                500,
-                "TABLE_ERROR",
+            ApiError::of(
+                ErrorKind::TableError,
                 format!("rate table {}: {e}", p.display()),
             )
         }),
@@ -188,9 +191,8 @@ impl Service {
                     .header("x-api-version")
                     .and_then(ApiVersion::parse)
                     .unwrap_or(ApiVersion::V2024_09_01);
-                let e = ApiError::new(
-                    500,
-                    "INTERNAL_ERROR",
+                let e = ApiError::of(
+                    ErrorKind::InternalError,
                     "the request failed unexpectedly; nothing was changed",
                 );
                 (router::error_response(&e, version), None)
@@ -213,6 +215,6 @@ impl Service {
     /// is the account's name (in the keys file) or an inline key's account.
     pub fn nexus_totals(&self, account: &str) -> Result<Vec<NexusTotal>, ApiError> {
         let id = self.keys.load().account_id(account);
-        self.store.nexus(&id)
+        Ok(self.store.nexus(&id)?)
     }
 }

@@ -1,8 +1,10 @@
-//! The ledger: what the service stores, behind the [`Store`] trait.
+//! The ledger: what the service stores, behind the [`Store`] trait, whose methods answer
+//! in the ledger's own terms ([`StoreError`]).
 //!
 //! [`SqliteStore`] is the embedded implementation. A store for another database implements
-//! the same trait; the pure helpers here ([`remaining`], [`nexus_sales`]) keep the money
-//! rules in one place for every implementation. Every method is scoped by account and
+//! the same trait; the pure functions of [`crate::ledger`] (nexus effects of transactions,
+//! deletions, refunds and reversals; what remains to refund) keep the money rules in one
+//! place for every implementation. Every method is scoped by account and
 //! mode, and every write is committed durably before the method returns.
 
 use rust_decimal::Decimal;
@@ -12,9 +14,161 @@ use serde_json::{Map, Value};
 pub use crate::commit::Commit;
 use crate::error::ApiError;
 pub use crate::keys::Scope;
+pub use crate::ledger::{nexus_sales, remaining};
 
 mod sqlite;
 pub use sqlite::{inspect, LedgerReport, SqliteStore};
+
+/// A kind of record, as a [`StoreError`] names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecordKind {
+    /// A customer; its client id is `reference_customer_id`.
+    Customer,
+    /// A product; its client id is `reference_product_id`.
+    Product,
+    /// A merchant; its client id is `reference_merchant_id`.
+    Merchant,
+    /// A transaction; its client id is `reference_order_id`.
+    Transaction,
+    /// A refund.
+    Refund,
+    /// A certificate request.
+    CertificateRequest,
+}
+
+impl RecordKind {
+    /// The record's name in messages (`certificate request`).
+    pub fn noun(self) -> &'static str {
+        match self {
+            RecordKind::Customer => "customer",
+            RecordKind::Product => "product",
+            RecordKind::Merchant => "merchant",
+            RecordKind::Transaction => "transaction",
+            RecordKind::Refund => "refund",
+            RecordKind::CertificateRequest => "certificate request",
+        }
+    }
+
+    /// The field of the client's own id, unique per account and mode
+    /// (`reference_order_id`); the service's id (`id`) for records without one.
+    pub fn client_id_field(self) -> &'static str {
+        match self {
+            RecordKind::Customer => "reference_customer_id",
+            RecordKind::Product => "reference_product_id",
+            RecordKind::Merchant => "reference_merchant_id",
+            RecordKind::Transaction => "reference_order_id",
+            RecordKind::Refund | RecordKind::CertificateRequest => "id",
+        }
+    }
+}
+
+/// What a [`Store`] refuses or fails with: the ledger's own terms, without HTTP statuses.
+/// [`ApiError`]'s `From<StoreError>` (in the error module) is the one place that turns
+/// them into the interface's errors. The `Display` text of a ledger failure is the
+/// message the interface answers with.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The client's id of a new or changed record is already taken.
+    #[error("a {} with {} {value:?} already exists", .what.noun(), .what.client_id_field())]
+    Duplicate {
+        /// The record.
+        what: RecordKind,
+        /// The id that is taken.
+        value: String,
+    },
+    /// The record the operation needs does not exist (a deleted transaction counts as
+    /// missing when refunding).
+    #[error("no {} {id}", .what.noun())]
+    NotFound {
+        /// The record.
+        what: RecordKind,
+        /// The id asked for.
+        id: String,
+    },
+    /// The transaction was already deleted.
+    #[error("transaction {id} was already deleted")]
+    AlreadyDeleted {
+        /// The transaction's id.
+        id: String,
+    },
+    /// The refund was already reversed.
+    #[error("refund {id} was already reversed")]
+    AlreadyReversed {
+        /// The refund's id.
+        id: String,
+    },
+    /// A fulfilled certificate request cannot be canceled.
+    #[error("certificate request {id} is fulfilled and cannot be canceled")]
+    RequestFulfilled {
+        /// The request's id.
+        id: String,
+    },
+    /// A certificate request in the terminal invalid state cannot be canceled.
+    #[error("certificate request {id} is invalid (a terminal state) and cannot be canceled")]
+    RequestInvalid {
+        /// The request's id.
+        id: String,
+    },
+    /// The ledger failed (I/O error, disk full, a closed ledger); nothing was changed.
+    #[error("the ledger could not complete the request: {0}")]
+    Ledger(String),
+    /// A stored record or nexus total does not match its seal (damage on disk); it was
+    /// not used.
+    #[error("the ledger could not complete the request: a stored record is damaged ({what}); it was not used. Restore the ledger from a backup")]
+    Damaged {
+        /// What is wrong (`digest mismatch`).
+        what: String,
+    },
+    /// The file to open is not a levy ledger; it was left untouched.
+    #[error("{path} is not a levy ledger: {why}; it was left untouched. Point --ledger at a levy ledger, or at a path that does not exist yet to start a new one")]
+    NotALedger {
+        /// The file.
+        path: String,
+        /// Why not.
+        why: String,
+    },
+    /// The ledger was written by a newer release.
+    #[error("the ledger's schema version {found} is newer than this release's {supported}; upgrade levy")]
+    SchemaTooNew {
+        /// The ledger's schema version.
+        found: i64,
+        /// The newest this release knows.
+        supported: i64,
+    },
+    /// The ledger file's structure is damaged (`PRAGMA quick_check`); it was left untouched.
+    #[error("{path} is damaged (SQLite quick_check: {}); it was left untouched. Restore it from a backup", .problems.join("; "))]
+    FileDamaged {
+        /// The file.
+        path: String,
+        /// What the check found.
+        problems: Vec<String>,
+    },
+    /// The store failed unexpectedly (a write that panicked, no randomness).
+    #[error("{0}")]
+    Internal(String),
+    /// The caller's closure run inside a write ([`RefundBuilder`], [`MerchantChange`])
+    /// refused the change: its error, passed through unchanged, and nothing was written.
+    /// Those closures apply the interface's rules to what the store read, so they speak
+    /// the interface's error.
+    #[error("{}", .0.message)]
+    Rejected(ApiError),
+}
+
+impl StoreError {
+    /// A ledger failure from any error.
+    pub fn ledger(e: impl std::fmt::Display) -> StoreError {
+        StoreError::Ledger(e.to_string())
+    }
+}
+
+impl From<ApiError> for StoreError {
+    /// A closure's error: [`StoreError::Rejected`].
+    fn from(e: ApiError) -> StoreError {
+        StoreError::Rejected(e)
+    }
+}
 
 /// A buyer's tax id as stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -253,108 +407,89 @@ pub struct NexusTotal {
     pub count: i64,
 }
 
-/// What still may be refunded of each line: (sales excluding tax, tax), both positive.
-pub fn remaining(tx: &TransactionRecord, refunds: &[RefundRecord]) -> Vec<(Decimal, Decimal)> {
-    let mut left: Vec<(Decimal, Decimal)> = tx
-        .lines
-        .iter()
-        .map(|l| (l.amount_excluding_tax, l.tax_amount))
-        .collect();
-    for r in refunds.iter().filter(|r| r.reversed_at.is_none()) {
-        for rl in &r.lines {
-            if let Some(slot) = left.get_mut(rl.index) {
-                slot.0 += rl.line.amount_excluding_tax;
-                slot.1 += rl.line.tax_amount;
-            }
-        }
-    }
-    left
-}
-
-/// The sales (excluding tax) a transaction or refund adds to nexus totals.
-pub fn nexus_sales(lines: impl IntoIterator<Item = Decimal>) -> Decimal {
-    lines.into_iter().sum()
-}
-
 /// Builds a refund from a transaction and its earlier refunds, inside the store's write.
 pub type RefundBuilder =
     Box<dyn FnOnce(&TransactionRecord, &[RefundRecord]) -> Result<RefundRecord, ApiError> + Send>;
 
 /// The ledger's operations. Each is atomic; each write is durable when it returns `Ok`.
 pub trait Store: PlatformStore + Send + Sync {
-    /// Adds a customer. `DUPLICATE_CUSTOMER` when its `reference_customer_id` is taken.
-    fn insert_customer(&self, scope: &Scope, customer: CustomerRecord) -> Result<(), ApiError>;
+    /// Adds a customer. [`StoreError::Duplicate`] when its `reference_customer_id` is taken.
+    fn insert_customer(&self, scope: &Scope, customer: CustomerRecord) -> Result<(), StoreError>;
     /// A customer by id, or by `reference_customer_id` when `by_reference`.
     fn customer(
         &self,
         scope: &Scope,
         id: &str,
         by_reference: bool,
-    ) -> Result<Option<CustomerRecord>, ApiError>;
+    ) -> Result<Option<CustomerRecord>, StoreError>;
     /// Deletes a customer; `false` when there was none.
-    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, ApiError>;
-    /// Adds a product. `DUPLICATE_PRODUCT` when its id is taken.
-    fn insert_product(&self, scope: &Scope, product: ProductRecord) -> Result<(), ApiError>;
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError>;
+    /// Adds a product. [`StoreError::Duplicate`] when its id is taken.
+    fn insert_product(&self, scope: &Scope, product: ProductRecord) -> Result<(), StoreError>;
     /// A product by `reference_product_id`.
-    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, ApiError>;
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError>;
     /// Deletes a product; `false` when there was none.
-    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, ApiError>;
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError>;
     /// Up to `limit` products after `cursor`, ordered by id.
     fn list_products(
         &self,
         scope: &Scope,
         cursor: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<ProductRecord>, ApiError>;
+    ) -> Result<Vec<ProductRecord>, StoreError>;
     /// Stores a calculation.
-    fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<(), ApiError>;
+    fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord)
+        -> Result<(), StoreError>;
     /// Stores a calculation without waiting: the [`Commit`] resolves once it is stored. A
     /// store that writes in place stores it, and returns the commit resolved.
     fn submit_calculation(
         &self,
         scope: &Scope,
         calc: &CalculationRecord,
-    ) -> Result<Commit, ApiError> {
+    ) -> Result<Commit, StoreError> {
         Ok(Commit::resolved(self.insert_calculation(scope, calc)))
     }
     /// How many calculations and platform calculations `scope` stores that have not
     /// expired yet (up to a minute's worth of expired ones may still be counted: they are
     /// purged every minute). Used for [`crate::Limits::stored_calculations`].
-    fn stored_calculations(&self, scope: &Scope) -> Result<u64, ApiError>;
+    fn stored_calculations(&self, scope: &Scope) -> Result<u64, StoreError>;
     /// A calculation that has not expired at `now`.
     fn calculation(
         &self,
         scope: &Scope,
         id: &str,
         now: i64,
-    ) -> Result<Option<CalculationRecord>, ApiError>;
+    ) -> Result<Option<CalculationRecord>, StoreError>;
     /// Adds a transaction (and, in live mode, its sales to the nexus totals).
-    /// `DUPLICATE_REFERENCE_ORDER_ID` when the order id is taken.
-    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<(), ApiError>;
+    /// [`StoreError::Duplicate`] when the order id is taken.
+    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<(), StoreError>;
     /// A transaction, deleted or not.
-    fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>, ApiError>;
+    fn transaction(&self, scope: &Scope, id: &str)
+        -> Result<Option<TransactionRecord>, StoreError>;
     /// Marks a transaction deleted and takes what remains of it off the nexus totals.
-    /// Errors: `TRANSACTION_NOT_FOUND`, `TRANSACTION_ALREADY_DELETED`.
-    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), ApiError>;
+    /// Errors: [`StoreError::NotFound`], [`StoreError::AlreadyDeleted`].
+    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), StoreError>;
     /// Adds the refund that `build` makes from the transaction and its refunds so far,
-    /// atomically with the check. `TRANSACTION_NOT_FOUND` for an unknown or deleted one.
+    /// atomically with the check. [`StoreError::NotFound`] for an unknown or deleted one;
+    /// [`StoreError::Rejected`] with `build`'s error when it refuses.
     fn insert_refund(
         &self,
         scope: &Scope,
         transaction_id: &str,
         build: RefundBuilder,
-    ) -> Result<RefundRecord, ApiError>;
+    ) -> Result<RefundRecord, StoreError>;
     /// Refunds of a transaction, oldest first.
-    fn refunds(&self, scope: &Scope, transaction_id: &str) -> Result<Vec<RefundRecord>, ApiError>;
-    /// Reverses a refund. `REFUND_NOT_FOUND`, `REFUND_ALREADY_REVERSED`.
+    fn refunds(&self, scope: &Scope, transaction_id: &str)
+        -> Result<Vec<RefundRecord>, StoreError>;
+    /// Reverses a refund. [`StoreError::NotFound`], [`StoreError::AlreadyReversed`].
     fn reverse_refund(
         &self,
         scope: &Scope,
         refund_id: &str,
         at: i64,
-    ) -> Result<RefundRecord, ApiError>;
+    ) -> Result<RefundRecord, StoreError>;
     /// Live nexus totals of an account.
-    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, ApiError>;
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError>;
 }
 
 /// A merchant (a seller on a platform).
@@ -541,17 +676,18 @@ pub struct CertificateBatch {
 
 /// The ledger's operations for merchants, platform sales and certificates.
 pub trait PlatformStore: Send + Sync {
-    /// Adds a merchant. `DUPLICATE_MERCHANT` when its `reference_merchant_id` is taken.
-    fn insert_merchant(&self, scope: &Scope, merchant: MerchantRecord) -> Result<(), ApiError>;
+    /// Adds a merchant. [`StoreError::Duplicate`] when its `reference_merchant_id` is taken.
+    fn insert_merchant(&self, scope: &Scope, merchant: MerchantRecord) -> Result<(), StoreError>;
     /// A merchant by `merch_…` id, else by `reference_merchant_id`.
-    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, ApiError>;
-    /// Changes a merchant atomically; `None` when there is no such merchant.
+    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, StoreError>;
+    /// Changes a merchant atomically; `None` when there is no such merchant;
+    /// [`StoreError::Rejected`] with `change`'s error when it refuses.
     fn change_merchant(
         &self,
         scope: &Scope,
         id: &str,
         change: MerchantChange,
-    ) -> Result<Option<MerchantRecord>, ApiError>;
+    ) -> Result<Option<MerchantRecord>, StoreError>;
     /// Up to `limit` merchants after `cursor` (a `merch_…` id), ordered by id.
     fn list_merchants(
         &self,
@@ -559,20 +695,20 @@ pub trait PlatformStore: Send + Sync {
         cursor: Option<&str>,
         filter: MerchantFilter,
         limit: usize,
-    ) -> Result<Vec<MerchantRecord>, ApiError>;
+    ) -> Result<Vec<MerchantRecord>, StoreError>;
     /// Stores a platform calculation.
     fn insert_platform_calculation(
         &self,
         scope: &Scope,
         calc: &PlatformCalculationRecord,
-    ) -> Result<(), ApiError>;
+    ) -> Result<(), StoreError>;
     /// Stores a platform calculation without waiting: the [`Commit`] resolves once it is
     /// stored. A store that writes in place stores it, and returns the commit resolved.
     fn submit_platform_calculation(
         &self,
         scope: &Scope,
         calc: &PlatformCalculationRecord,
-    ) -> Result<Commit, ApiError> {
+    ) -> Result<Commit, StoreError> {
         Ok(Commit::resolved(
             self.insert_platform_calculation(scope, calc),
         ))
@@ -583,44 +719,46 @@ pub trait PlatformStore: Send + Sync {
         scope: &Scope,
         id: &str,
         now: i64,
-    ) -> Result<Option<PlatformCalculationRecord>, ApiError>;
+    ) -> Result<Option<PlatformCalculationRecord>, StoreError>;
     /// Adds several transactions at once, all or none (with their nexus totals).
     fn insert_transactions(
         &self,
         scope: &Scope,
         txs: Vec<TransactionRecord>,
-    ) -> Result<(), ApiError>;
+    ) -> Result<(), StoreError>;
     /// Adds certificates, their documents and requests, all or none.
-    fn import_certificates(&self, account: &str, batch: CertificateBatch) -> Result<(), ApiError>;
+    fn import_certificates(&self, account: &str, batch: CertificateBatch)
+        -> Result<(), StoreError>;
     /// An account's certificates, oldest id first; only one customer's when given.
     fn certificates(
         &self,
         account: &str,
         customer_id: Option<&str>,
-    ) -> Result<Vec<CertificateRecord>, ApiError>;
+    ) -> Result<Vec<CertificateRecord>, StoreError>;
     /// One certificate of an account.
-    fn certificate(&self, account: &str, id: &str) -> Result<Option<CertificateRecord>, ApiError>;
+    fn certificate(&self, account: &str, id: &str)
+        -> Result<Option<CertificateRecord>, StoreError>;
     /// A certificate's document, by certificate id: content type and bytes.
-    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, ApiError>;
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError>;
     /// An account's certificate requests, ordered by id.
     fn certificate_requests(
         &self,
         account: &str,
-    ) -> Result<Vec<CertificateRequestRecord>, ApiError>;
+    ) -> Result<Vec<CertificateRequestRecord>, StoreError>;
     /// One certificate request of an account.
     fn certificate_request(
         &self,
         account: &str,
         id: &str,
-    ) -> Result<Option<CertificateRequestRecord>, ApiError>;
-    /// Cancels a request following the state table; `CERTIFICATE_REQUEST_NOT_FOUND`,
-    /// `REQUEST_ALREADY_FULFILLED`, `REQUEST_INVALID`.
+    ) -> Result<Option<CertificateRequestRecord>, StoreError>;
+    /// Cancels a request following the state table; [`StoreError::NotFound`],
+    /// [`StoreError::RequestFulfilled`], [`StoreError::RequestInvalid`].
     fn cancel_certificate_request(
         &self,
         account: &str,
         id: &str,
         at: i64,
-    ) -> Result<CertificateRequestRecord, ApiError>;
+    ) -> Result<CertificateRequestRecord, StoreError>;
     /// A 32-byte secret of the ledger by name, generated on first use.
-    fn secret(&self, name: &str) -> Result<[u8; 32], ApiError>;
+    fn secret(&self, name: &str) -> Result<[u8; 32], StoreError>;
 }

@@ -650,7 +650,7 @@ fn a_table_file_changed_in_one_byte_is_refused_at_open() {
     let Err(e) = open(&bad) else {
         panic!("a damaged table must be refused");
     };
-    assert_eq!(e.status, 500);
+    assert_eq!(e.status(), 500);
     assert!(e.message.contains("content hash mismatch"), "{}", e.message);
 }
 

@@ -5,12 +5,11 @@
 //!   of the interface (the spec's endpoint table, the notes' extra endpoints, the
 //!   document's own paths) that the service answers is listed;
 //! * its error-type enum is exactly the set of error types the code can answer with:
-//!   those constructed in levy-api's source plus the HTTP layer's own.
+//!   levy-api's `ErrorKind::ALL` plus the HTTP layer's own.
 
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use common::{Call, TestServer, SHOP_LIVE};
 use serde_json::Value;
@@ -271,102 +270,6 @@ fn documented_routes_are_exactly_the_answered_routes() {
     }
 }
 
-/// Names of levy-api functions that take `kind: &'static str` (error-building helpers
-/// such as `not_found(kind, …)`).
-fn kind_helpers(texts: &[String]) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    for text in texts {
-        for (i, _) in text.match_indices("fn ") {
-            let rest = &text[i + 3..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            let Some(open) = rest.find('(') else { continue };
-            let Some(close) = rest[open..].find(')') else {
-                continue;
-            };
-            if !name.is_empty() && rest[open..open + close].contains("kind: &'static str") {
-                names.insert(name);
-            }
-        }
-    }
-    names
-}
-
-/// Error types constructed in levy-api's source: the first string literal after each
-/// `ApiError::new(`, `ApiError::field(`, `kind: ` or call of a helper that takes a kind,
-/// when nothing but a status number precedes it and it is a SCREAMING_SNAKE_CASE word.
-/// Test modules are skipped.
-fn error_types_in_levy_api() -> BTreeSet<String> {
-    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../levy-api/src");
-    let mut files = Vec::new();
-    walk(&src, &mut files);
-    assert!(
-        files.len() > 5,
-        "levy-api sources not found at {}",
-        src.display()
-    );
-    let texts: Vec<String> = files
-        .iter()
-        .map(|f| {
-            std::fs::read_to_string(f)
-                .unwrap()
-                .split("#[cfg(test)]")
-                .next()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
-    let mut tokens: Vec<String> = ["ApiError::new(", "ApiError::field(", "kind: "]
-        .map(String::from)
-        .to_vec();
-    tokens.extend(kind_helpers(&texts).into_iter().map(|n| format!("{n}(")));
-    let mut kinds = BTreeSet::new();
-    for text in &texts {
-        for token in &tokens {
-            for (i, _) in text.match_indices(token.as_str()) {
-                // A whole identifier: `not_found(` but not `request_not_found(`.
-                if text[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
-                    continue;
-                }
-                let rest = &text[i + token.len()..];
-                let window = &rest[..rest.len().min(300)];
-                let Some(open) = window.find('"') else {
-                    continue;
-                };
-                let Some(len) = window[open + 1..].find('"') else {
-                    continue;
-                };
-                let lit = &window[open + 1..open + 1 + len];
-                let before = &window[..open];
-                let plain = before
-                    .chars()
-                    .all(|ch| ch.is_ascii_digit() || ch == ',' || ch.is_whitespace());
-                let screaming = !lit.is_empty()
-                    && lit.starts_with(|ch: char| ch.is_ascii_uppercase())
-                    && lit
-                        .chars()
-                        .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_');
-                if plain && screaming {
-                    kinds.insert(lit.to_string());
-                }
-            }
-        }
-    }
-    kinds
-}
-
 /// Error types of `Service::open`, `keys::create_account_keys` and the certificate import
 /// command: never an HTTP answer, so the document leaves them out.
 const NOT_HTTP: [&str; 4] = [
@@ -378,32 +281,39 @@ const NOT_HTTP: [&str; 4] = [
 
 #[test]
 fn documented_error_types_are_exactly_those_the_code_emits() {
-    let mut emitted = error_types_in_levy_api();
+    // levy-api's kinds (levy-core's resolution errors among them, mapped in), with the
+    // status each is answered with.
+    let mut statuses: std::collections::BTreeMap<String, BTreeSet<u16>> = Default::default();
+    for k in levy_api::ErrorKind::ALL {
+        statuses
+            .entry(k.name().to_string())
+            .or_default()
+            .insert(k.status());
+    }
     for k in NOT_HTTP {
         assert!(
-            emitted.remove(k),
-            "{k} is no longer in levy-api; drop it from NOT_HTTP"
+            statuses.remove(k).is_some(),
+            "{k} is no longer an ErrorKind; drop it from NOT_HTTP"
         );
     }
-    // Sanity: the scan finds the types the conformance suite sees on the wire.
-    for k in [
-        "UNAUTHORIZED",
-        "MISSING_FIELD",
-        "INCORRECT_TYPE",
-        "CALCULATION_NOT_FOUND",
-        "NOT_FOUND",
-    ] {
-        assert!(emitted.contains(k), "scan missed {k}: {emitted:?}");
+    for t in levy_core::ResolveError::ERROR_TYPES {
+        assert!(
+            statuses.contains_key(t),
+            "ResolveError type {t} is no ErrorKind"
+        );
     }
+    // The HTTP layer's own; where a name is also levy-api's, the status is the same.
     for k in levy_server::HTTP_ERROR_KINDS {
-        emitted.insert(k.flat_type().to_string());
+        let s = statuses.entry(k.flat_type().to_string()).or_default();
+        assert!(
+            s.is_empty() || s.contains(&k.status()),
+            "{} is {} in the HTTP layer but {s:?} in levy-api",
+            k.flat_type(),
+            k.status()
+        );
+        s.insert(k.status());
     }
-    // Address and IP resolution errors come from levy-core, and pass through as they are.
-    emitted.extend(
-        levy_core::ResolveError::ERROR_TYPES
-            .iter()
-            .map(|t| t.to_string()),
-    );
+    let emitted: BTreeSet<String> = statuses.keys().cloned().collect();
     let doc = doc();
     let documented: BTreeSet<String> = doc["components"]["schemas"]["ErrorType"]["enum"]
         .as_array()

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::num;
 use crate::keys::Scope;
 use crate::router::Ctx;
@@ -30,12 +30,6 @@ pub(crate) fn status(c: &CertificateRecord, now: i64) -> &str {
         ("active", Some(e)) if now >= e - EXPIRING_WINDOW_SECONDS => "expiring",
         (s, _) => s,
     }
-}
-
-/// Whether a certificate exempts a sale made at `at`: approved, and `valid_from <= at <
-/// expires_at` (that is, `active` or `expiring` at that time).
-pub(crate) fn in_force(c: &CertificateRecord, at: i64) -> bool {
-    c.review_status == "active" && c.valid_from <= at && c.expires_at.is_none_or(|e| at < e)
 }
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
@@ -87,8 +81,8 @@ pub(crate) fn url_key(service: &Service) -> Result<[u8; 32], ApiError> {
     Ok(*service.url_key.get_or_init(|| k))
 }
 
-fn forbidden(kind: &'static str, message: &str) -> ApiError {
-    ApiError::new(403, kind, message)
+fn forbidden(kind: ErrorKind, message: &str) -> ApiError {
+    ApiError::of(kind, message)
 }
 
 /// `GET /tax/certificates/{id}/document?expires=…&signature=…`: the document bytes with
@@ -106,7 +100,7 @@ pub(crate) fn document(
             "signature" if sig.is_none() => sig = hex::decode(v).ok(),
             _ => {
                 return Err(forbidden(
-                    "INVALID_SIGNATURE",
+                    ErrorKind::InvalidSignature,
                     "the download URL has been altered; fetch the certificate again for a new one",
                 ))
             }
@@ -114,7 +108,7 @@ pub(crate) fn document(
     }
     let (Some(expires), Some(sig), Some(nonce)) = (expires, sig, nonce) else {
         return Err(forbidden(
-            "INVALID_SIGNATURE",
+            ErrorKind::InvalidSignature,
             "the download URL is not a valid pre-signed URL; fetch the certificate again for a new one",
         ));
     };
@@ -130,20 +124,19 @@ pub(crate) fn document(
     };
     if !valid {
         return Err(forbidden(
-            "INVALID_SIGNATURE",
+            ErrorKind::InvalidSignature,
             "the download URL has been altered; fetch the certificate again for a new one",
         ));
     }
     if crate::ids::now() >= expires {
         return Err(forbidden(
-            "DOWNLOAD_URL_EXPIRED",
+            ErrorKind::DownloadUrlExpired,
             "the download URL has expired; fetch the certificate again for a new one",
         ));
     }
     let (content_type, bytes) = service.store.certificate_document(id)?.ok_or_else(|| {
-        super::not_found(
-            "CERTIFICATE_NOT_FOUND",
-            404,
+        crate::read::not_found(
+            ErrorKind::CertificateNotFound,
             "certificate document",
             "certificate_id",
             id,
@@ -161,9 +154,8 @@ pub(crate) fn document(
 
 fn live_only(ctx: &Ctx<'_>) -> Result<(), ApiError> {
     if ctx.testmode() {
-        return Err(ApiError::new(
-            403,
-            "TESTMODE_NOT_SUPPORTED",
+        return Err(ApiError::of(
+            ErrorKind::TestmodeNotSupported,
             "certificates and certificate requests exist in live mode only; use a live key",
         ));
     }
@@ -244,7 +236,7 @@ fn render_request(ctx: &Ctx<'_>, r: &CertificateRequestRecord) -> Result<Value, 
 
 fn bad_param(k: &str, expected: &str, v: &str) -> ApiError {
     ApiError::field(
-        "INVALID_QUERY_PARAMETER",
+        ErrorKind::InvalidQueryParameter,
         k,
         format!("{k} must be {expected}"),
         expected,
@@ -411,9 +403,8 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         .store
         .certificate(&ctx.scope.account, id)?
         .ok_or_else(|| {
-            super::not_found(
-                "CERTIFICATE_NOT_FOUND",
-                404,
+            crate::read::not_found(
+                ErrorKind::CertificateNotFound,
                 "certificate",
                 "certificate_id",
                 id,
@@ -473,9 +464,8 @@ pub(crate) fn list_requests(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 }
 
 fn request_not_found(id: &str) -> ApiError {
-    super::not_found(
-        "CERTIFICATE_REQUEST_NOT_FOUND",
-        404,
+    crate::read::not_found(
+        ErrorKind::CertificateRequestNotFound,
         "certificate request",
         "request_id",
         id,

@@ -2,88 +2,15 @@
 
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
-use crate::json::{Obj, MAX_STRING};
+use crate::error::{ApiError, ErrorKind};
+use crate::json::MAX_STRING;
+use crate::read::{customer_type, tax_ids, valid_email};
 use crate::router::Ctx;
-use crate::store::{CustomerRecord, TaxIdRecord};
+use crate::store::CustomerRecord;
 use crate::ApiVersion;
 
 /// The query parameter that says what kind of id the path holds.
 pub(crate) const ID_TYPE_PARAM: &str = "id_type";
-
-/// Whether an e-mail address is plausible: one `@`, a non-empty local part, a domain with
-/// a dot and no empty labels, no spaces, at most 254 characters.
-pub(crate) fn valid_email(s: &str) -> bool {
-    if s.len() > 254 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return false;
-    }
-    let Some((local, domain)) = s.split_once('@') else {
-        return false;
-    };
-    !local.is_empty()
-        && local.len() <= 64
-        && !domain.contains('@')
-        && domain.contains('.')
-        && domain
-            .split('.')
-            .all(|l| !l.is_empty() && !l.starts_with('-') && !l.ends_with('-'))
-}
-
-/// Reads `CONSUMER` or `BUSINESS`.
-pub(crate) fn customer_type(obj: &mut Obj<'_>, name: &str) -> Result<Option<String>, ApiError> {
-    match obj.opt_str(name, 16)? {
-        None => Ok(None),
-        Some(t @ ("CONSUMER" | "BUSINESS")) => Ok(Some(t.to_string())),
-        Some(other) => {
-            let field = obj.path(name);
-            Err(ApiError::field(
-                "INVALID_CUSTOMER_TYPE",
-                &field,
-                format!("{field} must be CONSUMER or BUSINESS"),
-                "CONSUMER | BUSINESS",
-                other,
-            ))
-        }
-    }
-}
-
-/// Reads `tax_ids`: an array of `{type: VAT | GST | EIN, value}`.
-pub(crate) fn tax_ids(obj: &mut Obj<'_>, name: &str) -> Result<Vec<TaxIdRecord>, ApiError> {
-    let Some(items) = obj.opt_array(name)? else {
-        return Ok(Vec::new());
-    };
-    if items.len() > 20 {
-        return Err(ApiError::field(
-            "TOO_MANY_ITEMS",
-            &obj.path(name),
-            "at most 20 tax ids",
-            "at most 20",
-            items.len().to_string(),
-        ));
-    }
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let mut t = obj.element(name, i, item)?;
-        let kind = t.req_str("type", 8)?;
-        if !matches!(kind, "VAT" | "GST" | "EIN") {
-            let field = t.path("type");
-            return Err(ApiError::field(
-                "INVALID_TAX_ID",
-                &field,
-                format!("{field} must be VAT, GST or EIN"),
-                "VAT | GST | EIN",
-                kind,
-            ));
-        }
-        let value = t.req_str("value", 64)?;
-        t.finish()?;
-        out.push(TaxIdRecord {
-            kind: kind.to_string(),
-            value: value.to_string(),
-        });
-    }
-    Ok(out)
-}
 
 fn render(c: &CustomerRecord, ctx: &Ctx<'_>) -> Value {
     let mut v = json!({
@@ -105,11 +32,11 @@ fn render(c: &CustomerRecord, ctx: &Ctx<'_>) -> Value {
 
 /// `POST /tax/customers`.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
-    let record = super::body(ctx, |o| {
+    let record = crate::read::body(ctx, |o| {
         let email = o.req_str("email", 254)?;
         if !valid_email(email) {
             return Err(ApiError::field(
-                "INVALID_EMAIL",
+                ErrorKind::InvalidEmail,
                 "email",
                 format!("{email:?} is not a valid e-mail address"),
                 "an e-mail address",
@@ -151,7 +78,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             (_, "reference_customer_id") => true,
             (k, v) => {
                 return Err(ApiError::field(
-                    "INVALID_QUERY_PARAMETER",
+                    ErrorKind::InvalidQueryParameter,
                     k,
                     format!("{k} must be id or reference_customer_id"),
                     "id | reference_customer_id",
@@ -163,9 +90,8 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let id = &ctx.params[0];
     match ctx.service.store.customer(ctx.scope, id, by_reference)? {
         Some(c) => Ok(render(&c, ctx)),
-        None => Err(super::not_found(
-            "CUSTOMER_NOT_FOUND",
-            404,
+        None => Err(crate::read::not_found(
+            ErrorKind::CustomerNotFound,
             "customer",
             "customer_id",
             id,
@@ -181,25 +107,11 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     if ctx.service.store.delete_customer(ctx.scope, id, now)? {
         Ok(json!({ "object": "tax.customer", "id": id, "deleted_at": now }))
     } else {
-        Err(super::not_found(
-            "CUSTOMER_NOT_FOUND",
-            404,
+        Err(crate::read::not_found(
+            ErrorKind::CustomerNotFound,
             "customer",
             "customer_id",
             id,
         ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn emails() {
-        assert!(super::valid_email("a@b.co"));
-        for bad in [
-            "", "a", "a@b", "@b.co", "a@@b.co", "a b@c.co", "a@b..co", "a@.b.co",
-        ] {
-            assert!(!super::valid_email(bad), "{bad}");
-        }
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::{Obj, MAX_STRING};
 use crate::router::Ctx;
 use crate::store::{AddressRecord, MerchantFilter, MerchantRecord, TaxIdRecord};
@@ -51,7 +51,7 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
         Some(Value::Object(map)) => {
             if map.len() > MAX_METADATA_KEYS {
                 return Err(ApiError::field(
-                    "TOO_MANY_ITEMS",
+                    ErrorKind::TooManyItems,
                     &path,
                     format!("{path} may hold at most {MAX_METADATA_KEYS} keys"),
                     format!("at most {MAX_METADATA_KEYS} keys"),
@@ -63,7 +63,7 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
                 let key_len = k.chars().count();
                 if key_len > MAX_METADATA_CHARS {
                     return Err(ApiError::field(
-                        "STRING_TOO_LONG",
+                        ErrorKind::StringTooLong,
                         &field,
                         format!(
                             "metadata key {k:?} is longer than {MAX_METADATA_CHARS} characters"
@@ -75,7 +75,7 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
                 match v {
                     Value::String(s) if s.chars().count() > MAX_METADATA_CHARS => {
                         return Err(ApiError::field(
-                            "STRING_TOO_LONG",
+                            ErrorKind::StringTooLong,
                             &field,
                             format!(
                                 "metadata value {field} must be at most {MAX_METADATA_CHARS} characters"
@@ -99,9 +99,9 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
 fn email(o: &mut Obj<'_>) -> Result<Option<String>, ApiError> {
     match o.opt_str("email", 254)? {
         None => Ok(None),
-        Some(e) if super::customers::valid_email(e) => Ok(Some(e.to_string())),
+        Some(e) if crate::read::valid_email(e) => Ok(Some(e.to_string())),
         Some(e) => Err(ApiError::field(
-            "INVALID_EMAIL",
+            ErrorKind::InvalidEmail,
             &o.path("email"),
             format!("{}: {e:?} is not a valid e-mail address", o.path("email")),
             "an e-mail address",
@@ -114,7 +114,7 @@ fn address(o: &mut Obj<'_>) -> Result<Option<AddressRecord>, ApiError> {
     let Some(a) = o.opt_obj("default_address")? else {
         return Ok(None);
     };
-    let a = super::calculations::read_address(a, false)?;
+    let a = crate::read::read_address(a, false)?;
     Ok(Some(AddressRecord {
         line1: a.line1,
         line2: a.line2,
@@ -129,7 +129,7 @@ fn nonempty<'a>(o: &Obj<'_>, name: &str, s: &'a str) -> Result<&'a str, ApiError
     if s.trim().is_empty() {
         let field = o.path(name);
         return Err(ApiError::field(
-            "MISSING_FIELD",
+            ErrorKind::MissingField,
             &field,
             format!("{field} must not be empty"),
             "a non-empty string",
@@ -164,7 +164,7 @@ fn fields(o: &mut Obj<'_>) -> Result<Fields, ApiError> {
         None => None,
         Some(_) => {
             // Read again through the shared reader (it takes the field itself).
-            Some(super::customers::tax_ids(o, "tax_ids")?)
+            Some(crate::read::tax_ids(o, "tax_ids")?)
         }
     };
     let metadata = metadata(o)?;
@@ -182,7 +182,7 @@ fn fields(o: &mut Obj<'_>) -> Result<Fields, ApiError> {
 /// required; `email`, `tax_ids`, `metadata` optional.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let now = crate::ids::now();
-    let record = super::body(ctx, |o| {
+    let record = crate::read::body(ctx, |o| {
         let f = fields(o)?;
         let reference = f
             .reference
@@ -211,42 +211,10 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     Ok(render(&record, ctx.testmode()))
 }
 
-/// `MERCHANT_NOT_FOUND` (404) for `id`.
-pub(crate) fn not_found(id: &str, field: &str) -> ApiError {
-    ApiError::field(
-        "MERCHANT_NOT_FOUND",
-        field,
-        format!("merchant {id:?} was not found, or belongs to a different test mode"),
-        "the merchant id or reference_merchant_id of a merchant of this mode",
-        id,
-    )
-    .with_status(404)
-}
-
-/// `MERCHANT_DELETED` (409) for `id`.
-pub(crate) fn deleted(id: &str, field: &str) -> ApiError {
-    ApiError::field(
-        "MERCHANT_DELETED",
-        field,
-        format!("merchant {id:?} has been deleted"),
-        "an active merchant",
-        id,
-    )
-    .with_status(409)
-}
-
-/// The merchant by `merch_…` id or `reference_merchant_id`, deleted or not.
-pub(crate) fn find(ctx: &Ctx<'_>, id: &str, field: &str) -> Result<MerchantRecord, ApiError> {
-    ctx.service
-        .store
-        .merchant(ctx.scope, id)?
-        .ok_or_else(|| not_found(id, field))
-}
-
 /// `GET /tax/merchants/{id}`: a deleted merchant is still answered, with status `deleted`.
 pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     ctx.query_params(&[])?;
-    let m = find(ctx, &ctx.params[0], "id")?;
+    let m = crate::read::merchant(ctx, &ctx.params[0], "id")?;
     Ok(render(&m, ctx.testmode()))
 }
 
@@ -254,12 +222,12 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// (`metadata` as a whole). `updated_at` moves only when something changed.
 pub(crate) fn update(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let now = crate::ids::now();
-    let f = super::body(ctx, fields)?;
+    let f = crate::read::body(ctx, fields)?;
     let id = ctx.params[0].clone();
     let for_err = id.clone();
     let change = Box::new(move |m: &mut MerchantRecord| {
         if m.status == "deleted" {
-            return Err(deleted(&for_err, "id"));
+            return Err(crate::read::merchant_deleted(&for_err, "id"));
         }
         let before = m.clone();
         if let Some(r) = f.reference {
@@ -287,7 +255,7 @@ pub(crate) fn update(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     });
     match ctx.service.store.change_merchant(ctx.scope, &id, change)? {
         Some(m) => Ok(render(&m, ctx.testmode())),
-        None => Err(not_found(&id, "id")),
+        None => Err(crate::read::merchant_not_found(&id, "id")),
     }
 }
 
@@ -307,7 +275,7 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     });
     match ctx.service.store.change_merchant(ctx.scope, &id, change)? {
         Some(m) => Ok(render(&m, ctx.testmode())),
-        None => Err(not_found(&id, "id")),
+        None => Err(crate::read::merchant_not_found(&id, "id")),
     }
 }
 
@@ -325,7 +293,7 @@ pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             (_, "all") => filter = MerchantFilter::All,
             (k, v) => {
                 return Err(ApiError::field(
-                    "INVALID_QUERY_PARAMETER",
+                    ErrorKind::InvalidQueryParameter,
                     k,
                     format!("{k} must be active, deleted or all"),
                     "active | deleted | all",

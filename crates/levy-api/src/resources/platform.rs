@@ -10,9 +10,10 @@
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
-use super::calculations::{self, Input};
-use crate::error::ApiError;
+use crate::calculate;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::{num, MAX_STRING};
+use crate::read::{self, Input};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
 use crate::store::{
@@ -41,7 +42,7 @@ fn totals(lines: &[LineRecord]) -> Value {
 /// A platform calculation in the version's shape: a calculation's fields plus
 /// `merchant`, `roles`, `fee_line_items` and `totals`.
 pub(crate) fn render(p: &PlatformCalculationRecord, ctx: &Ctx<'_>) -> Value {
-    let mut v = calculations::render(&p.order, ctx.version, ctx.testmode());
+    let mut v = calculate::render(&p.order, ctx.version, ctx.testmode());
     v["object"] = json!("tax.platform_calculation");
     v["merchant"] = json!({
         "merchant_id": p.reference_merchant_id,
@@ -64,16 +65,16 @@ pub(crate) fn render(p: &PlatformCalculationRecord, ctx: &Ctx<'_>) -> Value {
 /// `POST /tax/platform/calculations`.
 pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let v = ctx.version;
-    let (mut input, merchant_id, fee_lines, roles) = super::body(ctx, |root| {
-        let customer = calculations::read_customer(root, v)?;
+    let (mut input, merchant_id, fee_lines, roles) = crate::read::body(ctx, |root| {
+        let customer = read::read_customer(root, v)?;
         let mut m = root.req_obj("merchant")?;
         let merchant_id = m.req_str("merchant_id", MAX_STRING)?.to_string();
         m.finish()?;
-        let order = calculations::read_order(root, v)?;
+        let order = read::read_order(root, v)?;
         let fee_lines = match root.opt_obj("fee_details")? {
             None => Vec::new(),
             Some(mut fd) => {
-                let lines = calculations::read_lines(&mut fd, Some(FEE_DEFAULT_CATEGORY))?;
+                let lines = read::read_lines(&mut fd, Some(FEE_DEFAULT_CATEGORY))?;
                 fd.finish()?;
                 lines
             }
@@ -91,7 +92,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                 Value::String(s) if ROLES.contains(&s.as_str()) => {
                     if roles.contains(s) {
                         return Err(ApiError::field(
-                            "INCORRECT_TYPE",
+                            ErrorKind::IncorrectType,
                             &field,
                             format!("{field}: role {s} is given twice"),
                             "each role once",
@@ -102,7 +103,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                 }
                 Value::String(s) => {
                     return Err(ApiError::field(
-                        "INCORRECT_TYPE",
+                        ErrorKind::IncorrectType,
                         &field,
                         format!("{field} must be one of {}", ROLES.join(", ")),
                         ROLES.join(" | "),
@@ -122,7 +123,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         if let Some(t) = transacted_at {
             if t < 0 {
                 return Err(ApiError::field(
-                    "POSITIVE_NUMBER_REQUIRED",
+                    ErrorKind::PositiveNumberRequired,
                     "transacted_at",
                     "transacted_at must be Unix seconds, zero or more",
                     "Unix seconds",
@@ -150,9 +151,9 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         };
         Ok((input, merchant_id, fee_lines, roles))
     })?;
-    let merchant = super::merchants::find(ctx, &merchant_id, "merchant.merchant_id")?;
+    let merchant = crate::read::merchant(ctx, &merchant_id, "merchant.merchant_id")?;
     if merchant.status == "deleted" {
-        return Err(super::merchants::deleted(
+        return Err(crate::read::merchant_deleted(
             &merchant_id,
             "merchant.merchant_id",
         ));
@@ -170,12 +171,12 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     // One clock for both parts, so order and fees are taxed on the same day.
     input.transacted_at = Some(input.transacted_at.unwrap_or_else(crate::ids::now));
     let id = crate::ids::new_id("plat_calc_");
-    let order = calculations::compute(ctx, &input, id.clone())?;
+    let order = calculate::compute(ctx, &input, id.clone())?;
     let fees = if fee_lines.is_empty() {
         Vec::new()
     } else {
         input.lines = fee_lines;
-        calculations::compute(ctx, &input, id.clone())?.lines
+        calculate::compute(ctx, &input, id.clone())?.lines
     };
     let record = PlatformCalculationRecord {
         id,
@@ -199,7 +200,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// `{"object": "list", "transactions": [...]}`, the order first.
 pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let now = crate::ids::now();
-    let (calc_id, order_id, payment_id, processed_at) = super::body(ctx, |o| {
+    let (calc_id, order_id, payment_id, processed_at) = crate::read::body(ctx, |o| {
         Ok((
             o.req_str("platform_calculation_id", MAX_STRING)?
                 .to_string(),
@@ -212,7 +213,7 @@ pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     if let Some(t) = processed_at {
         if t < 0 {
             return Err(ApiError::field(
-                "POSITIVE_NUMBER_REQUIRED",
+                ErrorKind::PositiveNumberRequired,
                 "transaction_processed_at",
                 "transaction_processed_at must be Unix seconds, zero or more",
                 "Unix seconds",
@@ -226,13 +227,12 @@ pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         .platform_calculation(ctx.scope, &calc_id, now)?
         .ok_or_else(|| {
             ApiError::field(
-                "PLATFORM_CALCULATION_NOT_FOUND",
+                ErrorKind::PlatformCalculationNotFound,
                 "platform_calculation_id",
                 format!("platform calculation {calc_id} was not found (unknown, expired, or made with a key of another mode)"),
                 "the id of a platform calculation of this mode made in the last 24 hours",
                 &calc_id,
             )
-            .with_status(404)
         })?;
     let make = |kind: &str, lines: Vec<LineRecord>| TransactionRecord {
         id: crate::ids::new_id("tr_"),
@@ -264,7 +264,7 @@ pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         "object": "list",
         "transactions": txs
             .iter()
-            .map(|t| super::transactions::render(t, ctx.version, ctx.testmode()))
+            .map(|t| crate::render::transaction(t, ctx.version, ctx.testmode()))
             .collect::<Vec<_>>(),
     }))
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::MAX_STRING;
 use crate::router::Ctx;
 use crate::store::ProductRecord;
@@ -25,13 +25,13 @@ fn render(p: &ProductRecord, ctx: &Ctx<'_>) -> Value {
 /// `POST /tax/products`.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let table = ctx.service.table.load();
-    let record = super::body(ctx, |o| {
+    let record = crate::read::body(ctx, |o| {
         let id = o.req_str("reference_product_id", MAX_STRING)?;
         let name = o.req_str("reference_product_name", MAX_STRING)?;
         let category = o.req_str("product_category", MAX_STRING)?;
         if table.category(category).is_none() {
             return Err(ApiError::field(
-                "INVALID_PRODUCT_CATEGORY",
+                ErrorKind::InvalidProductCategory,
                 "product_category",
                 format!("{category:?} is not a product category of the rate table"),
                 "a product category of the rate table",
@@ -59,9 +59,8 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let id = &ctx.params[0];
     match ctx.service.store.product(ctx.scope, id)? {
         Some(p) => Ok(render(&p, ctx)),
-        None => Err(super::not_found(
-            "PRODUCT_NOT_FOUND",
-            404,
+        None => Err(crate::read::not_found(
+            ErrorKind::ProductNotFound,
             "product",
             "reference_product_id",
             id,
@@ -78,9 +77,8 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             json!({ "object": "tax.product", "reference_product_id": id, "deleted_at": crate::ids::now() }),
         )
     } else {
-        Err(super::not_found(
-            "PRODUCT_NOT_FOUND",
-            404,
+        Err(crate::read::not_found(
+            ErrorKind::ProductNotFound,
             "product",
             "reference_product_id",
             id,

@@ -3,11 +3,12 @@
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::json::{Obj, MAX_STRING};
+use crate::ledger::{self, Excess};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
-use crate::store::{remaining, LineRecord, RefundLineRecord, RefundRecord, TransactionRecord};
+use crate::store::{LineRecord, RefundLineRecord, RefundRecord, TransactionRecord};
 use crate::ApiVersion;
 
 /// A refund in the version's shape.
@@ -39,7 +40,7 @@ fn non_positive(o: &mut Obj<'_>, name: &str) -> Result<Decimal, ApiError> {
     if d < -Decimal::from(levy_core::MAX_AMOUNT_MINOR) {
         let field = o.path(name);
         return Err(ApiError::field(
-            "NUMBER_TOO_LARGE",
+            ErrorKind::NumberTooLarge,
             &field,
             format!("{field} must be at least -{}", levy_core::MAX_AMOUNT_MINOR),
             format!("at least -{}", levy_core::MAX_AMOUNT_MINOR),
@@ -49,7 +50,7 @@ fn non_positive(o: &mut Obj<'_>, name: &str) -> Result<Decimal, ApiError> {
     if d > Decimal::ZERO {
         let field = o.path(name);
         return Err(ApiError::field(
-            "NEGATIVE_NUMBER_REQUIRED",
+            ErrorKind::NegativeNumberRequired,
             &field,
             format!("{field} must be a negative number (refunds take money back)"),
             "a number of zero or less",
@@ -77,7 +78,7 @@ fn partial_line(o: &mut Obj<'_>) -> Result<PartialLine, ApiError> {
         Some(q) if q < 1 || q > i64::from(u32::MAX) => {
             let field = o.path("quantity");
             return Err(ApiError::field(
-                "POSITIVE_NUMBER_REQUIRED",
+                ErrorKind::PositiveNumberRequired,
                 &field,
                 format!("{field} must be a positive integer"),
                 "a positive integer",
@@ -119,7 +120,7 @@ fn refund_line(line: &LineRecord, quantity: u32, sales: Decimal, tax: Decimal) -
 
 fn exceeds(i: usize, what: &str, asked: Decimal, left: Decimal) -> ApiError {
     ApiError::field(
-        "REFUND_EXCEEDS_TRANSACTION",
+        ErrorKind::RefundExceedsTransaction,
         &format!("line_items[{i}].{what}"),
         format!(
             "line_items[{i}].{what} would refund {} but only {} remains to be refunded",
@@ -149,14 +150,14 @@ fn find_line(tx: &TransactionRecord, l: &PartialLine, i: usize) -> Result<usize,
     match matches.as_slice() {
         [k] => Ok(*k),
         [] => Err(ApiError::field(
-            "LINE_ITEM_NOT_FOUND",
+            ErrorKind::LineItemNotFound,
             &format!("line_items[{i}]"),
             format!("transaction {} has no line matching line_items[{i}]", tx.id),
             "the reference_product_id or reference_line_item_id of a line of the transaction",
             l.line_id.clone().or_else(|| l.product.clone()).unwrap_or_default(),
         )),
         _ => Err(ApiError::field(
-            "AMBIGUOUS_LINE_ITEM",
+            ErrorKind::AmbiguousLineItem,
             &format!("line_items[{i}]"),
             format!("several lines of transaction {} match line_items[{i}]; give reference_line_item_id", tx.id),
             "reference_line_item_id",
@@ -169,14 +170,14 @@ fn find_line(tx: &TransactionRecord, l: &PartialLine, i: usize) -> Result<usize,
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let now = crate::ids::now();
     let (transaction_id, full, processed_at, lines) =
-        super::body(ctx, |o| {
+        crate::read::body(ctx, |o| {
             let tx = o.req_str("transaction_id", MAX_STRING)?.to_string();
             let full = match o.req_str("type", 16)? {
                 "full" => true,
                 "partial" => false,
                 other => {
                     return Err(ApiError::field(
-                        "INCORRECT_TYPE",
+                        ErrorKind::IncorrectType,
                         "type",
                         "type must be full or partial",
                         "full | partial",
@@ -188,7 +189,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             let mut lines = Vec::new();
             match (full, o.opt_array("line_items")?) {
                 (true, Some(_)) => return Err(ApiError::field(
-                    "UNRECOGNIZED_FIELD",
+                    ErrorKind::UnrecognizedField,
                     "line_items",
                     "a full refund takes back every line; line_items is only for partial refunds",
                     "no line_items",
@@ -211,20 +212,18 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         })?;
     let id = crate::ids::new_id("ref_tr_");
     let build = Box::new(move |tx: &TransactionRecord, earlier: &[RefundRecord]| {
-        let mut left = remaining(tx, earlier);
+        let mut left = ledger::remaining(tx, earlier);
         let mut out = Vec::new();
         if full {
-            for (i, (sales, tax)) in left.iter().enumerate() {
-                if !sales.is_zero() || !tax.is_zero() {
-                    out.push(RefundLineRecord {
-                        index: i,
-                        line: refund_line(&tx.lines[i], tx.lines[i].quantity, -*sales, -*tax),
-                    });
-                }
+            for (i, sales, tax) in ledger::full_refund(&left) {
+                out.push(RefundLineRecord {
+                    index: i,
+                    line: refund_line(&tx.lines[i], tx.lines[i].quantity, sales, tax),
+                });
             }
             if out.is_empty() {
                 return Err(ApiError::field(
-                    "REFUND_EXCEEDS_TRANSACTION",
+                    ErrorKind::RefundExceedsTransaction,
                     "transaction_id",
                     format!("transaction {} has already been refunded in full", tx.id),
                     "a transaction with an amount left to refund",
@@ -234,17 +233,19 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         } else {
             for (i, l) in lines.iter().enumerate() {
                 let k = find_line(tx, l, i)?;
-                let (ref mut s_left, ref mut t_left) = left[k];
-                if -l.sales > *s_left {
-                    return Err(exceeds(i, "sales_amount_refunded", l.sales, *s_left));
-                }
-                if -l.tax > *t_left {
-                    return Err(exceeds(i, "tax_amount_refunded", l.tax, *t_left));
-                }
+                let after = match ledger::take_refund(left[k], l.sales, l.tax) {
+                    Ok(after) => after,
+                    Err(Excess::Sales) => {
+                        return Err(exceeds(i, "sales_amount_refunded", l.sales, left[k].0))
+                    }
+                    Err(Excess::Tax) => {
+                        return Err(exceeds(i, "tax_amount_refunded", l.tax, left[k].1))
+                    }
+                };
                 let quantity = l.quantity.unwrap_or(tx.lines[k].quantity);
                 if quantity > tx.lines[k].quantity {
                     return Err(ApiError::field(
-                        "REFUND_EXCEEDS_TRANSACTION",
+                        ErrorKind::RefundExceedsTransaction,
                         &format!("line_items[{i}].quantity"),
                         format!(
                             "line_items[{i}].quantity is more than the line's quantity {}",
@@ -254,8 +255,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                         quantity.to_string(),
                     ));
                 }
-                *s_left += l.sales;
-                *t_left += l.tax;
+                left[k] = after;
                 out.push(RefundLineRecord {
                     index: k,
                     line: refund_line(&tx.lines[k], quantity, l.sales, l.tax),
@@ -283,7 +283,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     ctx.query_params(&[])?;
     let id = &ctx.params[0];
-    let tx = super::transactions::find(ctx, id)?;
+    let tx = crate::read::transaction(ctx, id)?;
     let refunds = ctx.service.store.refunds(ctx.scope, &tx.id)?;
     Ok(
         json!({ "refunds": refunds.iter().map(|r| render(r, ctx.version, ctx.testmode())).collect::<Vec<_>>() }),
@@ -293,7 +293,8 @@ pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// `POST /tax/refund_reversals`: marks the refund reversed; what it took back may be
 /// refunded again. Answers the refund, with `reversed_at` set.
 pub(crate) fn reverse(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
-    let refund_id = super::body(ctx, |o| Ok(o.req_str("refund_id", MAX_STRING)?.to_string()))?;
+    let refund_id =
+        crate::read::body(ctx, |o| Ok(o.req_str("refund_id", MAX_STRING)?.to_string()))?;
     let refund = ctx
         .service
         .store

@@ -160,8 +160,8 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
-fn db(e: rusqlite::Error) -> ApiError {
-    ApiError::ledger(e)
+fn sqlite_err(e: rusqlite::Error) -> StoreError {
+    StoreError::ledger(e)
 }
 
 /// The first 128 bits of the BLAKE3 hash of `text`, as 32 hex digits.
@@ -185,14 +185,14 @@ fn seal(json: &str) -> String {
     out
 }
 
-fn damaged(what: &str) -> ApiError {
-    ApiError::ledger(format!(
-        "a stored record is damaged ({what}); it was not used. Restore the ledger from a backup"
-    ))
+fn damaged(what: &str) -> StoreError {
+    StoreError::Damaged {
+        what: what.to_string(),
+    }
 }
 
 /// The record inside a sealed text, once its digest matches.
-fn unseal(text: &str) -> Result<&str, ApiError> {
+fn unseal(text: &str) -> Result<&str, StoreError> {
     let rest = text
         .strip_prefix(SEAL_HEAD)
         .ok_or_else(|| damaged("no seal"))?;
@@ -207,15 +207,15 @@ fn unseal(text: &str) -> Result<&str, ApiError> {
     Ok(json)
 }
 
-fn to_json<T: Serialize>(v: &T) -> Result<String, ApiError> {
+fn to_json<T: Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v)
         .map(|json| seal(&json))
-        .map_err(ApiError::ledger)
+        .map_err(StoreError::ledger)
 }
 
-fn from_json<T: for<'de> Deserialize<'de>>(s: &str) -> Result<T, ApiError> {
+fn from_json<T: for<'de> Deserialize<'de>>(s: &str) -> Result<T, StoreError> {
     serde_json::from_str(unseal(s)?)
-        .map_err(|e| ApiError::ledger(format!("stored record unreadable: {e}")))
+        .map_err(|e| StoreError::ledger(format!("stored record unreadable: {e}")))
 }
 
 /// A nexus total as stored in `sales`: `<sales> <count> <digest of both>`.
@@ -226,7 +226,7 @@ fn seal_nexus(sales: Decimal, count: i64) -> String {
 }
 
 /// The sales of a stored nexus total, once its digest matches and its count is the row's.
-fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, ApiError> {
+fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, StoreError> {
     let (text, sum) = stored
         .rsplit_once(' ')
         .ok_or_else(|| damaged("nexus total without a digest"))?;
@@ -241,40 +241,42 @@ fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, ApiError> {
 }
 
 /// Schema 3: every record sealed with its digest (see [`seal`]); nexus totals likewise.
-fn seal_existing_rows(conn: &Connection) -> Result<(), ApiError> {
+fn seal_existing_rows(conn: &Connection) -> Result<(), StoreError> {
     for table in SEALED_TABLES {
         let rows: Vec<(i64, String)> = {
             let mut stmt = conn
                 .prepare(&format!("SELECT rowid, data FROM {table}"))
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let rows = stmt
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(db)?;
-            rows.collect::<Result<_, _>>().map_err(db)?
+                .map_err(sqlite_err)?;
+            rows.collect::<Result<_, _>>().map_err(sqlite_err)?
         };
         let mut update = conn
             .prepare(&format!("UPDATE {table} SET data = ?2 WHERE rowid = ?1"))
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         for (rowid, data) in rows {
-            update.execute(params![rowid, seal(&data)]).map_err(db)?;
+            update
+                .execute(params![rowid, seal(&data)])
+                .map_err(sqlite_err)?;
         }
     }
     let rows: Vec<(i64, String, i64)> = {
         let mut stmt = conn
             .prepare("SELECT rowid, sales, count FROM nexus")
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(db)?;
-        rows.collect::<Result<_, _>>().map_err(db)?
+            .map_err(sqlite_err)?;
+        rows.collect::<Result<_, _>>().map_err(sqlite_err)?
     };
     for (rowid, sales, count) in rows {
-        let sales: Decimal = sales.parse().map_err(ApiError::ledger)?;
+        let sales: Decimal = sales.parse().map_err(StoreError::ledger)?;
         conn.execute(
             "UPDATE nexus SET sales = ?2 WHERE rowid = ?1",
             params![rowid, seal_nexus(sales, count)],
         )
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     }
     Ok(())
 }
@@ -284,33 +286,32 @@ fn is_unique_violation(e: &rusqlite::Error) -> bool {
         || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
 }
 
-fn open_connection(path: &str) -> Result<Connection, ApiError> {
-    let conn = Connection::open(path).map_err(db)?;
+fn open_connection(path: &str) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path).map_err(sqlite_err)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     Ok(conn)
 }
 
-fn migrate(conn: &Connection) -> Result<(), ApiError> {
+fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     if version > SCHEMA_VERSION {
-        return Err(ApiError::new(
-            500,
-            "LEDGER_ERROR",
-            format!("the ledger's schema version {version} is newer than this release's {SCHEMA_VERSION}; upgrade levy"),
-        ));
+        return Err(StoreError::SchemaTooNew {
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.unchecked_transaction().map_err(db)?;
-        tx.execute_batch(sql).map_err(db)?;
+        let tx = conn.unchecked_transaction().map_err(sqlite_err)?;
+        tx.execute_batch(sql).map_err(sqlite_err)?;
         if i + 1 == 3 {
             seal_existing_rows(&tx)?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
-            .map_err(db)?;
-        tx.commit().map_err(db)?;
+            .map_err(sqlite_err)?;
+        tx.commit().map_err(sqlite_err)?;
     }
     Ok(())
 }
@@ -320,18 +321,16 @@ fn migrate(conn: &Connection) -> Result<(), ApiError> {
 /// result to `deliver`, turned into a ledger error if the commit failed (nothing of the
 /// group was stored, so a success must not be reported).
 fn job<R: Send + 'static>(
-    f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
-    deliver: impl FnOnce(Result<R, ApiError>) + Send + 'static,
+    f: impl FnOnce(&Connection) -> Result<R, StoreError> + Send + 'static,
+    deliver: impl FnOnce(Result<R, StoreError>) + Send + 'static,
 ) -> Job {
     Box::new(move |conn: &Connection| {
         let result = match conn.execute_batch("SAVEPOINT job") {
-            Err(e) => Err(db(e)),
+            Err(e) => Err(StoreError::ledger(e)),
             Ok(()) => {
                 let r = catch_unwind(AssertUnwindSafe(|| f(conn))).unwrap_or_else(|_| {
-                    Err(ApiError::new(
-                        500,
-                        "INTERNAL_ERROR",
-                        "the ledger write failed unexpectedly",
+                    Err(StoreError::Internal(
+                        "the ledger write failed unexpectedly".into(),
                     ))
                 });
                 let end = if r.is_ok() {
@@ -341,14 +340,14 @@ fn job<R: Send + 'static>(
                 };
                 match conn.execute_batch(end) {
                     Ok(()) => r,
-                    Err(e) => Err(db(e)),
+                    Err(e) => Err(StoreError::ledger(e)),
                 }
             }
         };
         Box::new(move |commit: Result<(), String>| {
             deliver(match commit {
                 Ok(()) => result,
-                Err(e) => result.and(Err(ApiError::ledger(e))),
+                Err(e) => result.and(Err(StoreError::Ledger(e))),
             });
         })
     })
@@ -457,22 +456,21 @@ fn writer_loop(
 /// opened.
 const LEDGER_APPLICATION_ID: i32 = 0x4C45_5659;
 
-fn not_a_ledger(path: &str, why: &str) -> ApiError {
-    ApiError::new(
-        500,
-        "LEDGER_ERROR",
-        format!("{path} is not a levy ledger: {why}; it was left untouched. Point --ledger at a levy ledger, or at a path that does not exist yet to start a new one"),
-    )
+fn not_a_ledger(path: &str, why: &str) -> StoreError {
+    StoreError::NotALedger {
+        path: path.to_string(),
+        why: why.to_string(),
+    }
 }
 
 /// Before anything is written: a file that exists must already be a levy ledger. A missing
 /// file is created; an empty file is refused (it is what a failed copy, a truncation or a
 /// full disk leaves, and opening it as a new ledger would make every stored transaction
 /// read as 404).
-fn check_existing_file(path: &str) -> Result<bool, ApiError> {
+fn check_existing_file(path: &str) -> Result<bool, StoreError> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(ApiError::ledger(format!("{path}: {e}"))),
+        Err(e) => Err(StoreError::ledger(format!("{path}: {e}"))),
         Ok(m) if m.is_dir() => Err(not_a_ledger(path, "it is a directory")),
         Ok(m) if m.len() == 0 => Err(not_a_ledger(path, "the file is empty (0 bytes)")),
         Ok(_) => Ok(true),
@@ -480,52 +478,50 @@ fn check_existing_file(path: &str) -> Result<bool, ApiError> {
 }
 
 /// `PRAGMA quick_check`, its first five findings: `["ok"]` when the structure is sound.
-fn quick_check(conn: &Connection) -> Result<Vec<String>, ApiError> {
-    let mut stmt = conn.prepare("PRAGMA quick_check(5)").map_err(db)?;
-    let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(db)?;
-    rows.collect::<Result<_, _>>().map_err(db)
+fn quick_check(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare("PRAGMA quick_check(5)").map_err(sqlite_err)?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(sqlite_err)?;
+    rows.collect::<Result<_, _>>().map_err(sqlite_err)
 }
 
 /// For a file that existed: it is an SQLite database, it is a levy ledger (the application
 /// id, or, for ledgers written before the id, a schema version and levy's tables), and
 /// `PRAGMA quick_check` finds its structure sound.
-fn check_ledger(conn: &Connection, path: &str) -> Result<(), ApiError> {
+fn check_ledger(conn: &Connection, path: &str) -> Result<(), StoreError> {
     check_identity(conn, path)?;
     let problems = quick_check(conn)?;
     if problems != ["ok"] {
-        return Err(ApiError::new(
-            500,
-            "LEDGER_ERROR",
-            format!(
-                "{path} is damaged (SQLite quick_check: {}); it was left untouched. Restore it from a backup",
-                problems.join("; ")
-            ),
-        ));
+        return Err(StoreError::FileDamaged {
+            path: path.to_string(),
+            problems,
+        });
     }
     Ok(())
 }
 
 /// The file is an SQLite database and a levy ledger (see [`check_ledger`]).
-fn check_identity(conn: &Connection, path: &str) -> Result<(), ApiError> {
+fn check_identity(conn: &Connection, path: &str) -> Result<(), StoreError> {
     let app_id: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(|e| match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::NotADatabase) => {
                 not_a_ledger(path, "it is not an SQLite database")
             }
-            _ => db(e),
+            _ => sqlite_err(e),
         })?;
     if app_id != LEDGER_APPLICATION_ID {
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         let levy_tables: i64 = conn
             .query_row(
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('calculations', 'transactions', 'refunds', 'nexus')",
                 [],
                 |r| r.get(0),
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         if app_id != 0 || version < 1 || levy_tables != 4 {
             return Err(not_a_ledger(
                 path,
@@ -617,6 +613,11 @@ const SEALED_TABLES: [&str; 9] = [
 /// structure, and every stored record checked against its seal. A file that is not a levy
 /// ledger is an error, as for [`SqliteStore::open`].
 pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
+    inspect_ledger(path).map_err(ApiError::from)
+}
+
+/// [`inspect`], in the store's terms.
+fn inspect_ledger(path: &str) -> Result<LedgerReport, StoreError> {
     if !check_existing_file(path)? {
         return Err(not_a_ledger(path, "no such file"));
     }
@@ -624,12 +625,12 @@ pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(db)?;
+    .map_err(sqlite_err)?;
     check_identity(&conn, path)?;
     let quick_check = quick_check(&conn)?;
-    let pragma = |name: &str| -> Result<i64, ApiError> {
+    let pragma = |name: &str| -> Result<i64, StoreError> {
         conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
-            .map_err(db)
+            .map_err(sqlite_err)
     };
     let mut report = LedgerReport {
         path: path.to_string(),
@@ -643,14 +644,14 @@ pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
         ..LedgerReport::default()
     };
     let now = crate::ids::now();
-    let exists = |table: &str| -> Result<bool, ApiError> {
+    let exists = |table: &str| -> Result<bool, StoreError> {
         conn.query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
             [table],
             |r| r.get::<_, i64>(0),
         )
         .map(|n| n == 1)
-        .map_err(db)
+        .map_err(sqlite_err)
     };
     for table in SEALED_TABLES.iter().chain(["nexus", "secrets"].iter()) {
         if !exists(table)? {
@@ -658,7 +659,7 @@ pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
         }
         let n: i64 = conn
             .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         report.rows.insert(table.to_string(), n);
     }
     for table in ["calculations", "platform_calculations"] {
@@ -671,29 +672,27 @@ pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
                 [now],
                 |r| r.get(0),
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         report.expired_calculations += n;
     }
     if report.schema_version >= 3 {
         for table in SEALED_TABLES {
             let mut stmt = conn
                 .prepare(&format!("SELECT rowid, data FROM {table}"))
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let rows = stmt
                 .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             for row in rows {
-                let (rowid, data) = row.map_err(db)?;
+                let (rowid, data) = row.map_err(sqlite_err)?;
                 if let Err(e) = unseal(&data) {
-                    report
-                        .damaged
-                        .push(format!("{table} {rowid}: {}", e.message));
+                    report.damaged.push(format!("{table} {rowid}: {e}"));
                 }
             }
         }
         let mut stmt = conn
             .prepare("SELECT rowid, sales, count FROM nexus")
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         let rows = stmt
             .query_map([], |r| {
                 Ok((
@@ -702,11 +701,11 @@ pub fn inspect(path: &str) -> Result<LedgerReport, ApiError> {
                     r.get::<_, i64>(2)?,
                 ))
             })
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         for row in rows {
-            let (rowid, sales, count) = row.map_err(db)?;
+            let (rowid, sales, count) = row.map_err(sqlite_err)?;
             if let Err(e) = unseal_nexus(&sales, count) {
-                report.damaged.push(format!("nexus {rowid}: {}", e.message));
+                report.damaged.push(format!("nexus {rowid}: {e}"));
             }
         }
     }
@@ -718,7 +717,7 @@ impl SqliteStore {
     /// to date. A missing file is created. A file that exists must be a levy ledger whose
     /// structure passes `PRAGMA quick_check`; anything else (an empty file included) is
     /// refused and left as it was.
-    pub fn open(path: &str) -> Result<SqliteStore, ApiError> {
+    pub fn open(path: &str) -> Result<SqliteStore, StoreError> {
         let memory = path == ":memory:";
         let existed = !memory && check_existing_file(path)?;
         let conn = open_connection(path)?;
@@ -728,32 +727,33 @@ impl SqliteStore {
         if !memory {
             let mode: String = conn
                 .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             if !mode.eq_ignore_ascii_case("wal") {
-                return Err(ApiError::ledger(format!(
+                return Err(StoreError::ledger(format!(
                     "could not switch {path} to WAL (journal mode is {mode})"
                 )));
             }
         }
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         migrate(&conn)?;
         conn.execute_batch(&format!("PRAGMA application_id = {LEDGER_APPLICATION_ID}"))
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
         let checkpoints = if memory {
             None
         } else {
             // The writer no longer checkpoints at commit; the checkpointer does.
             conn.execute_batch("PRAGMA wal_autocheckpoint=0")
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let c = open_connection(path)?;
-            c.execute_batch("PRAGMA synchronous=FULL").map_err(db)?;
+            c.execute_batch("PRAGMA synchronous=FULL")
+                .map_err(sqlite_err)?;
             let (stop, stopped) = mpsc::channel::<()>();
             let thread = std::thread::Builder::new()
                 .name("levy-ledger-checkpoint".into())
                 .spawn(move || checkpoint_loop(c, stopped))
                 .map_err(|e| {
-                    ApiError::ledger(format!("could not start the checkpoint thread: {e}"))
+                    StoreError::ledger(format!("could not start the checkpoint thread: {e}"))
                 })?;
             Some((stop, thread))
         };
@@ -761,7 +761,8 @@ impl SqliteStore {
         if !memory {
             for _ in 0..4 {
                 let r = open_connection(path)?;
-                r.execute_batch("PRAGMA query_only=ON;").map_err(db)?;
+                r.execute_batch("PRAGMA query_only=ON;")
+                    .map_err(sqlite_err)?;
                 readers.push(Mutex::new(r));
             }
         }
@@ -771,7 +772,7 @@ impl SqliteStore {
         let writer = std::thread::Builder::new()
             .name("levy-ledger-writer".into())
             .spawn(move || writer_loop(conn, rx, writer_counts))
-            .map_err(|e| ApiError::ledger(format!("could not start the writer thread: {e}")))?;
+            .map_err(|e| StoreError::ledger(format!("could not start the writer thread: {e}")))?;
         Ok(SqliteStore {
             jobs: Mutex::new(Some(tx)),
             counts,
@@ -785,19 +786,19 @@ impl SqliteStore {
     /// to the disk.
     fn write<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
-    ) -> Result<R, ApiError> {
-        self.write_as(Durability::Flushed, f)
+        f: impl FnOnce(&Connection) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        self.write_store(Durability::Flushed, f)
     }
 
     /// Runs `f` in the writer's transaction and returns once it is committed as `level`
     /// says.
-    fn write_as<R: Send + 'static>(
+    fn write_store<R: Send + 'static>(
         &self,
         level: Durability,
-        f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
-    ) -> Result<R, ApiError> {
-        let (tx, rx) = mpsc::sync_channel::<Result<R, ApiError>>(1);
+        f: impl FnOnce(&Connection) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        let (tx, rx) = mpsc::sync_channel::<Result<R, StoreError>>(1);
         self.send(
             level,
             job(f, move |result| {
@@ -805,7 +806,7 @@ impl SqliteStore {
             }),
         )?;
         rx.recv()
-            .map_err(|_| ApiError::ledger("the ledger writer has stopped"))?
+            .map_err(|_| StoreError::ledger("the ledger writer has stopped"))?
     }
 
     /// Queues `f` for the writer's transaction and returns at once: the [`Commit`]
@@ -814,11 +815,13 @@ impl SqliteStore {
     fn submit(
         &self,
         level: Durability,
-        f: impl FnOnce(&Connection) -> Result<(), ApiError> + Send + 'static,
+        f: impl FnOnce(&Connection) -> Result<(), StoreError> + Send + 'static,
         after: impl FnOnce() + Send + 'static,
     ) -> Commit {
         let (commit, completer) = Commit::new();
-        let queued = self.send(
+        // A refused send drops the job and its completer with it, which resolves the
+        // commit with the ledger's error.
+        let _ = self.send(
             level,
             job(f, move |result| {
                 if result.is_ok() {
@@ -827,28 +830,25 @@ impl SqliteStore {
                 completer.complete(result);
             }),
         );
-        // A refused send drops the job and its completer with it, which resolves the
-        // commit with the ledger's error.
-        let _ = queued;
         commit
     }
 
     /// Hands a job to the writer.
-    fn send(&self, level: Durability, job: Job) -> Result<(), ApiError> {
+    fn send(&self, level: Durability, job: Job) -> Result<(), StoreError> {
         let guard = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         let sender = guard
             .as_ref()
-            .ok_or_else(|| ApiError::ledger("the ledger is closed"))?;
+            .ok_or_else(|| StoreError::ledger("the ledger is closed"))?;
         sender
             .send((level, job))
-            .map_err(|_| ApiError::ledger("the ledger writer has stopped"))
+            .map_err(|_| StoreError::ledger("the ledger writer has stopped"))
     }
 
     /// Runs a read on a read connection (or on the writer for an in-memory ledger).
     fn read<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<R, ApiError> + Send + 'static,
-    ) -> Result<R, ApiError> {
+        f: impl FnOnce(&Connection) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
         if self.readers.is_empty() {
             return self.write(f);
         }
@@ -881,7 +881,7 @@ fn get_transaction(
     account: &str,
     live: bool,
     id: &str,
-) -> Result<Option<TransactionRecord>, ApiError> {
+) -> Result<Option<TransactionRecord>, StoreError> {
     let data: Option<String> = conn
         .query_row(
             "SELECT data FROM transactions WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -889,7 +889,7 @@ fn get_transaction(
             |r| r.get(0),
         )
         .optional()
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     data.map(|d| from_json(&d)).transpose()
 }
 
@@ -898,18 +898,18 @@ fn get_refunds(
     account: &str,
     live: bool,
     tx_id: &str,
-) -> Result<Vec<RefundRecord>, ApiError> {
+) -> Result<Vec<RefundRecord>, StoreError> {
     let mut stmt = conn
         .prepare_cached(
             "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND transaction_id = ?3 ORDER BY seq",
         )
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     let rows = stmt
         .query_map(params![account, live, tx_id], |r| r.get::<_, String>(0))
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     let mut out = Vec::new();
     for row in rows {
-        out.push(from_json(&row.map_err(db)?)?);
+        out.push(from_json(&row.map_err(sqlite_err)?)?);
     }
     Ok(out)
 }
@@ -920,28 +920,27 @@ fn insert_tx(
     account: &str,
     live: bool,
     tx: &TransactionRecord,
-) -> Result<(), ApiError> {
+) -> Result<(), StoreError> {
     let kind = tx.platform.as_ref().map_or("order", |p| p.kind.as_str());
     conn.execute(
         "INSERT INTO transactions (account, live, id, reference_order_id, data, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![account, live, tx.id, tx.reference_order_id, to_json(tx)?, kind],
     )
-    .map_err(conflict("DUPLICATE_REFERENCE_ORDER_ID", "transaction", "reference_order_id", &tx.reference_order_id))?;
-    if live {
-        let sales = nexus_sales(tx.lines.iter().map(|l| l.amount_excluding_tax));
-        add_nexus(conn, account, tx, sales, 1)?;
+    .map_err(conflict(RecordKind::Transaction, &tx.reference_order_id))?;
+    if let Some(change) = crate::ledger::transaction_effect(live, tx) {
+        add_nexus(conn, account, tx, change)?;
     }
     Ok(())
 }
 
-/// Adds `sales` and `count` to an account's live nexus totals of one place.
+/// Applies `change` (see [`crate::ledger`]) to an account's live nexus total of the place
+/// and currency of `tx`.
 fn add_nexus(
     conn: &Connection,
     account: &str,
     tx: &TransactionRecord,
-    sales: Decimal,
-    count: i64,
-) -> Result<(), ApiError> {
+    change: crate::ledger::NexusChange,
+) -> Result<(), StoreError> {
     let current: Option<(String, i64)> = conn
         .query_row(
             "SELECT sales, count FROM nexus WHERE account = ?1 AND country = ?2 AND region = ?3 AND currency = ?4",
@@ -949,23 +948,23 @@ fn add_nexus(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()
-        .map_err(db)?;
-    let (old_sales, old_count) = match current {
+        .map_err(sqlite_err)?;
+    let stored = match current {
         Some((s, c)) => (unseal_nexus(&s, c)?, c),
         None => (Decimal::ZERO, 0),
     };
-    let (sales, count) = (old_sales + sales, old_count + count);
+    let (sales, count) = change.apply(stored);
     conn.execute(
         "INSERT INTO nexus (account, country, region, currency, sales, count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (account, country, region, currency) DO UPDATE SET sales = excluded.sales, count = excluded.count",
         params![account, tx.country, tx.region, tx.currency, seal_nexus(sales, count), count],
     )
-    .map_err(db)?;
+    .map_err(sqlite_err)?;
     Ok(())
 }
 
 impl Store for SqliteStore {
-    fn insert_customer(&self, scope: &Scope, c: CustomerRecord) -> Result<(), ApiError> {
+    fn insert_customer(&self, scope: &Scope, c: CustomerRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let data = to_json(&c)?;
         self.write(move |conn| {
@@ -973,12 +972,7 @@ impl Store for SqliteStore {
                 "INSERT INTO customers (account, live, id, reference_customer_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![&*account, live, c.id, c.reference_customer_id, data],
             )
-            .map_err(conflict(
-                "DUPLICATE_CUSTOMER",
-                "customer",
-                "reference_customer_id",
-                c.reference_customer_id.as_deref().unwrap_or(""),
-            ))?;
+            .map_err(conflict(RecordKind::Customer, c.reference_customer_id.as_deref().unwrap_or("")))?;
             Ok(())
         })
     }
@@ -988,7 +982,7 @@ impl Store for SqliteStore {
         scope: &Scope,
         id: &str,
         by_reference: bool,
-    ) -> Result<Option<CustomerRecord>, ApiError> {
+    ) -> Result<Option<CustomerRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| {
             let sql = if by_reference {
@@ -997,12 +991,12 @@ impl Store for SqliteStore {
                 "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL"
             };
             let data: Option<String> =
-                conn.query_row(sql, params![&*account, live, id], |r| r.get(0)).optional().map_err(db)?;
+                conn.query_row(sql, params![&*account, live, id], |r| r.get(0)).optional().map_err(sqlite_err)?;
             data.map(|d| from_json(&d)).transpose()
         })
     }
 
-    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, ApiError> {
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.write(move |conn| {
             let n = conn
@@ -1010,12 +1004,12 @@ impl Store for SqliteStore {
                     "UPDATE customers SET deleted_at = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL",
                     params![&*account, live, id, at],
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             Ok(n == 1)
         })
     }
 
-    fn insert_product(&self, scope: &Scope, p: ProductRecord) -> Result<(), ApiError> {
+    fn insert_product(&self, scope: &Scope, p: ProductRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let data = to_json(&p)?;
         self.write(move |conn| {
@@ -1023,33 +1017,28 @@ impl Store for SqliteStore {
                 "INSERT INTO products (account, live, id, data) VALUES (?1, ?2, ?3, ?4)",
                 params![&*account, live, p.reference_product_id, data],
             )
-            .map_err(conflict(
-                "DUPLICATE_PRODUCT",
-                "product",
-                "reference_product_id",
-                &p.reference_product_id,
-            ))?;
+            .map_err(conflict(RecordKind::Product, &p.reference_product_id))?;
             Ok(())
         })
     }
 
-    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, ApiError> {
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT data FROM products WHERE account = ?1 AND live = ?2 AND id = ?3",
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let data: Option<String> = stmt
                 .query_row(params![&*account, live, id], |r| r.get(0))
                 .optional()
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             data.map(|d| from_json(&d)).transpose()
         })
     }
 
-    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, ApiError> {
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.write(move |conn| {
             let n = conn
@@ -1057,7 +1046,7 @@ impl Store for SqliteStore {
                     "DELETE FROM products WHERE account = ?1 AND live = ?2 AND id = ?3",
                     params![&*account, live, id],
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             Ok(n == 1)
         })
     }
@@ -1067,7 +1056,7 @@ impl Store for SqliteStore {
         scope: &Scope,
         cursor: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<ProductRecord>, ApiError> {
+    ) -> Result<Vec<ProductRecord>, StoreError> {
         let (account, live, cursor) = (
             scope.account.clone(),
             scope.live,
@@ -1078,17 +1067,21 @@ impl Store for SqliteStore {
                 .prepare_cached(
                     "SELECT data FROM products WHERE account = ?1 AND live = ?2 AND id > ?3 ORDER BY id LIMIT ?4",
                 )
-                .map_err(db)?;
-            let rows = stmt.query_map(params![&*account, live, cursor, limit as i64], |r| r.get::<_, String>(0)).map_err(db)?;
+                .map_err(sqlite_err)?;
+            let rows = stmt.query_map(params![&*account, live, cursor, limit as i64], |r| r.get::<_, String>(0)).map_err(sqlite_err)?;
             let mut out = Vec::new();
             for row in rows {
-                out.push(from_json(&row.map_err(db)?)?);
+                out.push(from_json(&row.map_err(sqlite_err)?)?);
             }
             Ok(out)
         })
     }
 
-    fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<(), ApiError> {
+    fn insert_calculation(
+        &self,
+        scope: &Scope,
+        calc: &CalculationRecord,
+    ) -> Result<(), StoreError> {
         self.submit_calculation(scope, calc)?.wait()
     }
 
@@ -1096,7 +1089,7 @@ impl Store for SqliteStore {
         &self,
         scope: &Scope,
         calc: &CalculationRecord,
-    ) -> Result<Commit, ApiError> {
+    ) -> Result<Commit, StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at, data) = (calc.id.clone(), calc.expires_at, to_json(calc)?);
         let (counts, scope) = (std::sync::Arc::clone(&self.counts), scope.clone());
@@ -1105,15 +1098,15 @@ impl Store for SqliteStore {
             move |conn| {
                 let mut stmt = conn
                     .prepare_cached("INSERT INTO calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)")
-                    .map_err(db)?;
-                stmt.execute(params![&*account, live, id, expires_at, data]).map_err(db)?;
+                    .map_err(sqlite_err)?;
+                stmt.execute(params![&*account, live, id, expires_at, data]).map_err(sqlite_err)?;
                 Ok(())
             },
             move || count_one_more(&counts, &scope),
         ))
     }
 
-    fn stored_calculations(&self, scope: &Scope) -> Result<u64, ApiError> {
+    fn stored_calculations(&self, scope: &Scope) -> Result<u64, StoreError> {
         if let Some(n) = self
             .counts
             .lock()
@@ -1130,7 +1123,7 @@ impl Store for SqliteStore {
                 params![&*account, live],
                 |r| r.get(0),
             )
-            .map_err(db)
+            .map_err(sqlite_err)
         })?;
         let n = n.max(0) as u64;
         self.counts
@@ -1145,7 +1138,7 @@ impl Store for SqliteStore {
         scope: &Scope,
         id: &str,
         now: i64,
-    ) -> Result<Option<CalculationRecord>, ApiError> {
+    ) -> Result<Option<CalculationRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| {
             let data: Option<String> = conn
@@ -1155,46 +1148,45 @@ impl Store for SqliteStore {
                     |r| r.get(0),
                 )
                 .optional()
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             data.map(|d| from_json(&d)).transpose()
         })
     }
 
-    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<(), ApiError> {
+    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         self.write(move |conn| insert_tx(conn, &account, live, &tx))
     }
 
-    fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>, ApiError> {
+    fn transaction(
+        &self,
+        scope: &Scope,
+        id: &str,
+    ) -> Result<Option<TransactionRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| get_transaction(conn, &account, live, &id))
     }
 
-    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), ApiError> {
+    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.write(move |conn| {
             let mut tx = get_transaction(conn, &account, live, &id)?.ok_or_else(|| {
-                ApiError::field("TRANSACTION_NOT_FOUND", "transaction_id", format!("no transaction {id}"), "a transaction id", &id)
+                StoreError::NotFound { what: RecordKind::Transaction, id: id.clone() }
             })?;
             if tx.deleted_at.is_some() {
-                return Err(ApiError::field(
-                    "TRANSACTION_ALREADY_DELETED",
-                    "transaction_id",
-                    format!("transaction {id} was already deleted"),
-                    "a transaction not yet deleted",
-                    &id,
-                ));
+                return Err(StoreError::AlreadyDeleted { id: id.clone() });
             }
             tx.deleted_at = Some(at);
             conn.execute(
                 "UPDATE transactions SET data = ?4, deleted_at = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
                 params![&*account, live, id, to_json(&tx)?, at],
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
             if live {
                 let refunds = get_refunds(conn, &account, live, &id)?;
-                let left = nexus_sales(remaining(&tx, &refunds).into_iter().map(|(s, _)| s));
-                add_nexus(conn, &account, &tx, -left, -1)?;
+                if let Some(change) = crate::ledger::deletion_effect(live, &tx, &refunds) {
+                    add_nexus(conn, &account, &tx, change)?;
+                }
             }
             Ok(())
         })
@@ -1205,7 +1197,7 @@ impl Store for SqliteStore {
         scope: &Scope,
         transaction_id: &str,
         build: RefundBuilder,
-    ) -> Result<RefundRecord, ApiError> {
+    ) -> Result<RefundRecord, StoreError> {
         let (account, live, id) = (
             scope.account.clone(),
             scope.live,
@@ -1215,14 +1207,10 @@ impl Store for SqliteStore {
             let tx = get_transaction(conn, &account, live, &id)?
                 .filter(|t| t.deleted_at.is_none())
                 .ok_or_else(|| {
-                    ApiError::field(
-                        "TRANSACTION_NOT_FOUND",
-                        "transaction_id",
-                        format!("no transaction {id}"),
-                        "the id of a transaction that exists",
-                        &id,
-                    )
-                    .with_status(404)
+                    StoreError::NotFound {
+                        what: RecordKind::Transaction,
+                        id: id.clone(),
+                    }
                 })?;
             let refunds = get_refunds(conn, &account, live, &id)?;
             let refund = build(&tx, &refunds)?;
@@ -1230,16 +1218,19 @@ impl Store for SqliteStore {
                 "INSERT INTO refunds (account, live, id, transaction_id, seq, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![&*account, live, refund.id, id, refunds.len() as i64, to_json(&refund)?],
             )
-            .map_err(db)?;
-            if live {
-                let sales = nexus_sales(refund.lines.iter().map(|l| l.line.amount_excluding_tax));
-                add_nexus(conn, &account, &tx, sales, 0)?;
+            .map_err(sqlite_err)?;
+            if let Some(change) = crate::ledger::refund_effect(live, &refund) {
+                add_nexus(conn, &account, &tx, change)?;
             }
             Ok(refund)
         })
     }
 
-    fn refunds(&self, scope: &Scope, transaction_id: &str) -> Result<Vec<RefundRecord>, ApiError> {
+    fn refunds(
+        &self,
+        scope: &Scope,
+        transaction_id: &str,
+    ) -> Result<Vec<RefundRecord>, StoreError> {
         let (account, live, id) = (
             scope.account.clone(),
             scope.live,
@@ -1253,7 +1244,7 @@ impl Store for SqliteStore {
         scope: &Scope,
         refund_id: &str,
         at: i64,
-    ) -> Result<RefundRecord, ApiError> {
+    ) -> Result<RefundRecord, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, refund_id.to_string());
         self.write(move |conn| {
             let data: Option<String> = conn
@@ -1263,63 +1254,51 @@ impl Store for SqliteStore {
                     |r| r.get(0),
                 )
                 .optional()
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let mut refund: RefundRecord = match data {
                 Some(d) => from_json(&d)?,
                 None => {
-                    return Err(ApiError::field(
-                        "REFUND_NOT_FOUND",
-                        "refund_id",
-                        format!("no refund {id}"),
-                        "the id of a refund that exists",
-                        &id,
-                    )
-                    .with_status(404))
+                    return Err(StoreError::NotFound {
+                        what: RecordKind::Refund,
+                        id: id.clone(),
+                    })
                 }
             };
             if refund.reversed_at.is_some() {
-                return Err(ApiError::field(
-                    "REFUND_ALREADY_REVERSED",
-                    "refund_id",
-                    format!("refund {id} was already reversed"),
-                    "a refund not yet reversed",
-                    &id,
-                )
-                .with_status(409));
+                return Err(StoreError::AlreadyReversed { id: id.clone() });
             }
             let tx = get_transaction(conn, &account, live, &refund.transaction_id)?.ok_or_else(
-                || ApiError::ledger(format!("refund {id} names a missing transaction")),
+                || StoreError::ledger(format!("refund {id} names a missing transaction")),
             )?;
             refund.reversed_at = Some(at);
             conn.execute(
                 "UPDATE refunds SET data = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3",
                 params![&*account, live, id, to_json(&refund)?],
             )
-            .map_err(db)?;
-            if live && tx.deleted_at.is_none() {
-                let sales = nexus_sales(refund.lines.iter().map(|l| l.line.amount_excluding_tax));
-                add_nexus(conn, &account, &tx, -sales, 0)?;
+            .map_err(sqlite_err)?;
+            if let Some(change) = crate::ledger::reversal_effect(live, &tx, &refund) {
+                add_nexus(conn, &account, &tx, change)?;
             }
             Ok(refund)
         })
     }
 
-    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, ApiError> {
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError> {
         let account = account.to_string();
         self.read(move |conn| {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT country, region, currency, sales, count FROM nexus WHERE account = ?1 ORDER BY country, region, currency",
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let rows = stmt
                 .query_map(params![account], |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get::<_, i64>(4)?))
                 })
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             let mut out = Vec::new();
             for row in rows {
-                let (country, region, currency, sales, count) = row.map_err(db)?;
+                let (country, region, currency, sales, count) = row.map_err(sqlite_err)?;
                 out.push(NexusTotal { country, region, currency, sales: unseal_nexus(&sales, count)?, count });
             }
             Ok(out)
@@ -1331,14 +1310,14 @@ fn query_all<T: for<'de> Deserialize<'de>>(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-) -> Result<Vec<T>, ApiError> {
-    let mut stmt = conn.prepare_cached(sql).map_err(db)?;
+) -> Result<Vec<T>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql).map_err(sqlite_err)?;
     let rows = stmt
         .query_map(params, |r| r.get::<_, String>(0))
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     let mut out = Vec::new();
     for row in rows {
-        out.push(from_json(&row.map_err(db)?)?);
+        out.push(from_json(&row.map_err(sqlite_err)?)?);
     }
     Ok(out)
 }
@@ -1347,11 +1326,11 @@ fn query_one<T: for<'de> Deserialize<'de>>(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-) -> Result<Option<T>, ApiError> {
+) -> Result<Option<T>, StoreError> {
     let data: Option<String> = conn
         .query_row(sql, params, |r| r.get(0))
         .optional()
-        .map_err(db)?;
+        .map_err(sqlite_err)?;
     data.map(|d| from_json(&d)).transpose()
 }
 
@@ -1360,7 +1339,7 @@ fn get_merchant(
     account: &str,
     live: bool,
     id: &str,
-) -> Result<Option<MerchantRecord>, ApiError> {
+) -> Result<Option<MerchantRecord>, StoreError> {
     // The service's id first; then the client's id.
     let by_id = query_one(
         conn,
@@ -1377,32 +1356,22 @@ fn get_merchant(
     }
 }
 
-/// Maps an insert's or update's error: a unique-index violation is the 409 for a client id
-/// that is already taken (`kind` is the error type, `DUPLICATE_PRODUCT`; `what` names the
-/// resource, `product`; `field` the id's field), anything else a database error.
-fn conflict<'a>(
-    kind: &'static str,
-    what: &'a str,
-    field: &'a str,
-    value: &'a str,
-) -> impl FnOnce(rusqlite::Error) -> ApiError + 'a {
+/// Maps an insert's or update's error: a unique-index violation is the client's id of
+/// `what` already taken ([`StoreError::Duplicate`]), anything else a database error.
+fn conflict(what: RecordKind, value: &str) -> impl FnOnce(rusqlite::Error) -> StoreError + '_ {
     move |e| {
         if !is_unique_violation(&e) {
-            return db(e);
+            return sqlite_err(e);
         }
-        ApiError::field(
-            kind,
-            field,
-            format!("a {what} with {field} {value:?} already exists"),
-            format!("a {field} not yet used"),
-            format!("{value:?}"),
-        )
-        .with_status(409)
+        StoreError::Duplicate {
+            what,
+            value: value.to_string(),
+        }
     }
 }
 
 impl PlatformStore for SqliteStore {
-    fn insert_merchant(&self, scope: &Scope, m: MerchantRecord) -> Result<(), ApiError> {
+    fn insert_merchant(&self, scope: &Scope, m: MerchantRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let data = to_json(&m)?;
         self.write(move |conn| {
@@ -1410,12 +1379,12 @@ impl PlatformStore for SqliteStore {
                 "INSERT INTO merchants (account, live, id, reference_merchant_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![&*account, live, m.id, m.reference_merchant_id, data],
             )
-            .map_err(conflict("DUPLICATE_MERCHANT", "merchant", "reference_merchant_id", &m.reference_merchant_id))?;
+            .map_err(conflict(RecordKind::Merchant, &m.reference_merchant_id))?;
             Ok(())
         })
     }
 
-    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, ApiError> {
+    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| get_merchant(conn, &account, live, &id))
     }
@@ -1425,7 +1394,7 @@ impl PlatformStore for SqliteStore {
         scope: &Scope,
         id: &str,
         change: MerchantChange,
-    ) -> Result<Option<MerchantRecord>, ApiError> {
+    ) -> Result<Option<MerchantRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.write(move |conn| {
             let Some(mut m) = get_merchant(conn, &account, live, &id)? else {
@@ -1436,7 +1405,7 @@ impl PlatformStore for SqliteStore {
                 "UPDATE merchants SET data = ?4, reference_merchant_id = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
                 params![&*account, live, m.id, to_json(&m)?, m.reference_merchant_id],
             )
-            .map_err(conflict("DUPLICATE_MERCHANT", "merchant", "reference_merchant_id", &m.reference_merchant_id))?;
+            .map_err(conflict(RecordKind::Merchant, &m.reference_merchant_id))?;
             Ok(Some(m))
         })
     }
@@ -1447,7 +1416,7 @@ impl PlatformStore for SqliteStore {
         cursor: Option<&str>,
         filter: MerchantFilter,
         limit: usize,
-    ) -> Result<Vec<MerchantRecord>, ApiError> {
+    ) -> Result<Vec<MerchantRecord>, StoreError> {
         let (account, live, cursor) = (
             scope.account.clone(),
             scope.live,
@@ -1472,7 +1441,7 @@ impl PlatformStore for SqliteStore {
         &self,
         scope: &Scope,
         calc: &PlatformCalculationRecord,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), StoreError> {
         self.submit_platform_calculation(scope, calc)?.wait()
     }
 
@@ -1480,7 +1449,7 @@ impl PlatformStore for SqliteStore {
         &self,
         scope: &Scope,
         calc: &PlatformCalculationRecord,
-    ) -> Result<Commit, ApiError> {
+    ) -> Result<Commit, StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at, data) = (calc.id.clone(), calc.order.expires_at, to_json(calc)?);
         let (counts, scope) = (std::sync::Arc::clone(&self.counts), scope.clone());
@@ -1489,8 +1458,8 @@ impl PlatformStore for SqliteStore {
             move |conn| {
                 let mut stmt = conn
                     .prepare_cached("INSERT INTO platform_calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)")
-                    .map_err(db)?;
-                stmt.execute(params![&*account, live, id, expires_at, data]).map_err(db)?;
+                    .map_err(sqlite_err)?;
+                stmt.execute(params![&*account, live, id, expires_at, data]).map_err(sqlite_err)?;
                 Ok(())
             },
             move || count_one_more(&counts, &scope),
@@ -1502,7 +1471,7 @@ impl PlatformStore for SqliteStore {
         scope: &Scope,
         id: &str,
         now: i64,
-    ) -> Result<Option<PlatformCalculationRecord>, ApiError> {
+    ) -> Result<Option<PlatformCalculationRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
         self.read(move |conn| {
             query_one(
@@ -1517,7 +1486,7 @@ impl PlatformStore for SqliteStore {
         &self,
         scope: &Scope,
         txs: Vec<TransactionRecord>,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         self.write(move |conn| {
             for tx in &txs {
@@ -1527,7 +1496,11 @@ impl PlatformStore for SqliteStore {
         })
     }
 
-    fn import_certificates(&self, account: &str, batch: CertificateBatch) -> Result<(), ApiError> {
+    fn import_certificates(
+        &self,
+        account: &str,
+        batch: CertificateBatch,
+    ) -> Result<(), StoreError> {
         let account = account.to_string();
         self.write(move |conn| {
             for (c, doc) in &batch.certificates {
@@ -1535,13 +1508,13 @@ impl PlatformStore for SqliteStore {
                     "INSERT INTO certificates (id, account, customer_id, data) VALUES (?1, ?2, ?3, ?4)",
                     params![c.id, account, c.customer_id, to_json(c)?],
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
                 if let (Some(info), Some(bytes)) = (&c.document, doc) {
                     conn.execute(
                         "INSERT INTO certificate_documents (certificate_id, content_type, bytes) VALUES (?1, ?2, ?3)",
                         params![c.id, info.content_type, bytes],
                     )
-                    .map_err(db)?;
+                    .map_err(sqlite_err)?;
                 }
             }
             for r in &batch.requests {
@@ -1549,7 +1522,7 @@ impl PlatformStore for SqliteStore {
                     "INSERT INTO certificate_requests (id, account, data) VALUES (?1, ?2, ?3)",
                     params![r.id, account, to_json(r)?],
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             }
             Ok(())
         })
@@ -1559,7 +1532,7 @@ impl PlatformStore for SqliteStore {
         &self,
         account: &str,
         customer_id: Option<&str>,
-    ) -> Result<Vec<CertificateRecord>, ApiError> {
+    ) -> Result<Vec<CertificateRecord>, StoreError> {
         let (account, customer) = (account.to_string(), customer_id.map(str::to_string));
         self.read(move |conn| match customer {
             Some(c) => query_all(
@@ -1575,7 +1548,11 @@ impl PlatformStore for SqliteStore {
         })
     }
 
-    fn certificate(&self, account: &str, id: &str) -> Result<Option<CertificateRecord>, ApiError> {
+    fn certificate(
+        &self,
+        account: &str,
+        id: &str,
+    ) -> Result<Option<CertificateRecord>, StoreError> {
         let (account, id) = (account.to_string(), id.to_string());
         self.read(move |conn| {
             query_one(
@@ -1586,7 +1563,7 @@ impl PlatformStore for SqliteStore {
         })
     }
 
-    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, ApiError> {
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
         let id = id.to_string();
         self.read(move |conn| {
             conn.query_row(
@@ -1595,14 +1572,14 @@ impl PlatformStore for SqliteStore {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
-            .map_err(db)
+            .map_err(sqlite_err)
         })
     }
 
     fn certificate_requests(
         &self,
         account: &str,
-    ) -> Result<Vec<CertificateRequestRecord>, ApiError> {
+    ) -> Result<Vec<CertificateRequestRecord>, StoreError> {
         let account = account.to_string();
         self.read(move |conn| {
             query_all(
@@ -1617,7 +1594,7 @@ impl PlatformStore for SqliteStore {
         &self,
         account: &str,
         id: &str,
-    ) -> Result<Option<CertificateRequestRecord>, ApiError> {
+    ) -> Result<Option<CertificateRequestRecord>, StoreError> {
         let (account, id) = (account.to_string(), id.to_string());
         self.read(move |conn| {
             query_one(
@@ -1633,7 +1610,7 @@ impl PlatformStore for SqliteStore {
         account: &str,
         id: &str,
         at: i64,
-    ) -> Result<CertificateRequestRecord, ApiError> {
+    ) -> Result<CertificateRequestRecord, StoreError> {
         let (account, id) = (account.to_string(), id.to_string());
         self.write(move |conn| {
             let found: Option<CertificateRequestRecord> = query_one(
@@ -1642,27 +1619,15 @@ impl PlatformStore for SqliteStore {
                 params![account, id],
             )?;
             let Some(mut r) = found else {
-                return Err(ApiError::field(
-                    "CERTIFICATE_REQUEST_NOT_FOUND",
-                    "request_id",
-                    format!("no certificate request {id}"),
-                    "the id of a certificate request of this account",
-                    &id,
-                )
-                .with_status(404));
+                return Err(StoreError::NotFound {
+                    what: RecordKind::CertificateRequest,
+                    id: id.clone(),
+                });
             };
             match r.status.as_str() {
                 "canceled" => Ok(r),
-                "fulfilled" => Err(ApiError::new(
-                    409,
-                    "REQUEST_ALREADY_FULFILLED",
-                    format!("certificate request {id} is fulfilled and cannot be canceled"),
-                )),
-                "invalid" => Err(ApiError::new(
-                    409,
-                    "REQUEST_INVALID",
-                    format!("certificate request {id} is invalid (a terminal state) and cannot be canceled"),
-                )),
+                "fulfilled" => Err(StoreError::RequestFulfilled { id: id.clone() }),
+                "invalid" => Err(StoreError::RequestInvalid { id: id.clone() }),
                 _ => {
                     r.status = "canceled".to_string();
                     r.canceled_at = Some(at);
@@ -1671,32 +1636,32 @@ impl PlatformStore for SqliteStore {
                         "UPDATE certificate_requests SET data = ?3 WHERE account = ?1 AND id = ?2",
                         params![account, id, to_json(&r)?],
                     )
-                    .map_err(db)?;
+                    .map_err(sqlite_err)?;
                     Ok(r)
                 }
             }
         })
     }
 
-    fn secret(&self, name: &str) -> Result<[u8; 32], ApiError> {
+    fn secret(&self, name: &str) -> Result<[u8; 32], StoreError> {
         let name = name.to_string();
-        let fresh = crate::ids::random_bytes32()?;
+        let fresh = crate::ids::random_bytes32().map_err(|e| StoreError::Internal(e.message))?;
         self.write(move |conn| {
             conn.execute(
                 "INSERT OR IGNORE INTO secrets (name, value) VALUES (?1, ?2)",
                 params![name, fresh.to_vec()],
             )
-            .map_err(db)?;
+            .map_err(sqlite_err)?;
             let value: Vec<u8> = conn
                 .query_row(
                     "SELECT value FROM secrets WHERE name = ?1",
                     params![name],
                     |r| r.get(0),
                 )
-                .map_err(db)?;
+                .map_err(sqlite_err)?;
             value
                 .try_into()
-                .map_err(|_| ApiError::ledger(format!("secret {name} is not 32 bytes")))
+                .map_err(|_| StoreError::ledger(format!("secret {name} is not 32 bytes")))
         })
     }
 }

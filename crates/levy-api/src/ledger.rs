@@ -1,0 +1,329 @@
+//! The ledger's money rules, as pure functions over records: what a transaction, a
+//! deletion, a refund and a reversal do to the live nexus totals, and what of a
+//! transaction may still be refunded. A [`crate::store::Store`] implementation reads the
+//! records, calls these, and writes what they return; it computes none of it itself, so
+//! every implementation (SQLite today, another database later) applies the same rules.
+//!
+//! Amounts are in minor units. A transaction's lines are positive; a refund's lines are
+//! negative (they take money back).
+
+use rust_decimal::Decimal;
+
+use crate::store::{RefundRecord, TransactionRecord};
+
+/// A change to one place's live nexus total (the place, currency and account are the
+/// transaction's): sales excluding tax to add (negative to take off) and transactions to
+/// count (`1`, `-1` or `0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NexusChange {
+    /// Sales excluding tax, minor units.
+    pub sales: Decimal,
+    /// Transactions.
+    pub count: i64,
+}
+
+impl NexusChange {
+    /// The total after the change: `(sales, count)` from the stored `(sales, count)`
+    /// (`(0, 0)` for a place without a total yet).
+    pub fn apply(self, total: (Decimal, i64)) -> (Decimal, i64) {
+        (total.0 + self.sales, total.1 + self.count)
+    }
+}
+
+/// What still may be refunded of each line of `tx`: `(sales excluding tax, tax)`, both
+/// zero or more. Refunds that were reversed give back nothing, so what they took may be
+/// refunded again.
+pub fn remaining(tx: &TransactionRecord, refunds: &[RefundRecord]) -> Vec<(Decimal, Decimal)> {
+    let mut left: Vec<(Decimal, Decimal)> = tx
+        .lines
+        .iter()
+        .map(|l| (l.amount_excluding_tax, l.tax_amount))
+        .collect();
+    for r in refunds.iter().filter(|r| r.reversed_at.is_none()) {
+        for rl in &r.lines {
+            if let Some(slot) = left.get_mut(rl.index) {
+                slot.0 += rl.line.amount_excluding_tax;
+                slot.1 += rl.line.tax_amount;
+            }
+        }
+    }
+    left
+}
+
+/// The sales (excluding tax) of some lines, for nexus totals.
+pub fn nexus_sales(lines: impl IntoIterator<Item = Decimal>) -> Decimal {
+    lines.into_iter().sum()
+}
+
+/// A new transaction: in live mode, its sales and one more transaction; test-mode sales
+/// never count.
+pub fn transaction_effect(live: bool, tx: &TransactionRecord) -> Option<NexusChange> {
+    live.then(|| NexusChange {
+        sales: nexus_sales(tx.lines.iter().map(|l| l.amount_excluding_tax)),
+        count: 1,
+    })
+}
+
+/// Deleting a transaction: in live mode, what remains of it after its refunds (so what
+/// was already refunded is not taken off twice) and one transaction fewer.
+pub fn deletion_effect(
+    live: bool,
+    tx: &TransactionRecord,
+    refunds: &[RefundRecord],
+) -> Option<NexusChange> {
+    live.then(|| NexusChange {
+        sales: -nexus_sales(remaining(tx, refunds).into_iter().map(|(s, _)| s)),
+        count: -1,
+    })
+}
+
+/// A new refund: in live mode, its (negative) sales; the transaction still counts.
+pub fn refund_effect(live: bool, refund: &RefundRecord) -> Option<NexusChange> {
+    live.then(|| NexusChange {
+        sales: refund_sales(refund),
+        count: 0,
+    })
+}
+
+/// Reversing a refund of `tx`: in live mode, its sales given back (taken off again), unless
+/// the transaction was deleted since: its deletion already took off only what remained, so
+/// there is nothing to give back.
+pub fn reversal_effect(
+    live: bool,
+    tx: &TransactionRecord,
+    refund: &RefundRecord,
+) -> Option<NexusChange> {
+    (live && tx.deleted_at.is_none()).then(|| NexusChange {
+        sales: -refund_sales(refund),
+        count: 0,
+    })
+}
+
+fn refund_sales(refund: &RefundRecord) -> Decimal {
+    nexus_sales(refund.lines.iter().map(|l| l.line.amount_excluding_tax))
+}
+
+/// Which amount of a refund line is more than what remains of its transaction line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Excess {
+    /// The sales excluding tax.
+    Sales,
+    /// The tax.
+    Tax,
+}
+
+/// Takes a partial refund line (`sales` and `tax`, zero or negative) from what remains of
+/// its transaction line (`left`, as [`remaining`] gives it): what remains afterwards, or
+/// which amount is too large (the sales checked first).
+pub fn take_refund(
+    left: (Decimal, Decimal),
+    sales: Decimal,
+    tax: Decimal,
+) -> Result<(Decimal, Decimal), Excess> {
+    if -sales > left.0 {
+        return Err(Excess::Sales);
+    }
+    if -tax > left.1 {
+        return Err(Excess::Tax);
+    }
+    Ok((left.0 + sales, left.1 + tax))
+}
+
+/// A full refund: for each line with something left, its index and the amounts to refund
+/// (`(sales, tax)`, negative). Empty when the transaction was already refunded in full.
+pub fn full_refund(left: &[(Decimal, Decimal)]) -> Vec<(usize, Decimal, Decimal)> {
+    left.iter()
+        .enumerate()
+        .filter(|(_, (s, t))| !s.is_zero() || !t.is_zero())
+        .map(|(i, (s, t))| (i, -*s, -*t))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{LineRecord, RefundLineRecord};
+
+    fn d(minor: i64) -> Decimal {
+        Decimal::from(minor)
+    }
+
+    fn line(sales: i64, tax: i64) -> LineRecord {
+        LineRecord {
+            line_item_id: "li_1".into(),
+            reference_product_id: None,
+            reference_product_name: None,
+            reference_line_item_id: None,
+            product_tax_code: "GENERAL_MERCHANDISE".into(),
+            quantity: 1,
+            amount_excluding_tax: d(sales),
+            tax_amount: d(tax),
+            amount_including_tax: d(sales + tax),
+            jurisdictions: vec![],
+        }
+    }
+
+    /// Two lines: $100.00 with $7.00 tax, and $50.00 with $3.50 tax.
+    fn tx() -> TransactionRecord {
+        TransactionRecord {
+            id: "tr_1".into(),
+            calculation_id: "calc_1".into(),
+            reference_order_id: "o-1".into(),
+            processed_at: 0,
+            created_at: 0,
+            currency: "USD".into(),
+            tax_included: false,
+            country: "US".into(),
+            region: "TN".into(),
+            lines: vec![line(10_000, 700), line(5_000, 350)],
+            metadata: None,
+            deleted_at: None,
+            platform: None,
+        }
+    }
+
+    /// A refund of `(line index, sales, tax)` lines, negative amounts.
+    fn refund(lines: &[(usize, i64, i64)], reversed: bool) -> RefundRecord {
+        RefundRecord {
+            id: "ref_tr_1".into(),
+            transaction_id: "tr_1".into(),
+            refund_type: "partial".into(),
+            processed_at: 0,
+            created_at: 0,
+            lines: lines
+                .iter()
+                .map(|&(index, s, t)| RefundLineRecord {
+                    index,
+                    line: line(s, t),
+                })
+                .collect(),
+            reversed_at: reversed.then_some(1),
+        }
+    }
+
+    #[test]
+    fn remaining_takes_off_live_refunds_only() {
+        // Line 0: 10000 - 2500 = 7500 sales, 700 - 175 = 525 tax. The reversed refund of
+        // 1000/70 gives nothing back. Line 1: 5000 - 5000 = 0, 350 - 350 = 0.
+        let refunds = [
+            refund(&[(0, -2_500, -175), (1, -5_000, -350)], false),
+            refund(&[(0, -1_000, -70)], true),
+        ];
+        assert_eq!(
+            remaining(&tx(), &refunds),
+            [(d(7_500), d(525)), (d(0), d(0))]
+        );
+        // No refunds: the lines as they are.
+        assert_eq!(
+            remaining(&tx(), &[]),
+            [(d(10_000), d(700)), (d(5_000), d(350))]
+        );
+    }
+
+    #[test]
+    fn a_transaction_adds_its_sales_and_one_in_live_mode_only() {
+        // 10000 + 5000 = 15000 cents, one transaction.
+        assert_eq!(
+            transaction_effect(true, &tx()),
+            Some(NexusChange {
+                sales: d(15_000),
+                count: 1
+            })
+        );
+        assert_eq!(transaction_effect(false, &tx()), None);
+    }
+
+    #[test]
+    fn a_deletion_takes_off_what_remains_and_one() {
+        // Refunded 2500 of line 0: 15000 - 2500 = 12500 remain, so -12500 and -1; with
+        // the 2500 the refund took off already, the place is back to 0.
+        let refunds = [refund(&[(0, -2_500, -175)], false)];
+        assert_eq!(
+            deletion_effect(true, &tx(), &refunds),
+            Some(NexusChange {
+                sales: d(-12_500),
+                count: -1
+            })
+        );
+        assert_eq!(deletion_effect(false, &tx(), &refunds), None);
+    }
+
+    #[test]
+    fn a_refund_takes_off_its_sales_and_a_reversal_gives_them_back() {
+        // Refund of 2500 + 1000 = 3500 sales: -3500, count unchanged.
+        let r = refund(&[(0, -2_500, -175), (1, -1_000, -70)], false);
+        let taken = refund_effect(true, &r);
+        assert_eq!(
+            taken,
+            Some(NexusChange {
+                sales: d(-3_500),
+                count: 0
+            })
+        );
+        assert_eq!(refund_effect(false, &r), None);
+        // The reversal gives the 3500 back: +3500.
+        assert_eq!(
+            reversal_effect(true, &tx(), &r),
+            Some(NexusChange {
+                sales: d(3_500),
+                count: 0
+            })
+        );
+        // A transaction deleted since: its deletion took off only what remained, so the
+        // reversal changes nothing.
+        let mut deleted = tx();
+        deleted.deleted_at = Some(2);
+        assert_eq!(reversal_effect(true, &deleted, &r), None);
+        assert_eq!(reversal_effect(false, &tx(), &r), None);
+    }
+
+    #[test]
+    fn a_whole_life_nets_to_zero() {
+        // Sale 15000 (+1), refund 3500, reversal, refund 3500 again, deletion of the
+        // 11500 that remain (-1): 15000 - 3500 + 3500 - 3500 - 11500 = 0, count 0.
+        let tx = tx();
+        let first = refund(&[(0, -2_500, -175), (1, -1_000, -70)], true);
+        let second = refund(&[(0, -2_500, -175), (1, -1_000, -70)], false);
+        let changes = [
+            transaction_effect(true, &tx),
+            refund_effect(true, &first),
+            reversal_effect(true, &tx, &first),
+            refund_effect(true, &second),
+            deletion_effect(true, &tx, &[first.clone(), second.clone()]),
+        ];
+        let total = changes.iter().flatten().fold((d(0), 0), |t, c| c.apply(t));
+        assert_eq!(total, (d(0), 0));
+    }
+
+    #[test]
+    fn apply_adds_to_the_stored_total() {
+        // 1000 cents over 2 transactions, plus 250 and one more: 1250 over 3.
+        let c = NexusChange {
+            sales: d(250),
+            count: 1,
+        };
+        assert_eq!(c.apply((d(1_000), 2)), (d(1_250), 3));
+    }
+
+    #[test]
+    fn take_refund_checks_sales_then_tax() {
+        // 7500/525 left. Refunding 7500/525 leaves 0/0; 7501 sales is too much whatever
+        // the tax; 7500 with 526 tax is too much tax.
+        let left = (d(7_500), d(525));
+        assert_eq!(take_refund(left, d(-7_500), d(-525)), Ok((d(0), d(0))));
+        assert_eq!(take_refund(left, d(-2_000), d(0)), Ok((d(5_500), d(525))));
+        assert_eq!(take_refund(left, d(-7_501), d(-999)), Err(Excess::Sales));
+        assert_eq!(take_refund(left, d(-7_500), d(-526)), Err(Excess::Tax));
+    }
+
+    #[test]
+    fn full_refund_takes_every_line_with_something_left() {
+        // Line 0 has 7500/525 left; line 1 nothing; line 2 only 10 of tax.
+        let left = [(d(7_500), d(525)), (d(0), d(0)), (d(0), d(10))];
+        assert_eq!(
+            full_refund(&left),
+            [(0, d(-7_500), d(-525)), (2, d(0), d(-10))]
+        );
+        assert!(full_refund(&[(d(0), d(0))]).is_empty());
+    }
+}
