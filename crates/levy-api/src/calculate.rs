@@ -14,7 +14,8 @@ use crate::read::{positive, Input, IpInput, VALIDITY_SECONDS};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
 use crate::store::{
-    CalculationRecord, CertificateRecord, JurisdictionRecord, LineRecord, PlaceRecord,
+    CalculationReads, CalculationRecord, CertificateRecord, JurisdictionRecord, LineRecord,
+    PlaceRecord,
 };
 use crate::ApiVersion;
 
@@ -127,21 +128,12 @@ fn jurisdictions(
         .collect()
 }
 
-/// The certificates that exempt a stored customer on the day of a sale: live mode only,
-/// approved (`active` or `expiring`), in force at `at`. One exemption per covered region.
-fn certificate_exemptions(
-    ctx: &Ctx<'_>,
-    customer: Option<&crate::store::CustomerRecord>,
-    at: i64,
-) -> Result<Vec<Exemption>, ApiError> {
-    let Some(c) = customer.filter(|c| ctx.scope.live && !c.is_tax_exempt) else {
-        return Ok(Vec::new());
-    };
-    let certs = ctx
-        .service
-        .store
-        .certificates(&ctx.scope.account, Some(&c.id))?;
-    Ok(certs
+/// The exemptions a stored customer's certificates give on the day of a sale: approved
+/// (`active` or `expiring`) and in force at `at`; one exemption per covered region. The
+/// certificates were read for live mode and a customer not exempt everywhere only
+/// ([`crate::store::Store::calculation_reads`]).
+fn certificate_exemptions(certificates: &[CertificateRecord], at: i64) -> Vec<Exemption> {
+    certificates
         .iter()
         .filter(|cert| in_force(cert, at))
         .flat_map(|cert| {
@@ -151,40 +143,72 @@ fn certificate_exemptions(
                 reference: cert.id.clone(),
             })
         })
-        .collect())
+        .collect()
 }
 
-/// Calculates `input` into a record with id `id` (not stored).
-pub(crate) fn compute(
-    ctx: &Ctx<'_>,
-    input: &Input,
-    id: String,
-) -> Result<CalculationRecord, ApiError> {
-    let store = &ctx.service.store;
-    let now = crate::ids::now();
+/// A calculation's record and what the response says about it beside the body.
+pub(crate) struct Calculated {
+    /// The record (not stored).
+    pub(crate) record: CalculationRecord,
+    /// `Levy-Coverage`: whether the answer holds the location's local taxes.
+    pub(crate) coverage: &'static str,
+    /// `Levy-Rounding`: the rounding applied.
+    pub(crate) rounding: &'static str,
+    /// `Levy-Sourcing`: the sourcing rule applied.
+    pub(crate) sourcing: &'static str,
+}
 
-    // Reads first (each a short read of the ledger), then the calculation with no lock held.
-    let stored_customer = match &input.customer_id {
-        Some(id) => store.customer(ctx.scope, id, false)?,
-        None => None,
-    };
+impl Calculated {
+    /// Sets the levy headers of the answer (beside the interface's body, which stays as
+    /// specified).
+    pub(crate) fn set_headers(&self, ctx: &Ctx<'_>) {
+        ctx.set_header(crate::COVERAGE_HEADER, self.coverage);
+        ctx.set_header(crate::ROUNDING_HEADER, self.rounding);
+        ctx.set_header(crate::SOURCING_HEADER, self.sourcing);
+    }
+}
+
+/// What a calculation reads from the ledger for `input`, in one read.
+pub(crate) fn reads(ctx: &Ctx<'_>, input: &Input) -> Result<CalculationReads, ApiError> {
+    let products: Vec<Option<&str>> = input.lines.iter().map(|l| l.product.as_deref()).collect();
+    Ok(ctx
+        .service
+        .store
+        .calculation_reads(ctx.scope, input.customer_id.as_deref(), &products)?)
+}
+
+/// Calculates `input` on `table` into a record with id `id` (not stored), from what was
+/// read from the ledger: no I/O, no clock (`now` is given).
+pub(crate) fn compute(
+    table: &AnyTable,
+    input: &Input,
+    reads: &CalculationReads,
+    id: String,
+    now: i64,
+) -> Result<Calculated, ApiError> {
+    let stored_customer = &reads.customer;
     let mut products = Vec::with_capacity(input.lines.len());
     for (i, l) in input.lines.iter().enumerate() {
         products.push(match &l.product {
-            Some(id) => Some(store.product(ctx.scope, id)?.ok_or_else(|| {
-                ApiError::field(
-                    ErrorKind::LineProductNotFound,
-                    &format!("order_details.line_items[{i}].reference_product_id"),
-                    format!("no product with reference_product_id {id:?}"),
-                    "the reference_product_id of a registered product",
-                    id,
-                )
-            })?),
+            Some(id) => Some(
+                reads
+                    .products
+                    .get(i)
+                    .and_then(Option::as_ref)
+                    .ok_or_else(|| {
+                        ApiError::field(
+                            ErrorKind::LineProductNotFound,
+                            &format!("order_details.line_items[{i}].reference_product_id"),
+                            format!("no product with reference_product_id {id:?}"),
+                            "the reference_product_id of a registered product",
+                            id,
+                        )
+                    })?,
+            ),
             None => None,
         });
     }
 
-    let table = ctx.service.table.load();
     let mut codes: Vec<TaxCodeId> = Vec::with_capacity(input.lines.len());
     for (i, (l, p)) in input.lines.iter().zip(&products).enumerate() {
         let category = p
@@ -210,7 +234,7 @@ pub(crate) fn compute(
 
     let transacted_at = input.transacted_at.unwrap_or(now);
     let date = Date::from_unix_seconds(transacted_at);
-    let location = locate(&table, input, date)?;
+    let location = locate(table, input, date)?;
 
     // The stored customer's type wins; then the request's; then the fallback type.
     let customer_type = stored_customer
@@ -233,8 +257,8 @@ pub(crate) fn compute(
     } else {
         input.tax_ids.clone()
     };
-    let exemptions = certificate_exemptions(ctx, stored_customer.as_ref(), transacted_at)?;
-    let rounding = match ctx.req.header(crate::ROUNDING_HEADER) {
+    let exemptions = certificate_exemptions(&reads.certificates, transacted_at);
+    let rounding = match input.rounding.as_deref() {
         None => levy_core::Rounding::Line,
         Some(v) => levy_core::Rounding::parse(v).ok_or_else(|| {
             ApiError::field(
@@ -291,16 +315,12 @@ pub(crate) fn compute(
         )
         .map_err(|e| calc_error(&e))?;
     // Whether the answer holds the location's local taxes, and which address decided
-    // them: levy headers beside the interface's body, which stays as specified.
-    ctx.set_header(crate::COVERAGE_HEADER, calc.coverage.as_str());
-    ctx.set_header(crate::ROUNDING_HEADER, calc.rounding.as_str());
-    ctx.set_header(
-        crate::SOURCING_HEADER,
-        match origin {
-            Some(Err(_)) => "DESTINATION; origin-unresolved",
-            _ => calc.sourcing.as_str(),
-        },
-    );
+    // them: said in levy's headers.
+    let (coverage, rounding) = (calc.coverage.as_str(), calc.rounding.as_str());
+    let sourcing = match origin {
+        Some(Err(_)) => "DESTINATION; origin-unresolved",
+        _ => calc.sourcing.as_str(),
+    };
 
     let lines = calc
         .lines
@@ -319,7 +339,7 @@ pub(crate) fn compute(
             amount_excluding_tax: lt.amount_excluding_tax,
             tax_amount: lt.tax,
             amount_including_tax: lt.amount_including_tax,
-            jurisdictions: jurisdictions(&table, lt, &exemptions),
+            jurisdictions: jurisdictions(table, lt, &exemptions),
         })
         .collect();
     let a = &location.address_used;
@@ -355,7 +375,12 @@ pub(crate) fn compute(
         table_hash: calc.table_hash_hex(),
         metadata: input.metadata.clone(),
     };
-    Ok(record)
+    Ok(Calculated {
+        record,
+        coverage,
+        rounding,
+        sourcing,
+    })
 }
 
 /// A calculation in the version's shape.

@@ -158,6 +158,8 @@ pub(crate) struct Input {
     pub(crate) metadata: Option<Map<String, Value>>,
     /// Whether line amounts are unit prices (platform calculations).
     pub(crate) per_unit: bool,
+    /// The `Levy-Rounding` request header, as sent (checked when calculating).
+    pub(crate) rounding: Option<String>,
 }
 
 /// Reads an `address_*` object. `with_type` allows `address_type` (customer addresses).

@@ -392,6 +392,18 @@ pub struct RefundRecord {
     pub reversed_at: Option<i64>,
 }
 
+/// What a calculation reads from the ledger ([`Store::calculation_reads`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CalculationReads {
+    /// The stored customer the request named, if it exists.
+    pub customer: Option<CustomerRecord>,
+    /// Per line: the registered product it names, `None` when it names none or the
+    /// product does not exist.
+    pub products: Vec<Option<ProductRecord>>,
+    /// The customer's certificates (live mode, a customer not exempt everywhere).
+    pub certificates: Vec<CertificateRecord>,
+}
+
 /// Live sales in one state or country, for nexus tracking.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NexusTotal {
@@ -428,6 +440,39 @@ pub trait Store: PlatformStore + Send + Sync {
     fn insert_product(&self, scope: &Scope, product: ProductRecord) -> Result<(), StoreError>;
     /// A product by `reference_product_id`.
     fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError>;
+    /// Everything a calculation reads from the ledger, in one read that sees one state of
+    /// it: the customer named by id (if it exists), the product of each line that names
+    /// one (`None` for a line without one, or an unknown product), and, in live mode, the
+    /// certificates of that customer when it is not exempt everywhere.
+    fn calculation_reads(
+        &self,
+        scope: &Scope,
+        customer_id: Option<&str>,
+        product_ids: &[Option<&str>],
+    ) -> Result<CalculationReads, StoreError> {
+        let customer = match customer_id {
+            Some(id) => self.customer(scope, id, false)?,
+            None => None,
+        };
+        let mut products = Vec::with_capacity(product_ids.len());
+        for id in product_ids {
+            products.push(match id {
+                Some(id) => self.product(scope, id)?,
+                None => None,
+            });
+        }
+        let certificates = match &customer {
+            Some(c) if scope.live && !c.is_tax_exempt => {
+                self.certificates(&scope.account, Some(&c.id))?
+            }
+            _ => Vec::new(),
+        };
+        Ok(CalculationReads {
+            customer,
+            products,
+            certificates,
+        })
+    }
     /// Deletes a product; `false` when there was none.
     fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError>;
     /// Up to `limit` products after `cursor`, ordered by id.

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::calculate;
 use crate::error::{ApiError, ErrorKind};
 use crate::read::{
     positive, read_address, read_customer, read_order, too_large, CustomerInput, Input, OrderInput,
@@ -79,19 +80,28 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
             transacted_at,
             metadata,
             per_unit: false,
+            rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
         })
     })
 }
 
-/// `POST /tax/calculations`.
+/// `POST /tax/calculations`, one way through: the request read, one read of the ledger
+/// (customer, products, certificates), the calculation (pure), the quota, one write, the
+/// answer.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let input = parse(ctx)?;
-    let record = crate::calculate::compute(ctx, &input, crate::ids::new_id("calc_"))?;
+    let reads = calculate::reads(ctx, &input)?;
+    let table = ctx.service.table.load();
+    let calculated = calculate::compute(
+        &table,
+        &input,
+        &reads,
+        crate::ids::new_id("calc_"),
+        crate::ids::now(),
+    )?;
     crate::limits::check_quota(ctx.service, ctx.scope)?;
-    ctx.after_commit(ctx.service.store.submit_calculation(ctx.scope, &record)?)?;
-    Ok(crate::calculate::render(
-        &record,
-        ctx.version,
-        ctx.testmode(),
-    ))
+    let record = &calculated.record;
+    ctx.after_commit(ctx.service.store.submit_calculation(ctx.scope, record)?)?;
+    calculated.set_headers(ctx);
+    Ok(calculate::render(record, ctx.version, ctx.testmode()))
 }

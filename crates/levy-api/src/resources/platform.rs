@@ -17,7 +17,8 @@ use crate::read::{self, Input};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
 use crate::store::{
-    LineRecord, PlatformCalculationRecord, PlatformTransactionInfo, TransactionRecord,
+    CalculationReads, LineRecord, PlatformCalculationRecord, PlatformTransactionInfo,
+    TransactionRecord,
 };
 
 /// The platform roles.
@@ -148,6 +149,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             transacted_at,
             metadata,
             per_unit: true,
+            rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
         };
         Ok((input, merchant_id, fee_lines, roles))
     })?;
@@ -171,12 +173,33 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     // One clock for both parts, so order and fees are taxed on the same day.
     input.transacted_at = Some(input.transacted_at.unwrap_or_else(crate::ids::now));
     let id = crate::ids::new_id("plat_calc_");
-    let order = calculate::compute(ctx, &input, id.clone())?;
+    let now = crate::ids::now();
+    let table = ctx.service.table.load();
+    // One read of the ledger for the order's lines and the fee lines together.
+    let products: Vec<Option<&str>> = input
+        .lines
+        .iter()
+        .chain(&fee_lines)
+        .map(|l| l.product.as_deref())
+        .collect();
+    let mut reads =
+        ctx.service
+            .store
+            .calculation_reads(ctx.scope, input.customer_id.as_deref(), &products)?;
+    let fee_reads = CalculationReads {
+        products: reads.products.split_off(input.lines.len()),
+        ..reads.clone()
+    };
+    let order = calculate::compute(&table, &input, &reads, id.clone(), now)?;
+    order.set_headers(ctx);
+    let order = order.record;
     let fees = if fee_lines.is_empty() {
         Vec::new()
     } else {
         input.lines = fee_lines;
-        calculate::compute(ctx, &input, id.clone())?.lines
+        let fees = calculate::compute(&table, &input, &fee_reads, id.clone(), now)?;
+        fees.set_headers(ctx);
+        fees.record.lines
     };
     let record = PlatformCalculationRecord {
         id,

@@ -353,6 +353,67 @@ fn job<R: Send + 'static>(
     })
 }
 
+/// A customer by id, or by `reference_customer_id` when `by_reference`; deleted ones are
+/// not found.
+fn get_customer(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    id: &str,
+    by_reference: bool,
+) -> Result<Option<CustomerRecord>, StoreError> {
+    let sql = if by_reference {
+        "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND reference_customer_id = ?3 AND deleted_at IS NULL"
+    } else {
+        "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL"
+    };
+    let data: Option<String> = conn
+        .prepare_cached(sql)
+        .and_then(|mut stmt| {
+            stmt.query_row(params![account, live, id], |r| r.get(0))
+                .optional()
+        })
+        .map_err(sqlite_err)?;
+    data.map(|d| from_json(&d)).transpose()
+}
+
+/// A product by `reference_product_id`.
+fn get_product(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    id: &str,
+) -> Result<Option<ProductRecord>, StoreError> {
+    let data: Option<String> = conn
+        .prepare_cached("SELECT data FROM products WHERE account = ?1 AND live = ?2 AND id = ?3")
+        .and_then(|mut stmt| {
+            stmt.query_row(params![account, live, id], |r| r.get(0))
+                .optional()
+        })
+        .map_err(sqlite_err)?;
+    data.map(|d| from_json(&d)).transpose()
+}
+
+/// An account's certificates, oldest id first; one customer's when given.
+fn get_certificates(
+    conn: &Connection,
+    account: &str,
+    customer: Option<&str>,
+) -> Result<Vec<CertificateRecord>, StoreError> {
+    match customer {
+        Some(c) => query_all(
+            conn,
+            "SELECT data FROM certificates WHERE account = ?1 AND customer_id = ?2 ORDER BY id",
+            params![account, c],
+        ),
+        None => query_all(
+            conn,
+            "SELECT data FROM certificates WHERE account = ?1 ORDER BY id",
+            params![account],
+        ),
+    }
+}
+
 /// Counts a calculation just stored for `scope` (when its count is known).
 fn count_one_more(counts: &CalculationCounts, scope: &Scope) {
     if let Some(n) = counts
@@ -860,6 +921,29 @@ impl SqliteStore {
         let conn = self.readers[0].lock().unwrap_or_else(|e| e.into_inner());
         f(&conn)
     }
+
+    /// Runs several reads that must see one state of the ledger: in one read transaction
+    /// on a read connection (WAL gives it a snapshot), or on the writer for an in-memory
+    /// ledger, where no write can interleave.
+    fn read_snapshot<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        if self.readers.is_empty() {
+            return self.read(f);
+        }
+        self.read(move |conn| {
+            conn.execute_batch("BEGIN").map_err(sqlite_err)?;
+            let out = f(conn);
+            // A read transaction changes nothing: ending it either way only lets the
+            // connection see later commits again.
+            let end = conn.execute_batch("COMMIT");
+            if end.is_err() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            out
+        })
+    }
 }
 
 impl Drop for SqliteStore {
@@ -984,16 +1068,7 @@ impl Store for SqliteStore {
         by_reference: bool,
     ) -> Result<Option<CustomerRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        self.read(move |conn| {
-            let sql = if by_reference {
-                "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND reference_customer_id = ?3 AND deleted_at IS NULL"
-            } else {
-                "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL"
-            };
-            let data: Option<String> =
-                conn.query_row(sql, params![&*account, live, id], |r| r.get(0)).optional().map_err(sqlite_err)?;
-            data.map(|d| from_json(&d)).transpose()
-        })
+        self.read(move |conn| get_customer(conn, &account, live, &id, by_reference))
     }
 
     fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError> {
@@ -1024,17 +1099,42 @@ impl Store for SqliteStore {
 
     fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        self.read(move |conn| {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT data FROM products WHERE account = ?1 AND live = ?2 AND id = ?3",
-                )
-                .map_err(sqlite_err)?;
-            let data: Option<String> = stmt
-                .query_row(params![&*account, live, id], |r| r.get(0))
-                .optional()
-                .map_err(sqlite_err)?;
-            data.map(|d| from_json(&d)).transpose()
+        self.read(move |conn| get_product(conn, &account, live, &id))
+    }
+
+    fn calculation_reads(
+        &self,
+        scope: &Scope,
+        customer_id: Option<&str>,
+        product_ids: &[Option<&str>],
+    ) -> Result<CalculationReads, StoreError> {
+        let (account, live) = (scope.account.clone(), scope.live);
+        let customer_id = customer_id.map(str::to_string);
+        let product_ids: Vec<Option<String>> =
+            product_ids.iter().map(|p| p.map(str::to_string)).collect();
+        self.read_snapshot(move |conn| {
+            let customer = match &customer_id {
+                Some(id) => get_customer(conn, &account, live, id, false)?,
+                None => None,
+            };
+            let mut products = Vec::with_capacity(product_ids.len());
+            for id in &product_ids {
+                products.push(match id {
+                    Some(id) => get_product(conn, &account, live, id)?,
+                    None => None,
+                });
+            }
+            let certificates = match &customer {
+                Some(c) if live && !c.is_tax_exempt => {
+                    get_certificates(conn, &account, Some(&c.id))?
+                }
+                _ => Vec::new(),
+            };
+            Ok(CalculationReads {
+                customer,
+                products,
+                certificates,
+            })
         })
     }
 
@@ -1534,18 +1634,7 @@ impl PlatformStore for SqliteStore {
         customer_id: Option<&str>,
     ) -> Result<Vec<CertificateRecord>, StoreError> {
         let (account, customer) = (account.to_string(), customer_id.map(str::to_string));
-        self.read(move |conn| match customer {
-            Some(c) => query_all(
-                conn,
-                "SELECT data FROM certificates WHERE account = ?1 AND customer_id = ?2 ORDER BY id",
-                params![account, c],
-            ),
-            None => query_all(
-                conn,
-                "SELECT data FROM certificates WHERE account = ?1 ORDER BY id",
-                params![account],
-            ),
-        })
+        self.read(move |conn| get_certificates(conn, &account, customer.as_deref()))
     }
 
     fn certificate(
@@ -1757,5 +1846,136 @@ mod durability_tests {
             "label and synchronous level (1 NORMAL, 2 FULL) of each committed write"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod calculation_reads_tests {
+    use super::*;
+
+    fn customer(id: &str, exempt: bool) -> CustomerRecord {
+        CustomerRecord {
+            id: id.into(),
+            reference_customer_id: None,
+            name: None,
+            email: format!("{id}@example.com"),
+            is_tax_exempt: exempt,
+            kind: None,
+            tax_ids: Vec::new(),
+            created_at: 1_772_323_200,
+        }
+    }
+
+    fn product(id: &str) -> ProductRecord {
+        ProductRecord {
+            reference_product_id: id.into(),
+            reference_product_name: format!("product {id}"),
+            product_category: "GENERAL_MERCHANDISE".into(),
+            created_at: 1_772_323_200,
+            updated_at: 1_772_323_200,
+        }
+    }
+
+    fn certificate(id: &str, customer: &str) -> CertificateRecord {
+        CertificateRecord {
+            id: id.into(),
+            reference: None,
+            customer_id: Some(customer.into()),
+            linked_buyer: None,
+            kind: "RESALE".into(),
+            review_status: "active".into(),
+            jurisdictions: vec![CoverageRecord {
+                country: "US".into(),
+                region: "TN".into(),
+            }],
+            valid_from: 1_772_323_200,
+            expires_at: None,
+            document: None,
+            created_at: 1_772_323_200,
+            updated_at: 1_772_323_200,
+        }
+    }
+
+    /// One ledger, file or in memory, holding in each mode: customer `cus_1` with a
+    /// certificate (live), customer `cus_exempt` exempt everywhere with one too, product
+    /// `p1`.
+    fn ledger(path: &str) -> SqliteStore {
+        let store = SqliteStore::open(path).unwrap();
+        for live in [false, true] {
+            let scope = Scope {
+                account: "shop".into(),
+                live,
+            };
+            store
+                .insert_customer(&scope, customer("cus_1", false))
+                .unwrap();
+            store
+                .insert_customer(&scope, customer("cus_exempt", true))
+                .unwrap();
+            store.insert_product(&scope, product("p1")).unwrap();
+        }
+        store
+            .import_certificates(
+                "shop",
+                CertificateBatch {
+                    certificates: vec![
+                        (certificate("cert_1", "cus_1"), None),
+                        (certificate("cert_2", "cus_exempt"), None),
+                    ],
+                    requests: Vec::new(),
+                },
+            )
+            .unwrap();
+        store
+    }
+
+    fn check(store: &SqliteStore) {
+        let live = Scope {
+            account: "shop".into(),
+            live: true,
+        };
+        let reads = store
+            .calculation_reads(&live, Some("cus_1"), &[Some("p1"), None, Some("nope")])
+            .unwrap();
+        assert_eq!(reads.customer, Some(customer("cus_1", false)));
+        assert_eq!(reads.products, vec![Some(product("p1")), None, None]);
+        assert_eq!(reads.certificates, vec![certificate("cert_1", "cus_1")]);
+        // The same reads, one by one, agree.
+        assert_eq!(
+            reads.customer,
+            store.customer(&live, "cus_1", false).unwrap()
+        );
+        assert_eq!(reads.products[0], store.product(&live, "p1").unwrap());
+        assert_eq!(
+            reads.certificates,
+            store.certificates("shop", Some("cus_1")).unwrap()
+        );
+
+        // A customer exempt everywhere needs no certificates; test mode never uses any.
+        let exempt = store
+            .calculation_reads(&live, Some("cus_exempt"), &[])
+            .unwrap();
+        assert!(exempt.customer.is_some() && exempt.certificates.is_empty());
+        let test = Scope {
+            account: "shop".into(),
+            live: false,
+        };
+        let reads = store
+            .calculation_reads(&test, Some("cus_1"), &[Some("p1")])
+            .unwrap();
+        assert!(reads.customer.is_some() && reads.certificates.is_empty());
+        // No customer named, or one that does not exist: nothing but the products.
+        let none = store.calculation_reads(&live, Some("cus_x"), &[]).unwrap();
+        assert_eq!(none, CalculationReads::default());
+    }
+
+    #[test]
+    fn one_read_gives_the_customer_products_and_certificates() {
+        check(&ledger(":memory:"));
+        let dir = std::env::temp_dir().join(format!("levy-reads-{}", crate::ids::new_id("")));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ledger.sqlite");
+        check(&ledger(&path.display().to_string()));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
