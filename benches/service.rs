@@ -39,6 +39,7 @@ fn request(method: &str, path: &str, body: &[u8]) -> Request {
             ("Content-Type".into(), "application/json".into()),
         ],
         body: body.to_vec(),
+        request_id: None,
     }
 }
 

@@ -47,6 +47,7 @@ fuzz_target!(|data: &[u8]| {
             ("Content-Type".into(), "application/json".into()),
         ],
         body: body.to_vec(),
+        request_id: None,
     });
     assert!(response.status != 500, "{path} {version}: 500 {}", String::from_utf8_lossy(&response.body));
 });

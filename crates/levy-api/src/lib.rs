@@ -39,6 +39,7 @@
 //!               "order_details": {"customer_currency_code": "USD",
 //!                 "line_items": [{"amount": 10000, "quantity": 1,
 //!                                 "product_category": "GENERAL_MERCHANDISE"}]}}"#.to_vec(),
+//!     request_id: None,
 //! });
 //! assert_eq!(response.status, 200);
 //! let body: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
@@ -73,6 +74,7 @@ pub use import::{import_certificates, ImportReport, ImportedItem};
 pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};
 pub use limits::Limits;
+pub use router::error_response;
 pub use service::{Answer, Service, ServiceConfig, TableSource};
 pub use store::NexusTotal;
 pub use version::ApiVersion;
@@ -90,6 +92,11 @@ pub struct Request {
     pub headers: Vec<(String, String)>,
     /// Body bytes (JSON for POST).
     pub body: Vec<u8>,
+    /// The caller's id for the request, such as the `x-request-id` the HTTP server made
+    /// for it. Error bodies that carry a request id (the format of versions before
+    /// 2026-01-01) carry this one; when `None`, the service makes one (`req_…`) for each
+    /// error body.
+    pub request_id: Option<String>,
 }
 
 /// The response header that says whether a calculation's answer holds the location's local

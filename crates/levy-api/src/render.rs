@@ -17,8 +17,9 @@ pub(crate) enum LineKind {
     Ledger,
 }
 
-/// An error body in the version's format.
-pub(crate) fn error(e: &ApiError, version: ApiVersion) -> Value {
+/// An error body in the version's format. The older format carries `request_id`, or a
+/// new `req_…` id when it is `None`; the flat format carries no request id.
+pub(crate) fn error(e: &ApiError, version: ApiVersion, request_id: Option<&str>) -> Value {
     if version.flat_errors() {
         json!({ "code": e.status(), "type": e.kind.name(), "message": e.message })
     } else {
@@ -35,7 +36,11 @@ pub(crate) fn error(e: &ApiError, version: ApiVersion) -> Value {
                 }),
             );
         }
-        json!({ "error": err, "request_id": crate::ids::new_id("req_") })
+        let request_id = match request_id {
+            Some(id) => id.to_string(),
+            None => crate::ids::new_id("req_"),
+        };
+        json!({ "error": err, "request_id": request_id })
     }
 }
 

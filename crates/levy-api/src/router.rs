@@ -261,13 +261,30 @@ pub(crate) fn json_response(status: u16, body: &Value) -> Response {
     }
 }
 
-pub(crate) fn error_response(e: &ApiError, version: ApiVersion) -> Response {
-    let mut r = json_response(e.status(), &render::error(e, version));
+/// The response for an error, as the service answers it: the error's status, its body in
+/// `version`'s error format, and the headers that go with it.
+///
+/// * Body: from 2026-01-01 the flat `{"code", "type", "message"}`; before,
+///   `{"error": {"error_code", "error_message"[, "error_meta"]}, "request_id"}`, where
+///   `request_id` is `request_id`, or a new `req_…` id when it is `None`.
+/// * Headers: `Content-Type: application/json`; `WWW-Authenticate: Bearer` for a 401;
+///   `Retry-After` when [`ApiError::retry_after`] is set; `Allow` for a 405 whose
+///   [`ApiError::expected`] names the methods the path accepts.
+///
+/// The HTTP server renders the errors it answers itself (a body over the limit, a body
+/// that is not JSON) with it too, so that they are written as the service's are.
+pub fn error_response(e: &ApiError, version: ApiVersion, request_id: Option<&str>) -> Response {
+    let mut r = json_response(e.status(), &render::error(e, version, request_id));
     if e.status() == 401 {
         r.headers.push(("WWW-Authenticate".into(), "Bearer".into()));
     }
     if let Some(seconds) = e.retry_after {
         r.headers.push(("Retry-After".into(), seconds.to_string()));
+    }
+    if e.status() == 405 {
+        if let Some(allow) = &e.expected {
+            r.headers.push(("Allow".into(), allow.clone()));
+        }
     }
     r
 }
@@ -288,6 +305,7 @@ fn dispatch_inner(
     defer: bool,
     pending: &mut Option<(Commit, ApiVersion)>,
 ) -> Response {
+    let id = req.request_id.as_deref();
     if let Some(params) = match_path(DOCUMENT_PATH, &req.path) {
         // Pre-signed: no key; errors in the flat format unless the header asks otherwise.
         let version = req
@@ -300,21 +318,19 @@ fn dispatch_inner(
                 format!("{} accepts GET only", req.path),
             );
             e.expected = Some("GET".into());
-            let mut r = error_response(&e, version);
-            r.headers.push(("Allow".into(), "GET".into()));
-            return r;
+            return error_response(&e, version, id);
         }
         return match parse_query(&req.query)
             .and_then(|q| certificates::document(service, &params[0], &q))
         {
             Ok(r) => r,
-            Err(e) => error_response(&e, version),
+            Err(e) => error_response(&e, version, id),
         };
     }
     // A header that decides who is asking, or how to answer, must be unambiguous: two of
     // them are refused rather than one picked (a proxy may have added one).
     if let Some(e) = duplicate_header(req, "X-API-Version") {
-        return error_response(&e, ApiVersion::V2024_09_01);
+        return error_response(&e, ApiVersion::V2024_09_01, id);
     }
     let version = match req.header("x-api-version").map(str::trim) {
         None => ApiVersion::V2024_09_01,
@@ -332,19 +348,19 @@ fn dispatch_inner(
                     supported.join(" | "),
                     v,
                 );
-                return error_response(&e, ApiVersion::V2024_09_01);
+                return error_response(&e, ApiVersion::V2024_09_01, id);
             }
         },
     };
     if let Some(e) = duplicate_header(req, "Authorization") {
-        return error_response(&e, version);
+        return error_response(&e, version, id);
     }
     let scope = match authenticate(service, req) {
         Ok(s) => s,
-        Err(e) => return error_response(&e, version),
+        Err(e) => return error_response(&e, version, id),
     };
     if let Err(e) = service.rate.take(&scope, &service.limits) {
-        return error_response(&e, version);
+        return error_response(&e, version, id);
     }
     match route(service, req, version, &scope, defer) {
         Ok((body, headers, commit)) => {
@@ -353,15 +369,7 @@ fn dispatch_inner(
             *pending = commit.map(|c| (c, version));
             r
         }
-        Err(e) => {
-            let mut r = error_response(&e, version);
-            if e.status() == 405 {
-                if let Some(allow) = &e.expected {
-                    r.headers.push(("Allow".into(), allow.clone()));
-                }
-            }
-            r
-        }
+        Err(e) => error_response(&e, version, id),
     }
 }
 

@@ -61,6 +61,8 @@ impl std::fmt::Debug for Service {
 pub struct Answer {
     response: Response,
     pending: Option<(crate::Commit, ApiVersion)>,
+    /// The request's [`Request::request_id`], for the error body of a failed commit.
+    request_id: Option<String>,
 }
 
 impl Answer {
@@ -74,7 +76,10 @@ impl Answer {
     pub async fn finish(self) -> Response {
         match self.pending {
             None => self.response,
-            Some((commit, version)) => settle(self.response, commit.await, version),
+            Some((commit, version)) => {
+                let commit = commit.await;
+                settle(self.response, commit, version, self.request_id.as_deref())
+            }
         }
     }
 
@@ -82,7 +87,12 @@ impl Answer {
     pub fn wait(self) -> Response {
         match self.pending {
             None => self.response,
-            Some((commit, version)) => settle(self.response, commit.wait(), version),
+            Some((commit, version)) => settle(
+                self.response,
+                commit.wait(),
+                version,
+                self.request_id.as_deref(),
+            ),
         }
     }
 }
@@ -91,10 +101,11 @@ fn settle(
     response: Response,
     commit: Result<(), crate::store::StoreError>,
     version: ApiVersion,
+    request_id: Option<&str>,
 ) -> Response {
     match commit {
         Ok(()) => response,
-        Err(e) => router::error_response(&ApiError::from(e), version),
+        Err(e) => router::error_response(&ApiError::from(e), version, request_id),
     }
 }
 
@@ -118,6 +129,12 @@ fn default_table() -> Result<Arc<AnyTable>, ApiError> {
     // The embedded default is compiled into the program and opened in O(1); levy-data's
     // tests verify its hash and archive.
     Ok(Arc::new(levy_data::open_default()))
+}
+
+/// The request id an [`Answer`] keeps: only when a commit is pending, the one case where
+/// it may yet render an error.
+fn pending_id(pending: &Option<(crate::Commit, ApiVersion)>, req: &Request) -> Option<String> {
+    pending.as_ref().and(req.request_id.clone())
 }
 
 impl Service {
@@ -180,7 +197,11 @@ impl Service {
     /// gives for the same request.
     pub fn answer(&self, req: &Request) -> Answer {
         let (response, pending) = self.dispatch(req, true);
-        Answer { response, pending }
+        Answer {
+            request_id: pending_id(&pending, req),
+            response,
+            pending,
+        }
     }
 
     fn dispatch(&self, req: &Request, defer: bool) -> router::Dispatched {
@@ -195,7 +216,10 @@ impl Service {
                     ErrorKind::InternalError,
                     "the request failed unexpectedly; nothing was changed",
                 );
-                (router::error_response(&e, version), None)
+                (
+                    router::error_response(&e, version, req.request_id.as_deref()),
+                    None,
+                )
             }
         }
     }

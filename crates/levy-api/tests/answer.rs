@@ -36,6 +36,7 @@ fn post(path: &str, body: &[u8]) -> Request {
             ("Content-Type".into(), "application/json".into()),
         ],
         body: body.to_vec(),
+        request_id: None,
     }
 }
 

@@ -583,6 +583,7 @@ fn coverage_header(svc: &levy_api::Service, body: &str) -> (u16, Option<String>)
         query: String::new(),
         headers: vec![("Authorization".into(), format!("Bearer {TEST_KEY}"))],
         body: body.as_bytes().to_vec(),
+        request_id: None,
     });
     let h = r
         .headers
@@ -687,6 +688,7 @@ fn an_intrastate_sale_is_sourced_by_the_states_rule_and_says_so() {
                 ("X-API-Version".into(), "2026-03-01".into()),
             ],
             body: body.into_bytes(),
+            request_id: None,
         });
         let v: Value = serde_json::from_slice(&r.body).unwrap();
         let h = r
@@ -742,6 +744,7 @@ fn invoice_rounding_is_asked_for_by_header_and_applied_where_allowed() {
             query: String::new(),
             headers,
             body: body.as_bytes().to_vec(),
+            request_id: None,
         });
         let v: Value = serde_json::from_slice(&r.body).unwrap();
         let h = r

@@ -15,6 +15,7 @@ fn raw(svc: &Service, method: &str, path: &str, key: &str, body: &str) -> Respon
             ("X-API-Version".into(), "2026-03-01".into()),
         ],
         body: body.as_bytes().to_vec(),
+        request_id: None,
     })
 }
 

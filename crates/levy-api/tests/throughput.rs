@@ -20,6 +20,7 @@ fn run(ledger: &str, threads: usize, per_thread: usize) -> f64 {
         query: String::new(),
         headers: vec![("Authorization".into(), format!("Bearer {TEST_KEY}"))],
         body: calc_body("10000", "GENERAL_MERCHANDISE").into_bytes(),
+        request_id: None,
     };
     let start = Instant::now();
     std::thread::scope(|s| {

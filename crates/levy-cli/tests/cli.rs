@@ -654,6 +654,7 @@ fn ledger_with_one_sale(path: &std::path::Path) -> String {
             query: String::new(),
             headers: vec![("authorization".into(), format!("Bearer {key}"))],
             body: body.into_bytes(),
+            request_id: None,
         });
         assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
         serde_json::from_slice::<serde_json::Value>(&r.body).unwrap()

@@ -242,6 +242,7 @@ pub unsafe extern "C" fn levy_service_request(
             query: query.to_string(),
             headers: header_list,
             body,
+            request_id: None,
         };
         let answer = service.inner.handle(&request);
         let mut body = answer.body;

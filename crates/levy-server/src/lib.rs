@@ -436,6 +436,7 @@ impl AppState {
             query: parts.uri.query().unwrap_or("").to_string(),
             headers,
             body,
+            request_id: None,
         };
 
         let api_response = if self.inline {

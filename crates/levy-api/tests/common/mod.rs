@@ -64,6 +64,7 @@ pub fn call(
         query: query.into(),
         headers,
         body: body.as_bytes().to_vec(),
+        request_id: None,
     });
     assert!(r
         .headers
