@@ -129,6 +129,15 @@ error_kinds! {
     MethodNotAllowed = ("METHOD_NOT_ALLOWED", 405),
     /// A body larger than the service takes.
     RequestTooLarge = ("REQUEST_TOO_LARGE", 413),
+    /// A request body sent without `Content-Type: application/json` (answered by the HTTP
+    /// server, levy-server, before the request reaches the service).
+    UnsupportedMediaType = ("UNSUPPORTED_MEDIA_TYPE", 415),
+    /// A request body that could not be read, as when the connection broke while it was
+    /// sent (answered by the HTTP server).
+    MalformedBody = ("MALFORMED_BODY", 400),
+    /// A request body that did not arrive within the HTTP server's body timeout (answered
+    /// by the HTTP server, which then closes the connection).
+    RequestTimeout = ("REQUEST_TIMEOUT", 408),
     /// Too many requests for one account and mode; `Retry-After` says when to retry.
     RateLimited = ("RATE_LIMITED", 429),
     /// The account and mode already store the most unexpired calculations allowed.
@@ -472,6 +481,9 @@ mod tests {
             ErrorKind::NotFound => 404,
             ErrorKind::MethodNotAllowed => 405,
             ErrorKind::RequestTooLarge => 413,
+            ErrorKind::UnsupportedMediaType => 415,
+            ErrorKind::MalformedBody => 400,
+            ErrorKind::RequestTimeout => 408,
             ErrorKind::RateLimited => 429,
             ErrorKind::CalculationQuotaExceeded => 429,
             ErrorKind::CalculationNotFound => 404,

@@ -84,9 +84,9 @@ fn answer_keeps_the_request_id_as_handle_does() {
 
 #[test]
 fn error_response_renders_each_format_with_its_headers() {
-    let e = ApiError::of(ErrorKind::RequestTooLarge, "too big");
+    let e = ApiError::of(ErrorKind::UnsupportedMediaType, "not json");
     let old = error_response(&e, ApiVersion::V2024_09_01, Some("req_1"));
-    assert_eq!(old.status, 413);
+    assert_eq!(old.status, 415);
     assert_eq!(
         old.headers,
         vec![("Content-Type".to_string(), "application/json".to_string())]
@@ -94,7 +94,7 @@ fn error_response_renders_each_format_with_its_headers() {
     assert_eq!(
         old.body,
         json!({
-            "error": {"error_code": "request_too_large", "error_message": "too big"},
+            "error": {"error_code": "unsupported_media_type", "error_message": "not json"},
             "request_id": "req_1"
         })
         .to_string()
@@ -103,7 +103,7 @@ fn error_response_renders_each_format_with_its_headers() {
     let flat = error_response(&e, ApiVersion::V2026_03_01, Some("req_1"));
     assert_eq!(
         flat.body,
-        json!({"code": 413, "type": "REQUEST_TOO_LARGE", "message": "too big"})
+        json!({"code": 415, "type": "UNSUPPORTED_MEDIA_TYPE", "message": "not json"})
             .to_string()
             .into_bytes()
     );
