@@ -1,15 +1,18 @@
-//! Errors the HTTP layer answers itself, before a request reaches the service, rendered
-//! in the error format of the request's API version.
+//! Errors the HTTP layer answers itself, before a request reaches the service. Each is a
+//! [`levy_api::ApiError`] of a [`levy_api::ErrorKind`], rendered by
+//! [`levy_api::error_response`] as the service renders its own: in the error format of the
+//! request's API version, with the request's id.
 
-use axum::body::Body;
-use axum::http::{header, HeaderValue, StatusCode};
+use levy_api::{ApiError, ApiVersion, ErrorKind};
 
-/// An error answered by the HTTP layer rather than by [`levy_api::Service`].
+/// An error answered by the HTTP layer rather than by [`levy_api::Service`]: a name for
+/// the [`ErrorKind`] it is answered with ([`HttpErrorKind::kind`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HttpErrorKind {
-    /// 413: the body is larger than the server's limit. Send a smaller body, or start the
-    /// server with a larger limit.
+    /// 413: the body is larger than the service's limit
+    /// ([`levy_api::Service::body_limit`]). Send a smaller body, or start the server
+    /// with a larger limit.
     RequestTooLarge,
     /// 415: a request body was sent without `Content-Type: application/json`.
     UnsupportedMediaType,
@@ -36,77 +39,56 @@ pub const HTTP_ERROR_KINDS: [HttpErrorKind; 6] = [
 ];
 
 impl HttpErrorKind {
-    /// The HTTP status.
-    pub fn status(self) -> u16 {
+    /// The levy-api error kind it is answered with, which gives its status and type.
+    pub fn kind(self) -> ErrorKind {
         match self {
-            HttpErrorKind::RequestTooLarge => 413,
-            HttpErrorKind::UnsupportedMediaType => 415,
-            HttpErrorKind::MalformedBody => 400,
-            HttpErrorKind::RequestTimeout => 408,
-            HttpErrorKind::MethodNotAllowed => 405,
-            HttpErrorKind::Internal => 500,
+            HttpErrorKind::RequestTooLarge => ErrorKind::RequestTooLarge,
+            HttpErrorKind::UnsupportedMediaType => ErrorKind::UnsupportedMediaType,
+            HttpErrorKind::MalformedBody => ErrorKind::MalformedBody,
+            HttpErrorKind::RequestTimeout => ErrorKind::RequestTimeout,
+            HttpErrorKind::MethodNotAllowed => ErrorKind::MethodNotAllowed,
+            HttpErrorKind::Internal => ErrorKind::InternalError,
         }
     }
 
-    /// The `type` of the flat error format (versions 2026-01-01 and later).
+    /// The HTTP status: the kind's.
+    pub fn status(self) -> u16 {
+        self.kind().status()
+    }
+
+    /// The `type` of the flat error format (versions 2026-01-01 and later): the kind's
+    /// name.
     pub fn flat_type(self) -> &'static str {
-        match self {
-            HttpErrorKind::RequestTooLarge => "REQUEST_TOO_LARGE",
-            HttpErrorKind::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
-            HttpErrorKind::MalformedBody => "MALFORMED_BODY",
-            HttpErrorKind::RequestTimeout => "REQUEST_TIMEOUT",
-            HttpErrorKind::MethodNotAllowed => "METHOD_NOT_ALLOWED",
-            HttpErrorKind::Internal => "INTERNAL_ERROR",
-        }
+        self.kind().name()
     }
 
     /// The `error_code` of the older error format (versions before 2026-01-01): the flat
     /// type in lower snake case.
     pub fn error_code(self) -> String {
-        self.flat_type().to_ascii_lowercase()
+        self.kind().error_code()
     }
 }
 
-/// True when `version` (the `X-API-Version` header, empty when absent) selects the flat
-/// error format. An absent header means 2024-09-01; a value that is not a known version
-/// gets the older format.
-pub(crate) fn uses_flat_format(version: &str) -> bool {
-    levy_api::ApiVersion::parse(version.trim()).is_some_and(|v| v.flat_errors())
+/// The API version whose error format an answer of the HTTP layer uses: the
+/// `X-API-Version` header's (empty when absent), or 2024-09-01 when it is absent or not a
+/// known version, as the service itself answers.
+pub(crate) fn error_version(header: &str) -> ApiVersion {
+    ApiVersion::parse(header.trim()).unwrap_or(ApiVersion::V2024_09_01)
 }
 
-/// The error body for `kind` in the format `version` selects.
-pub(crate) fn body(
-    kind: HttpErrorKind,
-    message: &str,
-    version: &str,
-    request_id: &str,
-) -> serde_json::Value {
-    if uses_flat_format(version) {
-        serde_json::json!({ "code": kind.status(), "type": kind.flat_type(), "message": message })
-    } else {
-        serde_json::json!({
-            "error": { "error_code": kind.error_code(), "error_message": message },
-            "request_id": request_id,
-        })
-    }
-}
-
-/// The whole HTTP response for `kind`.
+/// The whole HTTP response for `kind`, rendered by [`levy_api::error_response`].
 pub(crate) fn render(
     kind: HttpErrorKind,
     message: &str,
-    version: &str,
+    version: ApiVersion,
     request_id: &str,
 ) -> axum::response::Response {
-    let text = body(kind, message, version, request_id).to_string();
-    let mut r = axum::response::Response::new(Body::from(text));
-    *r.status_mut() =
-        StatusCode::from_u16(kind.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
+    let mut e = ApiError::of(kind.kind(), message);
+    if kind == HttpErrorKind::MethodNotAllowed {
+        // The document paths answer GET only; error_response sends it as `Allow`.
+        e.expected = Some("GET".into());
+    }
+    crate::into_http(levy_api::error_response(&e, version, Some(request_id)))
 }
 
 #[cfg(test)]
@@ -117,38 +99,65 @@ mod tests {
     fn versions_pick_the_format_the_spec_gives() {
         // Spec, Errors: the flat format is for versions 2026-01-01 and later; the notes
         // say an absent header means 2024-09-01.
-        assert!(!uses_flat_format(""));
-        assert!(!uses_flat_format("2024-09-01"));
-        assert!(!uses_flat_format("2025-05-12"));
-        assert!(uses_flat_format("2026-01-01"));
-        assert!(uses_flat_format("2026-03-01"));
-        assert!(!uses_flat_format("latest"));
+        let flat = |v: &str| error_version(v).flat_errors();
+        assert!(!flat(""));
+        assert!(!flat("2024-09-01"));
+        assert!(!flat("2025-05-12"));
+        assert!(flat("2026-01-01"));
+        assert!(flat(" 2026-03-01 "));
+        assert!(!flat("latest"));
     }
 
     #[test]
-    fn bodies_have_the_fields_of_each_format() {
-        let flat = body(
-            HttpErrorKind::RequestTooLarge,
-            "too big",
-            "2026-03-01",
-            "req_1",
-        );
-        assert_eq!(
-            flat,
-            serde_json::json!({"code": 413, "type": "REQUEST_TOO_LARGE", "message": "too big"})
-        );
-        let old = body(
-            HttpErrorKind::UnsupportedMediaType,
-            "not json",
-            "2024-09-01",
-            "req_1",
-        );
-        assert_eq!(
-            old,
+    fn kinds_keep_the_statuses_and_types_they_had() {
+        let expected = [
+            (HttpErrorKind::RequestTooLarge, 413, "REQUEST_TOO_LARGE"),
+            (
+                HttpErrorKind::UnsupportedMediaType,
+                415,
+                "UNSUPPORTED_MEDIA_TYPE",
+            ),
+            (HttpErrorKind::MalformedBody, 400, "MALFORMED_BODY"),
+            (HttpErrorKind::RequestTimeout, 408, "REQUEST_TIMEOUT"),
+            (HttpErrorKind::MethodNotAllowed, 405, "METHOD_NOT_ALLOWED"),
+            (HttpErrorKind::Internal, 500, "INTERNAL_ERROR"),
+        ];
+        assert_eq!(expected.len(), HTTP_ERROR_KINDS.len());
+        for (k, status, name) in expected {
+            assert!(HTTP_ERROR_KINDS.contains(&k));
+            assert_eq!((k.status(), k.flat_type()), (status, name));
+            assert_eq!(k.error_code(), name.to_ascii_lowercase());
+        }
+    }
+
+    /// The bodies the HTTP layer wrote with its own renderer, byte for byte: levy-api's
+    /// renderer writes the same.
+    #[test]
+    fn bodies_are_those_of_the_former_renderer() {
+        let old_flat = |k: HttpErrorKind, message: &str| {
+            serde_json::json!({ "code": k.status(), "type": k.flat_type(), "message": message })
+                .to_string()
+        };
+        let old_nested = |k: HttpErrorKind, message: &str, id: &str| {
             serde_json::json!({
-                "error": {"error_code": "unsupported_media_type", "error_message": "not json"},
-                "request_id": "req_1"
+                "error": { "error_code": k.error_code(), "error_message": message },
+                "request_id": id,
             })
-        );
+            .to_string()
+        };
+        for k in HTTP_ERROR_KINDS {
+            let e = ApiError::of(k.kind(), "it went wrong");
+            let flat = levy_api::error_response(&e, ApiVersion::V2026_03_01, Some("req_1"));
+            assert_eq!(flat.status, k.status());
+            assert_eq!(
+                String::from_utf8(flat.body).unwrap(),
+                old_flat(k, "it went wrong")
+            );
+            let nested = levy_api::error_response(&e, ApiVersion::V2024_09_01, Some("req_1"));
+            assert_eq!(
+                String::from_utf8(nested.body).unwrap(),
+                old_nested(k, "it went wrong", "req_1")
+            );
+        }
     }
 }

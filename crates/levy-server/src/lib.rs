@@ -7,9 +7,11 @@
 //! * a request body limit ([`DEFAULT_BODY_LIMIT`], 1 MiB), answered with 413 in the
 //!   error format of the request's API version;
 //! * a JSON content-type check on request bodies, answered with 415;
-//! * a request id (`req_…`) for every request: sent to the service in the
-//!   `x-request-id` header, echoed in the `x-request-id` response header, and carried by
-//!   every log line written while the request is handled;
+//! * a request id (`req_…`) for every request: given to the service as
+//!   [`levy_api::Request::request_id`] (so that an error body in the older format names
+//!   it), sent in the `x-request-id` response header, and carried by every log line
+//!   written while the request is handled. A client's own `x-request-id` header is
+//!   neither passed to the service nor echoed: the server's id replaces it;
 //! * `GET /openapi.json`, the OpenAPI 3.1 document of the interface ([`OPENAPI_JSON`]),
 //!   and `GET /openapi/{version}.json`, the closed document of one API version
 //!   ([`openapi::for_version`]), both served without authentication;
@@ -301,26 +303,27 @@ impl AppState {
         request_id: &str,
     ) -> axum::response::Response {
         let (parts, body) = req.into_parts();
-        let version = parts
-            .headers
-            .get("x-api-version")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
+        // The error format of the HTTP layer's own answers: the version's, as the service
+        // would pick it.
+        let version = errors::error_version(
+            parts
+                .headers
+                .get("x-api-version")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or(""),
+        );
 
         let document = parts.uri.path() == OPENAPI_PATH;
         let versioned = openapi::version_of_path(parts.uri.path());
         if document || versioned.is_some() {
             if parts.method != Method::GET {
-                let mut r = errors::render(
+                // With `Allow: GET`.
+                return errors::render(
                     HttpErrorKind::MethodNotAllowed,
                     &format!("{} answers GET only", parts.uri.path()),
-                    &version,
+                    version,
                     request_id,
                 );
-                r.headers_mut()
-                    .insert(header::ALLOW, HeaderValue::from_static("GET"));
-                return r;
             }
             let text = match versioned {
                 None => OPENAPI_JSON.to_string(),
@@ -369,7 +372,7 @@ impl AppState {
                 let mut r = errors::render(
                     HttpErrorKind::RequestTooLarge,
                     &self.too_large_message(),
-                    &version,
+                    version,
                     request_id,
                 );
                 r.headers_mut()
@@ -387,7 +390,7 @@ impl AppState {
                         "the request body was not received within {} seconds",
                         self.body_timeout.as_secs_f64()
                     ),
-                    &version,
+                    version,
                     request_id,
                 );
                 r.headers_mut()
@@ -399,7 +402,7 @@ impl AppState {
                 return errors::render(
                     HttpErrorKind::MalformedBody,
                     "the request body could not be read",
-                    &version,
+                    version,
                     request_id,
                 );
             }
@@ -414,12 +417,14 @@ impl AppState {
             return errors::render(
                 HttpErrorKind::UnsupportedMediaType,
                 &format!("request bodies must be JSON (Content-Type: application/json); got {got}"),
-                &version,
+                version,
                 request_id,
             );
         }
 
-        let mut headers: Vec<(String, String)> = Vec::with_capacity(parts.headers.len() + 1);
+        // The request id goes to the service as `request_id`; a client's own
+        // `x-request-id` header is not passed on (the server's id is the request's).
+        let mut headers: Vec<(String, String)> = Vec::with_capacity(parts.headers.len());
         for (name, value) in parts.headers.iter() {
             if name.as_str() == REQUEST_ID_HEADER {
                 continue;
@@ -429,14 +434,13 @@ impl AppState {
                 String::from_utf8_lossy(value.as_bytes()).into_owned(),
             ));
         }
-        headers.push((REQUEST_ID_HEADER.to_string(), request_id.to_string()));
         let api_request = levy_api::Request {
             method: parts.method.as_str().to_string(),
             path: parts.uri.path().to_string(),
             query: parts.uri.query().unwrap_or("").to_string(),
             headers,
             body,
-            request_id: None,
+            request_id: Some(request_id.to_string()),
         };
 
         let api_response = if self.inline {
@@ -459,13 +463,13 @@ impl AppState {
                     return errors::render(
                         HttpErrorKind::Internal,
                         "internal error while answering the request",
-                        &version,
+                        version,
                         request_id,
                     );
                 }
             }
         };
-        into_http(api_response, request_id)
+        into_http(api_response)
     }
 
     fn too_large_message(&self) -> String {
@@ -564,20 +568,6 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
-fn same_request_id(body: Vec<u8>, request_id: &str) -> Vec<u8> {
-    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_slice::<serde_json::Value>(&body)
-    else {
-        return body;
-    };
-    match map.get_mut("request_id") {
-        Some(v @ serde_json::Value::String(_)) => {
-            *v = serde_json::Value::String(request_id.to_string())
-        }
-        _ => return body,
-    }
-    serde_json::to_vec(&map).unwrap_or(body)
-}
-
 fn plain_response(
     status: StatusCode,
     content_type: &'static str,
@@ -590,16 +580,13 @@ fn plain_response(
     r
 }
 
-/// The service's response as HTTP. An error body in the older format carries a
-/// `request_id` of the service's own making; it is replaced with this request's id, so
-/// that the body, the `x-request-id` header and the log lines name the request alike.
-fn into_http(api: levy_api::Response, request_id: &str) -> axum::response::Response {
-    let body = if api.status >= 400 {
-        same_request_id(api.body, request_id)
-    } else {
-        api.body
-    };
-    let mut r = axum::response::Response::new(Body::from(body));
+/// A [`levy_api::Response`] as HTTP, unchanged: the service's answers, and the HTTP
+/// layer's own errors rendered by [`levy_api::error_response`]. An error body in the older
+/// format already names the request's id, given to the service as
+/// [`levy_api::Request::request_id`], so that the body, the `x-request-id` header and the
+/// log lines name the request alike.
+fn into_http(api: levy_api::Response) -> axum::response::Response {
+    let mut r = axum::response::Response::new(Body::from(api.body));
     *r.status_mut() = StatusCode::from_u16(api.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = r.headers_mut();
     for (name, value) in api.headers {
