@@ -127,7 +127,7 @@ error_kinds! {
     NotFound = ("NOT_FOUND", 404),
     /// The path exists but not with the method.
     MethodNotAllowed = ("METHOD_NOT_ALLOWED", 405),
-    /// A body larger than the service takes.
+    /// A body larger than the service takes ([`crate::Service::body_limit`]).
     RequestTooLarge = ("REQUEST_TOO_LARGE", 413),
     /// A request body sent without `Content-Type: application/json` (answered by the HTTP
     /// server, levy-server, before the request reaches the service).

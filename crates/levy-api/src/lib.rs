@@ -75,7 +75,7 @@ pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};
 pub use limits::Limits;
 pub use router::error_response;
-pub use service::{Answer, Service, ServiceConfig, TableSource};
+pub use service::{Answer, Service, ServiceConfig, TableSource, DEFAULT_BODY_LIMIT};
 pub use store::NexusTotal;
 pub use version::ApiVersion;
 

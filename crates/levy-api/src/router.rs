@@ -9,7 +9,7 @@ use crate::resources::{
     calculations, certificates, customers, merchants, ping, platform, products, refunds,
     transactions,
 };
-use crate::service::{Service, MAX_BODY};
+use crate::service::Service;
 use crate::{render, ApiVersion, Request, Response};
 
 /// What a handler sees.
@@ -422,10 +422,13 @@ fn route(
     scope: &Scope,
     defer: bool,
 ) -> Result<Routed, ApiError> {
-    if req.body.len() > MAX_BODY {
+    if req.body.len() > service.body_limit {
         return Err(ApiError::of(
             ErrorKind::RequestTooLarge,
-            format!("the request body is larger than {MAX_BODY} bytes"),
+            format!(
+                "the request body is larger than {} bytes",
+                service.body_limit
+            ),
         ));
     }
     let mut allowed = Vec::new();

@@ -41,6 +41,8 @@ pub struct Service {
     pub(crate) keys: ArcSwap<Keyring>,
     key_source: KeySource,
     pub(crate) limits: crate::limits::Limits,
+    /// The largest request body answered; a larger one is `413 REQUEST_TOO_LARGE`.
+    pub(crate) body_limit: usize,
     pub(crate) rate: crate::limits::RateLimiter,
     /// The key that signs certificate download URLs, read from the ledger once.
     pub(crate) url_key: std::sync::OnceLock<[u8; 32]>,
@@ -109,8 +111,9 @@ fn settle(
     }
 }
 
-/// Largest request body accepted, in bytes.
-pub const MAX_BODY: usize = 1 << 20;
+/// The largest request body a [`Service`] answers unless told otherwise
+/// ([`Service::with_body_limit`]): 1 MiB. A larger body is `413 REQUEST_TOO_LARGE`.
+pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 
 fn load_table(source: &TableSource) -> Result<Arc<AnyTable>, ApiError> {
     match source {
@@ -149,6 +152,7 @@ impl Service {
             keys: ArcSwap::from_pointee(keys),
             key_source: config.keys.clone(),
             limits: crate::limits::Limits::NONE,
+            body_limit: DEFAULT_BODY_LIMIT,
             rate: crate::limits::RateLimiter::default(),
             url_key: std::sync::OnceLock::new(),
         };
@@ -169,6 +173,21 @@ impl Service {
     /// The per-account limits in force.
     pub fn limits(&self) -> crate::Limits {
         self.limits
+    }
+
+    /// The service with another request body limit, in bytes: a request whose body is
+    /// larger is answered `413 REQUEST_TOO_LARGE`. The default is [`DEFAULT_BODY_LIMIT`]
+    /// (1 MiB). The HTTP server (levy-server) reads this limit ([`Service::body_limit`])
+    /// rather than keep its own, so that both refuse the same bodies; `levy serve
+    /// --body-limit` sets it.
+    pub fn with_body_limit(mut self, bytes: usize) -> Service {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// The largest request body answered, in bytes ([`Service::with_body_limit`]).
+    pub fn body_limit(&self) -> usize {
+        self.body_limit
     }
 
     /// Reads the keys again from the source the service was opened with and puts them in

@@ -1,5 +1,5 @@
-//! The caller's request id (`Request::request_id`) in error bodies, and the public error
-//! renderer (`levy_api::error_response`).
+//! The caller's request id (`Request::request_id`) in error bodies, the public error
+//! renderer (`levy_api::error_response`), and the service's body limit.
 
 mod common;
 use common::*;
@@ -130,4 +130,59 @@ fn error_response_renders_each_format_with_its_headers() {
     e.retry_after = Some(3);
     let r = error_response(&e, ApiVersion::V2026_03_01, None);
     assert!(r.headers.contains(&("Retry-After".into(), "3".into())));
+}
+
+/// A calculation body padded with spaces to `len` bytes.
+fn padded(len: usize) -> Vec<u8> {
+    let mut body = calc_body("10000", "GENERAL_MERCHANDISE").into_bytes();
+    assert!(body.len() <= len);
+    body.resize(len, b' ');
+    body
+}
+
+#[test]
+fn the_body_limit_is_1_mib_unless_raised() {
+    let svc = service();
+    assert_eq!(svc.body_limit(), DEFAULT_BODY_LIMIT);
+    assert_eq!(DEFAULT_BODY_LIMIT, 1 << 20);
+    let at = svc.handle(&request(
+        None,
+        "/tax/calculations",
+        padded(DEFAULT_BODY_LIMIT),
+        None,
+    ));
+    assert_eq!(at.status, 200, "{}", String::from_utf8_lossy(&at.body));
+    let over = svc.handle(&request(
+        Some("2026-03-01"),
+        "/tax/calculations",
+        padded(DEFAULT_BODY_LIMIT + 1),
+        None,
+    ));
+    assert_eq!(over.status, 413);
+    assert_eq!(json(&over)["type"], json!("REQUEST_TOO_LARGE"));
+
+    let raised = service().with_body_limit(2 * DEFAULT_BODY_LIMIT);
+    assert_eq!(raised.body_limit(), 2 * DEFAULT_BODY_LIMIT);
+    let r = raised.handle(&request(
+        None,
+        "/tax/calculations",
+        padded(DEFAULT_BODY_LIMIT + 1),
+        None,
+    ));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let r = raised.handle(&request(
+        None,
+        "/tax/calculations",
+        padded(2 * DEFAULT_BODY_LIMIT + 1),
+        Some("req_big"),
+    ));
+    assert_eq!(r.status, 413);
+    assert_eq!(
+        json(&r)["error"]["error_message"],
+        json!(format!(
+            "the request body is larger than {} bytes",
+            2 * DEFAULT_BODY_LIMIT
+        ))
+    );
+    assert_eq!(json(&r)["request_id"], json!("req_big"));
 }

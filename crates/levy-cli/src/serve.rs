@@ -46,8 +46,8 @@ pub struct ServeArgs {
     /// Keys file written by `levy keys new`.
     #[arg(long, value_name = "FILE", default_value = "./levy-keys.toml")]
     pub keys: PathBuf,
-    /// Largest request body in bytes; larger bodies are answered with 413. The service
-    /// itself accepts at most 1 MiB, so a larger value does not let larger bodies through.
+    /// Largest request body in bytes; larger bodies are answered with 413. The service's
+    /// limit, which the HTTP server reads, so both take bodies up to this size.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
     /// Seconds a client has to send a request's headers, and a kept-alive connection may
@@ -185,7 +185,8 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
     let service = Arc::new(
         levy_api::Service::open(config)
             .map_err(|e| CliError::Service(e.to_string()))?
-            .with_limits(limits),
+            .with_limits(limits)
+            .with_body_limit(args.body_limit),
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -193,7 +194,6 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
     runtime.block_on(async move {
         let options = ServeOptions {
             listen: args.listen,
-            body_limit: args.body_limit,
             inline: args.inline,
             header_timeout: std::time::Duration::from_secs(args.header_timeout.max(1)),
             body_timeout: std::time::Duration::from_secs(args.body_timeout.max(1)),

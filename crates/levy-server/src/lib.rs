@@ -4,8 +4,10 @@
 //! answered by [`levy_api::Service::handle`], and the [`levy_api::Response`] is written
 //! back unchanged. What the HTTP layer adds on its own:
 //!
-//! * a request body limit ([`DEFAULT_BODY_LIMIT`], 1 MiB), answered with 413 in the
-//!   error format of the request's API version;
+//! * the service's request body limit ([`levy_api::Service::body_limit`],
+//!   [`DEFAULT_BODY_LIMIT`] unless raised), enforced while the body is read: a larger body
+//!   is answered with 413 in the error format of the request's API version without being
+//!   kept in memory;
 //! * a JSON content-type check on request bodies, answered with 415;
 //! * a request id (`req_…`) for every request: given to the service as
 //!   [`levy_api::Request::request_id`] (so that an error body in the older format names
@@ -59,8 +61,11 @@ pub use errors::{HttpErrorKind, HTTP_ERROR_KINDS};
 
 pub use openapi::{OPENAPI_JSON, OPENAPI_PATH};
 
-/// The largest request body accepted by default: 1 MiB. Larger bodies get 413.
-pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+/// The largest request body accepted by default: 1 MiB. Larger bodies get 413. The limit
+/// in force is the service's ([`levy_api::Service::body_limit`], set with
+/// [`levy_api::Service::with_body_limit`]); the server reads it, so that the server and
+/// the service refuse the same bodies.
+pub use levy_api::DEFAULT_BODY_LIMIT;
 
 /// The header that carries the request id, in both directions.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
@@ -70,8 +75,6 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 pub struct ServeOptions {
     /// Address to bind. Port 0 picks a free port; [`Running::local_addr`] tells which.
     pub listen: SocketAddr,
-    /// Largest request body in bytes; larger bodies are answered with 413.
-    pub body_limit: usize,
     /// Where requests are answered. `false` (the default): reads and calculations on the
     /// async worker threads, a calculation's commit awaited there without holding a
     /// thread ([`levy_api::Service::answer`]); every other write on tokio's blocking pool,
@@ -106,7 +109,8 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 
 impl ServeOptions {
-    /// Options for tests and local tools: `127.0.0.1:0`, the default body limit.
+    /// Options for tests and local tools: `127.0.0.1:0`, the default timeouts and
+    /// connection limit.
     pub fn loopback_ephemeral() -> Self {
         ServeOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -119,7 +123,6 @@ impl Default for ServeOptions {
     fn default() -> Self {
         ServeOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 8787)),
-            body_limit: DEFAULT_BODY_LIMIT,
             inline: false,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
@@ -230,11 +233,12 @@ where
 }
 
 /// The axum router for `service`: one catch-all handler over [`levy_api::Service::handle`].
-/// Use it to mount levy inside a larger axum application.
+/// Use it to mount levy inside a larger axum application. Request bodies are limited to
+/// the service's [`levy_api::Service::body_limit`].
 pub fn router(service: Arc<levy_api::Service>, options: &ServeOptions) -> Router {
     let state = Arc::new(AppState {
+        body_limit: service.body_limit(),
         service,
-        body_limit: options.body_limit,
         body_timeout: options.body_timeout,
         inline: options.inline,
     });
@@ -246,6 +250,7 @@ pub fn router(service: Arc<levy_api::Service>, options: &ServeOptions) -> Router
 
 struct AppState {
     service: Arc<levy_api::Service>,
+    /// The service's body limit, read once: it is fixed when the service is built.
     body_limit: usize,
     body_timeout: Duration,
     inline: bool,

@@ -548,6 +548,71 @@ fn oversize_bodies_are_413_and_the_limit_itself_is_accepted() {
 }
 
 #[test]
+fn a_raised_body_limit_is_the_servers_and_the_services() {
+    // The server reads its limit from the service: raising the service's lets the larger
+    // body through the HTTP layer and the service alike.
+    let limit = 2 * levy_server::DEFAULT_BODY_LIMIT;
+    let server = TestServer::start_configured(
+        "raised-limit",
+        levy_server::ServeOptions::loopback_ephemeral(),
+        |s| s.with_body_limit(limit),
+    );
+    assert_eq!(server.service.body_limit(), limit);
+    let c = server.client();
+    let padded = |len: usize| {
+        let mut text = calc_body(&[10_000]).to_string().into_bytes();
+        text.resize(len, b' ');
+        text
+    };
+    for len in [levy_server::DEFAULT_BODY_LIMIT + 1, limit] {
+        let body = padded(len);
+        let a = c.send(Call {
+            method: "POST",
+            path: "/tax/calculations",
+            key: Some(SHOP_TEST),
+            version: None,
+            body: Some(&body),
+            content_type: None,
+        });
+        assert_eq!(a.status, 200, "{len} bytes: {}", a.text);
+        assert_eq!(dec(&a.json()["total_tax_amount"]), Decimal::from(925));
+    }
+    for v in [None, Some("2026-03-01")] {
+        let body = padded(limit + 1);
+        let a = c.send(Call {
+            method: "POST",
+            path: "/tax/calculations",
+            key: Some(SHOP_TEST),
+            version: v,
+            body: Some(&body),
+            content_type: None,
+        });
+        let body = assert_error(&a, v, 413, "REQUEST_TOO_LARGE");
+        let message = if flat(v) {
+            &body["message"]
+        } else {
+            &body["error"]["error_message"]
+        };
+        assert!(
+            message.as_str().unwrap().contains(&limit.to_string()),
+            "{body}"
+        );
+    }
+    // The default service refuses the body the raised one took.
+    let default = TestServer::start("default-limit");
+    let body = padded(levy_server::DEFAULT_BODY_LIMIT + 1);
+    let a = default.client().send(Call {
+        method: "POST",
+        path: "/tax/calculations",
+        key: Some(SHOP_TEST),
+        version: None,
+        body: Some(&body),
+        content_type: None,
+    });
+    assert_error(&a, None, 413, "REQUEST_TOO_LARGE");
+}
+
+#[test]
 fn transactions_duplicates_unknown_ids_and_deletion() {
     let server = TestServer::start("transactions");
     let c = server.client();

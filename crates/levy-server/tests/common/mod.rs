@@ -67,14 +67,24 @@ impl TestServer {
     }
 
     /// Starts a server with the given options (the listen address is forced to loopback port 0).
-    pub fn start_with(name: &str, mut options: levy_server::ServeOptions) -> TestServer {
+    pub fn start_with(name: &str, options: levy_server::ServeOptions) -> TestServer {
+        TestServer::start_configured(name, options, |service| service)
+    }
+
+    /// Starts a server with the given options over the suite's service as `configure`
+    /// leaves it (a body limit, per-account limits).
+    pub fn start_configured(
+        name: &str,
+        mut options: levy_server::ServeOptions,
+        configure: impl FnOnce(levy_api::Service) -> levy_api::Service,
+    ) -> TestServer {
         options.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
         let dir = scratch_dir(name);
         let ledger = dir.join("ledger.sqlite");
-        let service = Arc::new(levy_testkit::service::with_ledger(
+        let service = Arc::new(configure(levy_testkit::service::with_ledger(
             table(),
             &ledger.to_string_lossy(),
-        ));
+        )));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
