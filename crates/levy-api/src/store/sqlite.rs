@@ -1108,6 +1108,14 @@ impl Store for SqliteStore {
         customer_id: Option<&str>,
         product_ids: &[Option<&str>],
     ) -> Result<CalculationReads, StoreError> {
+        if customer_id.is_none() && product_ids.iter().all(Option::is_none) {
+            // Most sales name no stored customer and no product: nothing to read, and no
+            // read transaction to open.
+            return Ok(CalculationReads {
+                products: vec![None; product_ids.len()],
+                ..CalculationReads::default()
+            });
+        }
         let (account, live) = (scope.account.clone(), scope.live);
         let customer_id = customer_id.map(str::to_string);
         let product_ids: Vec<Option<String>> =
@@ -1967,6 +1975,9 @@ mod calculation_reads_tests {
         // No customer named, or one that does not exist: nothing but the products.
         let none = store.calculation_reads(&live, Some("cus_x"), &[]).unwrap();
         assert_eq!(none, CalculationReads::default());
+        let nothing_named = store.calculation_reads(&live, None, &[None, None]).unwrap();
+        assert_eq!(nothing_named.products, vec![None, None]);
+        assert!(nothing_named.customer.is_none() && nothing_named.certificates.is_empty());
     }
 
     #[test]
