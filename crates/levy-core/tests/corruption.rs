@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use levy_core::table::{FORMAT_VERSION, HEADER_LEN};
 use levy_core::*;
-use levy_testkit::sale::d;
+use levy_testkit::sale::{d, sale};
 
 /// A small table with something in every index but the ZIP index (whose dense array alone
 /// would be 400 KB): jurisdictions, rules of each kind, a holiday, regions, a postal
@@ -212,21 +212,15 @@ fn the_small_table_is_valid_and_exercised() {
             date,
         )
         .unwrap();
-    let sale = Sale {
-        currency: Currency::USD,
-        tax_included: false,
-        customer: Customer::default(),
-        automatic_tax: AutomaticTax::Auto,
-        date,
-        origin_country: None,
-        rounding: Rounding::Line,
-        lines: vec![SaleLine {
+    let sale = sale(
+        vec![SaleLine {
             amount: d("10000"),
             quantity: 1,
             per_unit: false,
             tax_code: t.category("GENERAL_MERCHANDISE").unwrap(),
         }],
-    };
+        date,
+    );
     assert_eq!(t.calculate(&loc, &sale).unwrap().total_tax, d("925"));
 }
 
@@ -462,21 +456,15 @@ fn the_largest_accepted_values_calculate_exactly() {
             date,
         )
         .unwrap();
-    let mut sale = Sale {
-        currency: Currency::USD,
-        tax_included: false,
-        customer: Customer::default(),
-        automatic_tax: AutomaticTax::Auto,
-        date,
-        origin_country: None,
-        rounding: Rounding::Line,
-        lines: vec![SaleLine {
+    let mut sale = sale(
+        vec![SaleLine {
             amount: Decimal::from(MAX_AMOUNT_MINOR),
             quantity: MAX_QUANTITY,
             per_unit: true,
             tax_code: t.tax_code("GENERAL_MERCHANDISE").unwrap(),
         }],
-    };
+        date,
+    );
     let c = t.calculate(&loc, &sale).unwrap();
     assert_eq!(c.total_tax, d("10100000000000000000000000"));
     assert_eq!(c.total_including_tax, d("11100000000000000000000000"));
