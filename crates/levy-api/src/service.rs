@@ -9,7 +9,7 @@ use levy_core::AnyTable;
 
 use crate::error::{ApiError, ErrorKind};
 use crate::keys::{KeySource, Keyring};
-use crate::store::{NexusTotal, SqliteStore, Store};
+use crate::store::{NexusTotal, Store};
 use crate::{router, ApiVersion, Request, Response};
 
 /// Where the rate table comes from.
@@ -28,7 +28,8 @@ pub enum TableSource {
 pub struct ServiceConfig {
     /// The rate table.
     pub table: TableSource,
-    /// The ledger: a SQLite file path (created when absent), or `:memory:`.
+    /// The ledger: an SQLite file path (created when absent), `:memory:`, or a PostgreSQL
+    /// database URL (`postgres://…`, in a build with the `postgres` feature).
     pub ledger: String,
     /// The API keys.
     pub keys: KeySource,
@@ -145,10 +146,10 @@ impl Service {
     pub fn open(config: ServiceConfig) -> Result<Service, ApiError> {
         let table = load_table(&config.table)?;
         let keys = Keyring::load(&config.keys)?;
-        let store = SqliteStore::open(&config.ledger)?;
+        let store = crate::store::open(&config.ledger)?;
         let service = Service {
             table: ArcSwap::new(table),
-            store: Box::new(store),
+            store,
             keys: ArcSwap::from_pointee(keys),
             key_source: config.keys.clone(),
             limits: crate::limits::Limits::NONE,
@@ -252,6 +253,12 @@ impl Service {
     /// The rate table in use.
     pub fn table(&self) -> Arc<AnyTable> {
         self.table.load_full()
+    }
+
+    /// Whether the ledger's reads wait on a network (a PostgreSQL ledger): a server then
+    /// answers every request on threads that may block ([`Store::reads_cross_a_network`]).
+    pub fn ledger_is_remote(&self) -> bool {
+        self.store.reads_cross_a_network()
     }
 
     /// An account's live sales per place, net of refunds, for nexus tracking. `account`

@@ -16,8 +16,33 @@ use crate::error::ApiError;
 pub use crate::keys::Scope;
 pub use crate::ledger::{nexus_sales, remaining};
 
+#[cfg(feature = "postgres")]
+mod postgres;
+mod seal;
 mod sqlite;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
 pub use sqlite::{inspect, LedgerReport, SqliteStore};
+
+/// Whether a ledger location names a PostgreSQL database (`postgres://…` or
+/// `postgresql://…`) rather than an SQLite file.
+pub fn is_postgres_url(ledger: &str) -> bool {
+    ledger.starts_with("postgres://") || ledger.starts_with("postgresql://")
+}
+
+/// Opens the ledger at `ledger`: a PostgreSQL database for a `postgres://` URL (in a
+/// build with the `postgres` feature), an SQLite file (or `:memory:`) otherwise.
+pub fn open(ledger: &str) -> Result<Box<dyn Store>, StoreError> {
+    if is_postgres_url(ledger) {
+        #[cfg(feature = "postgres")]
+        return Ok(Box::new(PostgresStore::open(ledger)?));
+        #[cfg(not(feature = "postgres"))]
+        return Err(StoreError::ledger(
+            "this build of levy has no PostgreSQL support (the levy-api feature `postgres`)",
+        ));
+    }
+    Ok(Box::new(SqliteStore::open(ledger)?))
+}
 
 /// A kind of record, as a [`StoreError`] names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -425,6 +450,12 @@ pub type RefundBuilder =
 
 /// The ledger's operations. Each is atomic; each write is durable when it returns `Ok`.
 pub trait Store: PlatformStore + Send + Sync {
+    /// Whether reads wait on a network (a database server) rather than on a local file:
+    /// a server then answers every request on threads that may block, never on its
+    /// async workers.
+    fn reads_cross_a_network(&self) -> bool {
+        false
+    }
     /// Adds a customer. [`StoreError::Duplicate`] when its `reference_customer_id` is taken.
     fn insert_customer(&self, scope: &Scope, customer: CustomerRecord) -> Result<(), StoreError>;
     /// A customer by id, or by `reference_customer_id` when `by_reference`.

@@ -450,7 +450,7 @@ impl AppState {
 
         let api_response = if self.inline {
             self.service.handle(&api_request)
-        } else if answers_on_worker(&api_request) {
+        } else if answers_on_worker(&api_request) && !self.service.ledger_is_remote() {
             // Reads and calculations: their work is a few tens of microseconds of CPU, and
             // a calculation's commit is awaited, not waited for on a thread.
             self.service.answer(&api_request).finish().await
@@ -488,7 +488,8 @@ impl AppState {
 /// Whether a request is answered on the async worker rather than on the blocking pool:
 /// reads (`GET`), which never wait for a commit, and calculations, whose commit is
 /// awaited ([`levy_api::Service::answer`]). Other writes wait for a flushed commit
-/// (milliseconds on a busy disk), which must not hold a worker thread.
+/// (milliseconds on a busy disk), which must not hold a worker thread. With a ledger
+/// across a network (PostgreSQL) every request is answered on the blocking pool.
 fn answers_on_worker(req: &levy_api::Request) -> bool {
     match req.method.as_str() {
         "GET" => true,

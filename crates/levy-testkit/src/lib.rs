@@ -7,12 +7,15 @@
 //! - [`TempDir`] and [`target_temp_dir!`]: scratch directories removed when dropped.
 //! - [`shared_data`]: the published data files beside the project, skipped when absent
 //!   except under `CI=true`.
+//! - [`postgres`]: a real PostgreSQL server for the tests that need one, and the
+//!   `LEVY_TEST_LEDGER=postgres` switch that runs the suites on it.
 //! - [`sale`]: small constructors for decimals, dates, addresses and sales.
 //!
 //! The crate is never published; it is a dev-dependency only.
 
 #![warn(missing_docs)]
 
+pub mod postgres;
 pub mod sale;
 pub mod shared;
 mod temp;

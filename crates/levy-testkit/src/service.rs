@@ -5,9 +5,11 @@ use std::sync::Arc;
 use levy_api::{Service, ServiceConfig, TableSource};
 use levy_core::AnyTable;
 
-/// A service over `table` with an in-memory ledger and the inline [`crate::keys`].
+/// A service over `table` with a fresh ledger (in memory, or a new PostgreSQL database
+/// under `LEVY_TEST_LEDGER=postgres`: see [`crate::postgres`]) and the inline
+/// [`crate::keys`].
 pub fn over(table: Arc<AnyTable>) -> Service {
-    with_ledger(table, ":memory:")
+    with_ledger(table, &crate::postgres::ledger_or(":memory:"))
 }
 
 /// A service over `table` with the ledger at `ledger` (a path, or `:memory:`) and the
@@ -21,7 +23,7 @@ pub fn with_ledger(table: Arc<AnyTable>, ledger: &str) -> Service {
     .expect("the service opens")
 }
 
-/// A service over the default [`crate::tennessee`] table with an in-memory ledger.
+/// A service over the default [`crate::tennessee`] table with a fresh ledger ([`over`]).
 pub fn tennessee() -> Service {
     over(crate::tennessee::table())
 }

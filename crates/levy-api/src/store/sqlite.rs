@@ -29,6 +29,7 @@ use std::thread::JoinHandle;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::seal::{damaged, digest, from_json, seal, to_json, unseal};
 use super::*;
 
 /// The current schema version (`PRAGMA user_version`).
@@ -162,60 +163,6 @@ impl std::fmt::Debug for SqliteStore {
 
 fn sqlite_err(e: rusqlite::Error) -> StoreError {
     StoreError::ledger(e)
-}
-
-/// The first 128 bits of the BLAKE3 hash of `text`, as 32 hex digits.
-fn digest(text: &str) -> String {
-    hex::encode(&blake3::hash(text.as_bytes()).as_bytes()[..16])
-}
-
-const SEAL_HEAD: &str = r#"{"blake3":""#;
-const SEAL_MID: &str = r#"","record":"#;
-
-/// A record as stored: its JSON sealed with its digest, itself valid JSON
-/// (`{"blake3":"<32 hex>","record":<record>}`), so that a damaged byte anywhere in it is an
-/// error when it is read, never a changed amount.
-fn seal(json: &str) -> String {
-    let mut out = String::with_capacity(SEAL_HEAD.len() + 32 + SEAL_MID.len() + json.len() + 1);
-    out.push_str(SEAL_HEAD);
-    out.push_str(&digest(json));
-    out.push_str(SEAL_MID);
-    out.push_str(json);
-    out.push('}');
-    out
-}
-
-fn damaged(what: &str) -> StoreError {
-    StoreError::Damaged {
-        what: what.to_string(),
-    }
-}
-
-/// The record inside a sealed text, once its digest matches.
-fn unseal(text: &str) -> Result<&str, StoreError> {
-    let rest = text
-        .strip_prefix(SEAL_HEAD)
-        .ok_or_else(|| damaged("no seal"))?;
-    let (sum, rest) = (rest.get(..32), rest.get(32..));
-    let json = rest
-        .and_then(|r| r.strip_prefix(SEAL_MID))
-        .and_then(|r| r.strip_suffix('}'))
-        .ok_or_else(|| damaged("broken seal"))?;
-    if sum != Some(digest(json).as_str()) {
-        return Err(damaged("digest mismatch"));
-    }
-    Ok(json)
-}
-
-fn to_json<T: Serialize>(v: &T) -> Result<String, StoreError> {
-    serde_json::to_string(v)
-        .map(|json| seal(&json))
-        .map_err(StoreError::ledger)
-}
-
-fn from_json<T: for<'de> Deserialize<'de>>(s: &str) -> Result<T, StoreError> {
-    serde_json::from_str(unseal(s)?)
-        .map_err(|e| StoreError::ledger(format!("stored record unreadable: {e}")))
 }
 
 /// A nexus total as stored in `sales`: `<sales> <count> <digest of both>`.

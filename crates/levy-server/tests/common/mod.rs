@@ -61,7 +61,8 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// Starts a server over the suite's table and a fresh ledger file.
+    /// Starts a server over the suite's table and a fresh ledger (a file, or a
+    /// PostgreSQL database under `LEVY_TEST_LEDGER=postgres`).
     pub fn start(name: &str) -> TestServer {
         TestServer::start_with(name, levy_server::ServeOptions::loopback_ephemeral())
     }
@@ -80,10 +81,11 @@ impl TestServer {
     ) -> TestServer {
         options.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
         let dir = scratch_dir(name);
-        let ledger = dir.join("ledger.sqlite");
+        // An SQLite file, or a PostgreSQL database under LEVY_TEST_LEDGER=postgres.
+        let ledger = levy_testkit::postgres::ledger(dir.path());
         let service = Arc::new(configure(levy_testkit::service::with_ledger(
             table(),
-            &ledger.to_string_lossy(),
+            &ledger,
         )));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
