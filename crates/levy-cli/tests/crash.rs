@@ -1,4 +1,5 @@
-//! Process-level tests of `levy serve` (custom harness; `cargo test -p levy-cli --test crash`).
+//! Process-level tests of `levy serve` (custom harness; `cargo test -p levy-cli --test crash`),
+//! on an SQLite ledger, or on PostgreSQL with `LEVY_TEST_LEDGER=postgres`.
 //!
 //! The tests start the `levy` binary as a child process, `levy serve ARGS…`, and wait for
 //! its `listening on http://ADDR`, so they exercise the real command, real signals and a
@@ -83,7 +84,8 @@ struct Setup {
     dir: levy_testkit::TempDir,
     table: PathBuf,
     keys: PathBuf,
-    ledger: PathBuf,
+    /// An SQLite file, or a PostgreSQL database under `LEVY_TEST_LEDGER=postgres`.
+    ledger: String,
     test_key: String,
 }
 
@@ -93,7 +95,7 @@ fn setup(name: &str) -> Setup {
     std::fs::write(&table, common::table_bytes()).unwrap();
     let keys = dir.join("keys.toml");
     let (test_key, _live) = levy_api::keys::create_account_keys(&keys, "shop").unwrap();
-    let ledger = dir.join("ledger.sqlite");
+    let ledger = levy_testkit::postgres::ledger(dir.path());
     Setup {
         dir,
         table,

@@ -1,0 +1,385 @@
+//! Several `levy serve` processes on one PostgreSQL ledger, as a chain runs them: the real
+//! `levy` binary, a real PostgreSQL server (`levy_testkit::postgres`), real `kill -9`.
+//! Skipped, with a line saying so, when no PostgreSQL server can be started outside CI;
+//! under `CI=true` that is a failure.
+
+#[path = "../../levy-server/tests/common/mod.rs"]
+mod common;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use common::{calc_body, dec, Client};
+use levy_core::Decimal;
+use serde_json::json;
+
+const LEVY: &str = env!("CARGO_BIN_EXE_levy");
+
+/// One database, one table, one keys file, for several servers.
+struct Fleet {
+    dir: levy_testkit::TempDir,
+    table: PathBuf,
+    keys: PathBuf,
+    ledger: String,
+    test_key: String,
+    live_key: String,
+    db: &'static levy_testkit::postgres::Server,
+    database: String,
+}
+
+fn fleet(name: &str) -> Option<Fleet> {
+    let db = levy_testkit::postgres::server()?;
+    let dir = common::scratch_dir(name);
+    let table = dir.join("rates.levy");
+    std::fs::write(&table, common::table_bytes()).unwrap();
+    let keys = dir.join("keys.toml");
+    let (test_key, live_key) = levy_api::keys::create_account_keys(&keys, "chain").unwrap();
+    let ledger = db.database();
+    let database = ledger.rsplit('/').next().unwrap().to_string();
+    Some(Fleet {
+        dir,
+        table,
+        keys,
+        ledger,
+        test_key,
+        live_key,
+        db,
+        database,
+    })
+}
+
+/// A running `levy serve`, killed when dropped (a failing test leaves none behind).
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Fleet {
+    /// Starts one `levy serve` on the fleet's ledger; returns it and its base URL.
+    fn serve(&self) -> (Running, String) {
+        let mut child = Command::new(LEVY)
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0", "--log", "warn"])
+            .arg("--table")
+            .arg(&self.table)
+            .arg("--ledger")
+            .arg(&self.ledger)
+            .arg("--keys")
+            .arg(&self.keys)
+            .current_dir(&self.dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let line = BufReader::new(stdout)
+            .lines()
+            .next()
+            .expect("levy serve exited before listening")
+            .unwrap();
+        let addr = line
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line: {line}"));
+        (Running(child), format!("http://{addr}"))
+    }
+
+    /// One SQL answer from the fleet's database.
+    fn sql(&self, sql: &str) -> String {
+        self.db.psql(&self.database, sql).unwrap()
+    }
+}
+
+/// A calculation of one 100.00 line at ZIP 37201 (9.25%: 925 tax), then a transaction of
+/// it under `order`; the transaction's answer.
+fn record(c: &Client, key: &str, order: &str) -> Result<(u16, serde_json::Value), String> {
+    let calc = c.try_send(common::Call {
+        method: "POST",
+        path: "/tax/calculations",
+        key: Some(key),
+        version: None,
+        body: Some(calc_body(&[10_000]).to_string().as_bytes()),
+        content_type: None,
+    })?;
+    if calc.status != 200 {
+        return Ok((calc.status, calc.json()));
+    }
+    let body = json!({"calculation_id": calc.json()["id"], "reference_order_id": order});
+    let a = c.try_send(common::Call {
+        method: "POST",
+        path: "/tax/transactions",
+        key: Some(key),
+        version: None,
+        body: Some(body.to_string().as_bytes()),
+        content_type: None,
+    })?;
+    Ok((a.status, a.json()))
+}
+
+const SERVERS: usize = 3;
+const CLIENTS: usize = 8;
+const ORDERS: usize = 40;
+/// Transactions whose refunds race.
+const REFUNDED: usize = 10;
+
+/// Three servers, eight clients racing on 40 order ids (each client sends each id, to
+/// servers in turn): exactly one winner per id. Then the eight race to refund 40.00 of
+/// each of ten sales, through all three servers: exactly two refunds fit in the 100.00
+/// line, so exactly two win per sale. The live nexus total is then what the winners
+/// make: 40 sales of 100.00 less 20 refunds of 40.00.
+#[test]
+fn three_servers_one_winner_per_order_id_and_exact_refund_limits() {
+    let Some(fleet) = fleet("fleet-race") else {
+        return;
+    };
+    let servers: Vec<(Running, String)> = (0..SERVERS).map(|_| fleet.serve()).collect();
+    let bases: Vec<String> = servers.iter().map(|(_, b)| b.clone()).collect();
+
+    let barrier = Arc::new(Barrier::new(CLIENTS));
+    let outcomes: Vec<Vec<(String, u16, serde_json::Value)>> = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let (barrier, bases, key) = (Arc::clone(&barrier), &bases, &fleet.live_key);
+                s.spawn(move || {
+                    barrier.wait();
+                    (0..ORDERS)
+                        .map(|i| {
+                            // Clients go through the ids in different orders and to
+                            // different servers, to vary who meets whom where.
+                            let order = format!("race-{}", (i + c * 7) % ORDERS);
+                            let client = Client::new(&bases[(i + c) % SERVERS]);
+                            let (status, body) = record(&client, key, &order).unwrap();
+                            (order, status, body)
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let mut winners: HashMap<String, Vec<String>> = HashMap::new();
+    let mut losers = 0;
+    for (order, status, body) in outcomes.into_iter().flatten() {
+        match status {
+            200 => winners
+                .entry(order)
+                .or_default()
+                .push(body["id"].as_str().unwrap().to_string()),
+            409 => {
+                losers += 1;
+                assert_eq!(
+                    body["error"]["error_code"], "duplicate_reference_order_id",
+                    "{body}"
+                );
+            }
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    assert_eq!(winners.len(), ORDERS, "every order id has a winner");
+    for (order, ids) in &winners {
+        assert_eq!(
+            ids.len(),
+            1,
+            "{order} recorded {} times: {ids:?}",
+            ids.len()
+        );
+    }
+    // 8 clients x 40 attempts = 320; 40 win, 280 are refused.
+    assert_eq!(losers, CLIENTS * ORDERS - ORDERS);
+    // Every server reads every winner.
+    for base in &bases {
+        let client = Client::new(base);
+        for (order, ids) in &winners {
+            let a = client.bare(
+                "GET",
+                &format!("/tax/transactions/{}", ids[0]),
+                &fleet.live_key,
+                None,
+            );
+            assert_eq!(a.status, 200, "{}", a.text);
+            assert_eq!(a.json()["reference_order_id"], json!(order));
+        }
+    }
+
+    // Refunds race: 40.00 of the 100.00 line (tax 9.25%: 3.70) from every client.
+    let refunded: Vec<String> = (0..REFUNDED)
+        .map(|i| winners[&format!("race-{i}")][0].clone())
+        .collect();
+    let barrier = Arc::new(Barrier::new(CLIENTS));
+    let refunds: Vec<(String, u16, serde_json::Value)> = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let (barrier, bases, key, refunded) =
+                    (Arc::clone(&barrier), &bases, &fleet.live_key, &refunded);
+                s.spawn(move || {
+                    barrier.wait();
+                    let mut out = Vec::new();
+                    for (i, tid) in refunded.iter().enumerate() {
+                        let client = Client::new(&bases[(i + c) % SERVERS]);
+                        let body = json!({"transaction_id": tid, "type": "partial",
+                            "line_items": [{"reference_line_item_id": "l0",
+                                "sales_amount_refunded": -4000, "tax_amount_refunded": -370}]});
+                        let a = client.json("POST", "/tax/refunds", key, None, &body);
+                        out.push((tid.clone(), a.status, a.json()));
+                    }
+                    out
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect()
+    });
+    let mut won: HashMap<&str, usize> = HashMap::new();
+    for (tid, status, body) in &refunds {
+        match status {
+            200 => *won.entry(tid.as_str()).or_default() += 1,
+            400 => assert_eq!(
+                body["error"]["error_code"], "refund_exceeds_transaction",
+                "{body}"
+            ),
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    for tid in &refunded {
+        assert_eq!(
+            won.get(tid.as_str()),
+            Some(&2),
+            "refunds won on {tid}: {won:?}"
+        );
+    }
+
+    // The live nexus total: 40 x 10000 - 10 x 2 x 4000 = 320000 minor units, 40 sales.
+    let row = fleet.sql("SELECT country, region, currency, sales::text, count FROM nexus");
+    let fields: Vec<&str> = row.split('|').collect();
+    assert_eq!(fields[..3], ["US", "TN", "USD"], "{row}");
+    assert_eq!(
+        fields[3].parse::<Decimal>().unwrap(),
+        Decimal::from(320_000)
+    );
+    assert_eq!(fields[4], "40");
+    drop(servers);
+}
+
+/// Four clients record transactions through three servers; one server is killed with
+/// SIGKILL in the middle of the burst. Every acknowledged transaction is then read back,
+/// unchanged, from a surviving server and from the killed one restarted, and the
+/// database holds no transaction that was not either acknowledged or in flight.
+#[test]
+fn a_server_killed_during_a_burst_loses_nothing_acknowledged() {
+    let Some(fleet) = fleet("fleet-kill") else {
+        return;
+    };
+    let mut servers: Vec<(Running, String)> = (0..SERVERS).map(|_| fleet.serve()).collect();
+    let bases: Vec<String> = servers.iter().map(|(_, b)| b.clone()).collect();
+    let stop = AtomicBool::new(false);
+    let (acknowledged, in_flight) = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..4)
+            .map(|c| {
+                let (bases, key, stop) = (&bases, &fleet.test_key, &stop);
+                s.spawn(move || {
+                    let mut acked: Vec<(String, String)> = Vec::new();
+                    let mut failed = 0usize;
+                    let mut n = 0usize;
+                    while !stop.load(Ordering::Relaxed) {
+                        n += 1;
+                        let order = format!("burst-{c}-{n}");
+                        let client = Client::new(&bases[n % SERVERS]);
+                        match record(&client, key, &order) {
+                            Ok((200, body)) => {
+                                acked.push((order, body["id"].as_str().unwrap().to_string()))
+                            }
+                            Ok((status, body)) => panic!("{order}: {status} {body}"),
+                            // The killed server: the request may or may not have landed.
+                            Err(_) => failed += 1,
+                        }
+                    }
+                    (acked, failed)
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(1500));
+        let killed = &mut (servers[0].0).0;
+        killed.kill().unwrap(); // SIGKILL
+        killed.wait().unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        stop.store(true, Ordering::Relaxed);
+        let mut acked = Vec::new();
+        let mut failed = 0;
+        for t in threads {
+            let (a, f) = t.join().unwrap();
+            acked.extend(a);
+            failed += f;
+        }
+        (acked, failed)
+    });
+    assert!(
+        acknowledged.len() > 100,
+        "only {} recorded",
+        acknowledged.len()
+    );
+    assert!(in_flight > 0, "no request met the killed server");
+
+    let restarted = fleet.serve();
+    for base in [&bases[1], &restarted.1] {
+        let client = Client::new(base);
+        for (order, id) in &acknowledged {
+            let a = client.bare(
+                "GET",
+                &format!("/tax/transactions/{id}"),
+                &fleet.test_key,
+                None,
+            );
+            assert_eq!(
+                a.status, 200,
+                "acknowledged {id} ({order}) lost: {}",
+                a.text
+            );
+            assert_eq!(a.json()["reference_order_id"], json!(order));
+            assert_eq!(
+                dec(&a.json()["line_items"][0]["tax_amount"]),
+                Decimal::from(925)
+            );
+        }
+    }
+    let stored: usize = fleet
+        .sql("SELECT count(*) FROM transactions")
+        .parse()
+        .unwrap();
+    assert!(
+        stored >= acknowledged.len() && stored <= acknowledged.len() + in_flight,
+        "{stored} stored, {} acknowledged, {in_flight} in flight",
+        acknowledged.len()
+    );
+    drop((servers, restarted));
+}
+
+/// Servers started together on an empty database make it a ledger once: the schema is
+/// migrated under a lock, and all of them serve.
+#[test]
+fn servers_started_together_migrate_once() {
+    let Some(fleet) = fleet("fleet-start") else {
+        return;
+    };
+    let started = Instant::now();
+    let servers: Vec<(Running, String)> = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..SERVERS).map(|_| s.spawn(|| fleet.serve())).collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(fleet.sql("SELECT schema_version FROM levy_ledger"), "1");
+    for (_, base) in &servers {
+        let a = Client::new(base).bare("GET", "/tax/ping", &fleet.test_key, None);
+        assert_eq!(a.status, 200, "{}", a.text);
+    }
+    drop(servers);
+}
