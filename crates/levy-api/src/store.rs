@@ -17,9 +17,13 @@ pub use crate::keys::Scope;
 pub use crate::ledger::{nexus_sales, remaining};
 
 #[cfg(feature = "postgres")]
+mod copy;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod seal;
 mod sqlite;
+#[cfg(feature = "postgres")]
+pub use copy::{copy_ledger, CopyReport};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 pub use sqlite::{inspect, LedgerReport, SqliteStore};

@@ -42,6 +42,12 @@ enum Command {
     /// Serve the tax service interface over HTTP, and manage its API keys.
     #[command(flatten)]
     Server(serve::Command),
+    /// Ledgers: copy an SQLite ledger into PostgreSQL.
+    Ledger {
+        /// What to do.
+        #[command(subcommand)]
+        command: LedgerCommand,
+    },
     /// Exemption certificates and certificate requests in the ledger.
     Certificates {
         /// What to do.
@@ -97,6 +103,34 @@ enum CertificatesCommand {
     Import(certificates::CertificatesImportArgs),
 }
 
+#[derive(Debug, Subcommand)]
+enum LedgerCommand {
+    /// Copy an SQLite ledger into an empty PostgreSQL ledger, in one transaction (all or
+    /// nothing). Every stored record is checked against its seal first; expired
+    /// calculations are left behind. Stop the servers that write to the SQLite ledger
+    /// first.
+    Copy(LedgerCopyArgs),
+}
+
+/// `levy ledger copy --from FILE --to URL`.
+#[derive(Debug, clap::Args)]
+struct LedgerCopyArgs {
+    /// The SQLite ledger file.
+    #[arg(long, value_name = "FILE")]
+    from: std::path::PathBuf,
+    /// The PostgreSQL database (`postgres://user:password@host:port/database`): a new
+    /// database, or a levy ledger with no records.
+    #[arg(long, value_name = "URL")]
+    to: String,
+}
+
+fn run_ledger_copy(args: &LedgerCopyArgs) -> Result<(), String> {
+    let report = levy_api::store::copy_ledger(&args.from.to_string_lossy(), &args.to)
+        .map_err(|e| e.to_string())?;
+    print!("{}", report.to_text());
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -110,6 +144,9 @@ fn main() -> ExitCode {
             .map(|out| print!("{out}"))
             .map_err(|e| e.to_string()),
         Command::Server(command) => serve::run(command).map_err(|e| e.to_string()),
+        Command::Ledger {
+            command: LedgerCommand::Copy(args),
+        } => run_ledger_copy(&args),
         Command::Certificates {
             command: CertificatesCommand::Import(args),
         } => certificates::run(&args)

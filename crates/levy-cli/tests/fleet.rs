@@ -64,6 +64,20 @@ impl Drop for Running {
 }
 
 impl Fleet {
+    /// The same files and database (the scratch directory stays owned by `self`).
+    fn clone_files(&self) -> Fleet {
+        Fleet {
+            dir: common::scratch_dir("fleet-files"),
+            table: self.table.clone(),
+            keys: self.keys.clone(),
+            ledger: self.ledger.clone(),
+            test_key: self.test_key.clone(),
+            live_key: self.live_key.clone(),
+            db: self.db,
+            database: self.database.clone(),
+        }
+    }
+
     /// Starts one `levy serve` on the fleet's ledger; returns it and its base URL.
     fn serve(&self) -> (Running, String) {
         let mut child = Command::new(LEVY)
@@ -382,4 +396,111 @@ fn servers_started_together_migrate_once() {
         assert_eq!(a.status, 200, "{}", a.text);
     }
     drop(servers);
+}
+
+/// An SQLite ledger moved into PostgreSQL with `levy ledger copy`: a server on the copy
+/// answers every transaction and refund exactly as the server on the file did, and the
+/// live nexus total comes across exact. A second copy into the same database is refused.
+#[test]
+fn ledger_copy_moves_an_sqlite_ledger_into_postgresql() {
+    let Some(fleet) = fleet("fleet-copy") else {
+        return;
+    };
+    let sqlite = fleet.dir.join("till.sqlite");
+    let on_file = Fleet {
+        ledger: sqlite.to_string_lossy().into_owned(),
+        ..fleet.clone_files()
+    };
+    let (server, base) = on_file.serve();
+    let client = Client::new(&base);
+    let mut ids = Vec::new();
+    for order in ["copy-1", "copy-2", "copy-3"] {
+        let (status, body) = record(&client, &fleet.live_key, order).unwrap();
+        assert_eq!(status, 200, "{body}");
+        ids.push(body["id"].as_str().unwrap().to_string());
+    }
+    // 40.00 of the first sale back (9.25% tax: 3.70).
+    let refund = client.json(
+        "POST",
+        "/tax/refunds",
+        &fleet.live_key,
+        None,
+        &json!({"transaction_id": ids[0], "type": "partial", "line_items": [
+            {"reference_line_item_id": "l0", "sales_amount_refunded": -4000, "tax_amount_refunded": -370}]}),
+    );
+    assert_eq!(refund.status, 200, "{}", refund.text);
+    let before: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            client
+                .bare(
+                    "GET",
+                    &format!("/tax/transactions/{id}"),
+                    &fleet.live_key,
+                    None,
+                )
+                .text
+        })
+        .collect();
+    drop(server);
+
+    let copy = Command::new(LEVY)
+        .args(["ledger", "copy", "--from"])
+        .arg(&sqlite)
+        .args(["--to", &fleet.ledger])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&copy.stdout);
+    assert!(
+        copy.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copy.stderr)
+    );
+    let transactions = report
+        .lines()
+        .find(|l| l.starts_with("transactions"))
+        .unwrap();
+    assert_eq!(
+        transactions.split_whitespace().last(),
+        Some("3"),
+        "{report}"
+    );
+
+    let (_server, base) = fleet.serve();
+    let client = Client::new(&base);
+    for (id, then) in ids.iter().zip(&before) {
+        let now = client.bare(
+            "GET",
+            &format!("/tax/transactions/{id}"),
+            &fleet.live_key,
+            None,
+        );
+        assert_eq!(now.status, 200, "{}", now.text);
+        assert_eq!(&now.text, then, "{id} reads differently after the copy");
+    }
+    // What is left of the first sale is 60.00: one cent more is refused, as on the file.
+    let over = client.json(
+        "POST",
+        "/tax/refunds",
+        &fleet.live_key,
+        None,
+        &json!({"transaction_id": ids[0], "type": "partial", "line_items": [
+            {"reference_line_item_id": "l0", "sales_amount_refunded": -6001, "tax_amount_refunded": 0}]}),
+    );
+    assert_eq!(over.status, 400, "{}", over.text);
+    // 3 x 10000 - 4000 = 26000 minor units of live sales, 3 transactions.
+    let row = fleet.sql("SELECT sales::text, count FROM nexus");
+    let (sales, count) = row.split_once('|').unwrap();
+    assert_eq!(sales.parse::<Decimal>().unwrap(), Decimal::from(26_000));
+    assert_eq!(count, "3");
+
+    let again = Command::new(LEVY)
+        .args(["ledger", "copy", "--from"])
+        .arg(&sqlite)
+        .args(["--to", &fleet.ledger])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("not empty"), "{err}");
 }

@@ -688,6 +688,84 @@ impl PostgresStore {
     }
 }
 
+/// The ledger's tables, to check that a copy's target is empty.
+const LEDGER_TABLES: [&str; 13] = [
+    "customers",
+    "products",
+    "calculations",
+    "transactions",
+    "refunds",
+    "nexus",
+    "merchants",
+    "platform_calculations",
+    "certificates",
+    "certificate_documents",
+    "certificate_requests",
+    "secrets",
+    "levy_ledger",
+];
+
+impl PostgresStore {
+    /// Inserts the rows of a copied ledger ([`super::copy_ledger`]) in one transaction,
+    /// once it is sure the ledger holds no records, and checks each table's count before
+    /// committing. Rows per table.
+    pub(super) fn import(
+        &self,
+        tables: Vec<super::copy::Rows>,
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        let pool = self.pool.clone();
+        self.run(async move {
+            let mut client = pool.get().await.map_err(pool_err)?;
+            let tx = begin(&mut client).await?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+                .await
+                .map_err(pg_err)?;
+            for table in &LEDGER_TABLES[..12] {
+                let sql = format!("SELECT EXISTS (SELECT 1 FROM {table})");
+                let any: bool = tx
+                    .query_one(sql.as_str(), &[])
+                    .await
+                    .map_err(pg_err)?
+                    .try_get(0)
+                    .map_err(pg_err)?;
+                if any {
+                    return Err(StoreError::ledger(format!(
+                        "the PostgreSQL ledger is not empty (its {table} table has rows); copy into a new database"
+                    )));
+                }
+            }
+            let mut copied = Vec::with_capacity(tables.len());
+            for t in tables {
+                let st = tx.prepare(&t.insert).await.map_err(pg_err)?;
+                for row in &t.rows {
+                    let params: Vec<&(dyn ToSql + Sync)> = row
+                        .iter()
+                        .map(|c| c.as_ref() as &(dyn ToSql + Sync))
+                        .collect();
+                    tx.execute(&st, &params).await.map_err(pg_err)?;
+                }
+                let sql = format!("SELECT count(*) FROM {}", t.table);
+                let n: i64 = tx
+                    .query_one(sql.as_str(), &[])
+                    .await
+                    .map_err(pg_err)?
+                    .try_get(0)
+                    .map_err(pg_err)?;
+                if n as usize != t.rows.len() {
+                    return Err(StoreError::ledger(format!(
+                        "{}: {} rows read, {n} in PostgreSQL; nothing was copied",
+                        t.table,
+                        t.rows.len()
+                    )));
+                }
+                copied.push((t.table.to_string(), n as u64));
+            }
+            tx.commit().await.map_err(pg_err)?;
+            Ok(copied)
+        })
+    }
+}
+
 impl Drop for PostgresStore {
     fn drop(&mut self) {
         // A runtime must not be dropped inside another runtime's worker; shutting it down

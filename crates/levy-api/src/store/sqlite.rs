@@ -173,7 +173,7 @@ fn seal_nexus(sales: Decimal, count: i64) -> String {
 }
 
 /// The sales of a stored nexus total, once its digest matches and its count is the row's.
-fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, StoreError> {
+pub(super) fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, StoreError> {
     let (text, sum) = stored
         .rsplit_once(' ')
         .ok_or_else(|| damaged("nexus total without a digest"))?;
