@@ -80,9 +80,15 @@ impl Fleet {
 
     /// Starts one `levy serve` on the fleet's ledger; returns it and its base URL.
     fn serve(&self) -> (Running, String) {
+        self.serve_with(&[])
+    }
+
+    /// As [`Fleet::serve`], with more flags.
+    fn serve_with(&self, flags: &[&str]) -> (Running, String) {
         let mut child = Command::new(LEVY)
             .arg("serve")
             .args(["--listen", "127.0.0.1:0", "--log", "warn"])
+            .args(flags)
             .arg("--table")
             .arg(&self.table)
             .arg("--ledger")
@@ -503,4 +509,114 @@ fn ledger_copy_moves_an_sqlite_ledger_into_postgresql() {
     assert!(!again.status.success());
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(err.contains("not empty"), "{err}");
+}
+
+/// Drives `POST /tax/transactions` (each on a calculation made beforehand) from `clients`
+/// threads spread over `bases` for `seconds`; transactions per second, p50 and p99 in ms.
+fn drive(bases: &[String], key: &str, clients: usize, seconds: u64, label: &str) -> String {
+    let stop = AtomicBool::new(false);
+    let mut latencies: Vec<Duration> = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..clients)
+            .map(|c| {
+                let (stop, base) = (&stop, &bases[c % bases.len()]);
+                s.spawn(move || {
+                    let client = Client::new(base);
+                    let calc = client.json(
+                        "POST",
+                        "/tax/calculations",
+                        key,
+                        None,
+                        &calc_body(&[10_000]),
+                    );
+                    let calc_id = calc.json()["id"].as_str().unwrap().to_string();
+                    let mut took = Vec::new();
+                    let mut n = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        n += 1;
+                        let body = json!({"calculation_id": calc_id,
+                            "reference_order_id": format!("{label}-{c}-{n}")});
+                        let started = Instant::now();
+                        let a = client.json("POST", "/tax/transactions", key, None, &body);
+                        took.push(started.elapsed());
+                        assert_eq!(a.status, 200, "{}", a.text);
+                    }
+                    took
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs(seconds));
+        stop.store(true, Ordering::Relaxed);
+        threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect()
+    });
+    latencies.sort();
+    let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
+    format!(
+        "{label:<22} {:>8.0} transactions/s   p50 {:>6.2} ms   p99 {:>6.2} ms",
+        latencies.len() as f64 / seconds as f64,
+        at(0.50).as_secs_f64() * 1e3,
+        at(0.99).as_secs_f64() * 1e3
+    )
+}
+
+/// `levy serve` without the per-account request rate limit.
+const UNLIMITED: &[&str] = &["--rate-limit", "0"];
+
+/// A measurement, not a check: `POST /tax/transactions` on an SQLite ledger, on one
+/// PostgreSQL server and on three, in the same run, 16 clients, 8 s each. Run with
+/// `LEVY_TEST_PG_FSYNC=on cargo test --release -p levy-cli --test fleet -- --ignored
+/// --nocapture`, so that PostgreSQL flushes its commits as the SQLite ledger does.
+#[test]
+#[ignore = "a measurement; run by hand"]
+fn measure_transaction_throughput() {
+    let Some(fleet) = fleet("fleet-measure") else {
+        return;
+    };
+    let on_file = Fleet {
+        ledger: fleet
+            .dir
+            .join("ledger.sqlite")
+            .to_string_lossy()
+            .into_owned(),
+        ..fleet.clone_files()
+    };
+    let (clients, seconds) = (16, 8);
+    let mut lines = Vec::new();
+    {
+        let (_s, base) = on_file.serve_with(UNLIMITED);
+        lines.push(drive(
+            &[base],
+            &fleet.test_key,
+            clients,
+            seconds,
+            "sqlite, 1 server",
+        ));
+    }
+    {
+        let (_s, base) = fleet.serve_with(UNLIMITED);
+        lines.push(drive(
+            &[base],
+            &fleet.test_key,
+            clients,
+            seconds,
+            "postgres, 1 server",
+        ));
+    }
+    {
+        let servers: Vec<(Running, String)> =
+            (0..SERVERS).map(|_| fleet.serve_with(UNLIMITED)).collect();
+        let bases: Vec<String> = servers.iter().map(|(_, b)| b.clone()).collect();
+        lines.push(drive(
+            &bases,
+            &fleet.test_key,
+            clients,
+            seconds,
+            "postgres, 3 servers",
+        ));
+    }
+    for l in lines {
+        println!("{l}");
+    }
 }

@@ -172,10 +172,16 @@ impl Server {
         }
         // The wrapper starts the server and waits on its stdin; end of input (the test
         // process ended) stops the server (fast shutdown) and removes the directory.
+        // Tests do not need the server to survive a power loss: fsync is off, unless
+        // LEVY_TEST_PG_FSYNC=on (for measurements beside an SQLite ledger that flushes).
+        let durability = if std::env::var("LEVY_TEST_PG_FSYNC").as_deref() == Ok("on") {
+            ""
+        } else {
+            "-c fsync=off -c full_page_writes=off"
+        };
         let script = r#"
             "$1/postgres" -D "$2/data" -p "$3" -k "$2" -c listen_addresses=127.0.0.1 \
-                -c max_connections=400 -c fsync=off -c full_page_writes=off \
-                -c shared_buffers=64MB >"$2/log" 2>&1 </dev/null &
+                -c max_connections=400 -c shared_buffers=64MB $4 >"$2/log" 2>&1 </dev/null &
             pid=$!
             cat >/dev/null
             kill -INT "$pid"
@@ -187,6 +193,7 @@ impl Server {
             .arg(&bin)
             .arg(&dir)
             .arg(port.to_string())
+            .arg(durability)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
