@@ -194,6 +194,12 @@ error_kinds! {
     RequestAlreadyFulfilled = ("REQUEST_ALREADY_FULFILLED", 409),
     /// Cancel of a certificate request in the terminal invalid state.
     RequestInvalid = ("REQUEST_INVALID", 409),
+    /// A sync (`POST /tax/sync`, a levy extension) of records of the other mode than the
+    /// key's: a test key cannot send live records, nor a live key test ones.
+    SyncModeMismatch = ("SYNC_MODE_MISMATCH", 403),
+    /// A synced record whose seal (its BLAKE3 digest) does not match, or that is not a
+    /// record of its kind.
+    InvalidSyncRecord = ("INVALID_SYNC_RECORD", 400),
     /// The ledger failed (I/O, disk full, a damaged record); nothing was changed.
     LedgerError = ("LEDGER_ERROR", 500),
     /// The service failed unexpectedly.
@@ -509,6 +515,8 @@ mod tests {
             ErrorKind::CertificateRequestNotFound => 404,
             ErrorKind::RequestAlreadyFulfilled => 409,
             ErrorKind::RequestInvalid => 409,
+            ErrorKind::SyncModeMismatch => 403,
+            ErrorKind::InvalidSyncRecord => 400,
             ErrorKind::LedgerError => 500,
             ErrorKind::InternalError => 500,
             ErrorKind::KeysFileError => 500,

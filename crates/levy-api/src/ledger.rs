@@ -178,6 +178,7 @@ mod tests {
             lines: vec![line(10_000, 700), line(5_000, 350)],
             metadata: None,
             deleted_at: None,
+            table_hash: None,
             platform: None,
         }
     }

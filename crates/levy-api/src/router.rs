@@ -6,7 +6,7 @@ use crate::commit::Commit;
 use crate::error::{ApiError, ErrorKind};
 use crate::keys::Scope;
 use crate::resources::{
-    calculations, certificates, customers, merchants, ping, platform, products, refunds,
+    calculations, certificates, customers, merchants, ping, platform, products, refunds, sync,
     transactions,
 };
 use crate::service::Service;
@@ -111,6 +111,8 @@ const ROUTES: &[(&str, &str, Handler)] = &[
     ("GET", "/tax/transactions/{}/refunds", refunds::list),
     ("POST", "/tax/refunds", refunds::create),
     ("POST", "/tax/refund_reversals", refunds::reverse),
+    // levy extension: a till's offline records (`levy sync`).
+    ("POST", "/tax/sync", sync::create),
 ];
 
 /// Routes that exist from an API version on: method, pattern, handler, first version. In

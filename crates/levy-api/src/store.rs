@@ -21,6 +21,7 @@ mod copy;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod seal;
+pub(crate) use seal::from_json as open_sealed;
 mod sqlite;
 #[cfg(feature = "postgres")]
 pub use copy::{copy_ledger, CopyReport};
@@ -391,6 +392,11 @@ pub struct TransactionRecord {
     /// Set on platform transactions: `order` or `fee`, payment and merchant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<PlatformTransactionInfo>,
+    /// The hash of the rate table that calculated it (absent on records stored before
+    /// it was kept); a central ledger that receives the record by sync flags a hash it
+    /// does not know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_hash: Option<String>,
 }
 
 /// One refunded line.
@@ -431,6 +437,31 @@ pub struct CalculationReads {
     pub products: Vec<Option<ProductRecord>>,
     /// The customer's certificates (live mode, a customer not exempt everywhere).
     pub certificates: Vec<CertificateRecord>,
+}
+
+/// An event of a till's outbox ([`SqliteStore::outbox`]): a record to send to a central
+/// ledger.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutboxEvent {
+    /// Its place in the outbox (increasing).
+    pub seq: i64,
+    /// The account (internal id) that wrote it.
+    pub account: String,
+    /// `transaction`, `refund`, `reversal` or `deletion`.
+    pub kind: String,
+    /// The record's id (`tr_…`, `ref_tr_…`).
+    pub id: String,
+    /// The record, sealed with its digest (`{"blake3":"…","record":{…}}`).
+    pub record: String,
+}
+
+/// What the central ledger answered for one outbox event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutboxMark {
+    /// The event.
+    pub seq: i64,
+    /// `None`: recorded (now or before); `Some(why)`: a conflict, not to be sent again.
+    pub conflict: Option<String>,
 }
 
 /// Live sales in one state or country, for nexus tracking.

@@ -9,6 +9,7 @@ mod build_cmd;
 mod calc;
 mod certificates;
 mod serve;
+mod sync;
 
 /// The allocator of the `levy` command.
 #[global_allocator]
@@ -42,6 +43,9 @@ enum Command {
     /// Serve the tax service interface over HTTP, and manage its API keys.
     #[command(flatten)]
     Server(serve::Command),
+    /// Send a till's offline transactions, refunds, reversals and deletions to a central
+    /// levy (exactly once; safe to re-run or interrupt).
+    Sync(sync::SyncArgs),
     /// Ledgers: copy an SQLite ledger into PostgreSQL.
     Ledger {
         /// What to do.
@@ -144,6 +148,17 @@ fn main() -> ExitCode {
             .map(|out| print!("{out}"))
             .map_err(|e| e.to_string()),
         Command::Server(command) => serve::run(command).map_err(|e| e.to_string()),
+        Command::Sync(args) => sync::run(&args).and_then(|report| {
+            print!("{}", report.to_text());
+            if report.conflicts.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{} records conflict with the central ledger (see above); they are kept in the outbox and not sent again",
+                    report.conflicts.len()
+                ))
+            }
+        }),
         Command::Ledger {
             command: LedgerCommand::Copy(args),
         } => run_ledger_copy(&args),

@@ -620,3 +620,229 @@ fn measure_transaction_throughput() {
         println!("{l}");
     }
 }
+
+/// One request to an in-process service: status and JSON body.
+fn call(
+    service: &levy_api::Service,
+    method: &str,
+    path: &str,
+    key: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let r = service.handle(&levy_api::Request {
+        method: method.into(),
+        path: path.into(),
+        query: String::new(),
+        headers: vec![
+            ("authorization".into(), format!("Bearer {key}")),
+            ("content-type".into(), "application/json".into()),
+        ],
+        body: body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+        request_id: None,
+    });
+    (r.status, serde_json::from_slice(&r.body).unwrap())
+}
+
+/// Transactions the till records offline; 200 partial refunds, 50 of them reversed, and
+/// 50 deletions make 1,000 outbox events.
+const TILL_SALES: usize = 700;
+
+/// A till records 1,000 events offline (its own ledger, no network); `levy sync` sends them
+/// to a central `levy serve` on PostgreSQL and is killed (SIGKILL) twenty times at random
+/// moments, then run to the end. Every transaction, refund, reversal and deletion is in the
+/// central ledger exactly once, reading as it reads on the till; the live nexus total is
+/// the till's; an order id the central ledger already held for another sale is reported as
+/// a conflict, not merged.
+#[test]
+fn a_till_syncs_1000_offline_records_exactly_once_through_twenty_kills() {
+    let Some(fleet) = fleet("fleet-sync") else {
+        return;
+    };
+    let till_ledger = fleet.dir.join("till.sqlite");
+    let till = levy_testkit::service::with_ledger(common::table(), &till_ledger.to_string_lossy());
+    let key = levy_testkit::keys::SHOP_LIVE;
+    let mut ids = Vec::with_capacity(TILL_SALES);
+    for i in 0..TILL_SALES {
+        let (s, calc) = call(
+            &till,
+            "POST",
+            "/tax/calculations",
+            key,
+            Some(calc_body(&[10_000])),
+        );
+        assert_eq!(s, 200, "{calc}");
+        let body = json!({"calculation_id": calc["id"], "reference_order_id": format!("till-{i}")});
+        let (s, tx) = call(&till, "POST", "/tax/transactions", key, Some(body));
+        assert_eq!(s, 200, "{tx}");
+        ids.push(tx["id"].as_str().unwrap().to_string());
+    }
+    // Refunds of 20.00 (9.25% tax: 1.85) on sales 100..300; the first 50 reversed.
+    for (n, tid) in ids[100..300].iter().enumerate() {
+        let body = json!({"transaction_id": tid, "type": "partial", "line_items": [
+            {"reference_line_item_id": "l0", "sales_amount_refunded": -2000, "tax_amount_refunded": -185}]});
+        let (s, refund) = call(&till, "POST", "/tax/refunds", key, Some(body));
+        assert_eq!(s, 200, "{refund}");
+        if n < 50 {
+            let body = json!({"refund_id": refund["id"]});
+            let (s, r) = call(&till, "POST", "/tax/refund_reversals", key, Some(body));
+            assert_eq!(s, 200, "{r}");
+        }
+    }
+    for tid in &ids[600..650] {
+        let (s, r) = call(
+            &till,
+            "DELETE",
+            &format!("/tax/transactions/{tid}"),
+            key,
+            None,
+        );
+        assert_eq!(s, 200, "{r}");
+    }
+    // The till's live sales: 700 x 10000 - 200 x 2000 + 50 x 2000 - 50 x 10000.
+    let till_nexus = till.nexus_totals("shop").unwrap();
+    assert_eq!(till_nexus.len(), 1);
+    assert_eq!(till_nexus[0].sales, Decimal::from(6_200_000));
+    assert_eq!(till_nexus[0].count, 650);
+    // As the till answers for each sale (a deleted one is a 404, there as centrally).
+    let till_reads: Vec<(u16, String)> = ids
+        .iter()
+        .map(|id| {
+            let (s, body) = call(&till, "GET", &format!("/tax/transactions/{id}"), key, None);
+            (s, body.to_string())
+        })
+        .collect();
+    drop(till);
+
+    let (_central, base) = fleet.serve();
+    let central = Client::new(&base);
+    // The central ledger already holds order till-7, another sale of the same amount.
+    let (s, body) = record(&central, &fleet.live_key, "till-7").unwrap();
+    assert_eq!(s, 200, "{body}");
+
+    let sync = |batch: &str| {
+        Command::new(LEVY)
+            .arg("sync")
+            .arg("--ledger")
+            .arg(&till_ledger)
+            .args(["--to", &base, "--key", &fleet.live_key, "--batch", batch])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut rng = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    println!("seed {rng}");
+    let mut killed_running = 0;
+    for _ in 0..20 {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let mut child = sync("10");
+        std::thread::sleep(Duration::from_millis(20 + rng % 200));
+        if child.try_wait().unwrap().is_none() {
+            killed_running += 1;
+        }
+        child.kill().unwrap(); // SIGKILL, or nothing if it had finished
+        child.wait().unwrap();
+    }
+    let last = sync("100").wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&last.stdout);
+    let err = String::from_utf8_lossy(&last.stderr);
+    assert!(
+        killed_running >= 10,
+        "only {killed_running} of the kills met a running sync"
+    );
+    // The conflict fails the command and is named.
+    assert!(!last.status.success(), "{out}{err}");
+    assert!(
+        out.contains("conflict: transaction") && out.contains("till-7"),
+        "{out}"
+    );
+    assert!(err.contains("1 records conflict"), "{err}");
+
+    // Exactly once: the till's 699 sales (not its till-7) and the central one; 200 refunds,
+    // 50 reversed; 50 deleted.
+    assert_eq!(fleet.sql("SELECT count(*) FROM transactions"), "700");
+    assert_eq!(
+        fleet.sql("SELECT count(*) FROM transactions WHERE deleted_at IS NOT NULL"),
+        "50"
+    );
+    assert_eq!(fleet.sql("SELECT count(*) FROM refunds"), "200");
+    assert_eq!(
+        fleet.sql(r#"SELECT count(*) FROM refunds WHERE data LIKE '%"reversed_at":null%'"#),
+        "150"
+    );
+    for (i, (id, then)) in ids.iter().zip(&till_reads).enumerate() {
+        let a = central.bare(
+            "GET",
+            &format!("/tax/transactions/{id}"),
+            &fleet.live_key,
+            None,
+        );
+        if i == 7 {
+            assert_eq!(
+                a.status, 404,
+                "the conflicting sale is not merged: {}",
+                a.text
+            );
+            continue;
+        }
+        assert_eq!(a.status, then.0, "{id}: {}", a.text);
+        if a.status == 200 {
+            assert_eq!(
+                a.json().to_string(),
+                then.1,
+                "{id} reads differently centrally"
+            );
+        }
+    }
+    // The central sale replaces the till's till-7 (both 100.00): the totals are the till's.
+    let row = fleet.sql("SELECT sales::text, count FROM nexus");
+    let (sales, count) = row.split_once('|').unwrap();
+    assert_eq!(sales.parse::<Decimal>().unwrap(), Decimal::from(6_200_000));
+    assert_eq!(count, "650");
+
+    // Running it again sends nothing and still reports the conflict.
+    let again = sync("100").wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&again.stdout);
+    assert!(out.starts_with("sent 0 records"), "{out}");
+    assert!(out.contains("till-7"), "{out}");
+}
+
+/// A test key cannot send live records (nor a live key test ones): 403
+/// SYNC_MODE_MISMATCH, nothing stored.
+#[test]
+fn sync_refuses_records_of_the_other_mode() {
+    let Some(fleet) = fleet("fleet-sync-mode") else {
+        return;
+    };
+    let (_central, base) = fleet.serve();
+    let client = Client::new(&base);
+    for (key, livemode) in [(&fleet.test_key, true), (&fleet.live_key, false)] {
+        let a = client.json(
+            "POST",
+            "/tax/sync",
+            key,
+            Some("2026-03-01"),
+            &json!({"livemode": livemode, "events": []}),
+        );
+        assert_eq!(a.status, 403, "{}", a.text);
+        assert_eq!(a.json()["type"], "SYNC_MODE_MISMATCH", "{}", a.text);
+    }
+    // A record whose seal does not match: 400 INVALID_SYNC_RECORD, naming the field.
+    let a = client.json(
+        "POST",
+        "/tax/sync",
+        &fleet.test_key,
+        Some("2026-03-01"),
+        &json!({"livemode": false, "events": [{"seq": 1, "kind": "transaction",
+            "record": r#"{"blake3":"00000000000000000000000000000000","record":{}}"#}]}),
+    );
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert_eq!(a.json()["type"], "INVALID_SYNC_RECORD", "{}", a.text);
+    assert_eq!(fleet.sql("SELECT count(*) FROM transactions"), "0");
+}

@@ -8,4 +8,5 @@ pub(crate) mod ping;
 pub(crate) mod platform;
 pub(crate) mod products;
 pub(crate) mod refunds;
+pub(crate) mod sync;
 pub(crate) mod transactions;

@@ -270,6 +270,7 @@ pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         lines,
         metadata: None,
         deleted_at: None,
+        table_hash: Some(pc.order.table_hash.clone()),
         platform: Some(PlatformTransactionInfo {
             kind: kind.to_string(),
             reference_payment_id: payment_id.clone(),

@@ -49,6 +49,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         metadata,
         deleted_at: None,
         platform: None,
+        table_hash: Some(calc.table_hash),
     };
     ctx.service
         .store

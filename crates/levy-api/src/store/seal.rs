@@ -48,13 +48,13 @@ pub(super) fn unseal(text: &str) -> Result<&str, StoreError> {
     Ok(json)
 }
 
-pub(super) fn to_json<T: Serialize>(v: &T) -> Result<String, StoreError> {
+pub(crate) fn to_json<T: Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v)
         .map(|json| seal(&json))
         .map_err(StoreError::ledger)
 }
 
-pub(super) fn from_json<T: for<'de> Deserialize<'de>>(s: &str) -> Result<T, StoreError> {
+pub(crate) fn from_json<T: for<'de> Deserialize<'de>>(s: &str) -> Result<T, StoreError> {
     serde_json::from_str(unseal(s)?)
         .map_err(|e| StoreError::ledger(format!("stored record unreadable: {e}")))
 }

@@ -33,7 +33,7 @@ use super::seal::{damaged, digest, from_json, seal, to_json, unseal};
 use super::*;
 
 /// The current schema version (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -104,6 +104,17 @@ CREATE TABLE secrets (name TEXT NOT NULL PRIMARY KEY, value BLOB NOT NULL);
 "#,
     // Schema 3 changes no table: `seal_existing_rows` seals every stored record.
     "",
+    // Schema 4: the outbox of records not yet sent to a central ledger (`levy sync`);
+    // `fill_outbox` puts every record already stored in it.
+    r#"
+CREATE TABLE outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    account TEXT NOT NULL, live INTEGER NOT NULL,
+    kind TEXT NOT NULL, record_id TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'unsent', note TEXT
+);
+CREATE INDEX outbox_unsent ON outbox (live, state, seq);
+"#,
 ];
 
 type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
@@ -228,6 +239,54 @@ fn seal_existing_rows(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Schema 4: every transaction and refund already stored goes into the outbox, in the
+/// order they were written, with their deletions and reversals after them.
+fn fill_outbox(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch(
+        "INSERT INTO outbox (account, live, kind, record_id)
+             SELECT account, live, 'transaction', id FROM transactions ORDER BY rowid;
+         INSERT INTO outbox (account, live, kind, record_id)
+             SELECT account, live, 'refund', id FROM refunds ORDER BY rowid;
+         INSERT INTO outbox (account, live, kind, record_id)
+             SELECT account, live, 'deletion', id FROM transactions
+             WHERE deleted_at IS NOT NULL ORDER BY rowid;",
+    )
+    .map_err(sqlite_err)?;
+    // A reversal is only in the sealed record.
+    let refunds: Vec<(String, bool, String, String)> = {
+        let mut stmt = conn
+            .prepare("SELECT account, live, id, data FROM refunds ORDER BY rowid")
+            .map_err(sqlite_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(sqlite_err)?;
+        rows.collect::<Result<_, _>>().map_err(sqlite_err)?
+    };
+    for (account, live, id, data) in refunds {
+        let refund: RefundRecord = from_json(&data)?;
+        if refund.reversed_at.is_some() {
+            outbox_add(conn, &account, live, "reversal", &id)?;
+        }
+    }
+    Ok(())
+}
+
+/// Appends an event to the outbox (`levy sync` sends it to a central ledger).
+fn outbox_add(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    kind: &str,
+    id: &str,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO outbox (account, live, kind, record_id) VALUES (?1, ?2, ?3, ?4)",
+    )
+    .and_then(|mut stmt| stmt.execute(params![account, live, kind, id]))
+    .map_err(sqlite_err)?;
+    Ok(())
+}
+
 fn is_unique_violation(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
         || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
@@ -255,6 +314,9 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
         tx.execute_batch(sql).map_err(sqlite_err)?;
         if i + 1 == 3 {
             seal_existing_rows(&tx)?;
+        }
+        if i + 1 == 4 {
+            fill_outbox(&tx)?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
             .map_err(sqlite_err)?;
@@ -961,7 +1023,7 @@ fn insert_tx(
     if let Some(change) = crate::ledger::transaction_effect(live, tx) {
         add_nexus(conn, account, tx, change)?;
     }
-    Ok(())
+    outbox_add(conn, account, live, "transaction", &tx.id)
 }
 
 /// Applies `change` (see [`crate::ledger`]) to an account's live nexus total of the place
@@ -1243,7 +1305,7 @@ impl Store for SqliteStore {
                     add_nexus(conn, &account, &tx, change)?;
                 }
             }
-            Ok(())
+            outbox_add(conn, &account, live, "deletion", &id)
         })
     }
 
@@ -1277,6 +1339,7 @@ impl Store for SqliteStore {
             if let Some(change) = crate::ledger::refund_effect(live, &refund) {
                 add_nexus(conn, &account, &tx, change)?;
             }
+            outbox_add(conn, &account, live, "refund", &refund.id)?;
             Ok(refund)
         })
     }
@@ -1334,6 +1397,7 @@ impl Store for SqliteStore {
             if let Some(change) = crate::ledger::reversal_effect(live, &tx, &refund) {
                 add_nexus(conn, &account, &tx, change)?;
             }
+            outbox_add(conn, &account, live, "reversal", &id)?;
             Ok(refund)
         })
     }
@@ -1706,6 +1770,146 @@ impl PlatformStore for SqliteStore {
             value
                 .try_into()
                 .map_err(|_| StoreError::ledger(format!("secret {name} is not 32 bytes")))
+        })
+    }
+}
+
+/// The record an outbox event sends: a transaction or refund as it was when the event
+/// was written (a transaction before its deletion, a refund before its reversal), or as
+/// it is now for a deletion or a reversal (which carry its time).
+fn outbox_record(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    kind: &str,
+    id: &str,
+) -> Result<String, StoreError> {
+    let missing = || StoreError::ledger(format!("the outbox names a missing record {id}"));
+    match kind {
+        "transaction" | "deletion" => {
+            let mut tx = get_transaction(conn, account, live, id)?.ok_or_else(missing)?;
+            if kind == "transaction" {
+                tx.deleted_at = None;
+            }
+            to_json(&tx)
+        }
+        "refund" | "reversal" => {
+            let data: Option<String> = conn
+                .query_row(
+                    "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND id = ?3",
+                    params![account, live, id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sqlite_err)?;
+            let mut refund: RefundRecord = from_json(&data.ok_or_else(missing)?)?;
+            if kind == "refund" {
+                refund.reversed_at = None;
+            }
+            to_json(&refund)
+        }
+        other => Err(StoreError::ledger(format!(
+            "the outbox holds an event of unknown kind {other:?}"
+        ))),
+    }
+}
+
+/// The outbox of a till's ledger: what `levy sync` sends to a central ledger.
+impl SqliteStore {
+    /// Up to `limit` unsent events of one mode, oldest first, with their records sealed.
+    /// `account`, when given, keeps one account's.
+    pub fn outbox(
+        &self,
+        live: bool,
+        account: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OutboxEvent>, StoreError> {
+        let account = account.map(str::to_string);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read_snapshot(move |conn| {
+            let rows: Vec<(i64, String, String, String)> = {
+                let mut stmt = conn
+                    .prepare_cached(
+                        "SELECT seq, account, kind, record_id FROM outbox
+                         WHERE live = ?1 AND state = 'unsent' AND (?2 IS NULL OR account = ?2)
+                         ORDER BY seq LIMIT ?3",
+                    )
+                    .map_err(sqlite_err)?;
+                let rows = stmt
+                    .query_map(params![live, account, limit], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                    })
+                    .map_err(sqlite_err)?;
+                rows.collect::<Result<_, _>>().map_err(sqlite_err)?
+            };
+            rows.into_iter()
+                .map(|(seq, account, kind, id)| {
+                    let record = outbox_record(conn, &account, live, &kind, &id)?;
+                    Ok(OutboxEvent {
+                        seq,
+                        account,
+                        kind,
+                        id,
+                        record,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// The accounts with unsent events of one mode.
+    pub fn outbox_accounts(&self, live: bool) -> Result<Vec<String>, StoreError> {
+        self.read(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT DISTINCT account FROM outbox WHERE live = ?1 AND state = 'unsent' ORDER BY account",
+                )
+                .map_err(sqlite_err)?;
+            let rows = stmt
+                .query_map(params![live], |r| r.get::<_, String>(0))
+                .map_err(sqlite_err)?;
+            rows.collect::<Result<_, _>>().map_err(sqlite_err)
+        })
+    }
+
+    /// Records what the central ledger answered for events: sent, or a conflict with its
+    /// message (kept, and no longer sent).
+    pub fn mark_outbox(&self, marks: Vec<OutboxMark>) -> Result<(), StoreError> {
+        self.write(move |conn| {
+            let mut stmt = conn
+                .prepare_cached("UPDATE outbox SET state = ?2, note = ?3 WHERE seq = ?1")
+                .map_err(sqlite_err)?;
+            for m in &marks {
+                let (state, note) = match &m.conflict {
+                    None => ("sent", None),
+                    Some(why) => ("conflict", Some(why.as_str())),
+                };
+                stmt.execute(params![m.seq, state, note])
+                    .map_err(sqlite_err)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The events of one mode the central ledger refused as conflicts: `(seq, kind, id,
+    /// why)`, oldest first.
+    pub fn outbox_conflicts(
+        &self,
+        live: bool,
+    ) -> Result<Vec<(i64, String, String, String)>, StoreError> {
+        self.read(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT seq, kind, record_id, coalesce(note, '') FROM outbox
+                     WHERE live = ?1 AND state = 'conflict' ORDER BY seq",
+                )
+                .map_err(sqlite_err)?;
+            let rows = stmt
+                .query_map(params![live], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })
+                .map_err(sqlite_err)?;
+            rows.collect::<Result<_, _>>().map_err(sqlite_err)
         })
     }
 }
