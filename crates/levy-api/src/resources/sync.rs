@@ -51,6 +51,13 @@ fn read_event(root: &Obj<'_>, i: usize, v: &Value) -> Result<Event, ApiError> {
     let seq = o
         .opt_int("seq")?
         .ok_or_else(|| ApiError::missing(&o.path("seq"), "integer"))?;
+    if seq < 1 {
+        return Err(crate::read::positive(
+            &o.path("seq"),
+            "a positive integer (its place in the outbox)",
+            seq,
+        ));
+    }
     let kind = o.req_str("kind", 16)?;
     let kind: &'static str = match kind {
         "transaction" => "transaction",
