@@ -316,7 +316,9 @@ typedef struct LevyKey {
 typedef struct LevyServiceConfig {
   // Path of a rate table file, or NULL for the table compiled into the library.
   const char *table_path;
-  // Path of the ledger file (SQLite), created when missing. Required.
+  // Path of the ledger file (SQLite), created when missing; or, in a build with the
+  // `postgres` feature (the default), a PostgreSQL database URL (`postgres://…`).
+  // Required.
   const char *ledger_path;
   // Path of a keys file (TOML, as `levy keys` writes it), or NULL to use `keys`.
   const char *keys_path;

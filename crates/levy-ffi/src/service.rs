@@ -41,7 +41,9 @@ pub struct LevyKey {
 pub struct LevyServiceConfig {
     /// Path of a rate table file, or NULL for the table compiled into the library.
     pub table_path: *const c_char,
-    /// Path of the ledger file (SQLite), created when missing. Required.
+    /// Path of the ledger file (SQLite), created when missing; or, in a build with the
+    /// `postgres` feature (the default), a PostgreSQL database URL (`postgres://…`).
+    /// Required.
     pub ledger_path: *const c_char,
     /// Path of a keys file (TOML, as `levy keys` writes it), or NULL to use `keys`.
     pub keys_path: *const c_char,

@@ -167,6 +167,21 @@ fn c_service() {
     compile_and_run(s, "service", &[s.dir.to_str().unwrap(), &ledger]);
 }
 
+/// The same C program with the service's ledger on PostgreSQL (`ledger_path` a
+/// `postgres://` URL, a new database on the test kit's server). Plain mode only: the
+/// sanitizer and valgrind runs check liblevy's own memory, which this does not change.
+#[test]
+fn c_service_on_postgresql() {
+    if mode() != "plain" {
+        return;
+    }
+    let Some(server) = levy_testkit::postgres::server() else {
+        return;
+    };
+    let s = &setup();
+    compile_and_run(s, "service", &[s.dir.to_str().unwrap(), &server.database()]);
+}
+
 #[test]
 fn c_threads() {
     let s = &setup();
