@@ -846,3 +846,65 @@ fn sync_refuses_records_of_the_other_mode() {
     assert_eq!(a.json()["type"], "INVALID_SYNC_RECORD", "{}", a.text);
     assert_eq!(fleet.sql("SELECT count(*) FROM transactions"), "0");
 }
+
+/// A measurement, not a check: `levy sync` of 2,000 offline transactions (release build)
+/// to a central server on PostgreSQL and to one on SQLite, in one run; records per second.
+/// Run as `measure_transaction_throughput` says.
+#[test]
+#[ignore = "a measurement; run by hand"]
+fn measure_sync_throughput() {
+    let Some(fleet) = fleet("fleet-measure-sync") else {
+        return;
+    };
+    let key = levy_testkit::keys::SHOP_LIVE;
+    let make_till = |name: &str| {
+        let path = fleet.dir.join(name);
+        let till = levy_testkit::service::with_ledger(common::table(), &path.to_string_lossy());
+        let (_, calc) = call(
+            &till,
+            "POST",
+            "/tax/calculations",
+            key,
+            Some(calc_body(&[10_000])),
+        );
+        for i in 0..2000 {
+            let body =
+                json!({"calculation_id": calc["id"], "reference_order_id": format!("m-{i}")});
+            assert_eq!(
+                call(&till, "POST", "/tax/transactions", key, Some(body)).0,
+                200
+            );
+        }
+        path
+    };
+    let on_file = Fleet {
+        ledger: fleet
+            .dir
+            .join("central.sqlite")
+            .to_string_lossy()
+            .into_owned(),
+        ..fleet.clone_files()
+    };
+    for (label, central) in [("postgres", &fleet), ("sqlite", &on_file)] {
+        let till = make_till(&format!("till-{label}.sqlite"));
+        let (_s, base) = central.serve_with(UNLIMITED);
+        let started = Instant::now();
+        let out = Command::new(LEVY)
+            .arg("sync")
+            .arg("--ledger")
+            .arg(&till)
+            .args(["--to", &base, "--key", &fleet.live_key, "--batch", "100"])
+            .output()
+            .unwrap();
+        let took = started.elapsed().as_secs_f64();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        println!(
+            "sync to {label:<9} 2000 records in {took:.2} s: {:.0} records/s",
+            2000.0 / took
+        );
+    }
+}

@@ -210,6 +210,39 @@ fn apply(ctx: &Ctx<'_>, event: Event) -> Result<Outcome, ApiError> {
     })
 }
 
+/// The batch's new transactions (ids the ledger does not hold), stored in one write: one
+/// commit for a whole batch of sales instead of one each. When any of them collides (an
+/// order id the ledger holds for another sale, or the same batch sent twice at once),
+/// nothing is stored and every event goes its own way ([`apply`]). Storing them before the
+/// batch's other events keeps every refund, reversal and deletion after its sale.
+fn bulk_insert(
+    ctx: &Ctx<'_>,
+    events: &[Event],
+) -> Result<std::collections::HashMap<i64, Outcome>, ApiError> {
+    let store = &ctx.service.store;
+    let mut fresh = Vec::new();
+    for e in events {
+        if let ("transaction", Record::Transaction(t)) = (e.kind, &e.record) {
+            if store.transaction(ctx.scope, &t.id)?.is_none() {
+                fresh.push((e.seq, t.clone()));
+            }
+        }
+    }
+    let mut decided = std::collections::HashMap::new();
+    if fresh.len() < 2 {
+        return Ok(decided);
+    }
+    let records = fresh.iter().map(|(_, t)| t.clone()).collect();
+    match store.insert_transactions(ctx.scope, records) {
+        Ok(()) => {
+            decided.extend(fresh.into_iter().map(|(seq, _)| (seq, Outcome::Recorded)));
+        }
+        Err(StoreError::Duplicate { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(decided)
+}
+
 /// `POST /tax/sync`.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let (livemode, events) = crate::read::body(ctx, |o| {
@@ -245,6 +278,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         ));
     }
     let table_hash = ctx.service.table().hash_hex();
+    let mut decided = bulk_insert(ctx, &events)?;
     let mut results = Vec::with_capacity(events.len());
     for event in events {
         let (seq, kind) = (event.seq, event.kind);
@@ -255,7 +289,10 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             ),
             Record::Refund(r) => (r.id.clone(), None),
         };
-        let outcome = apply(ctx, event)?;
+        let outcome = match decided.remove(&seq) {
+            Some(o) => o,
+            None => apply(ctx, event)?,
+        };
         let mut result = json!({"seq": seq, "kind": kind, "id": id});
         match outcome {
             Outcome::Recorded => result["outcome"] = json!("recorded"),
