@@ -19,7 +19,7 @@ pub(crate) const MAX_EVENTS: usize = 1000;
 
 /// A record of an event, checked against its seal and read.
 enum Record {
-    Transaction(TransactionRecord),
+    Transaction(Box<TransactionRecord>),
     Refund(RefundRecord),
 }
 
@@ -83,7 +83,7 @@ fn read_event(root: &Obj<'_>, i: usize, v: &Value) -> Result<Event, ApiError> {
             if (kind == "deletion") != t.deleted_at.is_some() {
                 return Err(invalid(&field, "deleted_at does not fit the event"));
             }
-            Record::Transaction(t)
+            Record::Transaction(Box::new(t))
         }
         _ => {
             let r: RefundRecord = open_sealed(text).map_err(|e| invalid(&field, e))?;
@@ -133,7 +133,7 @@ fn apply(ctx: &Ctx<'_>, event: Event) -> Result<Outcome, ApiError> {
             if let Some(o) = existing(&t)? {
                 return Ok(o);
             }
-            match store.insert_transaction(scope, t.clone()) {
+            match store.insert_transaction(scope, (*t).clone()) {
                 Ok(()) => Outcome::Recorded,
                 Err(StoreError::Duplicate { .. }) => match existing(&t)? {
                     // Sent twice at once: the other request recorded it.
@@ -232,7 +232,7 @@ fn bulk_insert(
     if fresh.len() < 2 {
         return Ok(decided);
     }
-    let records = fresh.iter().map(|(_, t)| t.clone()).collect();
+    let records = fresh.iter().map(|(_, t)| (**t).clone()).collect();
     match store.insert_transactions(ctx.scope, records) {
         Ok(()) => {
             decided.extend(fresh.into_iter().map(|(seq, _)| (seq, Outcome::Recorded)));
