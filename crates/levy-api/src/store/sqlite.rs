@@ -1939,6 +1939,16 @@ mod migration_tests {
             })
             .unwrap();
         assert_eq!(kind, "order", "existing transactions are orders");
+        // Schema 4: the transaction already stored is in the outbox, unsent.
+        let outbox: (String, String, String) = conn
+            .query_row("SELECT kind, record_id, state FROM outbox", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap();
+        assert_eq!(
+            outbox,
+            ("transaction".into(), "tr_1".into(), "unsent".into())
+        );
         // The order id stays unique per kind: another order with o-1 is refused, a fee
         // with o-1 is accepted.
         let insert = |id: &str, kind: &str| {
