@@ -94,6 +94,8 @@ typedef enum LevyStatus {
   LEVY_INDEX_OUT_OF_RANGE = 11,
   // The service could not be opened (ledger or keys).
   LEVY_SERVICE_ERROR = 12,
+  // A sync stopped (the ledger, the network or the central server); call it again.
+  LEVY_SYNC_ERROR = 13,
 } LevyStatus;
 
 // A calculation engine over one immutable rate table.
@@ -339,6 +341,34 @@ typedef struct LevyHeader {
   const char *value;
 } LevyHeader;
 
+// Where a till's records go, for `levy_sync`.
+typedef struct LevySyncConfig {
+  // Path of the till's ledger file (SQLite), as given to `levy_service_open`. Required.
+  const char *ledger_path;
+  // The central levy's base URL (`"http://10.0.0.5:8787"`). Required.
+  const char *base_url;
+  // A key of the central levy. Its mode decides what is sent: a live key sends the
+  // till's live records, a test key its test records. Required.
+  const char *key;
+  // The till's account whose records to send, or NULL when its outbox holds one.
+  const char *account;
+  // Records per request, 1 to 1000; 0 means 100.
+  size_t batch;
+} LevySyncConfig;
+
+// What a sync did.
+typedef struct LevySyncReport {
+  // Records the central ledger recorded in this call.
+  uint64_t recorded;
+  // Records it already held (sent by an earlier call that stopped before marking them).
+  uint64_t already_recorded;
+  // Transactions calculated with a rate table the central server does not hold.
+  uint64_t unknown_table;
+  // Records in the outbox that conflict with the central ledger (this call's and
+  // earlier ones): kept, not sent again; `levy sync` lists them.
+  uint64_t conflicts;
+} LevySyncReport;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -541,6 +571,25 @@ enum LevyStatus levy_response_header(const struct LevyResponse *response, size_t
 //
 // `response` must be NULL or a pointer from `levy_service_request` not yet freed.
 void levy_response_free(struct LevyResponse *response);
+
+// Sends the till's unsent transactions, refunds, reversals and deletions to the central
+// levy (`POST /tax/sync`), batch after batch, until none remains, and writes what
+// happened to `*out_report`. Exactly once: a record is marked sent only after the central
+// ledger committed it, and the central side recognises what it already holds, so the call
+// may be repeated, or interrupted (even by killing the process) and called again.
+// Conflicts are not an error: they are counted in the report. Blocks while it works;
+// call it from a thread that may wait on the network.
+//
+// Errors: `LEVY_NULL_ARGUMENT` (config, its ledger_path, base_url or key, out_report),
+// `LEVY_INVALID_UTF8`, `LEVY_INVALID_ARGUMENT` (batch over 1000), `LEVY_SYNC_ERROR` (the
+// ledger, the network or the central server; what was marked before stays marked).
+// `*out_report` is written only on `LEVY_OK`.
+//
+// # Safety
+//
+// `config` must be NULL or a valid `LevySyncConfig` whose strings are NULL or
+// NUL-terminated; `out_report` must be NULL or valid for writing one `LevySyncReport`.
+enum LevyStatus levy_sync(const struct LevySyncConfig *config, struct LevySyncReport *out_report);
 
 #ifdef __cplusplus
 }  // extern "C"

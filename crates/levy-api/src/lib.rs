@@ -66,6 +66,8 @@ mod resources;
 mod router;
 mod service;
 pub mod store;
+#[cfg(feature = "sync")]
+pub mod sync_client;
 mod version;
 
 pub use commit::Commit;

@@ -148,7 +148,7 @@ fn main() -> ExitCode {
             .map(|out| print!("{out}"))
             .map_err(|e| e.to_string()),
         Command::Server(command) => serve::run(command).map_err(|e| e.to_string()),
-        Command::Sync(args) => sync::run(&args).and_then(|report| {
+        Command::Sync(args) => sync::run(&args).map_err(|e| e.to_string()).and_then(|report| {
             print!("{}", report.to_text());
             if report.conflicts.is_empty() {
                 Ok(())

@@ -1,14 +1,8 @@
-//! `levy sync --ledger TILL --to URL --key KEY`: sends a till's unsent transactions,
-//! refunds, reversals and deletions to a central levy (`POST /tax/sync`), in batches, and
-//! marks each as the central side answered. Safe to re-run and to kill at any moment: an
-//! event is marked only after the central ledger has committed it, and the central side
-//! recognises what it already holds.
+//! `levy sync --ledger TILL --to URL --key KEY` (`levy_api::sync_client`).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use levy_api::store::{OutboxMark, SqliteStore};
-use serde_json::{json, Value};
+use levy_api::sync_client::{SyncError, SyncOptions, SyncReport};
 
 /// Arguments of `levy sync`.
 #[derive(clap::Args, Clone, Debug)]
@@ -16,7 +10,7 @@ pub struct SyncArgs {
     /// The till's ledger (SQLite).
     #[arg(long, value_name = "FILE", default_value = "./levy-ledger.sqlite")]
     pub ledger: PathBuf,
-    /// The central levy's base URL (`https://tax.example.com`, `http://10.0.0.5:8787`).
+    /// The central levy's base URL (`http://10.0.0.5:8787`).
     #[arg(long, value_name = "URL")]
     pub to: String,
     /// A key of the central levy. Its mode decides what is sent: a live key sends the
@@ -32,149 +26,13 @@ pub struct SyncArgs {
     pub batch: usize,
 }
 
-/// What a sync did.
-#[derive(Debug, Default)]
-pub struct SyncReport {
-    /// Recorded by the central ledger in this run.
-    pub recorded: u64,
-    /// Already there (sent before, by a run that stopped before marking them).
-    pub already: u64,
-    /// Transactions calculated with a table the central server does not hold.
-    pub unknown_table: u64,
-    /// Conflicts in the outbox (this run's and earlier ones): `(kind, id, why)`.
-    pub conflicts: Vec<(String, String, String)>,
-}
-
-impl SyncReport {
-    /// The report as text.
-    pub fn to_text(&self) -> String {
-        let mut out = format!(
-            "sent {} records: {} recorded, {} already recorded\n",
-            self.recorded + self.already,
-            self.recorded,
-            self.already
-        );
-        if self.unknown_table > 0 {
-            out.push_str(&format!(
-                "{} transactions were calculated with a rate table the central server does not hold\n",
-                self.unknown_table
-            ));
-        }
-        for (kind, id, why) in &self.conflicts {
-            out.push_str(&format!("conflict: {kind} {id}: {why}\n"));
-        }
-        out
-    }
-}
-
 /// Runs the sync.
-pub fn run(args: &SyncArgs) -> Result<SyncReport, String> {
-    let live = if args.key.starts_with("sk_live_") {
-        true
-    } else if args.key.starts_with("sk_test_") {
-        false
-    } else {
-        return Err("--key must be a levy key (sk_test_… or sk_live_…)".into());
-    };
-    if args.batch == 0 || args.batch > 1000 {
-        return Err("--batch must be between 1 and 1000".into());
-    }
-    let ledger = args.ledger.to_string_lossy();
-    if !args.ledger.is_file() {
-        return Err(format!("{ledger}: no such ledger file"));
-    }
-    let store = SqliteStore::open(&ledger).map_err(|e| e.to_string())?;
-    let account = match &args.account {
-        Some(a) => Some(a.clone()),
-        None => {
-            let accounts = store.outbox_accounts(live).map_err(|e| e.to_string())?;
-            if accounts.len() > 1 {
-                return Err(format!(
-                    "the outbox holds records of {} accounts ({}); choose one with --account",
-                    accounts.len(),
-                    accounts.join(", ")
-                ));
-            }
-            accounts.into_iter().next()
-        }
-    };
-    let url = format!("{}/tax/sync", args.to.trim_end_matches('/'));
-    let agent = ureq::AgentBuilder::new()
-        .timeout(Duration::from_secs(60))
-        .build();
-    let mut report = SyncReport::default();
-    if let Some(account) = account {
-        loop {
-            let events = store
-                .outbox(live, Some(&account), args.batch)
-                .map_err(|e| e.to_string())?;
-            if events.is_empty() {
-                break;
-            }
-            let body = json!({
-                "livemode": live,
-                "events": events.iter().map(|e| json!({"seq": e.seq, "kind": e.kind, "record": e.record})).collect::<Vec<_>>(),
-            });
-            let answer = agent
-                .post(&url)
-                .set("Authorization", &format!("Bearer {}", args.key))
-                .set("Content-Type", "application/json")
-                .send_string(&body.to_string());
-            let text = match answer {
-                Ok(r) => r.into_string().map_err(|e| e.to_string())?,
-                Err(ureq::Error::Status(status, r)) => {
-                    let text = r.into_string().unwrap_or_default();
-                    return Err(format!("{url} answered {status}: {text}"));
-                }
-                Err(e) => return Err(format!("{url}: {e}")),
-            };
-            let answer: Value = serde_json::from_str(&text)
-                .map_err(|e| format!("{url} answered something that is not JSON ({e})"))?;
-            let results = answer["results"]
-                .as_array()
-                .ok_or_else(|| format!("{url} answered without results: {text}"))?;
-            if results.len() != events.len() {
-                return Err(format!(
-                    "{url} answered {} results for {} records",
-                    results.len(),
-                    events.len()
-                ));
-            }
-            let mut marks = Vec::with_capacity(events.len());
-            for (event, result) in events.iter().zip(results) {
-                if result["seq"].as_i64() != Some(event.seq) {
-                    return Err(format!("{url} answered out of order: {result}"));
-                }
-                let conflict = match result["outcome"].as_str() {
-                    Some("recorded") => {
-                        report.recorded += 1;
-                        None
-                    }
-                    Some("already_recorded") => {
-                        report.already += 1;
-                        None
-                    }
-                    Some("conflict") => {
-                        Some(result["message"].as_str().unwrap_or("conflict").to_string())
-                    }
-                    _ => return Err(format!("{url} answered an unknown outcome: {result}")),
-                };
-                if result["table_hash_known"] == json!(false) {
-                    report.unknown_table += 1;
-                }
-                marks.push(OutboxMark {
-                    seq: event.seq,
-                    conflict,
-                });
-            }
-            store.mark_outbox(marks).map_err(|e| e.to_string())?;
-        }
-    }
-    report.conflicts = store
-        .outbox_conflicts(live)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|(_, kind, id, why)| (kind, id, why))
-        .collect();
-    Ok(report)
+pub fn run(args: &SyncArgs) -> Result<SyncReport, SyncError> {
+    levy_api::sync_client::sync(&SyncOptions {
+        ledger: args.ledger.to_string_lossy().into_owned(),
+        to: args.to.clone(),
+        key: args.key.clone(),
+        account: args.account.clone(),
+        batch: args.batch,
+    })
 }

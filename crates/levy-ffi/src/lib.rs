@@ -31,9 +31,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod engine;
 mod service;
+mod sync;
 
 pub use engine::*;
 pub use service::*;
+pub use sync::*;
 
 /// Major version of this library; equals `levy_version()`'s first number.
 pub const LEVY_VERSION_MAJOR: u32 = 0;
@@ -76,6 +78,8 @@ pub enum LevyStatus {
     LEVY_INDEX_OUT_OF_RANGE = 11,
     /// The service could not be opened (ledger or keys).
     LEVY_SERVICE_ERROR = 12,
+    /// A sync stopped (the ledger, the network or the central server); call it again.
+    LEVY_SYNC_ERROR = 13,
 }
 
 /// An error on its way to the C caller: a status and the message for
@@ -252,6 +256,7 @@ fn status_message(status: c_int) -> &'static CStr {
         10 => c"invalid sale (line amount or quantity out of range)",
         11 => c"index out of range",
         12 => c"the service could not be opened",
+        13 => c"the sync stopped (ledger, network or central server); call it again",
         _ => c"unknown status",
     }
 }

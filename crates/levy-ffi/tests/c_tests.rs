@@ -182,6 +182,49 @@ fn c_service_on_postgresql() {
     compile_and_run(s, "service", &[s.dir.to_str().unwrap(), &server.database()]);
 }
 
+/// `levy_sync` from C: a till (the C program's own service and ledger) syncs to a central
+/// levy served here, in-process, over the same fixture table, with the test kit's keys.
+#[test]
+fn c_sync() {
+    let s = &setup();
+    let central = std::sync::Arc::new(levy_testkit::service::with_ledger(
+        Tennessee::c_abi().table(),
+        &fresh_ledger(s, "central"),
+    ));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = runtime
+        .block_on(levy_server::serve(
+            std::sync::Arc::clone(&central),
+            levy_server::ServeOptions::loopback_ephemeral(),
+            async {
+                let _ = stopped.await;
+            },
+        ))
+        .unwrap();
+    let base = format!("http://{}", running.local_addr());
+    runtime.spawn(async move {
+        let _ = running.wait().await;
+    });
+    let till = fresh_ledger(s, "till");
+    compile_and_run(
+        s,
+        "sync",
+        &[
+            s.dir.to_str().unwrap(),
+            &till,
+            &base,
+            levy_testkit::keys::SHOP_TEST,
+        ],
+    );
+    let _ = stop.send(());
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+}
+
 #[test]
 fn c_threads() {
     let s = &setup();
