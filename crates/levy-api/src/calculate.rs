@@ -171,10 +171,27 @@ impl Calculated {
 /// What a calculation reads from the ledger for `input`, in one read.
 pub(crate) fn reads(ctx: &Ctx<'_>, input: &Input) -> Result<CalculationReads, ApiError> {
     let products: Vec<Option<&str>> = input.lines.iter().map(|l| l.product.as_deref()).collect();
+    ledger_reads(ctx, input.customer_id.as_deref(), &products)
+}
+
+/// [`crate::store::Store::calculation_reads`] for a customer id and each line's product
+/// (a platform calculation's order and fee lines together). Most sales name no stored
+/// customer and no product: then nothing is read, and no store is asked.
+pub(crate) fn ledger_reads(
+    ctx: &Ctx<'_>,
+    customer_id: Option<&str>,
+    products: &[Option<&str>],
+) -> Result<CalculationReads, ApiError> {
+    if customer_id.is_none() && products.iter().all(Option::is_none) {
+        return Ok(CalculationReads {
+            products: vec![None; products.len()],
+            ..CalculationReads::default()
+        });
+    }
     Ok(ctx
         .service
         .store
-        .calculation_reads(ctx.scope, input.customer_id.as_deref(), &products)?)
+        .calculation_reads(ctx.scope, customer_id, products)?)
 }
 
 /// Calculates `input` on `table` into a record with id `id` (not stored), from what was

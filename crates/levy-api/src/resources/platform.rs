@@ -182,10 +182,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         .chain(&fee_lines)
         .map(|l| l.product.as_deref())
         .collect();
-    let mut reads =
-        ctx.service
-            .store
-            .calculation_reads(ctx.scope, input.customer_id.as_deref(), &products)?;
+    let mut reads = calculate::ledger_reads(ctx, input.customer_id.as_deref(), &products)?;
     let fee_reads = CalculationReads {
         products: reads.products.split_off(input.lines.len()),
         ..reads.clone()

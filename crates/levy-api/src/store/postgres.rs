@@ -630,16 +630,28 @@ impl PostgresStore {
         })?
     }
 
-    /// Runs a write in a flushed transaction.
-    fn write<R: Send + 'static, F>(
+    /// Runs `f` on a connection of the pool and waits for its answer.
+    fn read<R: Send + 'static, F>(
         &self,
-        f: impl FnOnce(Pool) -> F + Send + 'static,
+        f: impl FnOnce(deadpool_postgres::Client) -> F + Send + 'static,
     ) -> Result<R, StoreError>
     where
         F: Future<Output = Result<R, StoreError>> + Send + 'static,
     {
         let pool = self.pool.clone();
-        self.run(async move { f(pool).await })
+        self.run(async move { f(pool.get().await.map_err(pool_err)?).await })
+    }
+
+    /// Runs a write on a connection of the pool; `f` begins its transaction with
+    /// [`begin`], so that the write is acknowledged once flushed.
+    fn write<R: Send + 'static, F>(
+        &self,
+        f: impl FnOnce(deadpool_postgres::Client) -> F + Send + 'static,
+    ) -> Result<R, StoreError>
+    where
+        F: Future<Output = Result<R, StoreError>> + Send + 'static,
+    {
+        self.read(f)
     }
 
     /// Stores one calculation (its table, id and expiry) without a flush; the commit
@@ -713,9 +725,7 @@ impl PostgresStore {
         &self,
         tables: Vec<super::copy::Rows>,
     ) -> Result<Vec<(String, u64)>, StoreError> {
-        let pool = self.pool.clone();
-        self.run(async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
                 .await
@@ -784,8 +794,7 @@ impl Store for PostgresStore {
     fn insert_customer(&self, scope: &Scope, c: CustomerRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let data = to_json(&c)?;
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             tx.exec(
                 "INSERT INTO customers (account, live, id, reference_customer_id, data) VALUES ($1, $2, $3, $4, $5)",
@@ -807,17 +816,14 @@ impl Store for PostgresStore {
         by_reference: bool,
     ) -> Result<Option<CustomerRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             get_customer(&client, &account, live, &id, by_reference).await
         })
     }
 
     fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             let n = tx
                 .exec(
@@ -834,8 +840,7 @@ impl Store for PostgresStore {
     fn insert_product(&self, scope: &Scope, p: ProductRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let data = to_json(&p)?;
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             tx.exec(
                 "INSERT INTO products (account, live, id, data) VALUES ($1, $2, $3, $4)",
@@ -849,11 +854,7 @@ impl Store for PostgresStore {
 
     fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
-            get_product(&client, &account, live, &id).await
-        })
+        self.read(move |client| async move { get_product(&client, &account, live, &id).await })
     }
 
     fn calculation_reads(
@@ -862,19 +863,11 @@ impl Store for PostgresStore {
         customer_id: Option<&str>,
         product_ids: &[Option<&str>],
     ) -> Result<CalculationReads, StoreError> {
-        if customer_id.is_none() && product_ids.iter().all(Option::is_none) {
-            return Ok(CalculationReads {
-                products: vec![None; product_ids.len()],
-                ..CalculationReads::default()
-            });
-        }
         let (account, live) = (scope.account.clone(), scope.live);
         let customer_id = customer_id.map(str::to_string);
         let product_ids: Vec<Option<String>> =
             product_ids.iter().map(|p| p.map(str::to_string)).collect();
-        let pool = self.pool.clone();
-        self.run(async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.read(move |mut client| async move {
             // One snapshot for all the reads.
             let tx = client
                 .build_transaction()
@@ -911,8 +904,7 @@ impl Store for PostgresStore {
 
     fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             let n = tx
                 .exec(
@@ -938,9 +930,7 @@ impl Store for PostgresStore {
             cursor.unwrap_or("").to_string(),
         );
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             // `COLLATE "C"`: ordered by bytes, as SQLite orders them, whatever the
             // database's collation.
             many(
@@ -986,9 +976,7 @@ impl Store for PostgresStore {
             }
         }
         let (account, live) = (scope.account.clone(), scope.live);
-        let pool = self.pool.clone();
-        let n: i64 = self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        let n: i64 = self.read(move |client| async move {
             let row = client
                 .opt(
                     "SELECT (SELECT count(*) FROM calculations WHERE account = $1 AND live = $2)
@@ -1017,9 +1005,7 @@ impl Store for PostgresStore {
         now: i64,
     ) -> Result<Option<CalculationRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             one(
                 &client,
                 "SELECT data FROM calculations WHERE account = $1 AND live = $2 AND id = $3 AND expires_at > $4",
@@ -1031,8 +1017,7 @@ impl Store for PostgresStore {
 
     fn insert_transaction(&self, scope: &Scope, t: TransactionRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             insert_tx(&tx, &account, live, &t).await?;
             tx.commit().await.map_err(pg_err)
@@ -1045,17 +1030,14 @@ impl Store for PostgresStore {
         id: &str,
     ) -> Result<Option<TransactionRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             get_transaction(&client, &account, live, &id, false).await
         })
     }
 
     fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             let mut t = get_transaction(&tx, &account, live, &id, true)
                 .await?
@@ -1095,8 +1077,7 @@ impl Store for PostgresStore {
             scope.live,
             transaction_id.to_string(),
         );
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             // The transaction's row is locked: refunds of one sale take turns, in every
             // process.
@@ -1134,11 +1115,7 @@ impl Store for PostgresStore {
             scope.live,
             transaction_id.to_string(),
         );
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
-            get_refunds(&client, &account, live, &id).await
-        })
+        self.read(move |client| async move { get_refunds(&client, &account, live, &id).await })
     }
 
     fn reverse_refund(
@@ -1148,8 +1125,7 @@ impl Store for PostgresStore {
         at: i64,
     ) -> Result<RefundRecord, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, refund_id.to_string());
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             let found: Option<RefundRecord> = one(
                 &tx,
@@ -1198,9 +1174,7 @@ impl Store for PostgresStore {
 
     fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError> {
         let account = account.to_string();
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             let rows = client
                 .all(
                     r#"SELECT country, region, currency, sales::text, count FROM nexus WHERE account = $1
@@ -1231,8 +1205,7 @@ impl PlatformStore for PostgresStore {
     fn insert_merchant(&self, scope: &Scope, m: MerchantRecord) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let data = to_json(&m)?;
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             tx.exec(
                 "INSERT INTO merchants (account, live, id, reference_merchant_id, status, data) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -1246,11 +1219,9 @@ impl PlatformStore for PostgresStore {
 
     fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
-            get_merchant(&client, &account, live, &id, false).await
-        })
+        self.read(
+            move |client| async move { get_merchant(&client, &account, live, &id, false).await },
+        )
     }
 
     fn change_merchant(
@@ -1260,8 +1231,7 @@ impl PlatformStore for PostgresStore {
         change: MerchantChange,
     ) -> Result<Option<MerchantRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             let Some(mut m) = get_merchant(&tx, &account, live, &id, true).await? else {
                 return Ok(None);
@@ -1297,9 +1267,7 @@ impl PlatformStore for PostgresStore {
             MerchantFilter::All => "%",
         };
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             many(
                 &client,
                 r#"SELECT data FROM merchants WHERE account = $1 AND live = $2 AND id COLLATE "C" > $3
@@ -1339,9 +1307,7 @@ impl PlatformStore for PostgresStore {
         now: i64,
     ) -> Result<Option<PlatformCalculationRecord>, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             one(
                 &client,
                 "SELECT data FROM platform_calculations WHERE account = $1 AND live = $2 AND id = $3 AND expires_at > $4",
@@ -1357,8 +1323,7 @@ impl PlatformStore for PostgresStore {
         txs: Vec<TransactionRecord>,
     ) -> Result<(), StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             for t in &txs {
                 insert_tx(&tx, &account, live, t).await?;
@@ -1373,8 +1338,7 @@ impl PlatformStore for PostgresStore {
         batch: CertificateBatch,
     ) -> Result<(), StoreError> {
         let account = account.to_string();
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             for (c, doc) in &batch.certificates {
                 let data = to_json(c)?;
@@ -1412,9 +1376,7 @@ impl PlatformStore for PostgresStore {
         customer_id: Option<&str>,
     ) -> Result<Vec<CertificateRecord>, StoreError> {
         let (account, customer) = (account.to_string(), customer_id.map(str::to_string));
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             get_certificates(&client, &account, customer.as_deref()).await
         })
     }
@@ -1425,9 +1387,7 @@ impl PlatformStore for PostgresStore {
         id: &str,
     ) -> Result<Option<CertificateRecord>, StoreError> {
         let (account, id) = (account.to_string(), id.to_string());
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             one(
                 &client,
                 "SELECT data FROM certificates WHERE account = $1 AND id = $2",
@@ -1439,9 +1399,7 @@ impl PlatformStore for PostgresStore {
 
     fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
         let id = id.to_string();
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             let row = client
                 .opt(
                     "SELECT content_type, bytes FROM certificate_documents WHERE certificate_id = $1",
@@ -1461,9 +1419,7 @@ impl PlatformStore for PostgresStore {
         account: &str,
     ) -> Result<Vec<CertificateRequestRecord>, StoreError> {
         let account = account.to_string();
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             many(
                 &client,
                 r#"SELECT data FROM certificate_requests WHERE account = $1 ORDER BY id COLLATE "C""#,
@@ -1479,9 +1435,7 @@ impl PlatformStore for PostgresStore {
         id: &str,
     ) -> Result<Option<CertificateRequestRecord>, StoreError> {
         let (account, id) = (account.to_string(), id.to_string());
-        let pool = self.pool.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(pool_err)?;
+        self.read(move |client| async move {
             one(
                 &client,
                 "SELECT data FROM certificate_requests WHERE account = $1 AND id = $2",
@@ -1498,8 +1452,7 @@ impl PlatformStore for PostgresStore {
         at: i64,
     ) -> Result<CertificateRequestRecord, StoreError> {
         let (account, id) = (account.to_string(), id.to_string());
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             let found: Option<CertificateRequestRecord> = one(
                 &tx,
@@ -1538,8 +1491,7 @@ impl PlatformStore for PostgresStore {
     fn secret(&self, name: &str) -> Result<[u8; 32], StoreError> {
         let name = name.to_string();
         let fresh = crate::ids::random_bytes32().map_err(|e| StoreError::Internal(e.message))?;
-        self.write(move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
+        self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
             let fresh = fresh.to_vec();
             tx.exec(

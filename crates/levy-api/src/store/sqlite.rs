@@ -1117,14 +1117,6 @@ impl Store for SqliteStore {
         customer_id: Option<&str>,
         product_ids: &[Option<&str>],
     ) -> Result<CalculationReads, StoreError> {
-        if customer_id.is_none() && product_ids.iter().all(Option::is_none) {
-            // Most sales name no stored customer and no product: nothing to read, and no
-            // read transaction to open.
-            return Ok(CalculationReads {
-                products: vec![None; product_ids.len()],
-                ..CalculationReads::default()
-            });
-        }
         let (account, live) = (scope.account.clone(), scope.live);
         let customer_id = customer_id.map(str::to_string);
         let product_ids: Vec<Option<String>> =
