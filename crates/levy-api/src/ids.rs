@@ -2,13 +2,57 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// How many bytes of the operating system's generator each thread draws at a time.
+const POOL_BYTES: usize = 1024;
+
+/// Fills `out` with bytes from the operating system's generator, drawn [`POOL_BYTES`] at a
+/// time into a per-thread pool, so that an id costs a copy instead of a system call. Every
+/// byte is the generator's and is used once. The pool belongs to the process that drew it:
+/// a process forked from one that holds a pool (a host of liblevy may fork) draws its own
+/// before it makes an id, so parent and child never share bytes.
+///
+/// For identifiers. A secret key is drawn straight from the generator
+/// ([`random_bytes32`]).
+pub fn fill_random(out: &mut [u8]) -> Result<(), getrandom::Error> {
+    struct Pool {
+        pid: u32,
+        used: usize,
+        bytes: [u8; POOL_BYTES],
+    }
+    thread_local! {
+        static POOL: std::cell::RefCell<Pool> = const {
+            std::cell::RefCell::new(Pool { pid: 0, used: POOL_BYTES, bytes: [0; POOL_BYTES] })
+        };
+    }
+    if out.len() > POOL_BYTES / 4 {
+        return getrandom::fill(out);
+    }
+    POOL.with(|pool| {
+        let mut pool = pool.borrow_mut();
+        let pid = std::process::id();
+        if pool.pid != pid || pool.used + out.len() > POOL_BYTES {
+            // Mark the pool empty first: should the generator fail, no byte is reused.
+            pool.used = POOL_BYTES;
+            getrandom::fill(&mut pool.bytes)?;
+            pool.pid = pid;
+            pool.used = 0;
+        }
+        let start = pool.used;
+        out.copy_from_slice(&pool.bytes[start..start + out.len()]);
+        // Each byte is handed out once: wipe it from the pool.
+        pool.bytes[start..start + out.len()].fill(0);
+        pool.used += out.len();
+        Ok(())
+    })
+}
+
 /// 128 random bits as 32 lower-case hex digits.
 pub(crate) fn random_hex() -> String {
     let mut bytes = [0u8; 16];
     // The operating system's generator; on the platforms levy supports it does not fail
     // once the system has booted. Should it fail, the clock and a counter keep ids unique
     // (though no longer unguessable), and the failure is logged.
-    if let Err(e) = getrandom::fill(&mut bytes) {
+    if let Err(e) = fill_random(&mut bytes) {
         tracing::error!("random number generator failed: {e}");
         use std::sync::atomic::{AtomicU64, Ordering};
         static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -50,8 +94,15 @@ pub(crate) fn new_id(prefix: &str) -> String {
         .unwrap_or(0);
     let mut s = String::with_capacity(prefix.len() + 32);
     s.push_str(prefix);
-    s.push_str(&format!("{:012x}", millis & 0xFFFF_FFFF_FFFF));
-    s.push_str(&random_hex()[..20]);
+    let mut bytes = [0u8; 16];
+    bytes[..6].copy_from_slice(&(millis & 0xFFFF_FFFF_FFFF).to_be_bytes()[2..]);
+    if fill_random(&mut bytes[6..]).is_ok() {
+        s.push_str(&hex::encode(bytes));
+    } else {
+        // `random_hex` logs the failure and keeps ids unique.
+        s.push_str(&hex::encode(&bytes[..6]));
+        s.push_str(&random_hex()[..20]);
+    }
     s
 }
 
@@ -82,6 +133,24 @@ mod tests {
     fn iso8601_formats_utc() {
         // 1772323200 is 2026-03-01T00:00:00Z (date -u -d @1772323200); 3661 s later is 01:01:01.
         assert_eq!(super::iso8601(1_772_323_200 + 3661), "2026-03-01T01:01:01Z");
+    }
+
+    #[test]
+    fn pooled_random_bytes_are_never_handed_out_twice() {
+        // 3,000 draws of 10 bytes cross the 1,024-byte pool about 30 times; 80-bit values
+        // from the generator collide with probability about 2^-58, so a repeat means a
+        // byte was reused (a pool not advanced, or refilled with the same bytes).
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..3_000 {
+            let mut b = [0u8; 10];
+            super::fill_random(&mut b).unwrap();
+            assert!(seen.insert(b), "a value repeated: {b:?}");
+        }
+        // A draw larger than a quarter of the pool goes straight to the generator.
+        let (mut a, mut b) = ([0u8; 512], [0u8; 512]);
+        super::fill_random(&mut a).unwrap();
+        super::fill_random(&mut b).unwrap();
+        assert_ne!(a, b);
     }
 
     #[test]

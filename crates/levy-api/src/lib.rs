@@ -72,6 +72,7 @@ mod version;
 
 pub use commit::Commit;
 pub use error::{ApiError, ErrorKind};
+pub use ids::fill_random;
 pub use import::{import_certificates, ImportReport, ImportedItem};
 pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};

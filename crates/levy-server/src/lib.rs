@@ -256,12 +256,13 @@ struct AppState {
     inline: bool,
 }
 
-/// Request ids: `req_` + 96 random bits from the operating system's generator, so that an
-/// id says nothing about the requests before or after it. Should the generator fail, a
+/// Request ids: `req_` + 96 random bits from the operating system's generator (drawn through
+/// [`levy_api::fill_random`]'s pool), so that an id says nothing about the requests before
+/// or after it. Should the generator fail, a
 /// counter keeps ids unique (an id is not a secret), and the failure is logged.
 fn next_request_id() -> String {
     let mut bytes = [0u8; 12];
-    if let Err(e) = getrandom::fill(&mut bytes) {
+    if let Err(e) = levy_api::fill_random(&mut bytes) {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         tracing::error!(error = %e, "random number generator failed; request ids fall back to a counter");
         bytes[4..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
