@@ -448,6 +448,17 @@ fn ledger_copy_moves_an_sqlite_ledger_into_postgresql() {
                 .text
         })
         .collect();
+    // A calculation not yet made a transaction: packed in the SQLite file, text in
+    // PostgreSQL; it becomes a transaction after the copy.
+    let calc = client.json(
+        "POST",
+        "/tax/calculations",
+        &fleet.live_key,
+        None,
+        &calc_body(&[10_000]),
+    );
+    assert_eq!(calc.status, 200, "{}", calc.text);
+    let calc = calc.json();
     drop(server);
 
     let copy = Command::new(LEVY)
@@ -484,6 +495,20 @@ fn ledger_copy_moves_an_sqlite_ledger_into_postgresql() {
         assert_eq!(now.status, 200, "{}", now.text);
         assert_eq!(&now.text, then, "{id} reads differently after the copy");
     }
+    let later = client.json(
+        "POST",
+        "/tax/transactions",
+        &fleet.live_key,
+        None,
+        &json!({"calculation_id": calc["id"], "reference_order_id": "copy-4"}),
+    );
+    assert_eq!(later.status, 200, "{}", later.text);
+    // The calculation's line, as it was calculated on the file (9.25% of 100.00: 925).
+    assert_eq!(later.json()["line_items"][0]["tax_amount"], json!(925));
+    assert_eq!(
+        later.json()["line_items"][0]["tax_amount"],
+        calc["line_items"][0]["tax_amount"]
+    );
     // What is left of the first sale is 60.00: one cent more is refused, as on the file.
     let over = client.json(
         "POST",
@@ -494,11 +519,12 @@ fn ledger_copy_moves_an_sqlite_ledger_into_postgresql() {
             {"reference_line_item_id": "l0", "sales_amount_refunded": -6001, "tax_amount_refunded": 0}]}),
     );
     assert_eq!(over.status, 400, "{}", over.text);
-    // 3 x 10000 - 4000 = 26000 minor units of live sales, 3 transactions.
+    // 4 x 10000 - 4000 = 36000 minor units of live sales, 4 transactions (the three copied
+    // and the one made after the copy).
     let row = fleet.sql("SELECT sales::text, count FROM nexus");
     let (sales, count) = row.split_once('|').unwrap();
-    assert_eq!(sales.parse::<Decimal>().unwrap(), Decimal::from(26_000));
-    assert_eq!(count, "3");
+    assert_eq!(sales.parse::<Decimal>().unwrap(), Decimal::from(36_000));
+    assert_eq!(count, "4");
 
     let again = Command::new(LEVY)
         .args(["ledger", "copy", "--from"])

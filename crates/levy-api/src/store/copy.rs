@@ -174,10 +174,11 @@ fn cell(value: ValueRef<'_>, col: Col, table: &str) -> Result<Cell, StoreError> 
         (Col::OptInt, ValueRef::Null) => Box::new(None::<i64>),
         (Col::Bool, ValueRef::Integer(i)) => Box::new(i != 0),
         (Col::Bytes, ValueRef::Blob(b)) => Box::new(b.to_vec()),
-        (Col::Sealed, ValueRef::Text(t)) => {
-            let text = std::str::from_utf8(t).map_err(|_| wrong())?;
-            unseal(text)?;
-            Box::new(text.to_string())
+        // Calculations are packed in SQLite (`pack`); PostgreSQL keeps every record as text.
+        (Col::Sealed, v @ (ValueRef::Text(_) | ValueRef::Blob(_))) => {
+            let text = super::pack::unpack(v)?;
+            unseal(&text)?;
+            Box::new(text.into_owned())
         }
         _ => return Err(wrong()),
     })
