@@ -477,6 +477,10 @@ enum LevyStatus levy_result_jurisdiction(const struct LevyResult *result, size_t
 
 // Frees a result and every string read from it. NULL is accepted and does nothing.
 //
+// The calling thread keeps up to four freed results, their strings and their hold on the
+// table let go, and its next `levy_calculate` fills one of them again instead of
+// allocating a new result: a freed pointer may come back from a later call.
+//
 // # Safety
 //
 // `result` must be NULL or a pointer from `levy_calculate` not yet freed, and no thread

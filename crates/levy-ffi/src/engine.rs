@@ -147,7 +147,9 @@ pub struct LevySale {
 /// and struct read from it stays valid until `levy_result_free`. Ownership: freed once by
 /// the caller with `levy_result_free`.
 pub struct LevyResult {
-    table: EngineTable,
+    /// The table that produced it; `None` only while the result waits in a thread's pool of
+    /// freed results (the table is let go at once).
+    table: Option<EngineTable>,
     calc: Calculation,
     location: Location,
     strings: OnceLock<Box<ResultStrings>>,
@@ -324,7 +326,7 @@ fn dec(d: Decimal) -> CString {
 impl LevyResult {
     fn strings(&self) -> &ResultStrings {
         self.strings.get_or_init(|| {
-            let t = &*self.table;
+            let t = self.table.as_deref();
             let c = &self.calc;
             let a = &self.location.address_used;
             Box::new(ResultStrings {
@@ -348,13 +350,15 @@ impl LevyResult {
                     .lines
                     .iter()
                     .map(|l| LineStrings {
-                        tax_code: cstring(t.tax_code_name(l.tax_code).unwrap_or("")),
+                        tax_code: cstring(
+                            t.and_then(|t| t.tax_code_name(l.tax_code)).unwrap_or(""),
+                        ),
                         tax_amount: dec(l.tax),
                         jurisdictions: l
                             .jurisdictions
                             .iter()
                             .map(|j| {
-                                let jur = t.jurisdiction(j.jurisdiction);
+                                let jur = t.and_then(|t| t.jurisdiction(j.jurisdiction));
                                 JurisdictionStrings {
                                     code: cstring(jur.map_or("", |x| x.code())),
                                     name: cstring(jur.map_or("", |x| x.name())),
@@ -362,7 +366,8 @@ impl LevyResult {
                                     authority: cstring(jur.map_or("", |x| x.authority())),
                                     tax_type: cstring(jur.map_or("", |x| x.tax_type().as_str())),
                                     rate_type: cstring(
-                                        t.rule(j.rule).map_or("", |r| r.rate_type()),
+                                        t.and_then(|t| t.rule(j.rule))
+                                            .map_or("", |r| r.rate_type()),
                                     ),
                                     note: cstring(j.note.as_str()),
                                     rate: dec(j.rate),
@@ -527,7 +532,13 @@ impl Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
+    /// Results freed on this thread, kept for its next `levy_calculate` with their vectors,
+    /// so that a till calculating and freeing sale after sale allocates no result.
+    static SPARE_RESULTS: RefCell<Vec<Box<LevyResult>>> = const { RefCell::new(Vec::new()) };
 }
+
+/// Freed results a thread keeps at most.
+const SPARE_RESULTS_KEPT: usize = 4;
 
 fn now_unix() -> i64 {
     std::time::SystemTime::now()
@@ -597,23 +608,49 @@ pub unsafe extern "C" fn levy_calculate(
             // SAFETY: lines points to line_count initialized lines per the contract.
             unsafe { std::slice::from_raw_parts(sale.lines, sale.line_count) }
         };
-        let run = |scratch: &mut Scratch| {
+        // A result freed earlier on this thread, if any, is filled again in place.
+        let spare = SPARE_RESULTS
+            .try_with(|pool| pool.borrow_mut().pop())
+            .ok()
+            .flatten();
+        let run = |scratch: &mut Scratch, spare: Option<Box<LevyResult>>| {
             let Scratch {
                 address: scratch_address,
                 sale: core_sale,
             } = scratch;
             // SAFETY: the sale and its lines come straight from the caller, under its contract.
-            let result =
-                unsafe { calculate_into(table, sale, lines, currency, scratch_address, core_sale) };
+            let prepared =
+                unsafe { prepare_sale(table, sale, lines, currency, scratch_address, core_sale) };
+            let invalid =
+                |e: levy_core::CalcError| Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string());
+            let result = prepared.and_then(|(location, origin)| match spare {
+                Some(mut result) => {
+                    table
+                        .calculate_into(origin.as_ref(), &location, core_sale, &mut result.calc)
+                        .map_err(invalid)?;
+                    result.location = location;
+                    Ok(result)
+                }
+                None => Ok(Box::new(LevyResult {
+                    table: None,
+                    calc: table
+                        .calculate_from(origin.as_ref(), &location, core_sale)
+                        .map_err(invalid)?,
+                    location,
+                    strings: OnceLock::new(),
+                })),
+            });
             if core_sale.lines.capacity() > SCRATCH_LINES {
                 core_sale.lines = Vec::new();
             }
             result
         };
         // A thread being torn down has lost its scratch; it gets fresh buffers.
-        let (calc, location) = SCRATCH
-            .try_with(|s| run(&mut s.borrow_mut()))
-            .unwrap_or_else(|_| run(&mut Scratch::new()))?;
+        let mut spare = Some(spare);
+        let mut result = SCRATCH
+            .try_with(|s| run(&mut s.borrow_mut(), spare.take().flatten()))
+            .unwrap_or_else(|_| run(&mut Scratch::new(), spare.take().flatten()))?;
+        let calc = &result.calc;
         let limit = Decimal::from(i64::MAX);
         if [
             calc.total_tax,
@@ -628,32 +665,28 @@ pub unsafe extern "C" fn levy_calculate(
                 "the sale's totals do not fit in int64_t minor units; split it",
             ));
         }
-        let result = Box::new(LevyResult {
-            table: engine.table.clone(),
-            calc,
-            location,
-            strings: OnceLock::new(),
-        });
+        result.table = Some(engine.table.clone());
         // SAFETY: out_result is non-null and valid for writing, per the contract.
         unsafe { out_result.write(Box::into_raw(result)) };
         Ok(())
     })
 }
 
-/// The work of `levy_calculate` after the sale's header was checked: lines, location,
-/// calculation, using the caller's scratch buffers.
+/// The work of `levy_calculate` after the sale's header was checked, up to the
+/// calculation: the lines into `core_sale`, the location, and the origin when given, using
+/// the caller's scratch buffers.
 ///
 /// # Safety
 ///
 /// As for `levy_calculate`: `sale`'s and `lines`' pointers are NULL or valid.
-unsafe fn calculate_into(
+unsafe fn prepare_sale(
     table: &AnyTable,
     sale: &LevySale,
     lines: &[LevySaleLine],
     currency: Currency,
     address: &mut Address,
     core_sale: &mut Sale,
-) -> Result<(Calculation, Location), Error> {
+) -> Result<(Location, Option<Location>), Error> {
     let per_unit = sale.flags & LEVY_SALE_PER_UNIT != 0;
     core_sale.lines.clear();
     for (i, line) in lines.iter().enumerate() {
@@ -772,10 +805,7 @@ unsafe fn calculate_into(
         core_sale.origin_country = Some(o.address_used.country.to_ascii_uppercase());
         Some(o)
     };
-    let calc = table
-        .calculate_from(origin.as_ref(), &location, core_sale)
-        .map_err(|e| Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string()))?;
-    Ok((calc, location))
+    Ok((location, origin))
 }
 
 /// Fills `*out` with the order-level figures of `result`.
@@ -957,6 +987,10 @@ pub unsafe extern "C" fn levy_result_jurisdiction(
 
 /// Frees a result and every string read from it. NULL is accepted and does nothing.
 ///
+/// The calling thread keeps up to four freed results, their strings and their hold on the
+/// table let go, and its next `levy_calculate` fills one of them again instead of
+/// allocating a new result: a freed pointer may come back from a later call.
+///
 /// # Safety
 ///
 /// `result` must be NULL or a pointer from `levy_calculate` not yet freed, and no thread
@@ -966,7 +1000,21 @@ pub unsafe extern "C" fn levy_result_free(result: *mut LevyResult) {
     ffi_guard!(() => {
         if !result.is_null() {
             // SAFETY: the pointer came from Box::into_raw in levy_calculate and is freed once.
-            drop(unsafe { Box::from_raw(result) });
+            let mut result = unsafe { Box::from_raw(result) };
+            // Let go of the table (an engine freed meanwhile releases it now) and of the
+            // strings read from the result.
+            result.table = None;
+            result.strings = OnceLock::new();
+            // A result of very many lines is not kept: its buffers would stay with the thread.
+            if result.calc.lines.capacity() <= SCRATCH_LINES {
+                // Should the thread be shutting down, the result is dropped with the closure.
+                let _ = SPARE_RESULTS.try_with(move |pool| {
+                    let mut pool = pool.borrow_mut();
+                    if pool.len() < SPARE_RESULTS_KEPT {
+                        pool.push(result);
+                    }
+                });
+            }
         }
     })
 }
@@ -976,6 +1024,66 @@ mod tests {
     use super::*;
 
     fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn a_freed_result_lets_go_of_the_table_and_is_refilled() {
+        let table = levy_testkit::tennessee::Tennessee::c_abi().table();
+        let engine = LevyEngine {
+            table: EngineTable::Shared(Arc::clone(&table)),
+        };
+        let (postal, region, country) = (c"37203", c"TN", c"US");
+        let address = LevyAddress {
+            line1: std::ptr::null(),
+            line2: std::ptr::null(),
+            city: std::ptr::null(),
+            region: region.as_ptr(),
+            postal_code: postal.as_ptr(),
+            country: country.as_ptr(),
+        };
+        let line = LevySaleLine {
+            amount: 10_000,
+            quantity: 1,
+            category: c"GENERAL_MERCHANDISE".as_ptr(),
+            tax_code: std::ptr::null(),
+        };
+        let sale = LevySale {
+            address: &address,
+            ip: std::ptr::null(),
+            ip_mode: 0,
+            currency: std::ptr::null(),
+            flags: 0,
+            transacted_at: 1_772_323_200,
+            lines: &line,
+            line_count: 1,
+            origin: std::ptr::null(),
+        };
+        let mut r: *mut LevyResult = std::ptr::null_mut();
+        // SAFETY: every pointer is live for the calls.
+        assert_eq!(
+            unsafe { levy_calculate(&engine, &sale, &mut r) },
+            LevyStatus::LEVY_OK
+        );
+        // The engine, the test and the result hold the table.
+        assert_eq!(Arc::strong_count(&table), 3);
+        // SAFETY: r is a live result, freed once.
+        unsafe { levy_result_free(r) };
+        // Kept for reuse, but no longer holding the table.
+        assert_eq!(Arc::strong_count(&table), 2);
+        let first = r;
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { levy_calculate(&engine, &sale, &mut r) },
+            LevyStatus::LEVY_OK
+        );
+        assert_eq!(r, first, "the freed result is filled again");
+        // SAFETY: r is live.
+        let calc = unsafe { &(*r).calc };
+        // 7% + 2.25% of 10000 (the fixture's state and Davidson County): 925.
+        assert_eq!(calc.total_tax, Decimal::from(925));
+        assert_eq!(Arc::strong_count(&table), 3);
+        // SAFETY: r is a live result, freed once.
+        unsafe { levy_result_free(r) };
+    }
 
     #[test]
     fn engines_and_results_are_shareable_between_threads() {

@@ -388,6 +388,51 @@ static void test_calculate_errors(LevyEngine *engine) {
 }
 
 /* A result keeps its table alive: it can be read after its engine is freed. */
+static void test_freed_results_are_refilled(LevyEngine *engine) {
+    /* A result freed on this thread is filled again by its next calculation: the same
+     * pointer comes back, holding only the new sale. */
+    LevyAddress addr = nashville();
+    LevySaleLine lines[2] = {
+        {1999, 1, NULL, "GENERAL_MERCHANDISE"},
+        {1000, 2, "CLOTHING", NULL},
+    };
+    LevySale sale = sale_of(&addr, lines, 2);
+    LevyResult *first = NULL;
+    CHECK_STATUS(levy_calculate(engine, &sale, &first), LEVY_OK);
+    LevyJurisdiction j;
+    CHECK_STATUS(levy_result_jurisdiction(first, 1, 1, &j), LEVY_OK);
+    CHECK_STR(j.name, "DAVIDSON");
+    levy_result_free(first);
+
+    LevyAddress tn = {0};
+    tn.region = "TN";
+    tn.country = "US";
+    LevySaleLine one = {10000, 1, "GENERAL_MERCHANDISE", NULL};
+    LevySale state_only = sale_of(&tn, &one, 1);
+    LevyResult *second = NULL;
+    CHECK_STATUS(levy_calculate(engine, &state_only, &second), LEVY_OK);
+    CHECK(second == first);
+    LevySummary s;
+    CHECK_STATUS(levy_result_summary(second, &s), LEVY_OK);
+    /* 7% of 10000 in the state alone; one line, nothing left of the first sale's two. */
+    CHECK_I64(s.total_tax, 700);
+    CHECK_I64(s.line_count, 1);
+    CHECK_STR(s.resolution_precision, "PROVINCE");
+    CHECK_STR(s.effective_rate, "0.07");
+    LevyLine l;
+    CHECK_STATUS(levy_result_line(second, 1, &l), LEVY_INDEX_OUT_OF_RANGE);
+    CHECK_STATUS(levy_result_jurisdiction(second, 0, 1, &j), LEVY_INDEX_OUT_OF_RANGE);
+
+    /* Two results alive at once are two results. */
+    LevyResult *third = NULL;
+    CHECK_STATUS(levy_calculate(engine, &sale, &third), LEVY_OK);
+    CHECK(third != second);
+    CHECK_STATUS(levy_result_summary(third, &s), LEVY_OK);
+    CHECK_I64(s.total_tax, 278); /* as in test_calculate */
+    levy_result_free(second);
+    levy_result_free(third);
+}
+
 static void test_result_outlives_engine(const char *dir) {
     LevyEngine *engine = NULL;
     CHECK_STATUS(levy_engine_open(path_in(dir, "fixture.levy"), &engine), LEVY_OK);
@@ -420,6 +465,7 @@ int main(int argc, char **argv) {
     test_flags(engine);
     test_ip(engine);
     test_calculate_errors(engine);
+    test_freed_results_are_refilled(engine);
     levy_engine_free(engine);
     test_result_outlives_engine(dir);
     return check_finish();
