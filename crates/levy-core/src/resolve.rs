@@ -26,6 +26,8 @@
 //! unknown), or the region's own jurisdictions when the table knows no populations, with
 //! precision `APPROXIMATED`; `best_effort` approximates and falls back to zero.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use crate::address::{normalize_postal, parse_street_line, parse_us_zip};
@@ -170,7 +172,36 @@ pub struct Location {
     pub coverage: Coverage,
 }
 
+impl Default for Location {
+    /// No place yet: a zero-rate location at country precision with an empty address, for
+    /// [`Table::resolve_into`] to fill.
+    fn default() -> Location {
+        Location {
+            jset: None,
+            status: ResolutionStatus::PostalOnly,
+            precision: Precision::Country,
+            source: LocationSource::Address,
+            address_used: Address::default(),
+            coverage: Coverage::StateOnly,
+        }
+    }
+}
+
 impl Location {
+    /// Sets what decides the tax (the address used is filled apart).
+    fn place(
+        &mut self,
+        jset: Option<JsetId>,
+        status: ResolutionStatus,
+        precision: Precision,
+        coverage: Coverage,
+    ) {
+        self.jset = jset;
+        self.status = status;
+        self.precision = precision;
+        self.coverage = coverage;
+    }
+
     /// Whether this location owes no tax because resolution was insufficient (IP `zero` mode).
     pub fn is_zero_rate(&self) -> bool {
         self.jset.is_none()
@@ -284,24 +315,56 @@ impl<'t> IpPlace<'t> {
     }
 }
 
+/// `s` in ASCII upper case, borrowed when it already is (the usual case).
+fn ascii_upper(s: &str) -> Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_lowercase()) {
+        Cow::Owned(s.to_ascii_uppercase())
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// `dst` becomes `src`, in the capacity it already has.
+fn set(dst: &mut String, src: &str) {
+    dst.clear();
+    dst.push_str(src);
+}
+
+/// `dst` becomes `src` in upper case (as `str::to_uppercase`), in the capacity it has.
+fn set_upper(dst: &mut String, src: &str) {
+    dst.clear();
+    if src.is_ascii() {
+        dst.push_str(src);
+        dst.make_ascii_uppercase();
+    } else {
+        dst.extend(src.chars().flat_map(char::to_uppercase));
+    }
+}
+
 fn is_country_code(s: &str) -> bool {
     s.len() == 2 && s.bytes().all(|b| b.is_ascii_uppercase())
 }
 
-/// `37203` or `37203-1234`, without the formatting machinery (this is on the hot path).
+/// `37203` or `37203-1234`.
 fn zip_text(zip5: u32, plus4: Option<u16>) -> String {
+    let mut s = String::with_capacity(10);
+    push_zip(&mut s, zip5, plus4);
+    s
+}
+
+/// Appends `37203` or `37203-1234`, without the formatting machinery (this is on the hot
+/// path).
+fn push_zip(s: &mut String, zip5: u32, plus4: Option<u16>) {
     fn push_digits(s: &mut String, n: u32, width: u32) {
         for i in (0..width).rev() {
             s.push(char::from(b'0' + (n / 10u32.pow(i) % 10) as u8));
         }
     }
-    let mut s = String::with_capacity(10);
-    push_digits(&mut s, zip5, 5);
+    push_digits(s, zip5, 5);
     if let Some(p) = plus4 {
         s.push('-');
-        push_digits(&mut s, u32::from(p), 4);
+        push_digits(s, u32::from(p), 4);
     }
-    s
 }
 
 fn in_force(from: i32, to: i32, date: Date) -> bool {
@@ -426,20 +489,36 @@ impl<D> Table<D> {
 
     /// Resolves a postal address on `date` (ZIP+4 and street ranges carry effective dates).
     pub fn resolve(&self, address: &Address, date: Date) -> Result<Location, ResolveError> {
-        let mut country = address.country.trim().to_ascii_uppercase();
+        let mut out = Location::default();
+        self.resolve_into(address, date, &mut out)?;
+        Ok(out)
+    }
+
+    /// Resolves like [`Table::resolve`], into `out`, reusing the strings of its
+    /// `address_used`: a caller that keeps one `Location` for sale after sale resolves
+    /// without allocating once they have grown (a street line still allocates while it is
+    /// parsed). On an error `out` holds no meaningful place.
+    pub fn resolve_into(
+        &self,
+        address: &Address,
+        date: Date,
+        out: &mut Location,
+    ) -> Result<(), ResolveError> {
+        let mut country = ascii_upper(address.country.trim());
         if !is_country_code(&country) {
             return Err(ResolveError::InvalidCountry(address.country.clone()));
         }
-        let mut region = address.region.trim().to_ascii_uppercase();
+        let mut region = ascii_upper(address.region.trim());
         // US territories with their own ISO country code are addressed through USPS ZIPs.
-        if matches!(country.as_str(), "PR" | "GU" | "VI" | "AS" | "MP") && region.is_empty() {
-            region = country.clone();
-            country = "US".to_string();
+        if matches!(&*country, "PR" | "GU" | "VI" | "AS" | "MP") && region.is_empty() {
+            region = country;
+            country = Cow::Borrowed("US");
         }
+        out.source = LocationSource::Address;
         if country == "US" {
-            self.resolve_us(address, &region, date)
+            self.resolve_us(address, &region, date, out)
         } else {
-            self.resolve_other(address, &country, &region)
+            self.resolve_other(address, &country, &region, out)
         }
     }
 
@@ -448,28 +527,31 @@ impl<D> Table<D> {
         address: &Address,
         region: &str,
         date: Date,
-    ) -> Result<Location, ResolveError> {
+        out: &mut Location,
+    ) -> Result<(), ResolveError> {
         let postal = address.postal_code.trim();
         let street_line = parse_street_line(&address.line1);
         let has_street = street_line.number.is_some() && !street_line.street.is_empty();
-        let mut used = Address {
-            line1: match street_line.number {
-                Some(n) if !street_line.street.is_empty() => format!("{n} {}", street_line.street),
-                _ => street_line.street.clone(),
-            },
-            line2: if street_line.unit.is_empty() {
-                address.line2.trim().to_uppercase()
-            } else {
-                street_line.unit.clone()
-            },
-            city: address.city.trim().to_uppercase(),
-            region: region.to_string(),
-            postal_code: String::new(),
-            country: "US".to_string(),
-        };
+        let used = &mut out.address_used;
+        used.line1.clear();
+        match street_line.number {
+            Some(n) if !street_line.street.is_empty() => {
+                let _ = write!(used.line1, "{n} {}", street_line.street);
+            }
+            _ => used.line1.push_str(&street_line.street),
+        }
+        if street_line.unit.is_empty() {
+            set_upper(&mut used.line2, address.line2.trim());
+        } else {
+            set(&mut used.line2, &street_line.unit);
+        }
+        set_upper(&mut used.city, address.city.trim());
+        set(&mut used.region, region);
+        used.postal_code.clear();
+        set(&mut used.country, "US");
         if postal.is_empty() {
             return self.region_location(
-                used,
+                out,
                 "US",
                 region,
                 ResolutionStatus::PostalOnly,
@@ -481,9 +563,9 @@ impl<D> Table<D> {
         })?;
         let Some(zip) = self.zip_record(zip5) else {
             // A well-formed ZIP the table does not know: fall back to the state when given.
-            used.postal_code = zip_text(zip5, None);
+            push_zip(&mut out.address_used.postal_code, zip5, None);
             return self.region_location(
-                used,
+                out,
                 "US",
                 region,
                 ResolutionStatus::PostalFallback1,
@@ -497,11 +579,12 @@ impl<D> Table<D> {
                 actual: zip.state.as_str().to_string(),
             });
         }
-        used.region = zip.state.as_str().to_string();
+        let used = &mut out.address_used;
+        set(&mut used.region, zip.state.as_str());
         if used.city.is_empty() {
-            used.city = zip.city.as_str().to_string();
+            used.city.push_str(zip.city.as_str());
         }
-        used.postal_code = zip_text(zip5, None);
+        push_zip(&mut used.postal_code, zip5, None);
         if has_street {
             if let Some(jset) = self.street_jset(
                 zip5,
@@ -510,16 +593,16 @@ impl<D> Table<D> {
                 date,
             ) {
                 if let Some(p4) = plus4 {
-                    used.postal_code = zip_text(zip5, Some(p4));
+                    used.postal_code.clear();
+                    push_zip(&mut used.postal_code, zip5, Some(p4));
                 }
-                return Ok(Location {
-                    jset: Some(jset),
-                    status: ResolutionStatus::Exact,
-                    precision: Precision::Street,
-                    source: LocationSource::Address,
-                    address_used: used,
-                    coverage: Coverage::Full,
-                });
+                out.place(
+                    Some(jset),
+                    ResolutionStatus::Exact,
+                    Precision::Street,
+                    Coverage::Full,
+                );
+                return Ok(());
             }
         }
         let status = if address.line1.trim().is_empty() {
@@ -529,43 +612,40 @@ impl<D> Table<D> {
         };
         if let Some(p4) = plus4 {
             if let Some(jset) = self.zip4_jset(zip5, p4, date) {
-                used.postal_code = zip_text(zip5, Some(p4));
-                return Ok(Location {
-                    jset: Some(jset),
-                    status,
-                    precision: Precision::PostalPlus,
-                    source: LocationSource::Address,
-                    address_used: used,
-                    coverage: Coverage::Full,
-                });
+                used.postal_code.clear();
+                push_zip(&mut used.postal_code, zip5, Some(p4));
+                out.place(Some(jset), status, Precision::PostalPlus, Coverage::Full);
+                return Ok(());
             }
         }
         match zip_period(zip, date) {
-            Some(p) => Ok(Location {
-                jset: Some(JsetId(p.jset.to_native())),
-                status,
-                precision: Precision::Postal,
-                source: LocationSource::Address,
-                address_used: used,
-                coverage: Coverage::from_u8(p.coverage),
-            }),
+            Some(p) => {
+                out.place(
+                    Some(JsetId(p.jset.to_native())),
+                    status,
+                    Precision::Postal,
+                    Coverage::from_u8(p.coverage),
+                );
+                Ok(())
+            }
             // No source says what taxes this ZIP on this date: answer for its state, and
             // say that this is all the answer covers.
             None => {
-                let state = used.region.clone();
-                self.region_location(used, "US", &state, status, Precision::Province)
+                self.region_location(out, "US", zip.state.as_str(), status, Precision::Province)
             }
         }
     }
 
+    /// Places `out` in `region` of `country` (the country alone when the region is empty
+    /// or unknown to the table).
     fn region_location(
         &self,
-        used: Address,
+        out: &mut Location,
         country: &str,
         region: &str,
         status: ResolutionStatus,
         precision: Precision,
-    ) -> Result<Location, ResolveError> {
+    ) -> Result<(), ResolveError> {
         let (rec, precision) = match self.region_record(country, region) {
             Some(r) if !region.is_empty() => (r, precision),
             _ => match self.region_record(country, "") {
@@ -580,14 +660,13 @@ impl<D> Table<D> {
                 }
             },
         };
-        Ok(Location {
-            jset: Some(JsetId(rec.jset.to_native())),
+        out.place(
+            Some(JsetId(rec.jset.to_native())),
             status,
             precision,
-            source: LocationSource::Address,
-            address_used: used,
-            coverage: Coverage::from_u8(rec.coverage),
-        })
+            Coverage::from_u8(rec.coverage),
+        );
+        Ok(())
     }
 
     fn resolve_other(
@@ -595,16 +674,16 @@ impl<D> Table<D> {
         address: &Address,
         country: &str,
         region: &str,
-    ) -> Result<Location, ResolveError> {
+        out: &mut Location,
+    ) -> Result<(), ResolveError> {
         let postal = normalize_postal(&address.postal_code);
-        let mut used = Address {
-            line1: address.line1.trim().to_uppercase(),
-            line2: address.line2.trim().to_uppercase(),
-            city: address.city.trim().to_uppercase(),
-            region: region.to_string(),
-            postal_code: postal.clone(),
-            country: country.to_string(),
-        };
+        let used = &mut out.address_used;
+        set_upper(&mut used.line1, address.line1.trim());
+        set_upper(&mut used.line2, address.line2.trim());
+        set_upper(&mut used.city, address.city.trim());
+        set(&mut used.region, region);
+        set(&mut used.postal_code, &postal);
+        set(&mut used.country, country);
         if !postal.is_empty() {
             if let Some((prefix_region, jset)) = self.postal_prefix(country, &postal) {
                 if !region.is_empty() && !prefix_region.is_empty() && prefix_region != region {
@@ -614,7 +693,7 @@ impl<D> Table<D> {
                         actual: prefix_region.to_string(),
                     });
                 }
-                used.region = prefix_region.to_string();
+                set(&mut out.address_used.region, prefix_region);
                 let jset = match jset {
                     Some(j) => Some(j),
                     None => self
@@ -626,18 +705,25 @@ impl<D> Table<D> {
                     // Postal prefixes place an address in its province; the province's
                     // coverage is the answer's.
                     let coverage = self
-                        .region_record(country, &used.region)
+                        .region_record(country, prefix_region)
                         .or_else(|| self.region_record(country, ""))
                         .map_or(Coverage::StateOnly, |r| Coverage::from_u8(r.coverage));
-                    return Ok(Location {
-                        jset: Some(jset),
-                        status: ResolutionStatus::PostalOnly,
-                        precision: Precision::Postal,
-                        source: LocationSource::Address,
-                        address_used: used,
+                    out.place(
+                        Some(jset),
+                        ResolutionStatus::PostalOnly,
+                        Precision::Postal,
                         coverage,
-                    });
+                    );
+                    return Ok(());
                 }
+                let status = ResolutionStatus::PostalFallback1;
+                return self.region_location(
+                    out,
+                    country,
+                    prefix_region,
+                    status,
+                    Precision::Province,
+                );
             }
         }
         let status = if postal.is_empty() {
@@ -645,8 +731,7 @@ impl<D> Table<D> {
         } else {
             ResolutionStatus::PostalFallback1
         };
-        let region = used.region.clone();
-        self.region_location(used, country, &region, status, Precision::Province)
+        self.region_location(out, country, region, status, Precision::Province)
     }
 
     /// Looks an IP address up in the table's ranges. `None` when no range holds it.
