@@ -3,7 +3,9 @@
 //! - `zip5_real/*`: the table built from the shared ZIP5 rate files (every state's
 //!   `TAXRATES_ZIP5_*.csv` in `../shared/data/zip5-rates-2025-12`) with the curated rules.
 //!   Random ZIP codes drawn from the table (`levy_build::bench::Workload`), each resolved
-//!   from an address holding only the ZIP and a $123.45 line calculated. Beside it: an
+//!   from an address holding only the ZIP and a $123.45 line calculated: `levy` into one
+//!   location and one calculation kept across sales (`resolve_into`, `calculate_into`),
+//!   `levy_fresh_buffers` into new ones each time (`resolve`, `calculate`). Beside them: an
 //!   in-memory SQLite table of the same ZIPs, each with the rate levy applies there, looked
 //!   up by primary key, then one integer multiply and a rounding; and a
 //!   `HashMap<String, i64>` of the same rates, the floor.
@@ -24,7 +26,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use levy_build::bench::{baseline_tax, levy_tax, Workload, AMOUNT_MINOR};
+use levy_build::bench::{baseline_tax, levy_tax, levy_tax_fresh, Buffers, Workload, AMOUNT_MINOR};
 use levy_build::{build, BuildOptions, CuratedSource, Input, InputKind};
 use levy_core::{Date, Table};
 
@@ -71,10 +73,24 @@ fn zip5(c: &mut Criterion) {
     let (sale, date) = (w.sale(), day());
     let mut g = c.benchmark_group("zip5_real");
     let mut i = 0;
+    let mut buffers = Buffers::default();
     g.bench_function("levy", |b| {
         b.iter(|| {
             i = (i + 1) % zips.len();
-            black_box(levy_tax(&table, black_box(&zips[i].0), sale, date))
+            black_box(levy_tax(
+                &table,
+                black_box(&zips[i].0),
+                sale,
+                date,
+                &mut buffers,
+            ))
+        })
+    });
+    let mut i = 0;
+    g.bench_function("levy_fresh_buffers", |b| {
+        b.iter(|| {
+            i = (i + 1) % zips.len();
+            black_box(levy_tax_fresh(&table, black_box(&zips[i].0), sale, date))
         })
     });
     let mut stmt = w

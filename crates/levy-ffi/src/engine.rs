@@ -618,32 +618,62 @@ pub unsafe extern "C" fn levy_calculate(
                 address: scratch_address,
                 sale: core_sale,
             } = scratch;
-            // SAFETY: the sale and its lines come straight from the caller, under its contract.
-            let prepared =
-                unsafe { prepare_sale(table, sale, lines, currency, scratch_address, core_sale) };
             let invalid =
                 |e: levy_core::CalcError| Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string());
-            let result = prepared.and_then(|(location, origin)| match spare {
+            let result = match spare {
                 Some(mut result) => {
+                    // SAFETY: the sale and its lines come straight from the caller, under
+                    // its contract.
+                    let origin = unsafe {
+                        prepare_sale(
+                            table,
+                            sale,
+                            lines,
+                            currency,
+                            scratch_address,
+                            core_sale,
+                            &mut result.location,
+                        )
+                    }?;
                     table
-                        .calculate_into(origin.as_ref(), &location, core_sale, &mut result.calc)
+                        .calculate_into(
+                            origin.as_ref(),
+                            &result.location,
+                            core_sale,
+                            &mut result.calc,
+                        )
                         .map_err(invalid)?;
-                    result.location = location;
-                    Ok(result)
+                    result
                 }
-                None => Ok(Box::new(LevyResult {
-                    table: None,
-                    calc: table
+                None => {
+                    let mut location = Location::default();
+                    // SAFETY: as above.
+                    let origin = unsafe {
+                        prepare_sale(
+                            table,
+                            sale,
+                            lines,
+                            currency,
+                            scratch_address,
+                            core_sale,
+                            &mut location,
+                        )
+                    }?;
+                    let calc = table
                         .calculate_from(origin.as_ref(), &location, core_sale)
-                        .map_err(invalid)?,
-                    location,
-                    strings: OnceLock::new(),
-                })),
-            });
+                        .map_err(invalid)?;
+                    Box::new(LevyResult {
+                        table: None,
+                        calc,
+                        location,
+                        strings: OnceLock::new(),
+                    })
+                }
+            };
             if core_sale.lines.capacity() > SCRATCH_LINES {
                 core_sale.lines = Vec::new();
             }
-            result
+            Ok::<_, Error>(result)
         };
         // A thread being torn down has lost its scratch; it gets fresh buffers.
         let mut spare = Some(spare);
@@ -673,8 +703,8 @@ pub unsafe extern "C" fn levy_calculate(
 }
 
 /// The work of `levy_calculate` after the sale's header was checked, up to the
-/// calculation: the lines into `core_sale`, the location, and the origin when given, using
-/// the caller's scratch buffers.
+/// calculation: the lines into `core_sale`, the location into `location` (its strings
+/// reused), and the origin when given, returned; using the caller's scratch buffers.
 ///
 /// # Safety
 ///
@@ -686,7 +716,8 @@ unsafe fn prepare_sale(
     currency: Currency,
     address: &mut Address,
     core_sale: &mut Sale,
-) -> Result<(Location, Option<Location>), Error> {
+    location: &mut Location,
+) -> Result<Option<Location>, Error> {
     let per_unit = sale.flags & LEVY_SALE_PER_UNIT != 0;
     core_sale.lines.clear();
     for (i, line) in lines.iter().enumerate() {
@@ -741,19 +772,21 @@ unsafe fn prepare_sale(
     };
     let date = Date::from_unix_seconds(transacted_at);
     let resolve_ip = |ip: &str| table.resolve_ip(ip, ip_mode, date);
-    let location = match (address, ip) {
-        (Some(a), ip) => match (table.resolve(a, date), ip) {
-            (Ok(l), _) => l,
-            (Err(ea), Some(ip)) => resolve_ip(ip).map_err(|ei| {
-                Error::new(
-                    LevyStatus::LEVY_RESOLUTION_FAILED,
-                    format!(
-                        "address: {}; ip: {}",
-                        resolve_error(&ea),
-                        resolve_error(&ei)
-                    ),
-                )
-            })?,
+    match (address, ip) {
+        (Some(a), ip) => match (table.resolve_into(a, date, location), ip) {
+            (Ok(()), _) => {}
+            (Err(ea), Some(ip)) => {
+                *location = resolve_ip(ip).map_err(|ei| {
+                    Error::new(
+                        LevyStatus::LEVY_RESOLUTION_FAILED,
+                        format!(
+                            "address: {}; ip: {}",
+                            resolve_error(&ea),
+                            resolve_error(&ei)
+                        ),
+                    )
+                })?
+            }
             (Err(ea), None) => {
                 return Err(Error::new(
                     LevyStatus::LEVY_RESOLUTION_FAILED,
@@ -761,19 +794,21 @@ unsafe fn prepare_sale(
                 ))
             }
         },
-        (None, Some(ip)) => resolve_ip(ip).map_err(|ei| {
-            Error::new(
-                LevyStatus::LEVY_RESOLUTION_FAILED,
-                format!("ip: {}", resolve_error(&ei)),
-            )
-        })?,
+        (None, Some(ip)) => {
+            *location = resolve_ip(ip).map_err(|ei| {
+                Error::new(
+                    LevyStatus::LEVY_RESOLUTION_FAILED,
+                    format!("ip: {}", resolve_error(&ei)),
+                )
+            })?
+        }
         (None, None) => {
             return Err(Error::new(
                 LevyStatus::LEVY_INVALID_ARGUMENT,
                 "the sale has neither an address nor an IP address",
             ))
         }
-    };
+    }
 
     core_sale.currency = currency;
     core_sale.tax_included = sale.flags & LEVY_SALE_TAX_INCLUDED != 0;
@@ -805,7 +840,7 @@ unsafe fn prepare_sale(
         core_sale.origin_country = Some(o.address_used.country.to_ascii_uppercase());
         Some(o)
     };
-    Ok((location, origin))
+    Ok(origin)
 }
 
 /// Fills `*out` with the order-level figures of `result`.
