@@ -614,66 +614,12 @@ pub unsafe extern "C" fn levy_calculate(
             .ok()
             .flatten();
         let run = |scratch: &mut Scratch, spare: Option<Box<LevyResult>>| {
-            let Scratch {
-                address: scratch_address,
-                sale: core_sale,
-            } = scratch;
-            let invalid =
-                |e: levy_core::CalcError| Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string());
-            let result = match spare {
-                Some(mut result) => {
-                    // SAFETY: the sale and its lines come straight from the caller, under
-                    // its contract.
-                    let origin = unsafe {
-                        prepare_sale(
-                            table,
-                            sale,
-                            lines,
-                            currency,
-                            scratch_address,
-                            core_sale,
-                            &mut result.location,
-                        )
-                    }?;
-                    table
-                        .calculate_into(
-                            origin.as_ref(),
-                            &result.location,
-                            core_sale,
-                            &mut result.calc,
-                        )
-                        .map_err(invalid)?;
-                    result
-                }
-                None => {
-                    let mut location = Location::default();
-                    // SAFETY: as above.
-                    let origin = unsafe {
-                        prepare_sale(
-                            table,
-                            sale,
-                            lines,
-                            currency,
-                            scratch_address,
-                            core_sale,
-                            &mut location,
-                        )
-                    }?;
-                    let calc = table
-                        .calculate_from(origin.as_ref(), &location, core_sale)
-                        .map_err(invalid)?;
-                    Box::new(LevyResult {
-                        table: None,
-                        calc,
-                        location,
-                        strings: OnceLock::new(),
-                    })
-                }
-            };
-            if core_sale.lines.capacity() > SCRATCH_LINES {
-                core_sale.lines = Vec::new();
+            // SAFETY: the sale and its lines come straight from the caller, under its contract.
+            let result = unsafe { fill_result(table, sale, lines, currency, scratch, spare) };
+            if scratch.sale.lines.capacity() > SCRATCH_LINES {
+                scratch.sale.lines = Vec::new();
             }
-            Ok::<_, Error>(result)
+            result
         };
         // A thread being torn down has lost its scratch; it gets fresh buffers.
         let mut spare = Some(spare);
@@ -699,6 +645,62 @@ pub unsafe extern "C" fn levy_calculate(
         // SAFETY: out_result is non-null and valid for writing, per the contract.
         unsafe { out_result.write(Box::into_raw(result)) };
         Ok(())
+    })
+}
+
+/// Calculates the sale into `spare` (a freed result, its location and vectors reused) or
+/// into a new result, using the thread's scratch buffers.
+///
+/// # Safety
+///
+/// As for `levy_calculate`: `sale`'s and `lines`' pointers are NULL or valid.
+unsafe fn fill_result(
+    table: &AnyTable,
+    sale: &LevySale,
+    lines: &[LevySaleLine],
+    currency: Currency,
+    scratch: &mut Scratch,
+    mut spare: Option<Box<LevyResult>>,
+) -> Result<Box<LevyResult>, Error> {
+    let Scratch {
+        address,
+        sale: core_sale,
+    } = scratch;
+    let invalid =
+        |e: levy_core::CalcError| Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string());
+    // The spare's location is resolved into (its strings reused), then put back.
+    let mut location = spare
+        .as_mut()
+        .map(|r| std::mem::take(&mut r.location))
+        .unwrap_or_default();
+    // SAFETY: as this function's contract.
+    let origin = unsafe {
+        prepare_sale(
+            table,
+            sale,
+            lines,
+            currency,
+            address,
+            core_sale,
+            &mut location,
+        )
+    }?;
+    Ok(match spare {
+        Some(mut result) => {
+            table
+                .calculate_into(origin.as_ref(), &location, core_sale, &mut result.calc)
+                .map_err(invalid)?;
+            result.location = location;
+            result
+        }
+        None => Box::new(LevyResult {
+            table: None,
+            calc: table
+                .calculate_from(origin.as_ref(), &location, core_sale)
+                .map_err(invalid)?,
+            location,
+            strings: OnceLock::new(),
+        }),
     })
 }
 
