@@ -533,7 +533,9 @@ impl Scratch {
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
     /// Results freed on this thread, kept for its next `levy_calculate` with their vectors,
-    /// so that a till calculating and freeing sale after sale allocates no result.
+    /// so that a till calculating and freeing sale after sale allocates no result. Boxed:
+    /// each box is the allocation a `LevyResult *` points to, handed out again as it is.
+    #[allow(clippy::vec_box)]
     static SPARE_RESULTS: RefCell<Vec<Box<LevyResult>>> = const { RefCell::new(Vec::new()) };
 }
 
