@@ -27,7 +27,8 @@ pub fn fill_random(out: &mut [u8]) -> Result<(), getrandom::Error> {
     if out.len() > POOL_BYTES / 4 {
         return getrandom::fill(out);
     }
-    POOL.with(|pool| {
+    // A thread being torn down has lost its pool: it asks the generator directly.
+    let pooled = POOL.try_with(|pool| {
         let mut pool = pool.borrow_mut();
         let pid = std::process::id();
         if pool.pid != pid || pool.used + out.len() > POOL_BYTES {
@@ -43,7 +44,11 @@ pub fn fill_random(out: &mut [u8]) -> Result<(), getrandom::Error> {
         pool.bytes[start..start + out.len()].fill(0);
         pool.used += out.len();
         Ok(())
-    })
+    });
+    match pooled {
+        Ok(result) => result,
+        Err(_) => getrandom::fill(out),
+    }
 }
 
 /// 128 random bits as 32 lower-case hex digits.

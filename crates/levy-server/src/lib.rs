@@ -256,10 +256,10 @@ struct AppState {
     inline: bool,
 }
 
-/// Request ids: `req_` + 96 random bits from the operating system's generator (drawn through
-/// [`levy_api::fill_random`]'s pool), so that an id says nothing about the requests before
-/// or after it. Should the generator fail, a
-/// counter keeps ids unique (an id is not a secret), and the failure is logged.
+/// Request ids: `req_` + 96 random bits from the operating system's generator (drawn
+/// through [`levy_api::fill_random`]'s pool), so that an id says nothing about the requests
+/// before or after it. Should the generator fail, a counter keeps ids unique (an id is not
+/// a secret), and the failure is logged.
 fn next_request_id() -> String {
     let mut bytes = [0u8; 12];
     if let Err(e) = levy_api::fill_random(&mut bytes) {

@@ -6,12 +6,14 @@
 //! All writes go through one writer thread that owns the write connection. A caller's
 //! write is a closure run inside a savepoint of the writer's current transaction; the
 //! writer takes every write that is waiting, runs each in its own savepoint (a failing
-//! write rolls back alone; a write of one statement, which SQLite undoes alone, needs none), commits once (one fsync for the whole group), and only then
-//! answers each caller. So an acknowledged write is on disk, concurrent callers share the
+//! write rolls back alone; a write of one statement, which SQLite undoes alone, needs
+//! none), commits once (one fsync for the whole group), and only then answers each
+//! caller. So an acknowledged write is on disk, concurrent callers share the
 //! cost of the fsync, and a check-then-insert (refund limits) is atomic because no other
 //! write can interleave.
 //!
-//! Calculations (24-hour quotes) are the exception: they are committed with
+//! Calculations (24-hour quotes) are stored packed (LZ4 against a fixed dictionary; see
+//! `store/pack.rs`), and they are the exception to flushing: they are committed with
 //! `synchronous=NORMAL`, without waiting for the flush (see `Durability::Cached`). A group
 //! is all of one level: a flushed write never waits in a cached group, and a cached write
 //! that joins a flushed group is flushed with it.
@@ -338,9 +340,9 @@ enum Unit {
 
 /// A writer job: runs `f` in its own savepoint of the writer's transaction (rolled back
 /// alone when it fails or panics; with [`Unit::Statement`], `f` is one statement and needs
-/// none), then, once the group's commit is known, hands `f`'s
-/// result to `deliver`, turned into a ledger error if the commit failed (nothing of the
-/// group was stored, so a success must not be reported).
+/// none), then, once the group's commit is known, hands `f`'s result to `deliver`, turned
+/// into a ledger error if the commit failed (nothing of the group was stored, so a success
+/// must not be reported).
 fn job<R: Send + 'static>(
     unit: Unit,
     f: impl FnOnce(&Connection) -> Result<R, StoreError> + Send + 'static,
