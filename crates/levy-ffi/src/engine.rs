@@ -610,12 +610,12 @@ pub unsafe extern "C" fn levy_calculate(
             // SAFETY: lines points to line_count initialized lines per the contract.
             unsafe { std::slice::from_raw_parts(sale.lines, sale.line_count) }
         };
-        // A result freed earlier on this thread, if any, is filled again in place.
-        let spare = SPARE_RESULTS
-            .try_with(|pool| pool.borrow_mut().pop())
-            .ok()
-            .flatten();
-        let run = |scratch: &mut Scratch, spare: Option<Box<LevyResult>>| {
+        let run = |scratch: &mut Scratch| {
+            // A result freed earlier on this thread, if any, is filled again in place.
+            let spare = SPARE_RESULTS
+                .try_with(|pool| pool.borrow_mut().pop())
+                .ok()
+                .flatten();
             // SAFETY: the sale and its lines come straight from the caller, under its contract.
             let result = unsafe { fill_result(table, sale, lines, currency, scratch, spare) };
             if scratch.sale.lines.capacity() > SCRATCH_LINES {
@@ -624,10 +624,9 @@ pub unsafe extern "C" fn levy_calculate(
             result
         };
         // A thread being torn down has lost its scratch; it gets fresh buffers.
-        let mut spare = Some(spare);
         let mut result = SCRATCH
-            .try_with(|s| run(&mut s.borrow_mut(), spare.take().flatten()))
-            .unwrap_or_else(|_| run(&mut Scratch::new(), spare.take().flatten()))?;
+            .try_with(|s| run(&mut s.borrow_mut()))
+            .unwrap_or_else(|_| run(&mut Scratch::new()))?;
         let calc = &result.calc;
         let limit = Decimal::from(i64::MAX);
         if [
