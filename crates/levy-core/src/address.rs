@@ -94,6 +94,10 @@ fn tokens(line: &str) -> Vec<String> {
 /// Normalizes a street line (`123 North Main Street, Apt. 4` -> number 123, street
 /// `N MAIN ST`, unit `APT 4`).
 pub fn parse_street_line(line: &str) -> StreetLine {
+    if line.is_empty() {
+        // The usual line of a sale addressed by postal code alone: nothing to split.
+        return StreetLine::default();
+    }
     let mut toks = tokens(line);
     let mut number = None;
     if let Some(first) = toks.first() {

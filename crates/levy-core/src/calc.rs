@@ -502,6 +502,15 @@ fn holiday_covers<D>(
     level_ok && h.tax_codes.iter().any(within) && !h.exclude_codes.iter().any(within)
 }
 
+/// A place of the holiday keys as one number that orders places as `(country, region)`
+/// does: the two country bytes, then the six of the padded region, big-endian.
+fn place_key(country: [u8; 2], region: [u8; 6]) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes[..2].copy_from_slice(&country);
+    bytes[2..].copy_from_slice(&region);
+    u64::from_be_bytes(bytes)
+}
+
 impl<D> Table<D> {
     /// The rules of `jurisdiction` in force on `date` for `code`, walking up the taxonomy to
     /// the nearest code that has any. Returns the span of rule ids (contiguous).
@@ -536,12 +545,15 @@ impl<D> Table<D> {
     }
 
     /// The first holiday that suspends `code` in `jur` on `date`, found through the holiday
-    /// keys of the jurisdiction's place.
+    /// keys of the jurisdiction's place. `span` remembers the keys of the place last asked
+    /// for: the jurisdictions of a set mostly share one (a state and its local
+    /// jurisdictions), so a line searches the keys once rather than once per jurisdiction.
     fn holiday_for(
         &self,
         jur: &crate::Jurisdiction<'_>,
         code: TaxCodeId,
         date: Date,
+        span: &mut Option<(u64, std::ops::Range<usize>)>,
     ) -> Option<(usize, &ArchivedHolidayRecord)> {
         let d = self.data();
         let keys = &d.holiday_keys;
@@ -554,12 +566,19 @@ impl<D> Table<D> {
         }
         let mut padded = [0u8; 6];
         padded[..region.len()].copy_from_slice(region);
-        let country: [u8; 2] = jur.country().as_bytes().try_into().ok()?;
-        let place = |k: &crate::model::ArchivedHolidayKey| (k.country, k.region);
-        let lo = keys.partition_point(|k| place(k) < (country, padded));
-        let hi = lo + keys[lo..].partition_point(|k| place(k) == (country, padded));
+        let place = place_key(jur.country_bytes(), padded);
+        let range = match span {
+            Some((p, range)) if *p == place => range.clone(),
+            _ => {
+                let at = |k: &crate::model::ArchivedHolidayKey| place_key(k.country, k.region);
+                let lo = keys.partition_point(|k| at(k) < place);
+                let hi = lo + keys[lo..].partition_point(|k| at(k) == place);
+                *span = Some((place, lo..hi));
+                lo..hi
+            }
+        };
         let mut found: Option<(usize, &ArchivedHolidayRecord)> = None;
-        for k in &keys[lo..hi] {
+        for k in keys.get(range).unwrap_or_default() {
             if k.from.to_native() > date.0 || date.0 > k.to.to_native() {
                 continue;
             }
@@ -898,6 +917,7 @@ impl<D> Table<D> {
         // Decode the applicable rules once.
         applied.clear();
         let mut holiday = None;
+        let mut holidays = None;
         if let Some(jset) = location.jset {
             let (mut listed, mut own);
             let jurisdictions: &mut dyn Iterator<Item = (JurisdictionId, Sourced)> =
@@ -915,7 +935,7 @@ impl<D> Table<D> {
                 let Some(jur) = self.jurisdiction(jid) else {
                     continue;
                 };
-                let hol = self.holiday_for(&jur, line.tax_code, sale.date);
+                let hol = self.holiday_for(&jur, line.tax_code, sale.date, &mut holidays);
                 let exemption = sale.customer.exemptions.iter().position(|e| {
                     e.country.eq_ignore_ascii_case(jur.country())
                         && e.region.eq_ignore_ascii_case(jur.region())

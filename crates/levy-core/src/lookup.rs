@@ -53,6 +53,10 @@ impl<'t> Jurisdiction<'t> {
     pub fn country(&self) -> &'t str {
         std::str::from_utf8(&self.rec.country).unwrap_or("")
     }
+    /// The country's two bytes as stored, unchecked (the hot path compares them as bytes).
+    pub(crate) fn country_bytes(&self) -> [u8; 2] {
+        self.rec.country
+    }
     /// Region (state or province), empty for a country.
     pub fn region(&self) -> &'t str {
         self.rec.region.as_str()

@@ -315,6 +315,17 @@ impl<'t> IpPlace<'t> {
     }
 }
 
+/// `s` without leading and trailing whitespace, as [`str::trim`] gives it, but without
+/// decoding a character when the string begins and ends with a visible ASCII one (a
+/// postal code, a country code: the usual field), which no whitespace can be.
+fn trim(s: &str) -> &str {
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (None, _) => s,
+        (Some(a), Some(b)) if a.is_ascii_graphic() && b.is_ascii_graphic() => s,
+        _ => s.trim(),
+    }
+}
+
 /// `s` in ASCII upper case, borrowed when it already is (the usual case).
 fn ascii_upper(s: &str) -> Cow<'_, str> {
     if s.bytes().any(|b| b.is_ascii_lowercase()) {
@@ -504,11 +515,11 @@ impl<D> Table<D> {
         date: Date,
         out: &mut Location,
     ) -> Result<(), ResolveError> {
-        let mut country = ascii_upper(address.country.trim());
+        let mut country = ascii_upper(trim(&address.country));
         if !is_country_code(&country) {
             return Err(ResolveError::InvalidCountry(address.country.clone()));
         }
-        let mut region = ascii_upper(address.region.trim());
+        let mut region = ascii_upper(trim(&address.region));
         // US territories with their own ISO country code are addressed through USPS ZIPs.
         if matches!(&*country, "PR" | "GU" | "VI" | "AS" | "MP") && region.is_empty() {
             region = country;
@@ -529,7 +540,7 @@ impl<D> Table<D> {
         date: Date,
         out: &mut Location,
     ) -> Result<(), ResolveError> {
-        let postal = address.postal_code.trim();
+        let postal = trim(&address.postal_code);
         let street_line = parse_street_line(&address.line1);
         let has_street = street_line.number.is_some() && !street_line.street.is_empty();
         let used = &mut out.address_used;
@@ -541,11 +552,11 @@ impl<D> Table<D> {
             _ => used.line1.push_str(&street_line.street),
         }
         if street_line.unit.is_empty() {
-            set_upper(&mut used.line2, address.line2.trim());
+            set_upper(&mut used.line2, trim(&address.line2));
         } else {
             set(&mut used.line2, &street_line.unit);
         }
-        set_upper(&mut used.city, address.city.trim());
+        set_upper(&mut used.city, trim(&address.city));
         set(&mut used.region, region);
         used.postal_code.clear();
         set(&mut used.country, "US");
@@ -605,7 +616,7 @@ impl<D> Table<D> {
                 return Ok(());
             }
         }
-        let status = if address.line1.trim().is_empty() {
+        let status = if trim(&address.line1).is_empty() {
             ResolutionStatus::PostalOnly
         } else {
             ResolutionStatus::PostalFallback1
@@ -678,9 +689,9 @@ impl<D> Table<D> {
     ) -> Result<(), ResolveError> {
         let postal = normalize_postal(&address.postal_code);
         let used = &mut out.address_used;
-        set_upper(&mut used.line1, address.line1.trim());
-        set_upper(&mut used.line2, address.line2.trim());
-        set_upper(&mut used.city, address.city.trim());
+        set_upper(&mut used.line1, trim(&address.line1));
+        set_upper(&mut used.line2, trim(&address.line2));
+        set_upper(&mut used.city, trim(&address.city));
         set(&mut used.region, region);
         set(&mut used.postal_code, &postal);
         set(&mut used.country, country);
@@ -926,5 +937,30 @@ mod error_type_tests {
         ];
         let types: Vec<&str> = all.iter().map(ResolveError::error_type).collect();
         assert_eq!(types, ResolveError::ERROR_TYPES);
+    }
+}
+
+#[cfg(test)]
+mod trim_tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut trims exactly as `str::trim`: strings drawn from ASCII letters and
+        /// digits, ASCII and Unicode whitespace (NBSP, the ideographic space, line and
+        /// paragraph separators) and other non-ASCII letters, at either end or inside.
+        #[test]
+        fn trims_as_str_trim(s in "[ a-z0-9\t\n\r\u{a0}\u{3000}\u{2028}\u{2029}é漢-]{0,12}") {
+            prop_assert_eq!(super::trim(&s), s.trim());
+        }
+    }
+
+    #[test]
+    fn keeps_visible_ends_and_trims_whitespace() {
+        // By hand: nothing to take off a plain ZIP; ASCII and Unicode spaces come off.
+        assert_eq!(super::trim("37203"), "37203");
+        assert_eq!(super::trim(" 37203\t"), "37203");
+        assert_eq!(super::trim("\u{a0}TN\u{3000}"), "TN");
+        assert_eq!(super::trim(""), "");
+        assert_eq!(super::trim(" "), "");
     }
 }
