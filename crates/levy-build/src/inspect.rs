@@ -85,6 +85,14 @@ pub fn info<D>(table: &Table<D>) -> String {
     let _ = writeln!(s, "regions         {}", d.regions.len());
     let _ = writeln!(s, "postal prefixes {}", d.postal_prefixes.len());
     let _ = writeln!(s, "IPv4 ranges     {}", d.ipv4.len());
+    let _ = match d.ipv4_top_bits {
+        0 => writeln!(s, "IPv4 index      none (a binary search over every range)"),
+        bits => writeln!(
+            s,
+            "IPv4 index      /{bits} blocks ({} entries)",
+            d.ipv4_top.len()
+        ),
+    };
     let _ = writeln!(s, "IPv6 ranges     {}", d.ipv6.len());
     let _ = writeln!(
         s,

@@ -177,6 +177,8 @@ pub struct TableBuilder {
     ip_location_ids: HashMap<IpLocationSpec, u32>,
     ipv4: Vec<Ipv4Record>,
     ipv6: Vec<Ipv6Record>,
+    /// The first-level IPv4 index asked for; `None` to choose by the number of ranges.
+    ipv4_index_bits: Option<u8>,
 }
 
 fn country_code(s: &str) -> Result<[u8; 2], BuildError> {
@@ -832,6 +834,14 @@ impl TableBuilder {
         self.ip_location(loc)
     }
 
+    /// Chooses the first-level IPv4 index ([`TableData::ipv4_top`]) instead of letting the
+    /// number of ranges choose it: `bits` upper bits of an address (at most 24, a 64 MiB
+    /// index; more is taken as 24), or 0 for none. Answers are the same whatever the index;
+    /// only the memory a lookup reads changes.
+    pub fn ipv4_index_bits(&mut self, bits: u8) {
+        self.ipv4_index_bits = Some(bits.min(24));
+    }
+
     /// Adds an IPv4 range `start..=end` at a place from [`TableBuilder::ip_place`].
     pub fn ipv4_range_at(&mut self, start: u32, end: u32, place: u32) -> Result<(), BuildError> {
         if start > end || place as usize >= self.ip_locations.len() {
@@ -926,6 +936,7 @@ impl TableBuilder {
             ip_locations,
             mut ipv4,
             mut ipv6,
+            ipv4_index_bits,
             ..
         } = self;
 
@@ -1154,21 +1165,8 @@ impl TableBuilder {
                 )));
             }
         }
-        // The index costs 256 KB; below some thousands of ranges a binary search over all of
-        // them reads as few cache lines, so a small table goes without it.
-        let ipv4_top = if ipv4.len() < IPV4_INDEX_MIN {
-            Vec::new()
-        } else {
-            let mut top = Vec::with_capacity(65_537);
-            let mut i = 0;
-            for h in 0..=65_536u32 {
-                while i < ipv4.len() && ipv4[i].start >> 16 < h {
-                    i += 1;
-                }
-                top.push(i as u32);
-            }
-            top
-        };
+        let ipv4_top_bits = ipv4_index_bits.unwrap_or_else(|| ipv4_index_bits_for(ipv4.len()));
+        let ipv4_top = ipv4_index(&ipv4, ipv4_top_bits);
         let ipv6_prefix = ipv6
             .iter()
             .map(|r| u64::from_be_bytes(r.start[..8].try_into().expect("8 bytes")))
@@ -1194,6 +1192,7 @@ impl TableBuilder {
             postal_prefixes: postal.into_values().collect(),
             ipv4,
             ipv4_top,
+            ipv4_top_bits,
             ipv6_prefix,
             ipv6,
             ip_locations,
@@ -1210,6 +1209,40 @@ impl TableBuilder {
 /// The fewest IPv4 ranges for which a table carries the first-level index
 /// ([`TableData::ipv4_top`]).
 const IPV4_INDEX_MIN: usize = 4096;
+
+/// The fewest IPv4 ranges for which the index is over `/20` blocks rather than `/16`.
+const IPV4_FINE_INDEX_MIN: usize = 1 << 20;
+
+/// The first-level IPv4 index a table of `ranges` ranges carries: none below some thousands
+/// of ranges (a binary search over all of them reads as few cache lines); `/16` blocks,
+/// 256 KB, up to a million; `/20` blocks, 4 MB, beyond, where a `/16` block would hold a
+/// hundred ranges or more (DB-IP City Lite: 6.3 million) and its search several lines.
+fn ipv4_index_bits_for(ranges: usize) -> u8 {
+    match ranges {
+        n if n < IPV4_INDEX_MIN => 0,
+        n if n < IPV4_FINE_INDEX_MIN => 16,
+        _ => 20,
+    }
+}
+
+/// The index of `ipv4` (sorted by start) over its upper `bits` bits: `2^bits + 1` counts,
+/// the `h`-th the number of ranges starting in a block below `h`. Empty for 0 bits.
+fn ipv4_index(ipv4: &[Ipv4Record], bits: u8) -> Vec<u32> {
+    if bits == 0 {
+        return Vec::new();
+    }
+    let bits = u32::from(bits.min(24));
+    let blocks = 1u32 << bits;
+    let mut top = Vec::with_capacity(blocks as usize + 1);
+    let mut i = 0;
+    for h in 0..=blocks {
+        while i < ipv4.len() && ipv4[i].start >> (32 - bits) < h {
+            i += 1;
+        }
+        top.push(i as u32);
+    }
+    top
+}
 
 /// What the hot path reads of a rule (see [`RuleKey`]).
 fn rule_key(r: &RuleRecord) -> RuleKey {
@@ -1233,5 +1266,18 @@ fn rule_key(r: &RuleRecord) -> RuleKey {
             && mantissa.is_some()
             && scale <= u32::from(RuleKey::MAX_FAST_SCALE)
             && rate.abs() <= crate::calc::MAX_RATE,
+    }
+}
+
+#[cfg(test)]
+mod ipv4_index_tests {
+    #[test]
+    fn the_index_follows_the_number_of_ranges() {
+        // By the thresholds: none under 4,096 ranges, /16 up to 2^20 - 1, /20 from 2^20.
+        assert_eq!(super::ipv4_index_bits_for(4_095), 0);
+        assert_eq!(super::ipv4_index_bits_for(4_096), 16);
+        assert_eq!(super::ipv4_index_bits_for((1 << 20) - 1), 16);
+        assert_eq!(super::ipv4_index_bits_for(1 << 20), 20);
+        assert_eq!(super::ipv4_index_bits_for(6_324_784), 20);
     }
 }

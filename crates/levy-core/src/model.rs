@@ -58,10 +58,18 @@ pub struct TableData {
     /// IPv4 ranges sorted by start, not overlapping.
     pub ipv4: Vec<Ipv4Record>,
     /// First-level IPv4 index: `ipv4_top[h]` is the number of ranges whose start's upper
-    /// 16 bits are below `h` (65,537 entries), so that a lookup searches one
-    /// 65,536-address block's ranges instead of all of them. Empty in a table of fewer than
-    /// 4,096 ranges, which a plain binary search serves as well.
+    /// [`TableData::ipv4_top_bits`] bits are below `h` (`2^bits + 1` entries), so that a
+    /// lookup searches one block's ranges instead of all of them: 65,537 entries over
+    /// 65,536-address blocks (`/16`) for a table of 4,096 ranges or more, 1,048,577 over
+    /// 4,096-address blocks (`/20`) from 1,048,576 ranges (a city-level IP database), where
+    /// a `/16` block holds about a hundred ranges. Empty in a table of fewer than 4,096
+    /// ranges, which a plain binary search serves as well.
     pub ipv4_top: Vec<u32>,
+    /// How many upper bits of an address [`TableData::ipv4_top`] indexes: 16 or 20 as
+    /// `levy build` chooses, 1 to 24 as a builder may ask ([`crate::TableBuilder::ipv4_index_bits`]),
+    /// 0 with no index. A table whose index does not have `2^bits + 1` entries is searched
+    /// without it.
+    pub ipv4_top_bits: u8,
     /// Upper 64 bits of each IPv6 range start, parallel to `ipv6`, for a cheap first search.
     pub ipv6_prefix: Vec<u64>,
     /// IPv6 ranges sorted by start, not overlapping.

@@ -751,16 +751,20 @@ impl<D> Table<D> {
         let loc = match ip {
             IpAddr::V4(v4) => {
                 let x = u32::from(v4);
-                // The ranges starting in x's 65,536-address block, and the one before them
+                // The ranges starting in x's block (/16 or /20), and the one before them
                 // (which may reach into the block): a few cache lines, not a search of all.
-                let h = (x >> 16) as usize;
-                let (lo, hi) = match (d.ipv4_top.get(h), d.ipv4_top.get(h + 1)) {
-                    (Some(lo), Some(hi)) => (
-                        (lo.to_native() as usize).saturating_sub(1),
-                        (hi.to_native() as usize).min(d.ipv4.len()),
-                    ),
+                let bits = u32::from(d.ipv4_top_bits);
+                let indexed = (1..=24).contains(&bits) && d.ipv4_top.len() == (1 << bits) + 1;
+                let (lo, hi) = match indexed {
+                    true => {
+                        let h = (x >> (32 - bits)) as usize;
+                        (
+                            (d.ipv4_top[h].to_native() as usize).saturating_sub(1),
+                            (d.ipv4_top[h + 1].to_native() as usize).min(d.ipv4.len()),
+                        )
+                    }
                     // No index (or a damaged one): search every range.
-                    _ => (0, d.ipv4.len()),
+                    false => (0, d.ipv4.len()),
                 };
                 let block = d.ipv4.get(lo..hi.max(lo))?;
                 let i = block

@@ -36,7 +36,7 @@ use crate::model::{ArchivedTableData, TableData};
 /// The first eight bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"LEVYTABL";
 /// The table format this build of levy reads and writes. Bumped on any layout change.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// rkyv layout flags: bit 0 little-endian, bit 1 aligned primitives, bits 8..16 the offset
 /// width in bits (32).
 pub const LAYOUT_FLAGS: u32 = 0b01 | 0b10 | (32 << 8);

@@ -1,7 +1,7 @@
-//! The first-level IPv4 index (format 4): a table of many ranges finds each address through
-//! its 65,536-address block. Its answers must be those of a plain ordered map of the same
-//! ranges, at every edge: a block's first range that began in an earlier block, gaps, the
-//! first and last addresses.
+//! The first-level IPv4 index (format 4; its granularity, format 5): a table of many ranges
+//! finds each address through its block (/16, or /20 for a city-level database). Its answers
+//! must be those of a plain ordered map of the same ranges, at every edge: a block's first
+//! range that began in an earlier block, gaps, the first and last addresses.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -28,7 +28,16 @@ fn ranges(n: u32, seed: u64) -> Vec<(u32, u32)> {
 }
 
 fn table(ranges: &[(u32, u32)]) -> Table<AlignedBytes> {
+    table_with_index(ranges, None)
+}
+
+/// The table of `ranges`, its index over `bits` upper bits when given (else as the number
+/// of ranges chooses).
+fn table_with_index(ranges: &[(u32, u32)], bits: Option<u8>) -> Table<AlignedBytes> {
     let mut b = TableBuilder::new();
+    if let Some(bits) = bits {
+        b.ipv4_index_bits(bits);
+    }
     b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
         .unwrap();
     for (i, &(s, e)) in ranges.iter().enumerate() {
@@ -87,6 +96,54 @@ fn every_edge_of_twenty_thousand_ranges_agrees_with_an_ordered_map() {
 }
 
 #[test]
+fn every_edge_agrees_through_a_20_bit_index() {
+    // The /20 index a table of a million ranges or more gets, asked for on 20,000 ranges:
+    // 1,048,577 entries, and every range edge and every block edge answers as the map.
+    let rs = ranges(20_000, 11);
+    let t = table_with_index(&rs, Some(20));
+    assert_eq!(t.data().ipv4_top_bits, 20);
+    assert_eq!(t.data().ipv4_top.len(), (1 << 20) + 1);
+    let map: BTreeMap<u32, (u32, usize)> = rs
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, e))| (s, (e, i)))
+        .collect();
+    for &(s, e) in &rs {
+        for ip in [s, e, s.wrapping_sub(1), e.wrapping_add(1), s / 2 + e / 2] {
+            check(&t, &map, ip);
+        }
+    }
+    // Block edges: one block in five (209,716 blocks, each its first and last address).
+    for h in (0..1u32 << 20).step_by(5) {
+        check(&t, &map, h << 12);
+        check(&t, &map, (h << 12) | 0xFFF);
+    }
+}
+
+#[test]
+fn bits_beyond_24_are_taken_as_24_and_no_index_answers_alike() {
+    // An index asked for over 24 bits is built over 24 (16,777,217 entries), at most a
+    // builder allows; and a table's answers never depend on which index it has.
+    let rs = ranges(300, 5);
+    let map: BTreeMap<u32, (u32, usize)> = rs
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, e))| (s, (e, i)))
+        .collect();
+    let t = table_with_index(&rs, Some(200));
+    assert_eq!(t.data().ipv4_top_bits, 24);
+    assert_eq!(t.data().ipv4_top.len(), (1 << 24) + 1);
+    let none = table_with_index(&rs, Some(0));
+    assert!(none.data().ipv4_top.is_empty());
+    for &(s, e) in &rs {
+        for ip in [s, e, s.wrapping_sub(1), e.wrapping_add(1)] {
+            check(&t, &map, ip);
+            check(&none, &map, ip);
+        }
+    }
+}
+
+#[test]
 fn a_few_ranges_are_found_without_the_index() {
     // 100 ranges: no index is written, and the plain search answers the same.
     let rs = ranges(100, 3);
@@ -119,8 +176,16 @@ proptest! {
         prop_assert_eq!(t.data().ipv4_top.len(), 65_537);
         let map: BTreeMap<u32, (u32, usize)> =
             rs.iter().enumerate().map(|(i, &(s, e))| (s, (e, i))).collect();
-        for ip in ips {
+        for &ip in &ips {
             check(&t, &map, ip);
+        }
+        // The same ranges under other granularities, from 1 to 18 bits, answer alike.
+        for bits in [1u8, 8, 12, 18] {
+            let other = table_with_index(&rs, Some(bits));
+            prop_assert_eq!(other.data().ipv4_top.len(), (1usize << bits) + 1);
+            for &ip in &ips {
+                check(&other, &map, ip);
+            }
         }
     }
 }
