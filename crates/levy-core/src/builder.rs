@@ -1215,8 +1215,8 @@ const IPV4_FINE_INDEX_MIN: usize = 1 << 20;
 
 /// The first-level IPv4 index a table of `ranges` ranges carries: none below some thousands
 /// of ranges (a binary search over all of them reads as few cache lines); `/16` blocks,
-/// 256 KB, up to a million; `/20` blocks, 4 MB, beyond, where a `/16` block would hold a
-/// hundred ranges or more (DB-IP City Lite: 6.3 million) and its search several lines.
+/// 256 KB, up to a million; `/20` blocks, 4 MB, beyond, where a `/16` block would hold
+/// dozens of ranges (DB-IP City Lite: 3.7 million) and its search several cache lines.
 fn ipv4_index_bits_for(ranges: usize) -> u8 {
     match ranges {
         n if n < IPV4_INDEX_MIN => 0,

@@ -62,7 +62,7 @@ pub struct TableData {
     /// lookup searches one block's ranges instead of all of them: 65,537 entries over
     /// 65,536-address blocks (`/16`) for a table of 4,096 ranges or more, 1,048,577 over
     /// 4,096-address blocks (`/20`) from 1,048,576 ranges (a city-level IP database), where
-    /// a `/16` block holds about a hundred ranges. Empty in a table of fewer than 4,096
+    /// a `/16` block holds dozens of ranges. Empty in a table of fewer than 4,096
     /// ranges, which a plain binary search serves as well.
     pub ipv4_top: Vec<u32>,
     /// How many upper bits of an address [`TableData::ipv4_top`] indexes: 16 or 20 as
