@@ -1280,4 +1280,54 @@ mod ipv4_index_tests {
         assert_eq!(super::ipv4_index_bits_for(1 << 20), 20);
         assert_eq!(super::ipv4_index_bits_for(6_324_784), 20);
     }
+
+    #[test]
+    fn an_index_that_does_not_match_its_bits_is_not_used() {
+        // 5,000 ranges of 256 addresses, one every 65,536 (range i starts at i << 16 and has
+        // postal code i), with a /16 index; then the same data with the index's bits or
+        // length damaged. Each must answer every range's first and last address, and the
+        // gap after it, as the intact table does, without reading out of bounds.
+        let mut b = super::TableBuilder::new();
+        b.tax_code("GENERAL_MERCHANDISE", None, "Goods").unwrap();
+        for i in 0..5_000u32 {
+            let place = super::IpLocationSpec {
+                country: "US".into(),
+                region: "TN".into(),
+                city: String::new(),
+                postal: i.to_string(),
+                approx_postal: String::new(),
+                coordinates: None,
+            };
+            b.ipv4_range(i << 16, (i << 16) | 0xFF, place).unwrap();
+        }
+        let data = b.into_data().unwrap();
+        assert_eq!(data.ipv4_top_bits, 16);
+        let mut damaged = Vec::new();
+        for bits in [0u8, 20, 25, 40, 255] {
+            let mut d = data.clone();
+            d.ipv4_top_bits = bits;
+            damaged.push(d);
+        }
+        let mut short = data.clone();
+        short.ipv4_top.pop();
+        damaged.push(short);
+        let open = |d: &super::TableData| {
+            crate::Table::from_bytes(&crate::table::encode(d, 0)).expect("opens")
+        };
+        let intact = open(&data);
+        let answer = |t: &crate::Table<crate::AlignedBytes>, ip: u32| {
+            t.lookup_ip(std::net::IpAddr::V4(ip.into()))
+                .map(|p| p.postal().to_string())
+        };
+        for d in &damaged {
+            let t = open(d);
+            for i in (0..5_000u32).step_by(7) {
+                let start = i << 16;
+                assert_eq!(answer(&t, start), Some(i.to_string()));
+                assert_eq!(answer(&t, start | 0xFF), Some(i.to_string()));
+                assert_eq!(answer(&t, start | 0x100), None);
+                assert_eq!(answer(&t, start | 0x100), answer(&intact, start | 0x100));
+            }
+        }
+    }
 }

@@ -66,9 +66,9 @@ pub struct TableData {
     /// ranges, which a plain binary search serves as well.
     pub ipv4_top: Vec<u32>,
     /// How many upper bits of an address [`TableData::ipv4_top`] indexes: 16 or 20 as
-    /// `levy build` chooses, 1 to 24 as a builder may ask ([`crate::TableBuilder::ipv4_index_bits`]),
-    /// 0 with no index. A table whose index does not have `2^bits + 1` entries is searched
-    /// without it.
+    /// `levy build` chooses, 1 to 24 as a builder may ask
+    /// ([`crate::TableBuilder::ipv4_index_bits`]), 0 with no index. A table whose index
+    /// does not have `2^bits + 1` entries is searched without it.
     pub ipv4_top_bits: u8,
     /// Upper 64 bits of each IPv6 range start, parallel to `ipv6`, for a cheap first search.
     pub ipv6_prefix: Vec<u64>,

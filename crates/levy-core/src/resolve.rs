@@ -755,16 +755,15 @@ impl<D> Table<D> {
                 // (which may reach into the block): a few cache lines, not a search of all.
                 let bits = u32::from(d.ipv4_top_bits);
                 let indexed = (1..=24).contains(&bits) && d.ipv4_top.len() == (1 << bits) + 1;
-                let (lo, hi) = match indexed {
-                    true => {
-                        let h = (x >> (32 - bits)) as usize;
-                        (
-                            (d.ipv4_top[h].to_native() as usize).saturating_sub(1),
-                            (d.ipv4_top[h + 1].to_native() as usize).min(d.ipv4.len()),
-                        )
-                    }
+                let (lo, hi) = if indexed {
+                    let h = (x >> (32 - bits)) as usize;
+                    (
+                        (d.ipv4_top[h].to_native() as usize).saturating_sub(1),
+                        (d.ipv4_top[h + 1].to_native() as usize).min(d.ipv4.len()),
+                    )
+                } else {
                     // No index (or a damaged one): search every range.
-                    false => (0, d.ipv4.len()),
+                    (0, d.ipv4.len())
                 };
                 let block = d.ipv4.get(lo..hi.max(lo))?;
                 let i = block
