@@ -31,7 +31,7 @@ use rust_decimal::Decimal;
 
 use crate::date::Date;
 use crate::kinds::{Level, Rounding, Sourced, Sourcing, TaxType};
-use crate::lookup::{JurisdictionId, RuleId, TaxCodeId};
+use crate::lookup::{JsetId, JurisdictionId, RuleId, TaxCodeId};
 use crate::model::ArchivedHolidayRecord;
 use crate::money::{round_minor, Currency};
 use crate::resolve::Location;
@@ -545,8 +545,9 @@ impl<D> Table<D> {
     }
 
     /// The first holiday that suspends `code` in `jur` on `date`, found through the holiday
-    /// keys of the jurisdiction's place. `span` remembers the keys of the place last asked
-    /// for: the jurisdictions of a set mostly share one (a state and its local
+    /// keys of the jurisdiction's place. `span` remembers, for one line's date, the keys of
+    /// the place last asked for (none when no holiday of the place is in force that day):
+    /// the jurisdictions of a set mostly share one place (a state and its local
     /// jurisdictions), so a line searches the keys once rather than once per jurisdiction.
     fn holiday_for(
         &self,
@@ -564,22 +565,36 @@ impl<D> Table<D> {
         if region.len() > 6 {
             return None;
         }
-        let mut padded = [0u8; 6];
-        padded[..region.len()].copy_from_slice(region);
-        let place = place_key(jur.country_bytes(), padded);
+        // The place key of the country and the region padded with zero bytes, built in
+        // place (no copy into a padded array).
+        let [c0, c1] = jur.country_bytes();
+        let mut place = u64::from(c0) << 56 | u64::from(c1) << 48;
+        for (i, &b) in region.iter().enumerate() {
+            place |= u64::from(b) << (40 - 8 * i);
+        }
+        let in_force = |k: &crate::model::ArchivedHolidayKey| {
+            k.from.to_native() <= date.0 && date.0 <= k.to.to_native()
+        };
         let range = match span {
             Some((p, range)) if *p == place => range.clone(),
             _ => {
                 let at = |k: &crate::model::ArchivedHolidayKey| place_key(k.country, k.region);
                 let lo = keys.partition_point(|k| at(k) < place);
                 let hi = lo + keys[lo..].partition_point(|k| at(k) == place);
-                *span = Some((place, lo..hi));
-                lo..hi
+                // A place none of whose holidays is in force on the date (the usual day)
+                // keeps an empty span: its other jurisdictions look no further.
+                let range = if keys[lo..hi].iter().any(in_force) {
+                    lo..hi
+                } else {
+                    lo..lo
+                };
+                *span = Some((place, range.clone()));
+                range
             }
         };
         let mut found: Option<(usize, &ArchivedHolidayRecord)> = None;
         for k in keys.get(range).unwrap_or_default() {
-            if k.from.to_native() > date.0 || date.0 > k.to.to_native() {
+            if !in_force(k) {
                 continue;
             }
             let i = k.holiday.to_native() as usize;
@@ -887,6 +902,57 @@ impl<D> Table<D> {
         Ok(())
     }
 
+    /// The tax of a line of `amount` minor units (excluding tax) in the jurisdictions of
+    /// `jset`, in integer arithmetic, its entries pushed onto `entries` straight from the rule
+    /// keys: what `line_tax` and `integer_line` give for such a line, without an `Applied`
+    /// per rule. `None`, with `entries` as they were, when a jurisdiction is on a holiday, a
+    /// rule is not fast (a band, a threshold, a fee, a delivery share, a finer rate), or the
+    /// amount is outside the integer path's range: the general path answers those.
+    fn direct_line(
+        &self,
+        jset: JsetId,
+        line: &SaleLine,
+        date: Date,
+        amount: Decimal,
+        entries: &mut Vec<JurisdictionTax>,
+    ) -> Option<Decimal> {
+        let minor = integer_amount(amount)?;
+        let keys = &self.data().rule_keys;
+        let start = entries.len();
+        let mut holidays = None;
+        let mut fill = || {
+            let mut sum: i128 = 0;
+            for jid in self.jset(jset) {
+                let jur = self.jurisdiction(jid)?;
+                if self
+                    .holiday_for(&jur, line.tax_code, date, &mut holidays)
+                    .is_some()
+                {
+                    return None;
+                }
+                for rid in self.rules_for(jid, line.tax_code, date) {
+                    let key = keys.get(rid.0 as usize).filter(|k| k.fast)?;
+                    let (m, scale) = (key.rate_mantissa.to_native(), u32::from(key.rate_scale));
+                    let rate = Decimal::try_from_i128_with_scale(i128::from(m), scale).ok()?;
+                    let (due, entry) = fast_entry(
+                        (jid, rid, Sourced::Destination),
+                        (rate, m, scale),
+                        minor,
+                        amount,
+                    )?;
+                    sum += due;
+                    entries.push(entry);
+                }
+            }
+            Some(Decimal::from(round_half_away(sum, POW10[12])))
+        };
+        let tax = fill();
+        if tax.is_none() {
+            entries.truncate(start);
+        }
+        tax
+    }
+
     /// The tax of one (checked) line, and whether any of its rules is a delivery charge's.
     /// `shares` gives, per jurisdiction, the share of the sale's goods it taxes; empty in the
     /// first pass, when a delivery rule counts in full.
@@ -913,6 +979,26 @@ impl<D> Table<D> {
         } else {
             line.amount
         };
+
+        // The usual sale (taxed at the destination, nothing zeroed or exempted, amounts
+        // excluding tax) whose rules are all fast and on no holiday: its entries straight
+        // from the rule keys, without decoding them (see `direct_line`).
+        if let (None, false, None, true, false, Some(jset)) = (
+            zero_reason,
+            reverse_charge,
+            sourced_list,
+            sale.customer.exemptions.is_empty(),
+            sale.tax_included,
+            location.jset,
+        ) {
+            out.jurisdictions.clear();
+            if let Some(tax) =
+                self.direct_line(jset, line, sale.date, given_minor, &mut out.jurisdictions)
+            {
+                line_totals(out, line, false, given_minor, given_minor, tax, None);
+                return false;
+            }
+        }
 
         // Decode the applicable rules once.
         applied.clear();
@@ -1188,14 +1274,10 @@ fn integer_line(
     excl_minor: Decimal,
     entries: &mut Vec<JurisdictionTax>,
 ) -> Option<Decimal> {
-    if excl_minor.scale() != 0 || excl_minor.is_sign_negative() {
-        return None;
-    }
-    let amount = i64::try_from(excl_minor.mantissa()).ok()?;
-    if amount > MAX_AMOUNT_MINOR
-        || !applied
-            .iter()
-            .all(|a| a.fast.is_some() && a.zeroed.is_none() && a.holiday.is_none())
+    let amount = integer_amount(excl_minor)?;
+    if !applied
+        .iter()
+        .all(|a| a.fast.is_some() && a.zeroed.is_none() && a.holiday.is_none())
     {
         return None;
     }
@@ -1204,19 +1286,14 @@ fn integer_line(
         let mut sum: i128 = 0;
         for a in applied {
             let (m, scale) = a.fast?;
-            let due = i128::from(amount) * i128::from(m);
-            sum += due * POW10.get(12usize.checked_sub(scale as usize)?)?;
-            entries.push(JurisdictionTax {
-                jurisdiction: a.jurisdiction,
-                rule: a.rule,
-                rate: a.rate,
-                taxable_base: excl_minor,
-                tax_due: normalized_parts(due, scale)?,
-                fee: Decimal::ZERO,
-                note: Note::RateFrac,
-                exemption: None,
-                sourced: a.sourced,
-            });
+            let (due, entry) = fast_entry(
+                (a.jurisdiction, a.rule, a.sourced),
+                (a.rate, m, scale),
+                amount,
+                excl_minor,
+            )?;
+            sum += due;
+            entries.push(entry);
         }
         Some(Decimal::from(round_half_away(sum, POW10[12])))
     };
@@ -1226,6 +1303,44 @@ fn integer_line(
         entries.truncate(start);
     }
     tax
+}
+
+/// A line amount in minor units as the integer path takes it: a whole, non-negative number
+/// of at most [`MAX_AMOUNT_MINOR`]; `None` for any other.
+#[inline]
+fn integer_amount(amount: Decimal) -> Option<i64> {
+    if amount.scale() != 0 || amount.is_sign_negative() {
+        return None;
+    }
+    i64::try_from(amount.mantissa())
+        .ok()
+        .filter(|&a| a <= MAX_AMOUNT_MINOR)
+}
+
+/// A fast rule's entry on a line of `amount` minor units (`excl_minor` as a decimal), the
+/// rate `rate` being `m × 10^-scale`; and its tax due scaled to 10^-12, for the line's sum.
+/// `None` when the scale is beyond the integer path's.
+#[inline]
+fn fast_entry(
+    (jurisdiction, rule, sourced): (JurisdictionId, RuleId, Sourced),
+    (rate, m, scale): (Decimal, i64, u32),
+    amount: i64,
+    excl_minor: Decimal,
+) -> Option<(i128, JurisdictionTax)> {
+    let due = i128::from(amount) * i128::from(m);
+    let scaled = due * POW10.get(12usize.checked_sub(scale as usize)?)?;
+    let entry = JurisdictionTax {
+        jurisdiction,
+        rule,
+        rate,
+        taxable_base: excl_minor,
+        tax_due: normalized_parts(due, scale)?,
+        fee: Decimal::ZERO,
+        note: Note::RateFrac,
+        exemption: None,
+        sourced,
+    };
+    Some((scaled, entry))
 }
 
 /// `n / d` rounded half away from zero (`d` positive).
