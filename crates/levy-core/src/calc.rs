@@ -918,10 +918,8 @@ impl<D> Table<D> {
     ) -> Option<Decimal> {
         let minor = integer_amount(amount)?;
         let keys = &self.data().rule_keys;
-        let start = entries.len();
         let mut holidays = None;
-        let mut fill = || {
-            let mut sum: i128 = 0;
+        push_fast_entries(entries, minor, amount, |push| {
             for jid in self.jset(jset) {
                 let jur = self.jurisdiction(jid)?;
                 if self
@@ -934,23 +932,11 @@ impl<D> Table<D> {
                     let key = keys.get(rid.0 as usize).filter(|k| k.fast)?;
                     let (m, scale) = (key.rate_mantissa.to_native(), u32::from(key.rate_scale));
                     let rate = Decimal::try_from_i128_with_scale(i128::from(m), scale).ok()?;
-                    let (due, entry) = fast_entry(
-                        (jid, rid, Sourced::Destination),
-                        (rate, m, scale),
-                        minor,
-                        amount,
-                    )?;
-                    sum += due;
-                    entries.push(entry);
+                    push(((jid, rid, Sourced::Destination), (rate, m, scale)))?;
                 }
             }
-            Some(Decimal::from(round_half_away(sum, POW10[12])))
-        };
-        let tax = fill();
-        if tax.is_none() {
-            entries.truncate(start);
-        }
-        tax
+            Some(())
+        })
     }
 
     /// The tax of one (checked) line, and whether any of its rules is a delivery charge's.
@@ -1281,28 +1267,44 @@ fn integer_line(
     {
         return None;
     }
-    let start = entries.len();
-    let mut fill = || {
-        let mut sum: i128 = 0;
+    push_fast_entries(entries, amount, excl_minor, |push| {
         for a in applied {
             let (m, scale) = a.fast?;
-            let (due, entry) = fast_entry(
-                (a.jurisdiction, a.rule, a.sourced),
-                (a.rate, m, scale),
-                amount,
-                excl_minor,
-            )?;
-            sum += due;
-            entries.push(entry);
+            push(((a.jurisdiction, a.rule, a.sourced), (a.rate, m, scale)))?;
         }
-        Some(Decimal::from(round_half_away(sum, POW10[12])))
-    };
-    let tax = fill();
-    if tax.is_none() {
-        // Out of the integer path's range after all: the decimal path starts afresh.
+        Some(())
+    })
+}
+
+/// A fast rule as the integer path takes it: who (jurisdiction, rule, the address that
+/// brought it in) and the rate as a decimal and as its mantissa and scale.
+type FastRule = ((JurisdictionId, RuleId, Sourced), (Decimal, i64, u32));
+
+/// The integer path's line: `rules` is handed a `push` that adds a fast rule's entry (on a
+/// line of `amount` minor units, `excl_minor` as a decimal) to `entries`, and pushes each
+/// of the line's rules in turn. The answer is the line's tax, the sum of the taxes due
+/// rounded once, half away from zero. When `rules` gives up (`None`: a rule that is not
+/// fast, a holiday) or a rule is out of the path's range, `entries` are left as they were
+/// and the answer is `None`: the decimal path starts afresh.
+fn push_fast_entries(
+    entries: &mut Vec<JurisdictionTax>,
+    amount: i64,
+    excl_minor: Decimal,
+    rules: impl FnOnce(&mut dyn FnMut(FastRule) -> Option<()>) -> Option<()>,
+) -> Option<Decimal> {
+    let start = entries.len();
+    let mut sum: i128 = 0;
+    let done = rules(&mut |(who, rate)| {
+        let (due, entry) = fast_entry(who, rate, amount, excl_minor)?;
+        sum += due;
+        entries.push(entry);
+        Some(())
+    });
+    if done.is_none() {
         entries.truncate(start);
+        return None;
     }
-    tax
+    Some(Decimal::from(round_half_away(sum, POW10[12])))
 }
 
 /// A line amount in minor units as the integer path takes it: a whole, non-negative number

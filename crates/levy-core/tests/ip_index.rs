@@ -65,6 +65,28 @@ fn reference(map: &BTreeMap<u32, (u32, usize)>, ip: u32) -> Option<String> {
     (ip <= end).then(|| i.to_string())
 }
 
+/// The ordered map of `rs`: each range's start to its end and index (its postal code).
+fn map_of(rs: &[(u32, u32)]) -> BTreeMap<u32, (u32, usize)> {
+    rs.iter()
+        .enumerate()
+        .map(|(i, &(s, e))| (s, (e, i)))
+        .collect()
+}
+
+/// Checks each range's first and last address, the addresses just outside it and its
+/// middle.
+fn check_range_edges(
+    t: &Table<AlignedBytes>,
+    map: &BTreeMap<u32, (u32, usize)>,
+    rs: &[(u32, u32)],
+) {
+    for &(s, e) in rs {
+        for ip in [s, e, s.wrapping_sub(1), e.wrapping_add(1), s / 2 + e / 2] {
+            check(t, map, ip);
+        }
+    }
+}
+
 fn check(t: &Table<AlignedBytes>, map: &BTreeMap<u32, (u32, usize)>, ip: u32) {
     let got = t
         .lookup_ip(IpAddr::V4(Ipv4Addr::from(ip)))
@@ -77,16 +99,8 @@ fn every_edge_of_twenty_thousand_ranges_agrees_with_an_ordered_map() {
     let rs = ranges(20_000, 7);
     assert!(rs.len() > 4096, "enough ranges for the index: {}", rs.len());
     let t = table(&rs);
-    let map: BTreeMap<u32, (u32, usize)> = rs
-        .iter()
-        .enumerate()
-        .map(|(i, &(s, e))| (s, (e, i)))
-        .collect();
-    for &(s, e) in &rs {
-        for ip in [s, e, s.wrapping_sub(1), e.wrapping_add(1), s / 2 + e / 2] {
-            check(&t, &map, ip);
-        }
-    }
+    let map = map_of(&rs);
+    check_range_edges(&t, &map, &rs);
     // The edges of every block: the first address of a block is where a range that began
     // in an earlier block must still be found.
     for h in 0..=u16::MAX as u32 {
@@ -103,16 +117,8 @@ fn every_edge_agrees_through_a_20_bit_index() {
     let t = table_with_index(&rs, Some(20));
     assert_eq!(t.data().ipv4_top_bits, 20);
     assert_eq!(t.data().ipv4_top.len(), (1 << 20) + 1);
-    let map: BTreeMap<u32, (u32, usize)> = rs
-        .iter()
-        .enumerate()
-        .map(|(i, &(s, e))| (s, (e, i)))
-        .collect();
-    for &(s, e) in &rs {
-        for ip in [s, e, s.wrapping_sub(1), e.wrapping_add(1), s / 2 + e / 2] {
-            check(&t, &map, ip);
-        }
-    }
+    let map = map_of(&rs);
+    check_range_edges(&t, &map, &rs);
     // Block edges: one block in five (209,716 blocks, each its first and last address).
     for h in (0..1u32 << 20).step_by(5) {
         check(&t, &map, h << 12);
@@ -125,11 +131,7 @@ fn bits_beyond_24_are_taken_as_24_and_no_index_answers_alike() {
     // An index asked for over 24 bits is built over 24 (16,777,217 entries), at most a
     // builder allows; and a table's answers never depend on which index it has.
     let rs = ranges(300, 5);
-    let map: BTreeMap<u32, (u32, usize)> = rs
-        .iter()
-        .enumerate()
-        .map(|(i, &(s, e))| (s, (e, i)))
-        .collect();
+    let map = map_of(&rs);
     let t = table_with_index(&rs, Some(200));
     assert_eq!(t.data().ipv4_top_bits, 24);
     assert_eq!(t.data().ipv4_top.len(), (1 << 24) + 1);
@@ -149,11 +151,7 @@ fn a_few_ranges_are_found_without_the_index() {
     let rs = ranges(100, 3);
     let t = table(&rs);
     assert!(t.data().ipv4_top.is_empty());
-    let map: BTreeMap<u32, (u32, usize)> = rs
-        .iter()
-        .enumerate()
-        .map(|(i, &(s, e))| (s, (e, i)))
-        .collect();
+    let map = map_of(&rs);
     for &(s, e) in &rs {
         for ip in [s, e, s.wrapping_sub(1), e.wrapping_add(1)] {
             check(&t, &map, ip);
@@ -174,8 +172,7 @@ proptest! {
         let rs = ranges(n, seed);
         let t = table(&rs);
         prop_assert_eq!(t.data().ipv4_top.len(), 65_537);
-        let map: BTreeMap<u32, (u32, usize)> =
-            rs.iter().enumerate().map(|(i, &(s, e))| (s, (e, i))).collect();
+        let map = map_of(&rs);
         for &ip in &ips {
             check(&t, &map, ip);
         }
