@@ -503,12 +503,16 @@ fn holiday_covers<D>(
 }
 
 /// A place of the holiday keys as one number that orders places as `(country, region)`
-/// does: the two country bytes, then the six of the padded region, big-endian.
-fn place_key(country: [u8; 2], region: [u8; 6]) -> u64 {
-    let mut bytes = [0u8; 8];
-    bytes[..2].copy_from_slice(&country);
-    bytes[2..].copy_from_slice(&region);
-    u64::from_be_bytes(bytes)
+/// does: the two country bytes, then the region's (at most six; the rest count as the zero
+/// bytes a stored key is padded with), big-endian. Built by shifts, without a copy into a
+/// padded array.
+#[inline]
+fn place_key(country: [u8; 2], region: &[u8]) -> u64 {
+    let mut key = u64::from(country[0]) << 56 | u64::from(country[1]) << 48;
+    for (i, &b) in region.iter().take(6).enumerate() {
+        key |= u64::from(b) << (40 - 8 * i);
+    }
+    key
 }
 
 impl<D> Table<D> {
@@ -565,20 +569,14 @@ impl<D> Table<D> {
         if region.len() > 6 {
             return None;
         }
-        // The place key of the country and the region padded with zero bytes, built in
-        // place (no copy into a padded array).
-        let [c0, c1] = jur.country_bytes();
-        let mut place = u64::from(c0) << 56 | u64::from(c1) << 48;
-        for (i, &b) in region.iter().enumerate() {
-            place |= u64::from(b) << (40 - 8 * i);
-        }
+        let place = place_key(jur.country_bytes(), region);
         let in_force = |k: &crate::model::ArchivedHolidayKey| {
             k.from.to_native() <= date.0 && date.0 <= k.to.to_native()
         };
         let range = match span {
             Some((p, range)) if *p == place => range.clone(),
             _ => {
-                let at = |k: &crate::model::ArchivedHolidayKey| place_key(k.country, k.region);
+                let at = |k: &crate::model::ArchivedHolidayKey| place_key(k.country, &k.region);
                 let lo = keys.partition_point(|k| at(k) < place);
                 let hi = lo + keys[lo..].partition_point(|k| at(k) == place);
                 // A place none of whose holidays is in force on the date (the usual day)
@@ -1261,14 +1259,11 @@ fn integer_line(
     entries: &mut Vec<JurisdictionTax>,
 ) -> Option<Decimal> {
     let amount = integer_amount(excl_minor)?;
-    if !applied
-        .iter()
-        .all(|a| a.fast.is_some() && a.zeroed.is_none() && a.holiday.is_none())
-    {
-        return None;
-    }
     push_fast_entries(entries, amount, excl_minor, |push| {
         for a in applied {
+            if a.zeroed.is_some() || a.holiday.is_some() {
+                return None;
+            }
             let (m, scale) = a.fast?;
             push(((a.jurisdiction, a.rule, a.sourced), (a.rate, m, scale)))?;
         }
