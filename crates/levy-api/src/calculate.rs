@@ -6,7 +6,8 @@ use levy_core::{
     AnyTable, AutomaticTax, CalcError, Customer, CustomerType, Date, Exemption, Location,
     ResolveError, Sale, SaleLine, TaxCodeId, TaxId, MAX_AMOUNT_MINOR, MAX_QUANTITY,
 };
-use serde_json::{json, Map, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
 use crate::json::num;
@@ -400,71 +401,237 @@ pub(crate) fn compute(
     })
 }
 
-/// A calculation in the version's shape.
+/// A calculation in the version's shape, as a [`Value`] (a platform calculation adds its
+/// own fields to it).
 pub(crate) fn render(c: &CalculationRecord, v: ApiVersion, testmode: bool) -> Value {
-    let mut m = Map::new();
-    m.insert("id".into(), json!(c.id));
-    m.insert("object".into(), json!("tax.calculation"));
-    m.insert("customer_currency_code".into(), json!(c.currency));
-    m.insert("tax_included_in_amount".into(), json!(c.tax_included));
-    m.insert(
-        "line_items".into(),
-        Value::Array(
-            c.lines
-                .iter()
-                .map(|l| render::line(l, v, LineKind::Calculation))
-                .collect(),
-        ),
-    );
-    m.insert("total_tax_amount".into(), num(c.total_tax));
-    m.insert(
-        "total_amount_excluding_tax".into(),
-        num(c.total_excluding_tax),
-    );
-    m.insert(
-        "total_amount_including_tax".into(),
-        num(c.total_including_tax),
-    );
-    m.insert("expires_at".into(), json!(c.expires_at));
-    m.insert("testmode".into(), json!(testmode));
-    m.insert(
-        "metadata".into(),
-        c.metadata.clone().map_or(json!({}), Value::Object),
-    );
-    let mut customer = Map::new();
-    customer.insert(
-        "id".into(),
-        c.customer_id.clone().map_or(Value::Null, Value::String),
-    );
-    if v >= ApiVersion::V2025_05_12 {
-        customer.insert("type".into(), json!(c.customer_type));
-        m.insert("automatic_tax".into(), json!(c.automatic_tax));
-        m.insert("address_resolution_status".into(), json!(c.place.status));
-        m.insert(
-            "address_used".into(),
-            json!({
-                "address_line_1": c.place.line1,
-                "address_line_2": c.place.line2,
-                "address_city": c.place.city,
-                "address_province": c.place.region,
-                "address_postal_code": c.place.postal_code,
-                "address_country": c.place.country,
-            }),
-        );
+    render::tree(&CalculationView {
+        c,
+        version: v,
+        testmode,
+    })
+}
+
+/// A calculation in the version's shape, written straight to its serializer, keys in
+/// sorted order (see [`render::JurisdictionView`]): what `POST /tax/calculations` answers.
+pub(crate) struct CalculationView<'a> {
+    /// The calculation.
+    pub c: &'a CalculationRecord,
+    /// The request's version.
+    pub version: ApiVersion,
+    /// Whether the request is in test mode.
+    pub testmode: bool,
+}
+
+struct AddressUsed<'a>(&'a PlaceRecord);
+
+impl Serialize for AddressUsed<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.0;
+        let mut m = s.serialize_map(Some(6))?;
+        m.serialize_entry("address_city", &p.city)?;
+        m.serialize_entry("address_country", &p.country)?;
+        m.serialize_entry("address_line_1", &p.line1)?;
+        m.serialize_entry("address_line_2", &p.line2)?;
+        m.serialize_entry("address_postal_code", &p.postal_code)?;
+        m.serialize_entry("address_province", &p.region)?;
+        m.end()
     }
-    m.insert("customer".into(), Value::Object(customer));
-    if v >= ApiVersion::V2026_03_01 {
-        m.insert("location_source".into(), json!(c.place.source));
-        m.insert("resolution_precision".into(), json!(c.place.precision));
-        m.insert("transacted_at".into(), json!(c.transacted_at));
+}
+
+struct CustomerView<'a>(&'a CalculationRecord, ApiVersion);
+
+impl Serialize for CustomerView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let CustomerView(c, v) = *self;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("id", &c.customer_id)?;
+        if v >= ApiVersion::V2025_05_12 {
+            m.serialize_entry("type", &c.customer_type)?;
+        }
+        m.end()
     }
-    // levy extension: the table that produced the numbers.
-    m.insert("table_hash".into(), json!(c.table_hash));
-    Value::Object(m)
+}
+
+struct Lines<'a>(&'a CalculationRecord, ApiVersion);
+
+impl Serialize for Lines<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Lines(c, version) = *self;
+        s.collect_seq(c.lines.iter().map(|line| render::LineView {
+            line,
+            version,
+            kind: LineKind::Calculation,
+        }))
+    }
+}
+
+impl Serialize for CalculationView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (c, v) = (self.c, self.version);
+        let mut m = s.serialize_map(None)?;
+        if v >= ApiVersion::V2025_05_12 {
+            m.serialize_entry("address_resolution_status", &c.place.status)?;
+            m.serialize_entry("address_used", &AddressUsed(&c.place))?;
+            m.serialize_entry("automatic_tax", &c.automatic_tax)?;
+        }
+        m.serialize_entry("customer", &CustomerView(c, v))?;
+        m.serialize_entry("customer_currency_code", &c.currency)?;
+        m.serialize_entry("expires_at", &c.expires_at)?;
+        m.serialize_entry("id", &c.id)?;
+        m.serialize_entry("line_items", &Lines(c, v))?;
+        if v >= ApiVersion::V2026_03_01 {
+            m.serialize_entry("location_source", &c.place.source)?;
+        }
+        match &c.metadata {
+            Some(meta) => m.serialize_entry("metadata", meta)?,
+            None => m.serialize_entry("metadata", &Map::new())?,
+        }
+        m.serialize_entry("object", "tax.calculation")?;
+        if v >= ApiVersion::V2026_03_01 {
+            m.serialize_entry("resolution_precision", &c.place.precision)?;
+        }
+        // levy extension: the table that produced the numbers.
+        m.serialize_entry("table_hash", &c.table_hash)?;
+        m.serialize_entry("tax_included_in_amount", &c.tax_included)?;
+        m.serialize_entry("testmode", &self.testmode)?;
+        m.serialize_entry("total_amount_excluding_tax", &num(c.total_excluding_tax))?;
+        m.serialize_entry("total_amount_including_tax", &num(c.total_including_tax))?;
+        m.serialize_entry("total_tax_amount", &num(c.total_tax))?;
+        if v >= ApiVersion::V2026_03_01 {
+            m.serialize_entry("transacted_at", &c.transacted_at)?;
+        }
+        m.end()
+    }
 }
 
 /// Whether a certificate exempts a sale made at `at`: approved, and `valid_from <= at <
 /// expires_at` (that is, `active` or `expiring` at that time).
 pub(crate) fn in_force(c: &CertificateRecord, at: i64) -> bool {
     c.review_status == "active" && c.valid_from <= at && c.expires_at.is_none_or(|e| at < e)
+}
+
+#[cfg(test)]
+mod render_tests {
+    use super::*;
+
+    /// A calculation record with every optional part a response can show: a stored
+    /// customer, a registered product and the client's line id, an exemption certificate
+    /// on one entry, metadata.
+    fn record() -> CalculationRecord {
+        serde_json::from_str(
+            r#"{"id":"calc_01a20d0a839b5ad5ce99769d6b965bbd","created_at":1795515122,
+            "expires_at":1795601522,"transacted_at":1795515122,"currency":"USD",
+            "tax_included":false,"automatic_tax":"auto","customer_id":"cus_1",
+            "customer_type":"BUSINESS","place":{"status":"POSTAL_ONLY","precision":"POSTAL",
+            "source":"address","line1":"1 Main \"St\"","line2":"","city":"NASHVILLE",
+            "region":"TN","postal_code":"37201","country":"US"},"lines":[{"line_item_id":
+            "li_1","reference_product_id":"p1","reference_product_name":"Chair",
+            "reference_line_item_id":"line-1","product_tax_code":"GENERAL_MERCHANDISE",
+            "quantity":2,"amount_excluding_tax":"10000","tax_amount":"700",
+            "amount_including_tax":"10700","jurisdictions":[{"tax_rate":"0.07",
+            "tax_due":"700","fee":"0","rate_type":"GENERAL STATE SALES TAX",
+            "jurisdiction_name":"TENNESSEE","jurisdiction_code":"47","authority_name":
+            "TENNESSEE DEPARTMENT OF REVENUE","authority_type":"STATE","tax_type":"SALES",
+            "note":"RATE_FRAC","rule_id":254},{"tax_rate":"0.0275","tax_due":"0","fee":"0",
+            "rate_type":"TENNESSEE STATE SINGLE ARTICLE TAX","jurisdiction_name":
+            "TENNESSEE STATE SINGLE ARTICLE TAX","jurisdiction_code":"47:SAT",
+            "authority_name":"TENNESSEE DEPARTMENT OF REVENUE","authority_type":"STATE",
+            "tax_type":"SALES","note":"EXEMPT","rule_id":259,
+            "exemption_certificate_id":"cert_1"}]}],"total_tax":"700",
+            "total_excluding_tax":"10000","total_including_tax":"10700",
+            "table_hash":"e070a7316e2078bfd44966e5f3aa009edf234d5aa6064022db238a995466f204",
+            "metadata":{"order":"A-1","b":"x"}}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_calculation_written_from_its_view_is_the_tree_written() {
+        // The answer is written straight from the view; platform calculations and every
+        // earlier answer were written from a `Value` tree, whose keys are sorted. Both
+        // must be the same bytes, in every version and mode, with every optional part.
+        let mut bare = record();
+        bare.customer_id = None;
+        bare.metadata = None;
+        bare.lines[0].jurisdictions[1].exemption_certificate_id = None;
+        for c in [record(), bare] {
+            for version in ApiVersion::ALL {
+                for testmode in [false, true] {
+                    let view = CalculationView {
+                        c: &c,
+                        version,
+                        testmode,
+                    };
+                    let direct = serde_json::to_vec(&view).unwrap();
+                    let tree = serde_json::to_vec(&render(&c, version, testmode)).unwrap();
+                    assert_eq!(
+                        String::from_utf8(direct).unwrap(),
+                        String::from_utf8(tree).unwrap(),
+                        "{version:?}, testmode {testmode}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_oldest_and_newest_versions_answer_as_specified() {
+        // 2024-09-01: the fields of the interface's base version (jurisdiction_name, no
+        // address_used, no line_item_id), amounts in minor units as JSON numbers; the
+        // rate as the record's exact decimal. Written out by hand from the record above.
+        let c = record();
+        let old = serde_json::to_string(&CalculationView {
+            c: &c,
+            version: ApiVersion::V2024_09_01,
+            testmode: true,
+        })
+        .unwrap();
+        assert_eq!(
+            old,
+            concat!(
+                r#"{"customer":{"id":"cus_1"},"customer_currency_code":"USD","#,
+                r#""expires_at":1795601522,"id":"calc_01a20d0a839b5ad5ce99769d6b965bbd","#,
+                r#""line_items":[{"amount_excluding_tax":10000,"amount_including_tax":10700,"#,
+                r#""product":{"product_tax_code":"GENERAL_MERCHANDISE","#,
+                r#""reference_line_item_id":"line-1","reference_product_id":"p1","#,
+                r#""reference_product_name":"Chair"},"quantity":2,"tax_amount":700,"#,
+                r#""tax_jurisdictions":[{"fee_amount":0,"jurisdiction_name":"TENNESSEE","#,
+                r#""note":"RATE_FRAC","rate_type":"GENERAL STATE SALES TAX","rule_id":254,"#,
+                r#""tax_rate":0.07},{"exemption_certificate_id":"cert_1","fee_amount":0,"#,
+                r#""jurisdiction_name":"TENNESSEE STATE SINGLE ARTICLE TAX","note":"EXEMPT","#,
+                r#""rate_type":"TENNESSEE STATE SINGLE ARTICLE TAX","rule_id":259,"#,
+                r#""tax_rate":0.0275}]}],"metadata":{"b":"x","order":"A-1"},"#,
+                r#""object":"tax.calculation","#,
+                r#""table_hash":"e070a7316e2078bfd44966e5f3aa009edf234d5aa6064022db238a995466f204","#,
+                r#""tax_included_in_amount":false,"testmode":true,"#,
+                r#""total_amount_excluding_tax":10000,"total_amount_including_tax":10700,"#,
+                r#""total_tax_amount":700}"#
+            )
+        );
+        // 2026-03-01 adds the resolution, the customer's type, the authorities, the
+        // unrounded tax due, the line ids and the sale's time.
+        let new: Value = serde_json::to_value(CalculationView {
+            c: &c,
+            version: ApiVersion::V2026_03_01,
+            testmode: false,
+        })
+        .unwrap();
+        assert_eq!(new["address_resolution_status"], "POSTAL_ONLY");
+        assert_eq!(new["address_used"]["address_line_1"], "1 Main \"St\"");
+        assert_eq!(new["customer"]["type"], "BUSINESS");
+        assert_eq!(new["location_source"], "address");
+        assert_eq!(new["resolution_precision"], "POSTAL");
+        assert_eq!(new["transacted_at"], 1795515122);
+        let line = &new["line_items"][0];
+        assert_eq!(line["line_item_id"], "li_1");
+        let entry = &line["tax_jurisdictions"][0];
+        assert!(entry.get("jurisdiction_name").is_none());
+        assert_eq!(
+            entry["tax_authority_name"],
+            "TENNESSEE DEPARTMENT OF REVENUE"
+        );
+        assert_eq!(entry["tax_authority_type"], "STATE");
+        assert_eq!(entry["tax_type"], "SALES");
+        assert_eq!(entry["tax_due_decimal"].to_string(), "700");
+    }
 }

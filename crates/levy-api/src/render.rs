@@ -1,6 +1,8 @@
 //! Version-aware rendering, in one place: errors, and the line items and jurisdiction
 //! entries that calculations, transactions and refunds share.
 
+use rust_decimal::Decimal;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
@@ -44,75 +46,129 @@ pub(crate) fn error(e: &ApiError, version: ApiVersion, request_id: Option<&str>)
     }
 }
 
-/// One jurisdiction entry.
-pub(crate) fn jurisdiction(j: &JurisdictionRecord, version: ApiVersion, kind: LineKind) -> Value {
-    let mut m = Map::new();
-    m.insert("tax_rate".into(), num(j.tax_rate));
-    m.insert("rate_type".into(), Value::String(j.rate_type.clone()));
-    m.insert("fee_amount".into(), num(j.fee));
-    m.insert("note".into(), Value::String(j.note.clone()));
-    if version == ApiVersion::V2024_09_01 {
-        m.insert(
-            "jurisdiction_name".into(),
-            Value::String(j.jurisdiction_name.clone()),
-        );
-    }
-    if version >= ApiVersion::V2026_01_01 {
-        m.insert(
-            "tax_authority_name".into(),
-            Value::String(j.authority_name.clone()),
-        );
-        m.insert(
-            "tax_authority_type".into(),
-            Value::String(j.authority_type.clone()),
-        );
-        m.insert("tax_type".into(), Value::String(j.tax_type.clone()));
-    }
-    if kind == LineKind::Ledger || version >= ApiVersion::V2026_03_01 {
-        m.insert("tax_due_decimal".into(), num(j.tax_due));
-    }
-    // levy extension: the exemption certificate that zeroed the entry.
-    if let Some(id) = &j.exemption_certificate_id {
-        m.insert("exemption_certificate_id".into(), Value::String(id.clone()));
-    }
-    // levy extension: the rule of the table that produced the entry.
-    m.insert("rule_id".into(), Value::from(j.rule_id));
-    Value::Object(m)
-}
-
-fn opt(s: &Option<String>) -> Value {
-    s.as_ref().map_or(Value::Null, |s| Value::String(s.clone()))
-}
-
-/// One line item.
+/// One line item, as a [`Value`].
 pub(crate) fn line(l: &LineRecord, version: ApiVersion, kind: LineKind) -> Value {
-    let mut m = Map::new();
-    if kind == LineKind::Ledger || version >= ApiVersion::V2026_03_01 {
-        m.insert("line_item_id".into(), Value::String(l.line_item_id.clone()));
+    tree(&LineView {
+        line: l,
+        version,
+        kind,
+    })
+}
+
+/// A view as a [`Value`]. The views write strings, numbers, booleans, nulls, arrays and
+/// maps with string keys only, which always convert; should one ever fail, the answer is
+/// `null` rather than a panic.
+pub(crate) fn tree(view: &impl Serialize) -> Value {
+    serde_json::to_value(view).unwrap_or(Value::Null)
+}
+
+/// A decimal as a JSON number of its exact digits (see [`num`]).
+struct Num(Decimal);
+
+impl Serialize for Num {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        num(self.0).serialize(s)
     }
-    m.insert(
-        "product".into(),
-        json!({
-            "reference_product_id": opt(&l.reference_product_id),
-            "reference_product_name": opt(&l.reference_product_name),
-            "reference_line_item_id": opt(&l.reference_line_item_id),
-            "product_tax_code": l.product_tax_code,
-        }),
-    );
-    m.insert(
-        "tax_jurisdictions".into(),
-        Value::Array(
+}
+
+/// One jurisdiction entry in the version's shape, written straight to its serializer.
+///
+/// The views in this module write their keys in sorted order, the order a [`Value`]
+/// object keeps, so that an answer written from a view and one written from its
+/// [`Value`] ([`tree`]) are the same bytes.
+pub(crate) struct JurisdictionView<'a> {
+    /// The entry.
+    pub j: &'a JurisdictionRecord,
+    /// The request's version.
+    pub version: ApiVersion,
+    /// Where it is rendered.
+    pub kind: LineKind,
+}
+
+impl Serialize for JurisdictionView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (j, version) = (self.j, self.version);
+        let mut m = s.serialize_map(None)?;
+        // levy extension: the exemption certificate that zeroed the entry.
+        if let Some(id) = &j.exemption_certificate_id {
+            m.serialize_entry("exemption_certificate_id", id)?;
+        }
+        m.serialize_entry("fee_amount", &Num(j.fee))?;
+        if version == ApiVersion::V2024_09_01 {
+            m.serialize_entry("jurisdiction_name", &j.jurisdiction_name)?;
+        }
+        m.serialize_entry("note", &j.note)?;
+        m.serialize_entry("rate_type", &j.rate_type)?;
+        // levy extension: the rule of the table that produced the entry.
+        m.serialize_entry("rule_id", &j.rule_id)?;
+        if version >= ApiVersion::V2026_01_01 {
+            m.serialize_entry("tax_authority_name", &j.authority_name)?;
+            m.serialize_entry("tax_authority_type", &j.authority_type)?;
+        }
+        if self.kind == LineKind::Ledger || version >= ApiVersion::V2026_03_01 {
+            m.serialize_entry("tax_due_decimal", &Num(j.tax_due))?;
+        }
+        m.serialize_entry("tax_rate", &Num(j.tax_rate))?;
+        if version >= ApiVersion::V2026_01_01 {
+            m.serialize_entry("tax_type", &j.tax_type)?;
+        }
+        m.end()
+    }
+}
+
+/// One line item in the version's shape, written straight to its serializer (keys in
+/// sorted order; see [`JurisdictionView`]).
+pub(crate) struct LineView<'a> {
+    /// The line.
+    pub line: &'a LineRecord,
+    /// The request's version.
+    pub version: ApiVersion,
+    /// Where it is rendered.
+    pub kind: LineKind,
+}
+
+struct ProductView<'a>(&'a LineRecord);
+
+impl Serialize for ProductView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let l = self.0;
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("product_tax_code", &l.product_tax_code)?;
+        m.serialize_entry("reference_line_item_id", &l.reference_line_item_id)?;
+        m.serialize_entry("reference_product_id", &l.reference_product_id)?;
+        m.serialize_entry("reference_product_name", &l.reference_product_name)?;
+        m.end()
+    }
+}
+
+impl Serialize for LineView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (l, version, kind) = (self.line, self.version, self.kind);
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("amount_excluding_tax", &Num(l.amount_excluding_tax))?;
+        m.serialize_entry("amount_including_tax", &Num(l.amount_including_tax))?;
+        if kind == LineKind::Ledger || version >= ApiVersion::V2026_03_01 {
+            m.serialize_entry("line_item_id", &l.line_item_id)?;
+        }
+        m.serialize_entry("product", &ProductView(l))?;
+        m.serialize_entry("quantity", &l.quantity)?;
+        m.serialize_entry("tax_amount", &Num(l.tax_amount))?;
+        m.serialize_entry("tax_jurisdictions", &Jurisdictions(l, version, kind))?;
+        m.end()
+    }
+}
+
+struct Jurisdictions<'a>(&'a LineRecord, ApiVersion, LineKind);
+
+impl Serialize for Jurisdictions<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Jurisdictions(l, version, kind) = *self;
+        s.collect_seq(
             l.jurisdictions
                 .iter()
-                .map(|j| jurisdiction(j, version, kind))
-                .collect(),
-        ),
-    );
-    m.insert("quantity".into(), Value::from(l.quantity));
-    m.insert("tax_amount".into(), num(l.tax_amount));
-    m.insert("amount_excluding_tax".into(), num(l.amount_excluding_tax));
-    m.insert("amount_including_tax".into(), num(l.amount_including_tax));
-    Value::Object(m)
+                .map(|j| JurisdictionView { j, version, kind }),
+        )
+    }
 }
 
 /// A transaction in the version's shape (`testmode` is a string here, as the spec shows).

@@ -92,27 +92,56 @@ impl Ctx<'_> {
     }
 }
 
-type Handler = fn(&Ctx<'_>) -> Result<Value, ApiError>;
+/// What a handler answers with on success.
+pub(crate) enum Reply {
+    /// A JSON tree, written as it is.
+    Tree(Value),
+    /// A JSON document already written (a calculation, written straight from its view
+    /// without building a tree first).
+    Json(Vec<u8>),
+}
+
+impl Reply {
+    /// A reply written from `view` now.
+    pub(crate) fn json(view: &impl serde::Serialize) -> Result<Reply, ApiError> {
+        serde_json::to_vec(view)
+            .map(Reply::Json)
+            .map_err(|e| ApiError::of(ErrorKind::InternalError, format!("rendering failed: {e}")))
+    }
+}
+
+type Handler = fn(&Ctx<'_>) -> Result<Reply, ApiError>;
+
+/// A handler that answers with a [`Value`], as a [`Handler`].
+macro_rules! tree {
+    ($handler:path) => {
+        |ctx: &Ctx<'_>| $handler(ctx).map(Reply::Tree)
+    };
+}
 
 /// Method, path pattern (`{}` is a parameter), handler.
 const ROUTES: &[(&str, &str, Handler)] = &[
-    ("GET", "/tax/ping", ping::get),
-    ("POST", "/tax/customers", customers::create),
-    ("GET", "/tax/customers/{}", customers::get),
-    ("DELETE", "/tax/customers/{}", customers::delete),
-    ("POST", "/tax/products", products::create),
-    ("GET", "/tax/products", products::list),
-    ("GET", "/tax/products/{}", products::get),
-    ("DELETE", "/tax/products/{}", products::delete),
+    ("GET", "/tax/ping", tree!(ping::get)),
+    ("POST", "/tax/customers", tree!(customers::create)),
+    ("GET", "/tax/customers/{}", tree!(customers::get)),
+    ("DELETE", "/tax/customers/{}", tree!(customers::delete)),
+    ("POST", "/tax/products", tree!(products::create)),
+    ("GET", "/tax/products", tree!(products::list)),
+    ("GET", "/tax/products/{}", tree!(products::get)),
+    ("DELETE", "/tax/products/{}", tree!(products::delete)),
     ("POST", "/tax/calculations", calculations::create),
-    ("POST", "/tax/transactions", transactions::create),
-    ("GET", "/tax/transactions/{}", transactions::get),
-    ("DELETE", "/tax/transactions/{}", transactions::delete),
-    ("GET", "/tax/transactions/{}/refunds", refunds::list),
-    ("POST", "/tax/refunds", refunds::create),
-    ("POST", "/tax/refund_reversals", refunds::reverse),
+    ("POST", "/tax/transactions", tree!(transactions::create)),
+    ("GET", "/tax/transactions/{}", tree!(transactions::get)),
+    (
+        "DELETE",
+        "/tax/transactions/{}",
+        tree!(transactions::delete),
+    ),
+    ("GET", "/tax/transactions/{}/refunds", tree!(refunds::list)),
+    ("POST", "/tax/refunds", tree!(refunds::create)),
+    ("POST", "/tax/refund_reversals", tree!(refunds::reverse)),
     // levy extension: a till's offline records (`levy sync`).
-    ("POST", "/tax/sync", sync::create),
+    ("POST", "/tax/sync", tree!(sync::create)),
 ];
 
 /// Routes that exist from an API version on: method, pattern, handler, first version. In
@@ -121,73 +150,73 @@ const VERSIONED_ROUTES: &[(&str, &str, Handler, ApiVersion)] = &[
     (
         "POST",
         "/tax/merchants",
-        merchants::create,
+        tree!(merchants::create),
         ApiVersion::V2026_01_01,
     ),
     (
         "GET",
         "/tax/merchants",
-        merchants::list,
+        tree!(merchants::list),
         ApiVersion::V2026_01_01,
     ),
     (
         "GET",
         "/tax/merchants/{}",
-        merchants::get,
+        tree!(merchants::get),
         ApiVersion::V2026_01_01,
     ),
     (
         "POST",
         "/tax/merchants/{}",
-        merchants::update,
+        tree!(merchants::update),
         ApiVersion::V2026_01_01,
     ),
     (
         "DELETE",
         "/tax/merchants/{}",
-        merchants::delete,
+        tree!(merchants::delete),
         ApiVersion::V2026_01_01,
     ),
     (
         "POST",
         "/tax/platform/calculations",
-        platform::calculate,
+        tree!(platform::calculate),
         ApiVersion::V2026_01_01,
     ),
     (
         "POST",
         "/tax/platform/transactions",
-        platform::transact,
+        tree!(platform::transact),
         ApiVersion::V2026_01_01,
     ),
     (
         "GET",
         "/tax/certificate-requests",
-        certificates::list_requests,
+        tree!(certificates::list_requests),
         ApiVersion::V2026_03_01,
     ),
     (
         "GET",
         "/tax/certificate-requests/{}",
-        certificates::get_request,
+        tree!(certificates::get_request),
         ApiVersion::V2026_03_01,
     ),
     (
         "DELETE",
         "/tax/certificate-requests/{}",
-        certificates::cancel_request,
+        tree!(certificates::cancel_request),
         ApiVersion::V2026_03_01,
     ),
     (
         "GET",
         "/tax/certificates",
-        certificates::list,
+        tree!(certificates::list),
         ApiVersion::V2026_03_01,
     ),
     (
         "GET",
         "/tax/certificates/{}",
-        certificates::get,
+        tree!(certificates::get),
         ApiVersion::V2026_03_01,
     ),
 ];
@@ -256,10 +285,18 @@ fn match_path(pattern: &str, path: &str) -> Option<Vec<String>> {
 
 /// A JSON response.
 pub(crate) fn json_response(status: u16, body: &Value) -> Response {
+    json_bytes_response(
+        status,
+        serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec()),
+    )
+}
+
+/// A JSON response of a document already written.
+fn json_bytes_response(status: u16, body: Vec<u8>) -> Response {
     Response {
         status,
         headers: vec![("Content-Type".into(), "application/json".into())],
-        body: serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec()),
+        body,
     }
 }
 
@@ -366,7 +403,10 @@ fn dispatch_inner(
     }
     match route(service, req, version, &scope, defer) {
         Ok((body, headers, commit)) => {
-            let mut r = json_response(200, &body);
+            let mut r = match body {
+                Reply::Tree(tree) => json_response(200, &tree),
+                Reply::Json(bytes) => json_bytes_response(200, bytes),
+            };
             r.headers.extend(headers);
             *pending = commit.map(|c| (c, version));
             r
@@ -415,7 +455,7 @@ fn authenticate(service: &Service, req: &Request) -> Result<Scope, ApiError> {
 }
 
 /// A handler's body, the headers it set, and the commit it left to the caller.
-type Routed = (Value, Vec<(String, String)>, Option<Commit>);
+type Routed = (Reply, Vec<(String, String)>, Option<Commit>);
 
 fn route(
     service: &Service,

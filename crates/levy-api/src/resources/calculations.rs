@@ -2,15 +2,13 @@
 //! [`crate::calculate`]: address/IP -> location -> sale -> tax), stored with one INSERT and
 //! rendered in the request's version.
 
-use serde_json::Value;
-
 use crate::calculate;
 use crate::error::{ApiError, ErrorKind};
 use crate::read::{
     positive, read_address, read_customer, read_order, too_large, CustomerInput, Input, OrderInput,
     MAX_TRANSACTED_AT,
 };
-use crate::router::Ctx;
+use crate::router::{Ctx, Reply};
 use crate::ApiVersion;
 
 fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
@@ -88,7 +86,7 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
 /// `POST /tax/calculations`, one way through: the request read, one read of the ledger
 /// (customer, products, certificates), the calculation (pure), the quota, one write, the
 /// answer.
-pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = parse(ctx)?;
     let reads = calculate::reads(ctx, &input)?;
     let table = ctx.service.table.load();
@@ -103,5 +101,9 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let record = &calculated.record;
     ctx.after_commit(ctx.service.store.submit_calculation(ctx.scope, record)?)?;
     calculated.set_headers(ctx);
-    Ok(calculate::render(record, ctx.version, ctx.testmode()))
+    Reply::json(&calculate::CalculationView {
+        c: record,
+        version: ctx.version,
+        testmode: ctx.testmode(),
+    })
 }

@@ -48,13 +48,43 @@ pub(super) fn unseal(text: &str) -> Result<&str, StoreError> {
     Ok(json)
 }
 
+/// `v` as stored: its JSON sealed ([`seal`]), written once into a buffer that holds the
+/// seal's head, the digest filled in once the record is written.
 pub(crate) fn to_json<T: Serialize>(v: &T) -> Result<String, StoreError> {
-    serde_json::to_string(v)
-        .map(|json| seal(&json))
-        .map_err(StoreError::ledger)
+    let mut out = Vec::with_capacity(2048);
+    out.extend_from_slice(SEAL_HEAD.as_bytes());
+    let sum = out.len()..out.len() + 32;
+    out.extend_from_slice(&[b'0'; 32]);
+    out.extend_from_slice(SEAL_MID.as_bytes());
+    let record = out.len();
+    serde_json::to_writer(&mut out, v).map_err(StoreError::ledger)?;
+    let digest = hex::encode(&blake3::hash(&out[record..]).as_bytes()[..16]);
+    out[sum].copy_from_slice(digest.as_bytes());
+    out.push(b'}');
+    // serde_json writes UTF-8, and the seal is ASCII.
+    String::from_utf8(out).map_err(StoreError::ledger)
 }
 
 pub(crate) fn from_json<T: for<'de> Deserialize<'de>>(s: &str) -> Result<T, StoreError> {
     serde_json::from_str(unseal(s)?)
         .map_err(|e| StoreError::ledger(format!("stored record unreadable: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_stored_as_its_json_sealed_with_its_digest() {
+        let v = serde_json::json!({"amount": "10.70", "name": "caf\u{e9} \"x\"", "n": [1, 2]});
+        let json = serde_json::to_string(&v).unwrap();
+        let stored = to_json(&v).unwrap();
+        assert_eq!(stored, seal(&json));
+        // `{"blake3":"<first 128 bits of BLAKE3(json), hex>","record":<json>}`
+        let sum = hex::encode(&blake3::hash(json.as_bytes()).as_bytes()[..16]);
+        assert_eq!(stored, format!(r#"{{"blake3":"{sum}","record":{json}}}"#));
+        assert_eq!(unseal(&stored).unwrap(), json);
+        let back: serde_json::Value = from_json(&stored).unwrap();
+        assert_eq!(back, v);
+    }
 }
