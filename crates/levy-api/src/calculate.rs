@@ -10,9 +10,8 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::json::num;
 use crate::read::{positive, Input, IpInput, VALIDITY_SECONDS};
-use crate::render::{self, LineKind};
+use crate::render::{self, LineKind, Num};
 use crate::router::Ctx;
 use crate::store::{
     CalculationReads, CalculationRecord, CertificateRecord, JurisdictionRecord, LineRecord,
@@ -494,9 +493,9 @@ impl Serialize for CalculationView<'_> {
         m.serialize_entry("table_hash", &c.table_hash)?;
         m.serialize_entry("tax_included_in_amount", &c.tax_included)?;
         m.serialize_entry("testmode", &self.testmode)?;
-        m.serialize_entry("total_amount_excluding_tax", &num(c.total_excluding_tax))?;
-        m.serialize_entry("total_amount_including_tax", &num(c.total_including_tax))?;
-        m.serialize_entry("total_tax_amount", &num(c.total_tax))?;
+        m.serialize_entry("total_amount_excluding_tax", &Num(c.total_excluding_tax))?;
+        m.serialize_entry("total_amount_including_tax", &Num(c.total_including_tax))?;
+        m.serialize_entry("total_tax_amount", &Num(c.total_tax))?;
         if v >= ApiVersion::V2026_03_01 {
             m.serialize_entry("transacted_at", &c.transacted_at)?;
         }

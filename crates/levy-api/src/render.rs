@@ -63,7 +63,7 @@ pub(crate) fn tree(view: &impl Serialize) -> Value {
 }
 
 /// A decimal as a JSON number of its exact digits (see [`num`]).
-struct Num(Decimal);
+pub(crate) struct Num(pub Decimal);
 
 impl Serialize for Num {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
