@@ -228,6 +228,55 @@ fn every_zip5_row_is_reproduced() {
         info.contains("zip5            TAXRATES_ZIP5_TN202512.csv"),
         "{info}"
     );
+    batch_matches_one_at_a_time(&t, &rows);
+}
+
+/// A batch over every ZIP, in an order that jumps about the table (so that the records the
+/// batch fetches ahead are those of other states), in batches of lengths around the
+/// batch's look-ahead (none, one, fewer, as many, more, thousands): each calculation is the
+/// one `calculate` gives for its sale alone, which `reproduce_rows` checked against the
+/// files.
+fn batch_matches_one_at_a_time<D>(t: &Table<D>, rows: &[Row]) {
+    let date = day(2025, 12, 15);
+    let locations: Vec<Location> = rows
+        .iter()
+        .filter_map(|r| t.resolve(&us(&r.zip, &r.state), date).ok())
+        .collect();
+    // The rows less the 86 second rows of ZIPs in two states' files (see above).
+    assert_eq!(locations.len(), 40_915);
+    // A stride coprime with the count visits every location once, far apart each step.
+    let n = locations.len();
+    let order: Vec<&Location> = (0..n).map(|i| &locations[(i * 7_919) % n]).collect();
+    let sale = Sale {
+        currency: Currency::USD,
+        tax_included: false,
+        customer: Customer::default(),
+        automatic_tax: AutomaticTax::Auto,
+        date,
+        origin_country: None,
+        rounding: levy_core::Rounding::Line,
+        lines: vec![SaleLine {
+            amount: Decimal::from(12_345),
+            quantity: 1,
+            per_unit: false,
+            tax_code: t.category("GENERAL_MERCHANDISE").unwrap(),
+        }],
+    };
+    let mut out = Vec::new();
+    let mut at = 0;
+    for len in [0, 1, 5, 8, 9, 17, 1_000, 4_096].into_iter().cycle() {
+        let batch = &order[at..(at + len).min(n)];
+        let errors = t.calculate_batch(batch.iter().map(|l| (*l, &sale)), &mut out);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(out.len(), batch.len());
+        for (loc, calc) in batch.iter().zip(&out) {
+            assert_eq!(calc, &t.calculate(loc, &sale).unwrap());
+        }
+        at += batch.len();
+        if at == n {
+            break;
+        }
+    }
 }
 
 #[test]

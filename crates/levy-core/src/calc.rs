@@ -515,6 +515,37 @@ fn place_key(country: [u8; 2], region: &[u8]) -> u64 {
     key
 }
 
+/// The place of a stored holiday key, as [`place_key`] orders it: the stored region is
+/// already padded to six bytes, so the eight bytes read as one big-endian number.
+#[inline]
+pub(crate) fn stored_place_key(k: &crate::model::ArchivedHolidayKey) -> u64 {
+    let [c0, c1] = k.country;
+    let [r0, r1, r2, r3, r4, r5] = k.region;
+    u64::from_be_bytes([c0, c1, r0, r1, r2, r3, r4, r5])
+}
+
+/// Runs `f` with this thread's buffer for the decoded rules of a line, reused across
+/// calculations so that the hot path does not allocate one each time (a batch takes it
+/// once for all its sales).
+fn with_applied<T>(f: impl FnOnce(&mut Vec<Applied>) -> T) -> T {
+    thread_local! {
+        static APPLIED: std::cell::Cell<Vec<Applied>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    let mut applied = APPLIED.with(|cell| cell.take());
+    let result = f(&mut applied);
+    applied.clear();
+    APPLIED.with(|cell| {
+        // Keep the larger of the two buffers if a nested call put one back meanwhile.
+        let other = cell.take();
+        cell.set(if other.capacity() > applied.capacity() {
+            other
+        } else {
+            applied
+        });
+    });
+    result
+}
+
 impl<D> Table<D> {
     /// The rules of `jurisdiction` in force on `date` for `code`, walking up the taxonomy to
     /// the nearest code that has any. Returns the span of rule ids (contiguous).
@@ -533,7 +564,13 @@ impl<D> Table<D> {
         for _ in 0..64 {
             let Some(cur) = c else { break };
             let lo = keys.partition_point(|r| r.tax_code.to_native() < cur.0);
-            let hi = lo + keys[lo..].partition_point(|r| r.tax_code.to_native() == cur.0);
+            // A code has few rules in a jurisdiction (its periods, its bands): counted
+            // one by one rather than searched.
+            let hi = lo
+                + keys[lo..]
+                    .iter()
+                    .take_while(|r| r.tax_code.to_native() == cur.0)
+                    .count();
             if lo < hi {
                 found = (lo, hi);
                 break;
@@ -576,15 +613,18 @@ impl<D> Table<D> {
         let range = match span {
             Some((p, range)) if *p == place => range.clone(),
             _ => {
-                let at = |k: &crate::model::ArchivedHolidayKey| place_key(k.country, &k.region);
-                let lo = keys.partition_point(|k| at(k) < place);
-                let hi = lo + keys[lo..].partition_point(|k| at(k) == place);
-                // A place none of whose holidays is in force on the date (the usual day)
-                // keeps an empty span: its other jurisdictions look no further.
-                let range = if keys[lo..hi].iter().any(in_force) {
-                    lo..hi
-                } else {
-                    lo..lo
+                // A place with no holiday, or none of whose holidays is in force on the
+                // date (the usual day), keeps an empty span: its other jurisdictions look
+                // no further.
+                let range = match self.holiday_place(place) {
+                    Some(p) if p.days.0 <= date.0 && date.0 <= p.days.1 => {
+                        let range = p.keys.0 as usize..p.keys.1 as usize;
+                        match keys.get(range.clone()) {
+                            Some(ks) if ks.iter().any(in_force) => range,
+                            _ => 0..0,
+                        }
+                    }
+                    _ => 0..0,
                 };
                 *span = Some((place, range.clone()));
                 range
@@ -636,22 +676,58 @@ impl<D> Table<D> {
     /// the size of its sales. A sale that cannot be calculated leaves its entry with no
     /// lines and zero totals, and its index and error are in the returned list (empty when
     /// every sale succeeded, which allocates nothing).
+    ///
+    /// While it calculates a sale, the batch asks the processor for the table records of
+    /// the sales after it (their jurisdiction sets, jurisdictions and rules, each level a
+    /// couple of sales nearer than the one before it), so that on a table larger than the
+    /// cache a sale finds its records fetched instead of waiting on each level in turn.
     pub fn calculate_batch<'a>(
         &self,
         items: impl IntoIterator<Item = (&'a Location, &'a Sale)>,
         out: &mut Vec<Calculation>,
     ) -> Vec<(usize, CalcError)> {
+        use crate::lookup::Prefetch;
+        /// How many sales ahead the first stage looks; the stages after it look
+        /// `AHEAD - 2`, `AHEAD - 4` and `AHEAD - 6` ahead.
+        const AHEAD: usize = 8;
+        const STAGES: [(usize, Prefetch); 3] = [
+            (AHEAD - 2, Prefetch::SetItems),
+            (AHEAD - 4, Prefetch::Jurisdictions),
+            (AHEAD - 6, Prefetch::RuleKeys),
+        ];
+        let mut items = items.into_iter();
         let mut errors = Vec::new();
-        let mut n = 0;
-        for (i, (location, sale)) in items.into_iter().enumerate() {
-            if i == out.len() {
-                out.push(Calculation::empty(self.header().content_hash, sale));
+        // The sales after the current one, in a ring: `ring[(head + k) % AHEAD]` is `k`
+        // sales ahead (the slot at `head` is refilled with the sale `AHEAD` ahead).
+        let mut ring: [Option<(&Location, &Sale)>; AHEAD] = [None; AHEAD];
+        for slot in ring.iter_mut() {
+            *slot = items.next();
+            if let Some(jset) = slot.and_then(|(l, _)| l.jset) {
+                self.prefetch_jset(jset, Prefetch::SetStart);
             }
-            if let Err(e) = self.calculate_into(None, location, sale, &mut out[i]) {
-                errors.push((i, e));
-            }
-            n = i + 1;
         }
+        let (mut head, mut n) = (0, 0);
+        with_applied(|applied| {
+            while let Some((location, sale)) = ring[head].take() {
+                ring[head] = items.next();
+                if let Some(jset) = ring[head].and_then(|(l, _)| l.jset) {
+                    self.prefetch_jset(jset, Prefetch::SetStart);
+                }
+                for (k, stage) in STAGES {
+                    if let Some(jset) = ring[(head + k) % AHEAD].and_then(|(l, _)| l.jset) {
+                        self.prefetch_jset(jset, stage);
+                    }
+                }
+                head = (head + 1) % AHEAD;
+                if n == out.len() {
+                    out.push(Calculation::empty(self.header().content_hash, sale));
+                }
+                if let Err(e) = self.calculate_with(None, location, sale, &mut out[n], applied) {
+                    errors.push((n, e));
+                }
+                n += 1;
+            }
+        });
         out.truncate(n);
         errors
     }
@@ -665,6 +741,18 @@ impl<D> Table<D> {
         location: &Location,
         sale: &Sale,
         out: &mut Calculation,
+    ) -> Result<(), CalcError> {
+        with_applied(|applied| self.calculate_with(origin, location, sale, out, applied))
+    }
+
+    /// [`Table::calculate_into`], with `applied` the buffer for a line's decoded rules.
+    fn calculate_with(
+        &self,
+        origin: Option<&Location>,
+        location: &Location,
+        sale: &Sale,
+        out: &mut Calculation,
+        applied: &mut Vec<Applied>,
     ) -> Result<(), CalcError> {
         let zero_reason = if sale.customer.exempt {
             Some(ZeroReason::CustomerExempt)
@@ -685,15 +773,8 @@ impl<D> Table<D> {
                 .origin_country
                 .as_deref()
                 .is_some_and(|o| !o.eq_ignore_ascii_case(location.country()));
-
-        // The decoded rules of one line, in a buffer reused across calls on this thread so
-        // that the hot path does not allocate it each time.
-        thread_local! {
-            static APPLIED: std::cell::Cell<Vec<Applied>> = const { std::cell::Cell::new(Vec::new()) };
-        }
-        let mut applied = APPLIED.with(|cell| cell.take());
         let (sourcing, sourced) = self.sourced_jurisdictions(origin, location, sale.date);
-        let result = self.calculate_lines(
+        self.calculate_lines(
             out,
             LineCtx {
                 location,
@@ -709,19 +790,8 @@ impl<D> Table<D> {
                     (_, Some(o)) => location.coverage.min(o.coverage),
                 },
             },
-            &mut applied,
-        );
-        applied.clear();
-        APPLIED.with(|cell| {
-            // Keep the larger of the two buffers if a nested call put one back meanwhile.
-            let other = cell.take();
-            cell.set(if other.capacity() > applied.capacity() {
-                other
-            } else {
-                applied
-            });
-        });
-        result
+            applied,
+        )
     }
 
     /// The jurisdictions that tax a sale from `origin` to `dest`, each with the address that
@@ -838,13 +908,21 @@ impl<D> Table<D> {
         } else {
             Rounding::Line
         };
-        let (mut total_tax, mut total_excl, mut total_incl) =
-            (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
-        for l in lines.iter() {
-            total_tax += l.tax;
-            total_excl += l.amount_excluding_tax;
-            total_incl += l.amount_including_tax;
-        }
+        // A one-line sale (most of them) takes its line's amounts as they are: adding them
+        // to zero gives the same value at the same scale.
+        let (total_tax, total_excl, total_incl) = match lines.as_slice() {
+            [l] => (l.tax, l.amount_excluding_tax, l.amount_including_tax),
+            _ => lines.iter().fold(
+                (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO),
+                |(t, e, i), l| {
+                    (
+                        t + l.tax,
+                        e + l.amount_excluding_tax,
+                        i + l.amount_including_tax,
+                    )
+                },
+            ),
+        };
         out.rounding = rounding;
         out.sourcing = ctx.sourcing;
         out.coverage = ctx.coverage;
@@ -871,10 +949,21 @@ impl<D> Table<D> {
             if line.quantity == 0 || line.quantity > MAX_QUANTITY {
                 return Err(CalcError::Quantity { line: index });
             }
-            if line.amount.is_sign_negative() || line.amount > Decimal::from(MAX_AMOUNT_MINOR) {
+            // A whole amount (the usual) compares as an integer; any other as a decimal.
+            let too_large = if line.amount.scale() == 0 {
+                line.amount.mantissa() > i128::from(MAX_AMOUNT_MINOR)
+            } else {
+                line.amount > Decimal::from(MAX_AMOUNT_MINOR)
+            };
+            if line.amount.is_sign_negative() || too_large {
                 return Err(CalcError::Amount { line: index });
             }
-            if self.tax_code_name(line.tax_code).is_none() {
+            if self
+                .data()
+                .tax_codes
+                .get(line.tax_code.0 as usize)
+                .is_none()
+            {
                 return Err(CalcError::TaxCode {
                     line: index,
                     code: line.tax_code.0,
@@ -1539,4 +1628,53 @@ fn back_out(applied: &[Applied], incl_major: Decimal, qty: Decimal, currency: Cu
     };
     let incl_minor = currency.to_minor(incl_major);
     excl_minor.max(Decimal::ZERO).min(incl_minor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The holiday keys are searched by the place of each stored key read as one number;
+    /// it must order and match exactly as the jurisdiction's place does, or a holiday would
+    /// be missed (or found in the wrong state).
+    #[test]
+    fn a_stored_holiday_place_reads_as_the_jurisdictions_place() {
+        let places: [(&[u8; 2], &[u8]); 6] = [
+            (b"US", b"TX"),
+            (b"US", b""),
+            (b"US", b"T"),
+            (b"CA", b"QC"),
+            (b"US", b"TXABCD"),
+            (b"ZZ", b"\xff\xff"),
+        ];
+        let mut keys = Vec::new();
+        for (country, region) in places {
+            let mut padded = [0u8; 6];
+            padded[..region.len()].copy_from_slice(region);
+            let key = crate::model::HolidayKey {
+                country: *country,
+                region: padded,
+                from: 0,
+                to: 0,
+                holiday: 0,
+            };
+            let bytes = rkyv::to_bytes::<rkyv::rancor::Error>(&key).unwrap();
+            let archived =
+                rkyv::access::<crate::model::ArchivedHolidayKey, rkyv::rancor::Error>(&bytes)
+                    .unwrap();
+            let stored = stored_place_key(archived);
+            assert_eq!(
+                stored,
+                place_key(*country, region),
+                "{country:?} {region:?}"
+            );
+            keys.push((stored, (country, padded)));
+        }
+        // And the numbers order as (country, region) does.
+        let mut by_number = keys.clone();
+        by_number.sort_by_key(|k| k.0);
+        let mut by_place = keys;
+        by_place.sort_by_key(|k| k.1);
+        assert_eq!(by_number, by_place);
+    }
 }

@@ -290,3 +290,81 @@ mod tests {
         assert_eq!(Decimal::ZERO.serialize(), [0u8; 16]);
     }
 }
+
+/// The stages of [`Table::prefetch_jset`], in the order a batch runs them for a sale: each
+/// reads what the stage before brought into cache and asks for the next level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Prefetch {
+    /// The set's entry in the span index.
+    SetStart,
+    /// The set's jurisdiction ids.
+    SetItems,
+    /// Each jurisdiction's record and its entry in the rule span index.
+    Jurisdictions,
+    /// The first rule keys of each jurisdiction.
+    RuleKeys,
+}
+
+/// Asks the processor to bring the cache line holding `value` into cache, without waiting
+/// for it: a hint, with no effect on what the program computes (nor any fault on any
+/// address). A no-op on processors without a stable prefetch instruction in Rust.
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // `_mm_prefetch` is an `unsafe fn` before Rust 1.87 (the minimum is 1.85) and safe
+    // after, where the block is unneeded.
+    #[allow(unused_unsafe)]
+    // SAFETY: a prefetch reads nothing the program sees and never faults; SSE, which it
+    // needs, is part of every x86-64 processor.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
+impl<D> Table<D> {
+    /// One stage of bringing into cache the records a calculation in jurisdiction set `id`
+    /// reads, so that a batch can ask for those of the sales a few places ahead while it
+    /// calculates the current one, instead of waiting on each level in turn (set, its
+    /// jurisdictions, their rules). Reads only what the previous stage fetched; a hint,
+    /// so any id, even one out of range, is harmless.
+    pub(crate) fn prefetch_jset(&self, id: JsetId, stage: Prefetch) {
+        let d = self.data();
+        let i = id.0 as usize;
+        match stage {
+            Prefetch::SetStart => {
+                if let Some(s) = d.jset_start.get(i) {
+                    prefetch(s);
+                }
+            }
+            Prefetch::SetItems => {
+                if let Some(s) = d.jset_start.get(i) {
+                    if let Some(item) = d.jset_items.get(s.to_native() as usize) {
+                        prefetch(item);
+                    }
+                }
+            }
+            Prefetch::Jurisdictions => {
+                for j in self.jset(id) {
+                    if let Some(rec) = d.jurisdictions.get(j.0 as usize) {
+                        prefetch(rec);
+                    }
+                    if let Some(s) = d.rule_start.get(j.0 as usize) {
+                        prefetch(s);
+                    }
+                }
+            }
+            Prefetch::RuleKeys => {
+                for j in self.jset(id) {
+                    if let Some(s) = d.rule_start.get(j.0 as usize) {
+                        if let Some(k) = d.rule_keys.get(s.to_native() as usize) {
+                            prefetch(k);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

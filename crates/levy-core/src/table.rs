@@ -272,6 +272,21 @@ pub struct Table<D> {
     /// in memory, not in the file, built on the first ZIP+4 lookup (so opening stays as
     /// cheap as before) and turning the search over every range into one over a ZIP's own.
     zip4_start: std::sync::OnceLock<Box<[u32]>>,
+    /// The places of the holiday keys, each with its span of keys and the days its
+    /// holidays cover: kept in memory, built on the first holiday search, so that a sale
+    /// in a place with no holiday that day looks at a few entries, not every key.
+    holiday_places: std::sync::OnceLock<Box<[HolidayPlace]>>,
+}
+
+/// One place of a table's holiday keys (see [`Table::holiday_place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HolidayPlace {
+    /// The place, as `calc::place_key` numbers it.
+    pub(crate) place: u64,
+    /// The span of `holiday_keys` that holds the place's keys.
+    pub(crate) keys: (u32, u32),
+    /// The first day any of them starts and the last day any of them ends.
+    pub(crate) days: (i32, i32),
 }
 
 // SAFETY: `root` points into `data`, which `TableBytes` guarantees is immutable and fixed;
@@ -304,6 +319,7 @@ impl<D: TableBytes> Table<D> {
             header,
             root,
             zip4_start: std::sync::OnceLock::new(),
+            holiday_places: std::sync::OnceLock::new(),
         })
     }
 
@@ -329,6 +345,7 @@ impl<D: TableBytes> Table<D> {
             header,
             root,
             zip4_start: std::sync::OnceLock::new(),
+            holiday_places: std::sync::OnceLock::new(),
         })
     }
 
@@ -363,6 +380,36 @@ pub fn computed_hash_hex(bytes: &[u8]) -> Option<String> {
 }
 
 impl<D> Table<D> {
+    /// The place `place` (numbered as `calc::place_key` does) among the holiday keys, if
+    /// any key is of it. The keys of a place are consecutive in a sound table; in a damaged
+    /// one whose keys are out of order, a place's span may be wrong but is always in bounds.
+    pub(crate) fn holiday_place(&self, place: u64) -> Option<&HolidayPlace> {
+        let places = self.holiday_places.get_or_init(|| {
+            let mut places: Vec<HolidayPlace> = Vec::new();
+            for (i, k) in self.data().holiday_keys.iter().enumerate() {
+                let (p, from, to) = (
+                    crate::calc::stored_place_key(k),
+                    k.from.to_native(),
+                    k.to.to_native(),
+                );
+                match places.last_mut() {
+                    Some(last) if last.place == p && last.keys.1 == i as u32 => {
+                        last.keys.1 += 1;
+                        last.days = (last.days.0.min(from), last.days.1.max(to));
+                    }
+                    _ => places.push(HolidayPlace {
+                        place: p,
+                        keys: (i as u32, i as u32 + 1),
+                        days: (from, to),
+                    }),
+                }
+            }
+            places.into_boxed_slice()
+        });
+        let i = places.partition_point(|p| p.place < place);
+        places.get(i).filter(|p| p.place == place)
+    }
+
     /// The span of `data().zip4` holding the ranges of `zip5` (empty for none). For a damaged
     /// table whose ranges are out of order the span is wrong but always in bounds.
     pub(crate) fn zip4_span(&self, zip5: u32) -> (usize, usize) {

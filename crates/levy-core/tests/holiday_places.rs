@@ -6,7 +6,8 @@
 //! [CA-BC] and Ontario [CA-ON]. Ontario has a clothing holiday on 2026-03-01 (a test value;
 //! Canadian provinces have none). Two sets: {CA, CA-ON} and {CA-BC, CA-ON}; in a set
 //! jurisdictions come by level, then by id, so CA comes before CA-ON, and CA-BC (made
-//! first) before CA-ON.
+//! first) before CA-ON. Ontario has a second clothing holiday on 2026-03-05 and 2026-03-06,
+//! so that its holidays span days on which none of them is in force.
 
 use levy_core::*;
 use levy_testkit::sale::{d, sale};
@@ -67,6 +68,19 @@ fn table() -> (Table<AlignedBytes>, JsetId, JsetId) {
         cap_inclusive: false,
     })
     .unwrap();
+    b.holiday(HolidaySpec {
+        name: "ONTARIO SECOND TEST HOLIDAY (CLOTHING)".into(),
+        country: "CA".into(),
+        region: "ON".into(),
+        include_local: false,
+        from: Date::from_ymd(2026, 3, 5).unwrap(),
+        to: Date::from_ymd(2026, 3, 6).unwrap(),
+        tax_codes: vec!["CLOTHING".into()],
+        exclude_codes: Vec::new(),
+        max_unit: None,
+        cap_inclusive: false,
+    })
+    .unwrap();
     let ca_on = b.jset(&[ca, on]).unwrap();
     let bc_on = b.jset(&[bc, on]).unwrap();
     b.region("CA", "", "CANADA", &[ca], "").unwrap();
@@ -77,6 +91,15 @@ fn table() -> (Table<AlignedBytes>, JsetId, JsetId) {
 
 /// The notes and taxes due of one $100.00 clothing line in `jset`, and the line's tax.
 fn clothing(table: &Table<AlignedBytes>, jset: JsetId) -> (Vec<(Note, Decimal)>, Decimal) {
+    clothing_on(table, jset, day())
+}
+
+/// As [`clothing`], on `date`.
+fn clothing_on(
+    table: &Table<AlignedBytes>,
+    jset: JsetId,
+    date: Date,
+) -> (Vec<(Note, Decimal)>, Decimal) {
     let mut location = Location {
         jset: Some(jset),
         ..Location::default()
@@ -90,7 +113,7 @@ fn clothing(table: &Table<AlignedBytes>, jset: JsetId) -> (Vec<(Note, Decimal)>,
             per_unit: false,
             tax_code: code,
         }],
-        day(),
+        date,
     );
     let c = table.calculate(&location, &s).unwrap();
     let line = &c.lines[0];
@@ -126,4 +149,28 @@ fn a_place_without_a_holiday_does_not_share_another_places() {
         [(Note::RateFrac, d("700")), (Note::Holiday, d("0"))]
     );
     assert_eq!(tax, d("700"));
+}
+
+#[test]
+fn a_place_between_its_holidays_is_taxed() {
+    let (t, ca_on, _) = table();
+    // Ontario's holidays are 2026-03-01 and 2026-03-05 to 03-06. On those days its 7% is
+    // zeroed (tax 500, CA's 5% of 10000); the day before the first, the days between them
+    // and the day after the last, Ontario taxes 7% of 10000 = 700 as well (tax 1200).
+    let on = |y, m, day| clothing_on(&t, ca_on, Date::from_ymd(y, m, day).unwrap());
+    let holiday = (
+        vec![(Note::RateFrac, d("500")), (Note::Holiday, d("0"))],
+        d("500"),
+    );
+    let taxed = (
+        vec![(Note::RateFrac, d("500")), (Note::RateFrac, d("700"))],
+        d("1200"),
+    );
+    assert_eq!(on(2026, 2, 28), taxed);
+    assert_eq!(on(2026, 3, 1), holiday);
+    assert_eq!(on(2026, 3, 2), taxed);
+    assert_eq!(on(2026, 3, 4), taxed);
+    assert_eq!(on(2026, 3, 5), holiday);
+    assert_eq!(on(2026, 3, 6), holiday);
+    assert_eq!(on(2026, 3, 7), taxed);
 }

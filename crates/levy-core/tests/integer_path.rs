@@ -138,6 +138,29 @@ fn a_batch_gives_what_one_at_a_time_gives_and_reuses_its_buffers() {
     assert!(out[1].lines.is_empty());
     assert_eq!(out[1].total_tax, Decimal::ZERO);
     assert_eq!(out[2], t.calculate(&loc, &sales[3]).unwrap());
+    // A batch longer than the look-ahead (8 sales), with a place outside the table (no
+    // jurisdictions: zero rate) among them and a bad sale at index 12.
+    let nowhere = Location::default();
+    let mut long: Vec<(&Location, Sale)> = (0..20)
+        .map(|i| {
+            let at = if i % 3 == 1 { &nowhere } else { &loc };
+            (at, sales[i % 5].clone())
+        })
+        .collect();
+    long[12].1.lines[0].quantity = 0;
+    let errors = t.calculate_batch(long.iter().map(|(l, s)| (*l, s)), &mut out);
+    assert_eq!(errors, vec![(12, CalcError::Quantity { line: 0 })]);
+    assert_eq!(out.len(), 20);
+    for (i, ((l, s), c)) in long.iter().zip(&out).enumerate() {
+        if i == 12 {
+            assert!(c.lines.is_empty());
+        } else {
+            assert_eq!(c, &t.calculate(l, s).unwrap(), "sale {i}");
+        }
+    }
+    // Index 1 is the zero-rate place: no tax; index 0 is Tennessee's.
+    assert_eq!(out[1].total_tax, Decimal::ZERO);
+    assert_ne!(out[0].total_tax, Decimal::ZERO);
 }
 
 /// The reference: the decimal arithmetic written out plainly. Each jurisdiction's tax due

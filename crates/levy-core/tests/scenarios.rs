@@ -717,6 +717,24 @@ fn invalid_lines_are_rejected() {
             .unwrap_err(),
         CalcError::Amount { line: 0 }
     );
+    // The largest amount is 10^15 minor units (MAX_AMOUNT_MINOR): accepted as it is and at
+    // any scale; one more, or a fraction more, is refused.
+    for ok in ["1000000000000000", "1000000000000000.000"] {
+        l.amount = d(ok);
+        assert!(
+            t.calculate(&loc, &sale(vec![l.clone()], day())).is_ok(),
+            "{ok}"
+        );
+    }
+    for bad in ["1000000000000001", "1000000000000000.01"] {
+        l.amount = d(bad);
+        assert_eq!(
+            t.calculate(&loc, &sale(vec![l.clone()], day()))
+                .unwrap_err(),
+            CalcError::Amount { line: 0 },
+            "{bad}"
+        );
+    }
     l.amount = d("1");
     l.tax_code = TaxCodeId(999);
     assert_eq!(
