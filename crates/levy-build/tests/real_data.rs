@@ -49,24 +49,22 @@ fn us(postal: &str, region: &str) -> Address {
     }
 }
 
+/// A sale of one line of general merchandise, `cents` excluding tax, on `date`.
+fn general_sale<D>(t: &Table<D>, cents: i64, date: Date) -> Sale {
+    let line = SaleLine {
+        amount: Decimal::from(cents),
+        quantity: 1,
+        per_unit: false,
+        tax_code: t.category("GENERAL_MERCHANDISE").unwrap(),
+    };
+    levy_testkit::sale::sale(vec![line], date)
+}
+
 /// Tax in cents on one $100.00 line of general merchandise.
 fn tax_on_100<D>(t: &Table<D>, loc: &Location, date: Date) -> (Decimal, Decimal) {
-    let sale = Sale {
-        currency: Currency::USD,
-        tax_included: false,
-        customer: Customer::default(),
-        automatic_tax: AutomaticTax::Auto,
-        date,
-        origin_country: None,
-        rounding: levy_core::Rounding::Line,
-        lines: vec![SaleLine {
-            amount: Decimal::from(10_000),
-            quantity: 1,
-            per_unit: false,
-            tax_code: t.category("GENERAL_MERCHANDISE").unwrap(),
-        }],
-    };
-    let calc = t.calculate(loc, &sale).expect("calculate");
+    let calc = t
+        .calculate(loc, &general_sale(t, 10_000, date))
+        .expect("calculate");
     let rate_sum: Decimal = calc.lines[0].jurisdictions.iter().map(|j| j.rate).sum();
     (calc.total_tax, rate_sum)
 }
@@ -247,21 +245,7 @@ fn batch_matches_one_at_a_time<D>(t: &Table<D>, rows: &[Row]) {
     // A stride coprime with the count visits every location once, far apart each step.
     let n = locations.len();
     let order: Vec<&Location> = (0..n).map(|i| &locations[(i * 7_919) % n]).collect();
-    let sale = Sale {
-        currency: Currency::USD,
-        tax_included: false,
-        customer: Customer::default(),
-        automatic_tax: AutomaticTax::Auto,
-        date,
-        origin_country: None,
-        rounding: levy_core::Rounding::Line,
-        lines: vec![SaleLine {
-            amount: Decimal::from(12_345),
-            quantity: 1,
-            per_unit: false,
-            tax_code: t.category("GENERAL_MERCHANDISE").unwrap(),
-        }],
-    };
+    let sale = general_sale(t, 12_345, date);
     let mut out = Vec::new();
     let mut at = 0;
     for len in [0, 1, 5, 8, 9, 17, 1_000, 4_096].into_iter().cycle() {
