@@ -1744,9 +1744,11 @@ fn usps_zips(ctx: &mut Ctx) -> Result<(), BuildError> {
 
 /// Places ZIP codes in the counties of the SST rate files already loaded: a ZIP wholly in
 /// one county (or in several whose rates are the same on every date) gets its state and
-/// that county, for every date, marked `PARTIAL` (city and district taxes, which a county
-/// file cannot place, may apply too). A ZIP in counties of different rates stays at the
-/// state level, and is counted and listed. Counties of states whose SST county rates are not
+/// that county, marked `PARTIAL` (city and district taxes, which a county file cannot place,
+/// may apply too), on every day but those an earlier source placed it `FULL` (with every
+/// tax: a ZIP5 file from its month on), which keep that placement; so the order of a ZIP5
+/// file and this one does not change the table. A ZIP in counties of different rates stays
+/// at the state level, and is counted and listed. Counties of states whose SST county rates are not
 /// loaded are skipped.
 fn zip_county(
     ctx: &mut Ctx,
@@ -1794,7 +1796,7 @@ fn zip_county(
         v.sort();
         v
     };
-    let mut placed = 0usize;
+    let (mut placed, mut kept_full) = (0usize, 0usize);
     let mut split: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for (zip, (state, counties)) in by_zip {
         let first = schedule(ctx, &counties[0]);
@@ -1806,24 +1808,50 @@ fn zip_county(
         let Some(county) = ctx.b.find_jurisdiction(&counties[0]) else {
             continue;
         };
-        let city = ctx
-            .b
-            .zip_record(zip)
-            .map(|r| r.city.clone())
-            .unwrap_or_default();
-        ctx.set_zip(
-            zip,
-            &state,
-            &city,
-            &[state_j, county],
-            (Date::MIN, Date::MAX),
-            Coverage::Partial,
-            source,
-            file,
-        )?;
+        let (city, full_days): (String, Vec<(Date, Date)>) = match ctx.b.zip_record(zip) {
+            Some(r) => (
+                r.city.clone(),
+                r.periods
+                    .iter()
+                    .filter(|p| p.coverage == Coverage::Full as u8)
+                    .map(|p| (Date(p.from), Date(p.to)))
+                    .collect(),
+            ),
+            None => (String::new(), Vec::new()),
+        };
+        // The file has no dates, and a county is less than every tax of a place: on the
+        // days an earlier source placed the ZIP with all its taxes (a ZIP5 file from its
+        // month on, say), that placement stands, whatever order the inputs came in.
+        let mut gaps = vec![(Date::MIN, Date::MAX)];
+        for &held in &full_days {
+            gaps = gaps.into_iter().flat_map(|g| subtract(g, held)).collect();
+        }
+        if !full_days.is_empty() {
+            kept_full += 1;
+        }
+        if gaps.is_empty() {
+            continue;
+        }
+        for days in gaps {
+            ctx.set_zip(
+                zip,
+                &state,
+                &city,
+                &[state_j, county],
+                days,
+                Coverage::Partial,
+                source,
+                file,
+            )?;
+        }
         placed += 1;
     }
     let mut note = format!("{file}: {placed} ZIPs placed in their county");
+    if kept_full > 0 {
+        note.push_str(&format!(
+            "; {kept_full} ZIPs keep, on the days an earlier source placed them with every tax, that placement"
+        ));
+    }
     for (state, zips) in &split {
         let shown: Vec<String> = zips.iter().take(8).map(|z| format!("{z:05}")).collect();
         note.push_str(&format!(

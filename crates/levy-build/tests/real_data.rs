@@ -800,6 +800,66 @@ fn the_census_zip_county_file_places_georgia_zips_in_their_counties() {
 }
 
 #[test]
+fn the_zip_county_file_keeps_a_zip5_files_placements_in_either_order() {
+    // The census file has no dates and places a ZIP in its county alone (PARTIAL); the ZIP5
+    // file places it with every level (FULL) from December 2025 on. Whichever comes first,
+    // the ZIP5 file's days keep its placement and the county fills the days before them.
+    let Some(data) = data_dir() else { return };
+    let zip5_ga = data.join("zip5-rates-2025-12/TAXRATES_ZIP5_GA202512.csv");
+    let zip5 = || Input::new(InputKind::Zip5, &zip5_ga);
+    let county = || {
+        Input::new(
+            InputKind::ZipCounty,
+            data.join("census-zcta-county-2020/zip_county.csv"),
+        )
+    };
+    let (report, county_last) = built(vec![sst(&data, "GAR2026Q2FEB19.csv"), zip5(), county()]);
+    let (_, county_first) = built(vec![sst(&data, "GAR2026Q2FEB19.csv"), county(), zip5()]);
+    let (during, before) = (day(2026, 3, 1), day(2025, 11, 30));
+    for t in [&county_last, &county_first] {
+        // The ZIP5 row `GA,30303,ATLANTA,0.089000,0.040000,0.030000,0.015000,0.004000,0`:
+        // 8.9% of $100.00 = 890 cents, every level known.
+        let loc = t.resolve(&us("30303", "GA"), during).unwrap();
+        assert_eq!(tax_on_100(t, &loc, during).0, Decimal::from(890));
+        assert_eq!(loc.coverage, levy_core::Coverage::Full);
+        // Before the ZIP5 file's month: the census places 30303 in Fulton alone, the SST
+        // rows `13,45,13,0.04` and Fulton `13,00,121,0.03`: 4% + 3% = 700 cents, PARTIAL.
+        let loc = t.resolve(&us("30303", "GA"), before).unwrap();
+        assert_eq!(tax_on_100(t, &loc, before).0, Decimal::from(700));
+        assert_eq!(loc.coverage, levy_core::Coverage::Partial);
+        assert_eq!(
+            codes(t, &loc),
+            ["13", "13121"].iter().map(|s| s.to_string()).collect()
+        );
+    }
+    // Every Georgia ZIP of the ZIP5 file answers alike in both tables, on both days.
+    let mut compared = 0;
+    for rec in csv::Reader::from_path(&zip5_ga).unwrap().records() {
+        let rec = rec.unwrap();
+        for date in [during, before] {
+            let answer = |t: &Table<Vec<u8>>| {
+                let loc = t.resolve(&us(&rec[1], "GA"), date).unwrap();
+                (codes(t, &loc), loc.coverage, tax_on_100(t, &loc, date))
+            };
+            assert_eq!(answer(&county_last), answer(&county_first), "{}", &rec[1]);
+            compared += 1;
+        }
+    }
+    // The file's 942 rows (`wc -l` gives 943 lines with the header), on two days.
+    assert_eq!(compared, 2 * 942);
+    let note = report
+        .summary
+        .notes
+        .iter()
+        .find(|n| n.contains("ZIPs placed in their county"))
+        .expect("a placement note");
+    assert!(
+        note.contains("ZIPs keep, on the days an earlier source placed them with every tax"),
+        "{note}"
+    );
+}
+
+#[test]
 fn intrastate_sales_follow_the_states_sourcing_rule_on_the_zip5_tables() {
     let Some(data) = data_dir() else { return };
     let dir = tempdir("sourcing");
