@@ -270,6 +270,15 @@ fn parse_query(raw: &str) -> Result<Vec<(String, String)>, ApiError> {
 
 /// Matches a path against a pattern, returning the parameters.
 fn match_path(pattern: &str, path: &str) -> Option<Vec<String>> {
+    // Most patterns part from the path in their literal head: compare that at once, before
+    // splitting both into segments.
+    let head = pattern.split_once("{}").map_or(pattern, |(head, _)| head);
+    if !path.starts_with(head) {
+        return None;
+    }
+    if head.len() == pattern.len() {
+        return (path.len() == pattern.len()).then(Vec::new);
+    }
     let mut p = pattern.split('/');
     let mut s = path.split('/');
     let mut params = Vec::new();
@@ -554,6 +563,23 @@ mod tests {
         );
         assert_eq!(match_path("/tax/products/{}", "/tax/products/"), None);
         assert_eq!(match_path("/tax/products", "/tax/products/x"), None);
+        // A pattern without parameters matches its own path only.
+        assert_eq!(match_path("/tax/products", "/tax/products"), Some(vec![]));
+        assert_eq!(match_path("/tax/products", "/tax/product"), None);
+        assert_eq!(match_path("/tax/products", "/tax/products/"), None);
+        // Literal segments after a parameter are compared too.
+        assert_eq!(
+            match_path("/tax/transactions/{}/reversal", "/tax/transactions/tx_1/reversal"),
+            Some(vec!["tx_1".to_string()])
+        );
+        assert_eq!(
+            match_path("/tax/transactions/{}/reversal", "/tax/transactions/tx_1/reversals"),
+            None
+        );
+        assert_eq!(
+            match_path("/tax/transactions/{}/reversal", "/tax/transaction/tx_1/reversal"),
+            None
+        );
         assert_eq!(
             parse_query("cursor=a%2Bb&x=1+2").unwrap(),
             vec![("cursor".into(), "a+b".into()), ("x".into(), "1 2".into())]
