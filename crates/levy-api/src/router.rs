@@ -569,15 +569,24 @@ mod tests {
         assert_eq!(match_path("/tax/products", "/tax/products/"), None);
         // Literal segments after a parameter are compared too.
         assert_eq!(
-            match_path("/tax/transactions/{}/reversal", "/tax/transactions/tx_1/reversal"),
+            match_path(
+                "/tax/transactions/{}/reversal",
+                "/tax/transactions/tx_1/reversal"
+            ),
             Some(vec!["tx_1".to_string()])
         );
         assert_eq!(
-            match_path("/tax/transactions/{}/reversal", "/tax/transactions/tx_1/reversals"),
+            match_path(
+                "/tax/transactions/{}/reversal",
+                "/tax/transactions/tx_1/reversals"
+            ),
             None
         );
         assert_eq!(
-            match_path("/tax/transactions/{}/reversal", "/tax/transaction/tx_1/reversal"),
+            match_path(
+                "/tax/transactions/{}/reversal",
+                "/tax/transaction/tx_1/reversal"
+            ),
             None
         );
         assert_eq!(
