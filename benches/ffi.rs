@@ -9,13 +9,14 @@
 use std::ffi::CString;
 use std::ptr;
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use levy::{
-    levy_calculate, levy_engine_free, levy_engine_open, levy_result_free, LevyAddress, LevyEngine,
-    LevyResult, LevySale, LevySaleLine, LevyStatus,
+    levy_calculate, levy_calculate_batch, levy_engine_free, levy_engine_open, levy_result_free,
+    LevyAddress, LevyBatchResult, LevyEngine, LevyResult, LevySale, LevySaleLine, LevyStatus,
 };
 use levy_core::{
-    Address, AnyTable, AutomaticTax, Currency, Customer, Date, Decimal, Sale, SaleLine,
+    Address, AnyTable, AutomaticTax, Calculation, Currency, Customer, Date, Decimal, Location,
+    Sale, SaleLine,
 };
 
 /// Tennessee 7% and Davidson county 2.25% on general merchandise, ZIP 37203; CLOTHING a
@@ -157,6 +158,90 @@ fn bench_ffi(c: &mut Criterion) {
             debug_assert_eq!(s, LevyStatus::LEVY_OK);
             // SAFETY: out came from levy_calculate and is freed once.
             unsafe { levy_result_free(black_box(out)) };
+        })
+    });
+    g.finish();
+
+    // A batch of single-line sales at 37203, amounts from 1 cent up: the C batch call
+    // against the Rust batch from the same text (each address resolved, then
+    // `Table::calculate_batch` into kept buffers).
+    const BATCH: usize = 1_000;
+    let amounts: Vec<i64> = (0..BATCH as i64).map(|i| 1 + i * 997).collect();
+    let c_lines: Vec<LevySaleLine> = amounts
+        .iter()
+        .map(|&amount| LevySaleLine {
+            amount,
+            quantity: 1,
+            category: c"GENERAL_MERCHANDISE".as_ptr(),
+            tax_code: ptr::null(),
+        })
+        .collect();
+    let c_sales: Vec<LevySale> = c_lines
+        .iter()
+        .map(|line| LevySale {
+            lines: line,
+            line_count: 1,
+            ..c_sale
+        })
+        .collect();
+    let general = table.category("GENERAL_MERCHANDISE").unwrap();
+    let rust_sales: Vec<Sale> = amounts
+        .iter()
+        .map(|&amount| Sale {
+            lines: vec![SaleLine {
+                amount: Decimal::from(amount),
+                quantity: 1,
+                per_unit: false,
+                tax_code: general,
+            }],
+            ..rust_sale.clone()
+        })
+        .collect();
+    let mut out = vec![
+        LevyBatchResult {
+            status: LevyStatus::LEVY_OK,
+            total_tax: 0,
+            total_excluding_tax: 0,
+            total_including_tax: 0,
+            coverage: ptr::null(),
+        };
+        BATCH
+    ];
+    let mut locations = vec![Location::default(); BATCH];
+    let mut calcs: Vec<Calculation> = Vec::new();
+    // Both must agree before they are timed: sale 999, 996,004 cents x 9.25% = 92,130.37.
+    // SAFETY: engine is live; the sales' pointers outlive the call; out holds BATCH results.
+    let s = unsafe { levy_calculate_batch(engine, c_sales.as_ptr(), BATCH, out.as_mut_ptr()) };
+    assert_eq!(s, LevyStatus::LEVY_OK);
+    for (loc, _) in locations.iter_mut().zip(&rust_sales) {
+        table.resolve_into(&rust_address, date, loc).unwrap();
+    }
+    assert!(table
+        .calculate_batch(locations.iter().zip(&rust_sales), &mut calcs)
+        .is_empty());
+    assert_eq!(out[999].total_tax, 92_130);
+    assert_eq!(calcs[999].total_tax, Decimal::from(92_130));
+
+    let mut g = c.benchmark_group("ffi/batch_1000_single_line_sales");
+    g.throughput(Throughput::Elements(BATCH as u64));
+    g.bench_function("rust: resolve_into each + calculate_batch", |b| {
+        b.iter(|| {
+            for loc in locations.iter_mut() {
+                table
+                    .resolve_into(black_box(&rust_address), date, loc)
+                    .unwrap();
+            }
+            black_box(table.calculate_batch(locations.iter().zip(&rust_sales), &mut calcs))
+        })
+    });
+    g.bench_function("c: levy_calculate_batch", |b| {
+        b.iter(|| {
+            // SAFETY: as above.
+            let s = unsafe {
+                levy_calculate_batch(engine, black_box(c_sales.as_ptr()), BATCH, out.as_mut_ptr())
+            };
+            debug_assert_eq!(s, LevyStatus::LEVY_OK);
+            black_box(&out);
         })
     });
     g.finish();

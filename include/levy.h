@@ -197,6 +197,25 @@ typedef struct LevySale {
   const struct LevyAddress *origin;
 } LevySale;
 
+// The outcome of one sale of `levy_calculate_batch`: its status and, when it is
+// `LEVY_OK`, its totals.
+//
+// Plain data in the caller's memory; safe to copy and to read from any thread.
+typedef struct LevyBatchResult {
+  // `LEVY_OK`, or why this sale was not calculated (the statuses `levy_calculate`
+  // returns for it).
+  enum LevyStatus status;
+  // Total tax to charge, minor units; 0 when `status` is not `LEVY_OK`.
+  int64_t total_tax;
+  // Total excluding tax, minor units; 0 when `status` is not `LEVY_OK`.
+  int64_t total_excluding_tax;
+  // Total including tax, minor units: what to charge; 0 when `status` is not `LEVY_OK`.
+  int64_t total_including_tax;
+  // `"FULL"`, `"PARTIAL"` or `"STATE_ONLY"`, as `LevySummary.coverage`; NULL when
+  // `status` is not `LEVY_OK`. A static string.
+  const char *coverage;
+} LevyBatchResult;
+
 // Order-level figures of a result.
 //
 // Plain data in the caller's memory, filled by an accessor; safe to copy and to read
@@ -436,6 +455,29 @@ void levy_engine_free(struct LevyEngine *engine);
 // are NULL or valid (`lines` pointing to `line_count` lines); `out_result` NULL or valid
 // for writing one pointer.
 enum LevyStatus levy_calculate(const struct LevyEngine *engine, const struct LevySale *sale, struct LevyResult **out_result);
+
+// Calculates `count` sales and writes the outcome of `sales[i]` to `out[i]`: its status
+// and, when it is `LEVY_OK`, its totals. For a till or a job that needs each sale's totals
+// only (the lines and jurisdictions of one sale come from `levy_calculate`), at a fraction
+// of the cost per sale: the sales are calculated together, the table's records of the
+// next sales fetched while one is calculated, into buffers the thread keeps, with no
+// result to free.
+//
+// Each sale is read and checked as `levy_calculate` reads it, and fails alone: a sale that
+// cannot be calculated gets its status in `out[i]` and zero totals, and the others are
+// calculated. Returns `LEVY_OK` when every sale was; otherwise the status of the first
+// that was not, and `levy_last_error_message` names it (`"sales[3]: ..."`). Either way
+// every entry of `out` is written. Errors before any sale is read, when nothing is
+// written: `LEVY_NULL_ARGUMENT` (`engine`, `out`, or `sales` with `count` above 0).
+//
+// Thread-safe: any number of threads may calculate batches on one engine at once.
+//
+// # Safety
+//
+// `engine` must be NULL or a live engine; `sales` NULL or valid for reading `count`
+// sales, each as `levy_calculate` requires; `out` NULL or valid for writing `count`
+// results.
+enum LevyStatus levy_calculate_batch(const struct LevyEngine *engine, const struct LevySale *sales, size_t count, struct LevyBatchResult *out);
 
 // Fills `*out` with the order-level figures of `result`.
 //

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use levy_core::{
     round_minor, Address, AnyTable, AutomaticTax, Calculation, Currency, Customer, Date, Decimal,
-    IpMode, Location, ResolveError, Sale, SaleLine, TableError,
+    IpMode, Location, ResolveError, Sale, SaleLine, TableError, TaxCodeId,
 };
 
 use crate::{cstring, ffi_guard, non_null, opt_str_arg, str_arg, Error, LevyStatus};
@@ -395,6 +395,16 @@ fn resolve_error(e: &ResolveError) -> String {
     format!("{} ({})", e, e.error_type())
 }
 
+/// A whole number of minor units held without a fraction (as totals are), when it fits in
+/// `int64_t`: its mantissa, without `Decimal`'s general conversion; `None` otherwise.
+fn whole_i64(d: Decimal) -> Option<i64> {
+    if d.scale() == 0 {
+        i64::try_from(d.mantissa()).ok()
+    } else {
+        None
+    }
+}
+
 /// Whole minor units as `int64_t`; callers checked that totals fit, and lines never exceed
 /// their totals.
 fn minor_i64(d: Decimal) -> i64 {
@@ -548,6 +558,61 @@ fn now_unix() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
+/// The sale's currency and lines, once its flags are known ones.
+///
+/// # Safety
+///
+/// As for `levy_calculate`: `sale`'s pointers are NULL or valid.
+unsafe fn sale_header(sale: &LevySale) -> Result<(Currency, &[LevySaleLine]), Error> {
+    if sale.flags & !KNOWN_FLAGS != 0 {
+        return Err(Error::new(
+            LevyStatus::LEVY_INVALID_ARGUMENT,
+            format!(
+                "sale.flags has unknown bits {:#x}",
+                sale.flags & !KNOWN_FLAGS
+            ),
+        ));
+    }
+    // SAFETY: NULL or NUL-terminated per the contract.
+    let currency = match unsafe { opt_str_arg(sale.currency, "sale.currency") }? {
+        // The common case without a hash lookup.
+        None | Some("USD") => Currency::USD,
+        Some(code) => Currency::from_code(code).ok_or_else(|| {
+            Error::new(
+                LevyStatus::LEVY_UNKNOWN_CURRENCY,
+                format!("unknown currency {code:?} (ISO 4217, upper case)"),
+            )
+        })?,
+    };
+    let lines: &[LevySaleLine] = if sale.line_count == 0 {
+        &[]
+    } else {
+        non_null!(sale.lines, "sale.lines");
+        // SAFETY: lines points to line_count initialized lines per the contract.
+        unsafe { std::slice::from_raw_parts(sale.lines, sale.line_count) }
+    };
+    Ok((currency, lines))
+}
+
+/// `LEVY_INVALID_SALE` when a total of `calc` does not fit in `int64_t` minor units.
+fn totals_fit(calc: &Calculation) -> Result<(), Error> {
+    let limit = Decimal::from(i64::MAX);
+    if [
+        calc.total_tax,
+        calc.total_excluding_tax,
+        calc.total_including_tax,
+    ]
+    .iter()
+    .any(|t| t.abs() > limit)
+    {
+        return Err(Error::new(
+            LevyStatus::LEVY_INVALID_SALE,
+            "the sale's totals do not fit in int64_t minor units; split it",
+        ));
+    }
+    Ok(())
+}
+
 /// Calculates the tax of `sale` and writes a new result to `*out_result`.
 ///
 /// The address is resolved first; when it cannot be and an IP is given, the IP is resolved
@@ -580,36 +645,6 @@ pub unsafe extern "C" fn levy_calculate(
         // SAFETY: non-null and valid per the contract.
         let sale = unsafe { &*sale };
         let table = &*engine.table;
-
-        if sale.flags & !KNOWN_FLAGS != 0 {
-            return Err(Error::new(
-                LevyStatus::LEVY_INVALID_ARGUMENT,
-                format!(
-                    "sale.flags has unknown bits {:#x}",
-                    sale.flags & !KNOWN_FLAGS
-                ),
-            ));
-        }
-        let currency = match unsafe {
-            // SAFETY: NULL or NUL-terminated per the contract.
-            opt_str_arg(sale.currency, "sale.currency")
-        }? {
-            // The common case without a hash lookup.
-            None | Some("USD") => Currency::USD,
-            Some(code) => Currency::from_code(code).ok_or_else(|| {
-                Error::new(
-                    LevyStatus::LEVY_UNKNOWN_CURRENCY,
-                    format!("unknown currency {code:?} (ISO 4217, upper case)"),
-                )
-            })?,
-        };
-        let lines: &[LevySaleLine] = if sale.line_count == 0 {
-            &[]
-        } else {
-            non_null!(sale.lines, "sale.lines");
-            // SAFETY: lines points to line_count initialized lines per the contract.
-            unsafe { std::slice::from_raw_parts(sale.lines, sale.line_count) }
-        };
         let run = |scratch: &mut Scratch| {
             // A result freed earlier on this thread, if any, is filled again in place.
             let spare = SPARE_RESULTS
@@ -617,7 +652,7 @@ pub unsafe extern "C" fn levy_calculate(
                 .ok()
                 .flatten();
             // SAFETY: the sale and its lines come straight from the caller, under its contract.
-            let result = unsafe { fill_result(table, sale, lines, currency, scratch, spare) };
+            let result = unsafe { fill_result(table, sale, scratch, spare) };
             if scratch.sale.lines.capacity() > SCRATCH_LINES {
                 scratch.sale.lines = Vec::new();
             }
@@ -627,21 +662,7 @@ pub unsafe extern "C" fn levy_calculate(
         let mut result = SCRATCH
             .try_with(|s| run(&mut s.borrow_mut()))
             .unwrap_or_else(|_| run(&mut Scratch::new()))?;
-        let calc = &result.calc;
-        let limit = Decimal::from(i64::MAX);
-        if [
-            calc.total_tax,
-            calc.total_excluding_tax,
-            calc.total_including_tax,
-        ]
-        .iter()
-        .any(|t| t.abs() > limit)
-        {
-            return Err(Error::new(
-                LevyStatus::LEVY_INVALID_SALE,
-                "the sale's totals do not fit in int64_t minor units; split it",
-            ));
-        }
+        totals_fit(&result.calc)?;
         result.table = Some(engine.table.clone());
         // SAFETY: out_result is non-null and valid for writing, per the contract.
         unsafe { out_result.write(Box::into_raw(result)) };
@@ -649,17 +670,269 @@ pub unsafe extern "C" fn levy_calculate(
     })
 }
 
+/// The outcome of one sale of `levy_calculate_batch`: its status and, when it is
+/// `LEVY_OK`, its totals.
+///
+/// Plain data in the caller's memory; safe to copy and to read from any thread.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LevyBatchResult {
+    /// `LEVY_OK`, or why this sale was not calculated (the statuses `levy_calculate`
+    /// returns for it).
+    pub status: LevyStatus,
+    /// Total tax to charge, minor units; 0 when `status` is not `LEVY_OK`.
+    pub total_tax: i64,
+    /// Total excluding tax, minor units; 0 when `status` is not `LEVY_OK`.
+    pub total_excluding_tax: i64,
+    /// Total including tax, minor units: what to charge; 0 when `status` is not `LEVY_OK`.
+    pub total_including_tax: i64,
+    /// `"FULL"`, `"PARTIAL"` or `"STATE_ONLY"`, as `LevySummary.coverage`; NULL when
+    /// `status` is not `LEVY_OK`. A static string.
+    pub coverage: *const c_char,
+}
+
+impl LevyBatchResult {
+    fn failed(status: LevyStatus) -> LevyBatchResult {
+        LevyBatchResult {
+            status,
+            total_tax: 0,
+            total_excluding_tax: 0,
+            total_including_tax: 0,
+            coverage: std::ptr::null(),
+        }
+    }
+
+    /// The totals of `calc`; `LEVY_INVALID_SALE` when one does not fit in `int64_t`.
+    fn of(calc: &Calculation) -> Result<LevyBatchResult, Error> {
+        match (
+            whole_i64(calc.total_tax),
+            whole_i64(calc.total_excluding_tax),
+            whole_i64(calc.total_including_tax),
+        ) {
+            (Some(total_tax), Some(total_excluding_tax), Some(total_including_tax)) => {
+                Ok(LevyBatchResult {
+                    status: LevyStatus::LEVY_OK,
+                    total_tax,
+                    total_excluding_tax,
+                    total_including_tax,
+                    coverage: coverage_cstr(calc.coverage).as_ptr(),
+                })
+            }
+            _ => totals_fit(calc).map(|()| LevyBatchResult {
+                status: LevyStatus::LEVY_OK,
+                total_tax: minor_i64(calc.total_tax),
+                total_excluding_tax: minor_i64(calc.total_excluding_tax),
+                total_including_tax: minor_i64(calc.total_including_tax),
+                coverage: coverage_cstr(calc.coverage).as_ptr(),
+            }),
+        }
+    }
+}
+
+/// Per-thread buffers of `levy_calculate_batch`, refilled on every call: once they have
+/// grown to a caller's batches, a batch allocates nothing for its sales, locations and
+/// calculations.
+struct BatchScratch {
+    address: Address,
+    /// The sales prepared for the table's batch, and where each was resolved.
+    sales: Vec<Sale>,
+    locations: Vec<Location>,
+    /// For each prepared sale, its index in the caller's array.
+    from: Vec<usize>,
+    calcs: Vec<Calculation>,
+}
+
+/// Sales a thread's batch buffers keep between calls at most.
+const BATCH_KEPT: usize = 65_536;
+
+impl BatchScratch {
+    const fn new() -> BatchScratch {
+        BatchScratch {
+            address: Address {
+                line1: String::new(),
+                line2: String::new(),
+                city: String::new(),
+                region: String::new(),
+                postal_code: String::new(),
+                country: String::new(),
+            },
+            sales: Vec::new(),
+            locations: Vec::new(),
+            from: Vec::new(),
+            calcs: Vec::new(),
+        }
+    }
+
+    /// Lets go of what a batch larger than [`BATCH_KEPT`] grew.
+    fn trim(&mut self) {
+        if self.sales.len() > BATCH_KEPT {
+            *self = BatchScratch::new();
+        }
+    }
+}
+
+thread_local! {
+    static BATCH: RefCell<BatchScratch> = const { RefCell::new(BatchScratch::new()) };
+}
+
+/// Calculates `count` sales and writes the outcome of `sales[i]` to `out[i]`: its status
+/// and, when it is `LEVY_OK`, its totals. For a till or a job that needs each sale's totals
+/// only (the lines and jurisdictions of one sale come from `levy_calculate`), at a fraction
+/// of the cost per sale: the sales are calculated together, the table's records of the
+/// next sales fetched while one is calculated, into buffers the thread keeps, with no
+/// result to free.
+///
+/// Each sale is read and checked as `levy_calculate` reads it, and fails alone: a sale that
+/// cannot be calculated gets its status in `out[i]` and zero totals, and the others are
+/// calculated. Returns `LEVY_OK` when every sale was; otherwise the status of the first
+/// that was not, and `levy_last_error_message` names it (`"sales[3]: ..."`). Either way
+/// every entry of `out` is written. Errors before any sale is read, when nothing is
+/// written: `LEVY_NULL_ARGUMENT` (`engine`, `out`, or `sales` with `count` above 0).
+///
+/// Thread-safe: any number of threads may calculate batches on one engine at once.
+///
+/// # Safety
+///
+/// `engine` must be NULL or a live engine; `sales` NULL or valid for reading `count`
+/// sales, each as `levy_calculate` requires; `out` NULL or valid for writing `count`
+/// results.
+#[no_mangle]
+pub unsafe extern "C" fn levy_calculate_batch(
+    engine: *const LevyEngine,
+    sales: *const LevySale,
+    count: usize,
+    out: *mut LevyBatchResult,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(engine, "engine");
+        non_null!(out, "out");
+        if count == 0 {
+            return Ok(());
+        }
+        non_null!(sales, "sales");
+        // SAFETY: non-null and live per the contract; engines are never mutated.
+        let table = &*unsafe { &*engine }.table;
+        // SAFETY: non-null and valid for `count` sales, per the contract.
+        let sales = unsafe { std::slice::from_raw_parts(sales, count) };
+        // SAFETY: non-null and valid for writing `count` results, per the contract; every
+        // entry is written before it is read.
+        let out = unsafe { std::slice::from_raw_parts_mut(out, count) };
+        // SAFETY (both calls): the sales come straight from the caller, under its contract.
+        let kept = BATCH.try_with(|s| {
+            let scratch = &mut *s.borrow_mut();
+            let first = unsafe { calculate_batch(table, sales, &mut *out, scratch) };
+            scratch.trim();
+            first
+        });
+        // A thread being torn down has lost its buffers; it gets fresh ones.
+        let first = match kept {
+            Ok(first) => first,
+            Err(_) => unsafe { calculate_batch(table, sales, out, &mut BatchScratch::new()) },
+        };
+        match first {
+            None => Ok(()),
+            Some((i, e)) => Err(Error::new(e.status, format!("sales[{i}]: {}", e.message))),
+        }
+    })
+}
+
+/// The work of `levy_calculate_batch` on its checked arguments; returns the first sale
+/// that failed, with its error.
+///
+/// # Safety
+///
+/// Every sale's pointers are NULL or valid, as `levy_calculate` requires.
+unsafe fn calculate_batch(
+    table: &AnyTable,
+    sales: &[LevySale],
+    out: &mut [LevyBatchResult],
+    scratch: &mut BatchScratch,
+) -> Option<(usize, Error)> {
+    let BatchScratch {
+        address,
+        sales: prepared,
+        locations,
+        from,
+        calcs,
+    } = scratch;
+    let mut first: Option<(usize, Error)> = None;
+    let mut fail = |i: usize, e: Error, out: &mut [LevyBatchResult]| {
+        out[i] = LevyBatchResult::failed(e.status);
+        if first.is_none() {
+            first = Some((i, e));
+        }
+    };
+    from.clear();
+    let mut codes = TaxCodes::default();
+    for (i, sale) in sales.iter().enumerate() {
+        let k = from.len();
+        if prepared.len() == k {
+            prepared.push(Scratch::new().sale);
+            locations.push(Location::default());
+        }
+        // SAFETY: as this function's contract.
+        let ready = unsafe {
+            prepare_sale(
+                table,
+                sale,
+                address,
+                &mut prepared[k],
+                &mut locations[k],
+                &mut codes,
+            )
+        };
+        match ready {
+            Err(e) => fail(i, e, out),
+            // A sale shipped from a known origin follows its state's sourcing rule: it is
+            // calculated on its own, as `levy_calculate` would.
+            Ok(Some(origin)) => {
+                match table.calculate_from(Some(&origin), &locations[k], &prepared[k]) {
+                    Ok(calc) => match LevyBatchResult::of(&calc) {
+                        Ok(r) => out[i] = r,
+                        Err(e) => fail(i, e, out),
+                    },
+                    Err(e) => fail(
+                        i,
+                        Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string()),
+                        out,
+                    ),
+                }
+            }
+            Ok(None) => from.push(i),
+        }
+    }
+    let n = from.len();
+    let errors = table.calculate_batch(locations[..n].iter().zip(&prepared[..n]), calcs);
+    let mut errors = errors.into_iter().peekable();
+    for (k, calc) in calcs.iter().enumerate() {
+        let i = from[k];
+        if errors.peek().is_some_and(|(at, _)| *at == k) {
+            if let Some((_, e)) = errors.next() {
+                fail(
+                    i,
+                    Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string()),
+                    out,
+                );
+            }
+            continue;
+        }
+        match LevyBatchResult::of(calc) {
+            Ok(r) => out[i] = r,
+            Err(e) => fail(i, e, out),
+        }
+    }
+    first
+}
+
 /// Calculates the sale into `spare` (a freed result, its location and vectors reused) or
 /// into a new result, using the thread's scratch buffers.
 ///
 /// # Safety
 ///
-/// As for `levy_calculate`: `sale`'s and `lines`' pointers are NULL or valid.
+/// As for `levy_calculate`: `sale`'s pointers are NULL or valid.
 unsafe fn fill_result(
     table: &AnyTable,
     sale: &LevySale,
-    lines: &[LevySaleLine],
-    currency: Currency,
     scratch: &mut Scratch,
     mut spare: Option<Box<LevyResult>>,
 ) -> Result<Box<LevyResult>, Error> {
@@ -679,11 +952,10 @@ unsafe fn fill_result(
         prepare_sale(
             table,
             sale,
-            lines,
-            currency,
             address,
             core_sale,
             &mut location,
+            &mut TaxCodes::default(),
         )
     }?;
     Ok(match spare {
@@ -705,40 +977,90 @@ unsafe fn fill_result(
     })
 }
 
-/// The work of `levy_calculate` after the sale's header was checked, up to the
-/// calculation: the lines into `core_sale`, the location into `location` (its strings
-/// reused), and the origin when given, returned; using the caller's scratch buffers.
-///
-/// # Safety
-///
-/// As for `levy_calculate`: `sale`'s and `lines`' pointers are NULL or valid.
-unsafe fn prepare_sale(
-    table: &AnyTable,
-    sale: &LevySale,
-    lines: &[LevySaleLine],
-    currency: Currency,
-    address: &mut Address,
-    core_sale: &mut Sale,
-    location: &mut Location,
-) -> Result<Option<Location>, Error> {
-    let per_unit = sale.flags & LEVY_SALE_PER_UNIT != 0;
-    core_sale.lines.clear();
-    for (i, line) in lines.iter().enumerate() {
+/// The tax codes of the lines read during one call, by the addresses of their category and
+/// tax code strings: a string given again at the same address in the same call (a batch's
+/// sales naming one category, as a till's do) is read and looked up once. Only within a
+/// call: the caller may reuse the memory for other text between calls.
+#[derive(Default)]
+struct TaxCodes {
+    /// (category pointer, tax code pointer, the code), in a ring; `next` is the slot the
+    /// next new pair takes.
+    seen: [Option<(usize, usize, TaxCodeId)>; TAX_CODES_KEPT],
+    next: usize,
+}
+
+/// Distinct (category, tax code) pointer pairs a call remembers.
+const TAX_CODES_KEPT: usize = 8;
+
+impl TaxCodes {
+    /// The tax code of `line` (the `i`-th of its sale).
+    ///
+    /// # Safety
+    ///
+    /// The line's strings are NULL or NUL-terminated, and unchanged during the call.
+    unsafe fn get(
+        &mut self,
+        table: &AnyTable,
+        line: &LevySaleLine,
+        i: usize,
+    ) -> Result<TaxCodeId, Error> {
+        let key = (line.category as usize, line.tax_code as usize);
+        if let Some((_, _, code)) = self.seen.iter().flatten().find(|(c, t, _)| (*c, *t) == key) {
+            return Ok(*code);
+        }
         // SAFETY: NULL or NUL-terminated per the contract.
         let category = unsafe { opt_str_arg(line.category, "line.category") }?;
         // SAFETY: as above.
         let code = unsafe { opt_str_arg(line.tax_code, "line.tax_code") }?;
-        let tax_code = match (category, code) {
-                (Some(c), _) => table.category(c).ok_or_else(|| {
-                    Error::new(LevyStatus::LEVY_UNKNOWN_TAX_CODE, format!("line {i}: unknown product category {c:?}"))
-                })?,
-                (None, Some(c)) => table.tax_code(c).ok_or_else(|| {
-                    Error::new(LevyStatus::LEVY_UNKNOWN_TAX_CODE, format!("line {i}: unknown product tax code {c:?}"))
-                })?,
-                (None, None) => table.tax_code("GENERAL_MERCHANDISE").ok_or_else(|| {
-                    Error::new(LevyStatus::LEVY_UNKNOWN_TAX_CODE, format!("line {i}: no category or tax code given and the table has no GENERAL_MERCHANDISE"))
-                })?,
-            };
+        let found = match (category, code) {
+            (Some(c), _) => table.category(c).ok_or_else(|| {
+                Error::new(
+                    LevyStatus::LEVY_UNKNOWN_TAX_CODE,
+                    format!("line {i}: unknown product category {c:?}"),
+                )
+            })?,
+            (None, Some(c)) => table.tax_code(c).ok_or_else(|| {
+                Error::new(
+                    LevyStatus::LEVY_UNKNOWN_TAX_CODE,
+                    format!("line {i}: unknown product tax code {c:?}"),
+                )
+            })?,
+            (None, None) => table.tax_code("GENERAL_MERCHANDISE").ok_or_else(|| {
+                Error::new(
+                    LevyStatus::LEVY_UNKNOWN_TAX_CODE,
+                    format!("line {i}: no category or tax code given and the table has no GENERAL_MERCHANDISE"),
+                )
+            })?,
+        };
+        self.seen[self.next] = Some((key.0, key.1, found));
+        self.next = (self.next + 1) % TAX_CODES_KEPT;
+        Ok(found)
+    }
+}
+
+/// The work of `levy_calculate` up to the calculation: the sale's header checked, its
+/// lines into `core_sale` (their tax codes through `codes`), the location into `location`
+/// (its strings reused), and the origin when given, returned; using the caller's scratch
+/// buffers.
+///
+/// # Safety
+///
+/// As for `levy_calculate`: `sale`'s pointers are NULL or valid.
+unsafe fn prepare_sale(
+    table: &AnyTable,
+    sale: &LevySale,
+    address: &mut Address,
+    core_sale: &mut Sale,
+    location: &mut Location,
+    codes: &mut TaxCodes,
+) -> Result<Option<Location>, Error> {
+    // SAFETY: as this function's contract.
+    let (currency, lines) = unsafe { sale_header(sale) }?;
+    let per_unit = sale.flags & LEVY_SALE_PER_UNIT != 0;
+    core_sale.lines.clear();
+    for (i, line) in lines.iter().enumerate() {
+        // SAFETY: as this function's contract.
+        let tax_code = unsafe { codes.get(table, line, i) }?;
         core_sale.lines.push(SaleLine {
             amount: Decimal::from(line.amount),
             quantity: line.quantity,

@@ -433,6 +433,118 @@ static void test_freed_results_are_refilled(LevyEngine *engine) {
     levy_result_free(third);
 }
 
+/* levy_calculate_batch: each sale's status and totals, a failing sale failing alone, and
+ * every sale of a long batch equal to what levy_calculate gives it. */
+static void test_batch(LevyEngine *engine) {
+    LevyAddress addr = nashville();
+    LevySaleLine two[2] = {
+        {1999, 1, NULL, "GENERAL_MERCHANDISE"},
+        {1000, 2, "CLOTHING", NULL},
+    };
+    LevySaleLine unknown = {500, 1, "NO_SUCH_CATEGORY", NULL};
+    LevySaleLine one = {1000, 1, "GENERAL_MERCHANDISE", NULL};
+    LevySale sales[5];
+    sales[0] = sale_of(&addr, two, 2);
+    sales[1] = sale_of(&addr, &unknown, 1);
+    sales[2] = sale_of(&addr, &one, 1);
+    sales[3] = sale_of(NULL, &two[0], 1);
+    sales[3].ip = "192.0.2.7";
+    sales[4] = sale_of(&addr, &one, 1);
+    sales[4].flags = 0x100;
+    LevyBatchResult out[5];
+    memset(out, 0xAB, sizeof out);
+    /* The first sale that fails decides the status, and the message names it. */
+    CHECK_STATUS(levy_calculate_batch(engine, sales, 5, out), LEVY_UNKNOWN_TAX_CODE);
+    CHECK(contains(levy_last_error_message(), "sales[1]"));
+    CHECK(contains(levy_last_error_message(), "NO_SUCH_CATEGORY"));
+    /* As test_calculate: 185 + 93 = 278 tax on 2999. */
+    CHECK_STATUS(out[0].status, LEVY_OK);
+    CHECK_I64(out[0].total_tax, 278);
+    CHECK_I64(out[0].total_excluding_tax, 2999);
+    CHECK_I64(out[0].total_including_tax, 3277);
+    CHECK_STR(out[0].coverage, "FULL");
+    /* The unknown category fails its sale alone: zero totals, no coverage. */
+    CHECK_STATUS(out[1].status, LEVY_UNKNOWN_TAX_CODE);
+    CHECK_I64(out[1].total_tax, 0);
+    CHECK_I64(out[1].total_including_tax, 0);
+    CHECK(out[1].coverage == NULL);
+    /* 1000 x 7% = 70, x 2.25% = 22.5: 92.5 -> 93 (half away from zero). */
+    CHECK_STATUS(out[2].status, LEVY_OK);
+    CHECK_I64(out[2].total_tax, 93);
+    CHECK_I64(out[2].total_including_tax, 1093);
+    /* By IP, placed in 37203: 1999 x 9.25% = 184.9075 -> 185. */
+    CHECK_STATUS(out[3].status, LEVY_OK);
+    CHECK_I64(out[3].total_tax, 185);
+    CHECK_I64(out[3].total_including_tax, 2184);
+    CHECK_STATUS(out[4].status, LEVY_INVALID_ARGUMENT);
+    CHECK(out[4].coverage == NULL);
+
+    /* A category is read again on each call: the same buffer holding other text in the
+     * next call names the other category. */
+    char category[32];
+    LevySaleLine mutable_line = {1000, 1, category, NULL};
+    LevySale twice[2] = {sale_of(&addr, &mutable_line, 1), sale_of(&addr, &mutable_line, 1)};
+    LevyBatchResult twice_out[2];
+    strcpy(category, "CLOTHING");
+    CHECK_STATUS(levy_calculate_batch(engine, twice, 2, twice_out), LEVY_OK);
+    CHECK_I64(twice_out[1].total_tax, 93);
+    strcpy(category, "NO_SUCH");
+    CHECK_STATUS(levy_calculate_batch(engine, twice, 2, twice_out), LEVY_UNKNOWN_TAX_CODE);
+    /* Both sales naming it fail, not only the first. */
+    CHECK_STATUS(twice_out[0].status, LEVY_UNKNOWN_TAX_CODE);
+    CHECK_STATUS(twice_out[1].status, LEVY_UNKNOWN_TAX_CODE);
+
+    /* Argument errors write nothing. */
+    LevyBatchResult untouched;
+    memset(&untouched, 0xAB, sizeof untouched);
+    LevyBatchResult probe = untouched;
+    CHECK_STATUS(levy_calculate_batch(NULL, sales, 1, &probe), LEVY_NULL_ARGUMENT);
+    CHECK_STATUS(levy_calculate_batch(engine, NULL, 1, &probe), LEVY_NULL_ARGUMENT);
+    CHECK(contains(levy_last_error_message(), "sales"));
+    CHECK_STATUS(levy_calculate_batch(engine, sales, 1, NULL), LEVY_NULL_ARGUMENT);
+    CHECK(memcmp(&probe, &untouched, sizeof probe) == 0);
+    /* An empty batch is a batch. */
+    CHECK_STATUS(levy_calculate_batch(engine, NULL, 0, &probe), LEVY_OK);
+
+    /* A long batch (longer than the eight sales the batch fetches ahead), amounts from 1
+     * cent up, every fifth sale by IP, every seventh shipped from an origin (calculated on
+     * its own): each equals levy_calculate on the same sale. */
+    enum { N = 1000 };
+    static LevySale many[N];
+    static LevySaleLine many_lines[N];
+    static LevyBatchResult many_out[N];
+    LevyAddress origin = nashville();
+    for (int i = 0; i < N; i++) {
+        many_lines[i].amount = 1 + (int64_t)i * 997;
+        many_lines[i].quantity = 1 + (uint32_t)(i % 3);
+        many_lines[i].category = (i % 2) ? "CLOTHING" : "GENERAL_MERCHANDISE";
+        many_lines[i].tax_code = NULL;
+        many[i] = sale_of(&addr, &many_lines[i], 1);
+        if (i % 5 == 0) {
+            many[i].address = NULL;
+            many[i].ip = "192.0.2.9";
+        }
+        if (i % 7 == 0) many[i].origin = &origin;
+    }
+    CHECK_STATUS(levy_calculate_batch(engine, many, N, many_out), LEVY_OK);
+    int same = 0;
+    for (int i = 0; i < N; i++) {
+        LevyResult *r = NULL;
+        if (levy_calculate(engine, &many[i], &r) != LEVY_OK) continue;
+        LevySummary s;
+        levy_result_summary(r, &s);
+        same += many_out[i].status == LEVY_OK && many_out[i].total_tax == s.total_tax &&
+                many_out[i].total_excluding_tax == s.total_excluding_tax &&
+                many_out[i].total_including_tax == s.total_including_tax &&
+                strcmp(many_out[i].coverage, s.coverage) == 0;
+        levy_result_free(r);
+    }
+    CHECK(same == N);
+    /* Sale 999: 1 + 999 x 997 = 996,004 cents of CLOTHING (taxed as general
+     * merchandise), by address: x 9.25% = 92,130.37 -> 92,130. */
+    CHECK_I64(many_out[999].total_tax, 92130);
+}
+
 static void test_result_outlives_engine(const char *dir) {
     LevyEngine *engine = NULL;
     CHECK_STATUS(levy_engine_open(path_in(dir, "fixture.levy"), &engine), LEVY_OK);
@@ -466,6 +578,7 @@ int main(int argc, char **argv) {
     test_ip(engine);
     test_calculate_errors(engine);
     test_freed_results_are_refilled(engine);
+    test_batch(engine);
     levy_engine_free(engine);
     test_result_outlives_engine(dir);
     return check_finish();
