@@ -36,6 +36,16 @@ fn built(inputs: Vec<Input>) -> (BuildReport, Table<Vec<u8>>) {
     (report, table)
 }
 
+/// The build's note that mentions `what`.
+fn build_note<'a>(report: &'a BuildReport, what: &str) -> &'a str {
+    report
+        .summary
+        .notes
+        .iter()
+        .find(|n| n.contains(what))
+        .unwrap_or_else(|| panic!("no build note mentions {what:?}"))
+}
+
 fn day(y: i32, m: u32, d: u32) -> Date {
     Date::from_ymd(y, m, d).unwrap()
 }
@@ -498,12 +508,7 @@ fn cdtfa_cities_resolve_at_their_zips() {
     // primary city are found through the names USPS accepts, or a spelling: `McFarland` is
     // USPS's `MC FARLAND`) and the 5 county header rows, whose counties' cities and
     // unincorporated areas have rows of their own.
-    let note = report
-        .summary
-        .notes
-        .iter()
-        .find(|n| n.contains("locations placed"))
-        .expect("a placement note");
+    let note = build_note(&report, "locations placed");
     assert!(
         note.contains("546 of 546 locations placed: 541 with a rate"),
         "{note}"
@@ -782,12 +787,7 @@ fn the_census_zip_county_file_places_georgia_zips_in_their_counties() {
     // 30004 lies in Cherokee (057: 2% until 2026-03-31, 3% from 2026-04-01), Forsyth (117)
     // and Fulton (121, both 3%): counties of different rates, so the ZIP is not placed and
     // the build names it.
-    let note = report
-        .summary
-        .notes
-        .iter()
-        .find(|n| n.contains("ZIPs placed in their county"))
-        .expect("a placement note");
+    let note = build_note(&report, "ZIPs placed in their county");
     assert!(
         note.contains("GA ZIPs lie in counties of different rates"),
         "{note}"
@@ -847,12 +847,7 @@ fn the_zip_county_file_keeps_a_zip5_files_placements_in_either_order() {
     }
     // The file's 942 rows (`wc -l` gives 943 lines with the header), on two days.
     assert_eq!(compared, 2 * 942);
-    let note = report
-        .summary
-        .notes
-        .iter()
-        .find(|n| n.contains("ZIPs placed in their county"))
-        .expect("a placement note");
+    let note = build_note(&report, "ZIPs placed in their county");
     assert!(
         note.contains("ZIPs keep, on the days an earlier source placed them with every tax"),
         "{note}"
