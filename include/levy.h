@@ -461,7 +461,11 @@ enum LevyStatus levy_calculate(const struct LevyEngine *engine, const struct Lev
 // only (the lines and jurisdictions of one sale come from `levy_calculate`), at a fraction
 // of the cost per sale: the sales are calculated together, the table's records of the
 // next sales fetched while one is calculated, into buffers the thread keeps, with no
-// result to free.
+// result to free. Within a call, a sale that points to the same `LevyAddress` as the sale
+// before it, with the same `transacted_at` (not 0), shares its place instead of resolving
+// the address again (a till's sales at its own address), and a category or tax code
+// string at the same address is looked up once; so the strings must not change during
+// the call (they may between calls).
 //
 // Each sale is read and checked as `levy_calculate` reads it, and fails alone: a sale that
 // cannot be calculated gets its status in `out[i]` and zero totals, and the others are

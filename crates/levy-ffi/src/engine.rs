@@ -734,11 +734,14 @@ impl LevyBatchResult {
 /// calculations.
 struct BatchScratch {
     address: Address,
-    /// The sales prepared for the table's batch, and where each was resolved.
+    /// The sales prepared for the table's batch.
     sales: Vec<Sale>,
+    /// The places the call's sales were resolved to; a sale at the address of the sale
+    /// resolved before it, on the same day, shares its place.
     locations: Vec<Location>,
-    /// For each prepared sale, its index in the caller's array.
+    /// For each prepared sale, its index in the caller's array and its place.
     from: Vec<usize>,
+    places: Vec<usize>,
     calcs: Vec<Calculation>,
 }
 
@@ -759,13 +762,14 @@ impl BatchScratch {
             sales: Vec::new(),
             locations: Vec::new(),
             from: Vec::new(),
+            places: Vec::new(),
             calcs: Vec::new(),
         }
     }
 
     /// Lets go of what a batch larger than [`BATCH_KEPT`] grew.
     fn trim(&mut self) {
-        if self.sales.len() > BATCH_KEPT {
+        if self.sales.len().max(self.locations.len()) > BATCH_KEPT {
             *self = BatchScratch::new();
         }
     }
@@ -780,7 +784,11 @@ thread_local! {
 /// only (the lines and jurisdictions of one sale come from `levy_calculate`), at a fraction
 /// of the cost per sale: the sales are calculated together, the table's records of the
 /// next sales fetched while one is calculated, into buffers the thread keeps, with no
-/// result to free.
+/// result to free. Within a call, a sale that points to the same `LevyAddress` as the sale
+/// before it, with the same `transacted_at` (not 0), shares its place instead of resolving
+/// the address again (a till's sales at its own address), and a category or tax code
+/// string at the same address is looked up once; so the strings must not change during
+/// the call (they may between calls).
 ///
 /// Each sale is read and checked as `levy_calculate` reads it, and fails alone: a sale that
 /// cannot be calculated gets its status in `out[i]` and zero totals, and the others are
@@ -853,6 +861,7 @@ unsafe fn calculate_batch(
         sales: prepared,
         locations,
         from,
+        places,
         calcs,
     } = scratch;
     let mut first: Option<(usize, Error)> = None;
@@ -863,11 +872,26 @@ unsafe fn calculate_batch(
         }
     };
     from.clear();
+    places.clear();
     let mut codes = TaxCodes::default();
+    // Places in use, and the last one resolved from an address: (the address's pointer,
+    // `transacted_at`, the place). The same address struct on the same day is the same
+    // place (its strings cannot change during the call); a sale dated "now" (0) is always
+    // resolved.
+    let mut used = 0;
+    let mut last: Option<(usize, i64, usize)> = None;
     for (i, sale) in sales.iter().enumerate() {
         let k = from.len();
         if prepared.len() == k {
             prepared.push(Scratch::new().sale);
+        }
+        let shared = last
+            .filter(|&(a, t, _)| {
+                !sale.address.is_null() && a == sale.address as usize && t == sale.transacted_at
+            })
+            .map(|(_, _, place)| place);
+        let place = shared.unwrap_or(used);
+        if locations.len() == place {
             locations.push(Location::default());
         }
         // SAFETY: as this function's contract.
@@ -877,16 +901,23 @@ unsafe fn calculate_batch(
                 sale,
                 address,
                 &mut prepared[k],
-                &mut locations[k],
+                &mut locations[place],
                 &mut codes,
+                shared.is_none(),
             )
         };
+        if ready.is_ok() && shared.is_none() {
+            used += 1;
+            last = (sale.transacted_at != 0
+                && locations[place].source == levy_core::LocationSource::Address)
+                .then_some((sale.address as usize, sale.transacted_at, place));
+        }
         match ready {
             Err(e) => fail(i, e, out),
             // A sale shipped from a known origin follows its state's sourcing rule: it is
             // calculated on its own, as `levy_calculate` would.
             Ok(Some(origin)) => {
-                match table.calculate_from(Some(&origin), &locations[k], &prepared[k]) {
+                match table.calculate_from(Some(&origin), &locations[place], &prepared[k]) {
                     Ok(calc) => match LevyBatchResult::of(&calc) {
                         Ok(r) => out[i] = r,
                         Err(e) => fail(i, e, out),
@@ -898,11 +929,15 @@ unsafe fn calculate_batch(
                     ),
                 }
             }
-            Ok(None) => from.push(i),
+            Ok(None) => {
+                from.push(i);
+                places.push(place);
+            }
         }
     }
     let n = from.len();
-    let errors = table.calculate_batch(locations[..n].iter().zip(&prepared[..n]), calcs);
+    let items = places.iter().map(|&p| &locations[p]).zip(&prepared[..n]);
+    let errors = table.calculate_batch(items, calcs);
     let mut errors = errors.into_iter().peekable();
     for (k, calc) in calcs.iter().enumerate() {
         let i = from[k];
@@ -956,6 +991,7 @@ unsafe fn fill_result(
             core_sale,
             &mut location,
             &mut TaxCodes::default(),
+            true,
         )
     }?;
     Ok(match spare {
@@ -1040,8 +1076,8 @@ impl TaxCodes {
 
 /// The work of `levy_calculate` up to the calculation: the sale's header checked, its
 /// lines into `core_sale` (their tax codes through `codes`), the location into `location`
-/// (its strings reused), and the origin when given, returned; using the caller's scratch
-/// buffers.
+/// (its strings reused; left as it is, already the sale's, unless `resolve`), and the
+/// origin when given, returned; using the caller's scratch buffers.
 ///
 /// # Safety
 ///
@@ -1053,6 +1089,7 @@ unsafe fn prepare_sale(
     core_sale: &mut Sale,
     location: &mut Location,
     codes: &mut TaxCodes,
+    resolve: bool,
 ) -> Result<Option<Location>, Error> {
     // SAFETY: as this function's contract.
     let (currency, lines) = unsafe { sale_header(sale) }?;
@@ -1083,21 +1120,22 @@ unsafe fn prepare_sale(
     };
     // SAFETY: NULL or NUL-terminated per the contract.
     let ip = unsafe { opt_str_arg(sale.ip, "sale.ip") }?;
-    let address = if sale.address.is_null() {
-        None
-    } else {
-        // SAFETY: non-null and valid per the contract; its fields NULL or NUL-terminated.
-        unsafe { fill_address(&*sale.address, address) }?;
-        Some(&*address)
-    };
     let transacted_at = if sale.transacted_at == 0 {
         now_unix()
     } else {
         sale.transacted_at
     };
     let date = Date::from_unix_seconds(transacted_at);
+    let address = if sale.address.is_null() || !resolve {
+        None
+    } else {
+        // SAFETY: non-null and valid per the contract; its fields NULL or NUL-terminated.
+        unsafe { fill_address(&*sale.address, address) }?;
+        Some(&*address)
+    };
     let resolve_ip = |ip: &str| table.resolve_ip(ip, ip_mode, date);
     match (address, ip) {
+        _ if !resolve => {}
         (Some(a), ip) => match (table.resolve_into(a, date, location), ip) {
             (Ok(()), _) => {}
             (Err(ea), Some(ip)) => {
@@ -1443,6 +1481,78 @@ mod tests {
         assert_eq!(Arc::strong_count(&table), 3);
         // SAFETY: r is a live result, freed once.
         unsafe { levy_result_free(r) };
+    }
+
+    #[test]
+    fn a_batch_resolves_one_address_on_each_of_its_days() {
+        // ZIP 37209 is in Tennessee alone until 2026-02-28 and in Davidson County too from
+        // 2026-03-01. Sales at one address struct on alternating days: each is resolved on
+        // its own day (a sale shares the place of the sale before it only on the same day).
+        let (mut b, j) = levy_testkit::tennessee::Tennessee::c_abi().builder();
+        let (feb_28, mar_1) = (
+            Date::from_ymd(2026, 2, 28).unwrap(),
+            Date::from_ymd(2026, 3, 1).unwrap(),
+        );
+        for (js, from, to, coverage) in [
+            (
+                &[j.state][..],
+                Date::MIN,
+                feb_28,
+                levy_core::Coverage::StateOnly,
+            ),
+            (
+                &[j.state, j.davidson][..],
+                mar_1,
+                Date::MAX,
+                levy_core::Coverage::Full,
+            ),
+        ] {
+            b.zip_period(37209, "TN", "NASHVILLE", js, from, to, coverage, u32::MAX)
+                .unwrap();
+        }
+        let table = levy_testkit::tennessee::open(&b.build(0).unwrap());
+        let engine = LevyEngine {
+            table: EngineTable::Shared(table),
+        };
+        let (postal, region, country) = (c"37209", c"TN", c"US");
+        let address = LevyAddress {
+            line1: std::ptr::null(),
+            line2: std::ptr::null(),
+            city: std::ptr::null(),
+            region: region.as_ptr(),
+            postal_code: postal.as_ptr(),
+            country: country.as_ptr(),
+        };
+        let line = LevySaleLine {
+            amount: 10_000,
+            quantity: 1,
+            category: c"GENERAL_MERCHANDISE".as_ptr(),
+            tax_code: std::ptr::null(),
+        };
+        // 2026-02-28T12:00Z and 2026-03-01T12:00Z.
+        let (before, after) = (1_772_280_000, 1_772_366_400);
+        let sales: Vec<LevySale> = [before, after, after, before, before, after]
+            .iter()
+            .map(|&transacted_at| LevySale {
+                address: &address,
+                ip: std::ptr::null(),
+                ip_mode: 0,
+                currency: std::ptr::null(),
+                flags: 0,
+                transacted_at,
+                lines: &line,
+                line_count: 1,
+                origin: std::ptr::null(),
+            })
+            .collect();
+        let mut out = vec![LevyBatchResult::failed(LevyStatus::LEVY_PANIC); sales.len()];
+        // SAFETY: every pointer is live for the call; out holds one result a sale.
+        let status =
+            unsafe { levy_calculate_batch(&engine, sales.as_ptr(), sales.len(), out.as_mut_ptr()) };
+        assert_eq!(status, LevyStatus::LEVY_OK);
+        // 7% of $100.00 before (the state alone); 7% + 2.25% after.
+        let taxes: Vec<i64> = out.iter().map(|r| r.total_tax).collect();
+        assert_eq!(taxes, [700, 925, 925, 700, 700, 925]);
     }
 
     #[test]
