@@ -2,6 +2,7 @@
 
 use std::cell::RefCell;
 use std::ffi::{c_char, CString};
+use std::mem::MaybeUninit;
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
@@ -822,9 +823,11 @@ pub unsafe extern "C" fn levy_calculate_batch(
         let table = &*unsafe { &*engine }.table;
         // SAFETY: non-null and valid for `count` sales, per the contract.
         let sales = unsafe { std::slice::from_raw_parts(sales, count) };
-        // SAFETY: non-null and valid for writing `count` results, per the contract; every
-        // entry is written before it is read.
-        let out = unsafe { std::slice::from_raw_parts_mut(out, count) };
+        // SAFETY: non-null and valid for writing `count` results, per the contract. The
+        // caller's entries may be uninitialized: they are only written, never read.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(out.cast::<MaybeUninit<LevyBatchResult>>(), count)
+        };
         // SAFETY (both calls): the sales come straight from the caller, under its contract.
         let kept = BATCH.try_with(|s| {
             let scratch = &mut *s.borrow_mut();
@@ -853,7 +856,7 @@ pub unsafe extern "C" fn levy_calculate_batch(
 unsafe fn calculate_batch(
     table: &AnyTable,
     sales: &[LevySale],
-    out: &mut [LevyBatchResult],
+    out: &mut [MaybeUninit<LevyBatchResult>],
     scratch: &mut BatchScratch,
 ) -> Option<(usize, Error)> {
     let BatchScratch {
@@ -864,10 +867,12 @@ unsafe fn calculate_batch(
         places,
         calcs,
     } = scratch;
+    // The failed sale of the lowest index (a sale refused when read is found before one
+    // the table refuses, whatever their order).
     let mut first: Option<(usize, Error)> = None;
-    let mut fail = |i: usize, e: Error, out: &mut [LevyBatchResult]| {
-        out[i] = LevyBatchResult::failed(e.status);
-        if first.is_none() {
+    let mut fail = |i: usize, e: Error, out: &mut [MaybeUninit<LevyBatchResult>]| {
+        out[i].write(LevyBatchResult::failed(e.status));
+        if first.as_ref().is_none_or(|(j, _)| i < *j) {
             first = Some((i, e));
         }
     };
@@ -919,7 +924,9 @@ unsafe fn calculate_batch(
             Ok(Some(origin)) => {
                 match table.calculate_from(Some(&origin), &locations[place], &prepared[k]) {
                     Ok(calc) => match LevyBatchResult::of(&calc) {
-                        Ok(r) => out[i] = r,
+                        Ok(r) => {
+                            out[i].write(r);
+                        }
                         Err(e) => fail(i, e, out),
                     },
                     Err(e) => fail(
@@ -952,7 +959,9 @@ unsafe fn calculate_batch(
             continue;
         }
         match LevyBatchResult::of(calc) {
-            Ok(r) => out[i] = r,
+            Ok(r) => {
+                out[i].write(r);
+            }
             Err(e) => fail(i, e, out),
         }
     }

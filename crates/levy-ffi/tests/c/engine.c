@@ -494,6 +494,16 @@ static void test_batch(LevyEngine *engine) {
     CHECK_STATUS(twice_out[0].status, LEVY_UNKNOWN_TAX_CODE);
     CHECK_STATUS(twice_out[1].status, LEVY_UNKNOWN_TAX_CODE);
 
+    /* A sale the calculation refuses (quantity 0) before one refused when read (an
+     * unknown category): the call names the first by index, whichever is found first. */
+    LevySaleLine zero_quantity = {1000, 0, "GENERAL_MERCHANDISE", NULL};
+    LevySale order[2] = {sale_of(&addr, &zero_quantity, 1), sale_of(&addr, &unknown, 1)};
+    LevyBatchResult order_out[2];
+    CHECK_STATUS(levy_calculate_batch(engine, order, 2, order_out), LEVY_INVALID_SALE);
+    CHECK(contains(levy_last_error_message(), "sales[0]"));
+    CHECK(contains(levy_last_error_message(), "quantity"));
+    CHECK_STATUS(order_out[1].status, LEVY_UNKNOWN_TAX_CODE);
+
     /* Argument errors write nothing. */
     LevyBatchResult untouched;
     memset(&untouched, 0xAB, sizeof untouched);
