@@ -1432,38 +1432,52 @@ mod tests {
 
     fn assert_send_sync<T: Send + Sync>() {}
 
+    /// A Tennessee address holding only `postal`.
+    fn tennessee_address(postal: &'static std::ffi::CStr) -> LevyAddress {
+        LevyAddress {
+            line1: std::ptr::null(),
+            line2: std::ptr::null(),
+            city: std::ptr::null(),
+            region: c"TN".as_ptr(),
+            postal_code: postal.as_ptr(),
+            country: c"US".as_ptr(),
+        }
+    }
+
+    /// One $100.00 line of general merchandise.
+    fn hundred_dollars() -> LevySaleLine {
+        LevySaleLine {
+            amount: 10_000,
+            quantity: 1,
+            category: c"GENERAL_MERCHANDISE".as_ptr(),
+            tax_code: std::ptr::null(),
+        }
+    }
+
+    /// A sale of `line` at `address`, in USD, at `transacted_at` (Unix seconds).
+    fn sale_at(address: &LevyAddress, line: &LevySaleLine, transacted_at: i64) -> LevySale {
+        LevySale {
+            address,
+            ip: std::ptr::null(),
+            ip_mode: 0,
+            currency: std::ptr::null(),
+            flags: 0,
+            transacted_at,
+            lines: line,
+            line_count: 1,
+            origin: std::ptr::null(),
+        }
+    }
+
     #[test]
     fn a_freed_result_lets_go_of_the_table_and_is_refilled() {
         let table = levy_testkit::tennessee::Tennessee::c_abi().table();
         let engine = LevyEngine {
             table: EngineTable::Shared(Arc::clone(&table)),
         };
-        let (postal, region, country) = (c"37203", c"TN", c"US");
-        let address = LevyAddress {
-            line1: std::ptr::null(),
-            line2: std::ptr::null(),
-            city: std::ptr::null(),
-            region: region.as_ptr(),
-            postal_code: postal.as_ptr(),
-            country: country.as_ptr(),
-        };
-        let line = LevySaleLine {
-            amount: 10_000,
-            quantity: 1,
-            category: c"GENERAL_MERCHANDISE".as_ptr(),
-            tax_code: std::ptr::null(),
-        };
-        let sale = LevySale {
-            address: &address,
-            ip: std::ptr::null(),
-            ip_mode: 0,
-            currency: std::ptr::null(),
-            flags: 0,
-            transacted_at: 1_772_323_200,
-            lines: &line,
-            line_count: 1,
-            origin: std::ptr::null(),
-        };
+        let address = tennessee_address(c"37203");
+        let line = hundred_dollars();
+        let sale = sale_at(&address, &line, 1_772_323_200);
         let mut r: *mut LevyResult = std::ptr::null_mut();
         // SAFETY: every pointer is live for the calls.
         assert_eq!(
@@ -1523,36 +1537,13 @@ mod tests {
         let engine = LevyEngine {
             table: EngineTable::Shared(table),
         };
-        let (postal, region, country) = (c"37209", c"TN", c"US");
-        let address = LevyAddress {
-            line1: std::ptr::null(),
-            line2: std::ptr::null(),
-            city: std::ptr::null(),
-            region: region.as_ptr(),
-            postal_code: postal.as_ptr(),
-            country: country.as_ptr(),
-        };
-        let line = LevySaleLine {
-            amount: 10_000,
-            quantity: 1,
-            category: c"GENERAL_MERCHANDISE".as_ptr(),
-            tax_code: std::ptr::null(),
-        };
+        let address = tennessee_address(c"37209");
+        let line = hundred_dollars();
         // 2026-02-28T12:00Z and 2026-03-01T12:00Z.
         let (before, after) = (1_772_280_000, 1_772_366_400);
         let sales: Vec<LevySale> = [before, after, after, before, before, after]
             .iter()
-            .map(|&transacted_at| LevySale {
-                address: &address,
-                ip: std::ptr::null(),
-                ip_mode: 0,
-                currency: std::ptr::null(),
-                flags: 0,
-                transacted_at,
-                lines: &line,
-                line_count: 1,
-                origin: std::ptr::null(),
-            })
+            .map(|&transacted_at| sale_at(&address, &line, transacted_at))
             .collect();
         let mut out = vec![LevyBatchResult::failed(LevyStatus::LEVY_PANIC); sales.len()];
         // SAFETY: every pointer is live for the call; out holds one result a sale.
