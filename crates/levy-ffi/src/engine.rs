@@ -606,12 +606,16 @@ fn totals_fit(calc: &Calculation) -> Result<(), Error> {
     .iter()
     .any(|t| t.abs() > limit)
     {
-        return Err(Error::new(
-            LevyStatus::LEVY_INVALID_SALE,
-            "the sale's totals do not fit in int64_t minor units; split it",
-        ));
+        return Err(totals_too_large());
     }
     Ok(())
+}
+
+fn totals_too_large() -> Error {
+    Error::new(
+        LevyStatus::LEVY_INVALID_SALE,
+        "the sale's totals do not fit in int64_t minor units; split it",
+    )
 }
 
 /// Calculates the tax of `sale` and writes a new result to `*out_result`.
@@ -705,10 +709,13 @@ impl LevyBatchResult {
 
     /// The totals of `calc`; `LEVY_INVALID_SALE` when one does not fit in `int64_t`.
     fn of(calc: &Calculation) -> Result<LevyBatchResult, Error> {
+        // Totals are whole minor units: a scale-0 total is its mantissa; any other goes
+        // through `Decimal`'s conversion, which fails out of range.
+        let minor = |d: Decimal| whole_i64(d).or_else(|| i64::try_from(d).ok());
         match (
-            whole_i64(calc.total_tax),
-            whole_i64(calc.total_excluding_tax),
-            whole_i64(calc.total_including_tax),
+            minor(calc.total_tax),
+            minor(calc.total_excluding_tax),
+            minor(calc.total_including_tax),
         ) {
             (Some(total_tax), Some(total_excluding_tax), Some(total_including_tax)) => {
                 Ok(LevyBatchResult {
@@ -719,13 +726,7 @@ impl LevyBatchResult {
                     coverage: coverage_cstr(calc.coverage).as_ptr(),
                 })
             }
-            _ => totals_fit(calc).map(|()| LevyBatchResult {
-                status: LevyStatus::LEVY_OK,
-                total_tax: minor_i64(calc.total_tax),
-                total_excluding_tax: minor_i64(calc.total_excluding_tax),
-                total_including_tax: minor_i64(calc.total_including_tax),
-                coverage: coverage_cstr(calc.coverage).as_ptr(),
-            }),
+            _ => Err(totals_too_large()),
         }
     }
 }

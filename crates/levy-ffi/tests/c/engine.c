@@ -504,6 +504,21 @@ static void test_batch(LevyEngine *engine) {
     CHECK(contains(levy_last_error_message(), "quantity"));
     CHECK_STATUS(order_out[1].status, LEVY_UNKNOWN_TAX_CODE);
 
+    /* Totals past int64_t: 10^15 cents a unit x 10^9 units is 10^24 cents. The sale
+     * fails with LEVY_INVALID_SALE, as levy_calculate refuses it. */
+    LevySaleLine huge = {1000000000000000LL, 1000000000u, "GENERAL_MERCHANDISE", NULL};
+    LevySale too_large[2] = {sale_of(&addr, &one, 1), sale_of(&addr, &huge, 1)};
+    too_large[1].flags = LEVY_SALE_PER_UNIT;
+    LevyBatchResult too_large_out[2];
+    LevyResult *none = NULL;
+    CHECK_STATUS(levy_calculate(engine, &too_large[1], &none), LEVY_INVALID_SALE);
+    CHECK_STATUS(levy_calculate_batch(engine, too_large, 2, too_large_out), LEVY_INVALID_SALE);
+    CHECK(contains(levy_last_error_message(), "sales[1]"));
+    CHECK(contains(levy_last_error_message(), "int64_t"));
+    CHECK_STATUS(too_large_out[0].status, LEVY_OK);
+    CHECK_I64(too_large_out[0].total_tax, 93);
+    CHECK_STATUS(too_large_out[1].status, LEVY_INVALID_SALE);
+
     /* Argument errors write nothing. */
     LevyBatchResult untouched;
     memset(&untouched, 0xAB, sizeof untouched);
