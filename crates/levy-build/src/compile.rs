@@ -1747,9 +1747,10 @@ fn usps_zips(ctx: &mut Ctx) -> Result<(), BuildError> {
 /// that county, marked `PARTIAL` (city and district taxes, which a county file cannot place,
 /// may apply too), on every day but those an earlier source placed it `FULL` (with every
 /// tax: a ZIP5 file from its month on), which keep that placement; so the order of a ZIP5
-/// file and this one does not change the table. A ZIP in counties of different rates stays
-/// at the state level, and is counted and listed. Counties of states whose SST county rates are not
-/// loaded are skipped.
+/// file and this one does not change the table. A ZIP in counties of different rates is not
+/// placed (it keeps what earlier sources said: the state alone, unless a ZIP5 file placed
+/// it), and is counted and listed. Counties of states whose SST county rates are not loaded
+/// are skipped.
 fn zip_county(
     ctx: &mut Ctx,
     parsed: Parsed<parse::ZipCountyRow>,
@@ -1855,7 +1856,7 @@ fn zip_county(
     for (state, zips) in &split {
         let shown: Vec<String> = zips.iter().take(8).map(|z| format!("{z:05}")).collect();
         note.push_str(&format!(
-            "; {} {state} ZIPs lie in counties of different rates and stay at the state level ({}{})",
+            "; {} {state} ZIPs lie in counties of different rates and are not placed in one (they keep what earlier sources said) ({}{})",
             zips.len(),
             shown.join(", "),
             if zips.len() > shown.len() { ", ..." } else { "" }
