@@ -31,7 +31,7 @@ use std::thread::JoinHandle;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::pack::{pack, unpack};
+use super::pack::{pack_record, unpack};
 use super::seal::{damaged, digest, from_json, seal, to_json, unseal};
 use super::*;
 
@@ -1395,7 +1395,7 @@ impl Store for SqliteStore {
     ) -> Result<Commit, StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at) = (calc.id.clone(), calc.expires_at);
-        let data = pack(&to_json(calc)?);
+        let data = pack_record(calc)?;
         let (counts, scope) = (std::sync::Arc::clone(&self.counts), scope.clone());
         Ok(self.submit_statement(
             Durability::Cached,
@@ -1771,7 +1771,7 @@ impl PlatformStore for SqliteStore {
     ) -> Result<Commit, StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at) = (calc.id.clone(), calc.order.expires_at);
-        let data = pack(&to_json(calc)?);
+        let data = pack_record(calc)?;
         let (counts, scope) = (std::sync::Arc::clone(&self.counts), scope.clone());
         Ok(self.submit_statement(
             Durability::Cached,
@@ -2383,17 +2383,33 @@ mod packed_calculation_tests {
             );
         }
         let conn = Connection::open(&path).unwrap();
-        let (kind, len): (String, i64) = conn
+        let (kind, len, format): (String, i64, Vec<u8>) = conn
             .query_row(
-                "SELECT typeof(data), length(data) FROM calculations",
+                "SELECT typeof(data), length(data), substr(data, 1, 1) FROM calculations",
                 [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .unwrap();
-        // Packed: a BLOB well under half of the record's 1,500 bytes of sealed JSON.
+        // Packed in format 2: a BLOB well under half of the record's 1,500 bytes of sealed
+        // JSON.
         let json = to_json(&record).unwrap();
         assert_eq!(kind, "blob");
+        assert_eq!(format, [super::super::pack::FORMAT_LZ4_DICT_1_SUMMED]);
         assert!((len as usize) < json.len() / 2, "{len} of {}", json.len());
+        // A calculation an earlier levy packed in format 1 reads the same.
+        conn.execute(
+            "UPDATE calculations SET data = ?1",
+            [super::super::pack::pack(&json)],
+        )
+        .unwrap();
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(
+            store
+                .calculation(&scope, &record.id, crate::ids::now())
+                .unwrap(),
+            Some(record.clone())
+        );
+        drop(store);
         // A calculation an earlier levy stored as sealed JSON text reads the same.
         conn.execute("UPDATE calculations SET data = ?1", [&json])
             .unwrap();
@@ -2403,19 +2419,28 @@ mod packed_calculation_tests {
             store
                 .calculation(&scope, &record.id, crate::ids::now())
                 .unwrap(),
-            Some(record)
+            Some(record.clone())
         );
         drop(store);
-        // The ledger report reads both forms, and sees a damaged packed one.
+        // The ledger report reads every form, and sees a damaged packed one of each format:
+        // reading it is an error, never the record with a changed byte.
         assert!(inspect_ledger(&path).unwrap().damaged.is_empty());
-        let conn = Connection::open(&path).unwrap();
-        let mut packed = super::super::pack::pack(&json);
-        let last = packed.len() - 1;
-        packed[last] ^= 0x20;
-        conn.execute("UPDATE calculations SET data = ?1", [&packed])
-            .unwrap();
-        drop(conn);
-        assert_eq!(inspect_ledger(&path).unwrap().damaged.len(), 1);
+        for mut packed in [
+            super::super::pack::pack(&json),
+            super::super::pack::pack_record(&record).unwrap(),
+        ] {
+            let conn = Connection::open(&path).unwrap();
+            let last = packed.len() - 1;
+            packed[last] ^= 0x20;
+            conn.execute("UPDATE calculations SET data = ?1", [&packed])
+                .unwrap();
+            drop(conn);
+            assert_eq!(inspect_ledger(&path).unwrap().damaged.len(), 1);
+            let store = SqliteStore::open(&path).unwrap();
+            assert!(store
+                .calculation(&scope, &record.id, crate::ids::now())
+                .is_err());
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
