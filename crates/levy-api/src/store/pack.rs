@@ -43,7 +43,7 @@ const SUM_BYTES: usize = 16;
 /// Kept per thread between records: a buffer larger than this after a record is let go.
 const KEEP_BYTES: usize = 1 << 20;
 
-/// The dictionary of format 1: the keys and the common words of a calculation record.
+/// The dictionary of formats 1 and 2: the keys and the common words of a calculation record.
 /// Fixed for ever once written: a calculation stored with it is read back with it (a new
 /// dictionary is a new format byte).
 pub(super) const DICT_1: &[u8] = include_bytes!("calculation-dict-1.json");
