@@ -105,7 +105,9 @@ fn a_changed_amount_in_a_stored_transaction_is_an_error_never_a_number() {
     assert_eq!(old_code(&v), "ledger_error");
     let message = v["error"]["error_message"].as_str().unwrap();
     assert!(message.contains("damaged (digest mismatch)"), "{message}");
-    assert!(!v.to_string().contains("924"), "{v}");
+    // The changed amount is nowhere in the error. (The error alone: the request id beside
+    // it is random hex, which holds "924" in about one answer of 140.)
+    assert!(!v["error"].to_string().contains("924"), "{v}");
     drop(svc);
 }
 
