@@ -2396,32 +2396,26 @@ mod packed_calculation_tests {
         assert_eq!(kind, "blob");
         assert_eq!(format, [super::super::pack::FORMAT_LZ4_DICT_1_SUMMED]);
         assert!((len as usize) < json.len() / 2, "{len} of {}", json.len());
-        // A calculation an earlier levy packed in format 1 reads the same.
-        conn.execute(
-            "UPDATE calculations SET data = ?1",
-            [super::super::pack::pack(&json)],
-        )
-        .unwrap();
-        let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(
-            store
-                .calculation(&scope, &record.id, crate::ids::now())
-                .unwrap(),
-            Some(record.clone())
-        );
-        drop(store);
-        // A calculation an earlier levy stored as sealed JSON text reads the same.
-        conn.execute("UPDATE calculations SET data = ?1", [&json])
-            .unwrap();
         drop(conn);
-        let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(
-            store
-                .calculation(&scope, &record.id, crate::ids::now())
-                .unwrap(),
-            Some(record.clone())
-        );
-        drop(store);
+        // A calculation an earlier levy packed in format 1, or stored as sealed JSON text,
+        // reads the same.
+        use rusqlite::types::Value as Stored;
+        for earlier in [
+            Stored::Blob(super::super::pack::pack(&json)),
+            Stored::Text(json.clone()),
+        ] {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute("UPDATE calculations SET data = ?1", [earlier])
+                .unwrap();
+            drop(conn);
+            let store = SqliteStore::open(&path).unwrap();
+            assert_eq!(
+                store
+                    .calculation(&scope, &record.id, crate::ids::now())
+                    .unwrap(),
+                Some(record.clone())
+            );
+        }
         // The ledger report reads every form, and sees a damaged packed one of each format:
         // reading it is an error, never the record with a changed byte.
         assert!(inspect_ledger(&path).unwrap().damaged.is_empty());
