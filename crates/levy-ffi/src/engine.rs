@@ -595,27 +595,23 @@ unsafe fn sale_header(sale: &LevySale) -> Result<(Currency, &[LevySaleLine]), Er
     Ok((currency, lines))
 }
 
-/// `LEVY_INVALID_SALE` when a total of `calc` does not fit in `int64_t` minor units.
-fn totals_fit(calc: &Calculation) -> Result<(), Error> {
-    let limit = Decimal::from(i64::MAX);
-    if [
-        calc.total_tax,
-        calc.total_excluding_tax,
-        calc.total_including_tax,
-    ]
-    .iter()
-    .any(|t| t.abs() > limit)
-    {
-        return Err(totals_too_large());
+/// The totals of `calc` in `int64_t` minor units (tax, excluding tax, including tax);
+/// `LEVY_INVALID_SALE` when one does not fit.
+fn minor_totals(calc: &Calculation) -> Result<[i64; 3], Error> {
+    // Totals are whole minor units: a scale-0 total is its mantissa; any other goes through
+    // `Decimal`'s conversion, which fails out of range.
+    let minor = |d: Decimal| whole_i64(d).or_else(|| i64::try_from(d).ok());
+    match (
+        minor(calc.total_tax),
+        minor(calc.total_excluding_tax),
+        minor(calc.total_including_tax),
+    ) {
+        (Some(tax), Some(excluding), Some(including)) => Ok([tax, excluding, including]),
+        _ => Err(Error::new(
+            LevyStatus::LEVY_INVALID_SALE,
+            "the sale's totals do not fit in int64_t minor units; split it",
+        )),
     }
-    Ok(())
-}
-
-fn totals_too_large() -> Error {
-    Error::new(
-        LevyStatus::LEVY_INVALID_SALE,
-        "the sale's totals do not fit in int64_t minor units; split it",
-    )
 }
 
 /// Calculates the tax of `sale` and writes a new result to `*out_result`.
@@ -667,7 +663,7 @@ pub unsafe extern "C" fn levy_calculate(
         let mut result = SCRATCH
             .try_with(|s| run(&mut s.borrow_mut()))
             .unwrap_or_else(|_| run(&mut Scratch::new()))?;
-        totals_fit(&result.calc)?;
+        minor_totals(&result.calc)?;
         result.table = Some(engine.table.clone());
         // SAFETY: out_result is non-null and valid for writing, per the contract.
         unsafe { out_result.write(Box::into_raw(result)) };
@@ -709,25 +705,14 @@ impl LevyBatchResult {
 
     /// The totals of `calc`; `LEVY_INVALID_SALE` when one does not fit in `int64_t`.
     fn of(calc: &Calculation) -> Result<LevyBatchResult, Error> {
-        // Totals are whole minor units: a scale-0 total is its mantissa; any other goes
-        // through `Decimal`'s conversion, which fails out of range.
-        let minor = |d: Decimal| whole_i64(d).or_else(|| i64::try_from(d).ok());
-        match (
-            minor(calc.total_tax),
-            minor(calc.total_excluding_tax),
-            minor(calc.total_including_tax),
-        ) {
-            (Some(total_tax), Some(total_excluding_tax), Some(total_including_tax)) => {
-                Ok(LevyBatchResult {
-                    status: LevyStatus::LEVY_OK,
-                    total_tax,
-                    total_excluding_tax,
-                    total_including_tax,
-                    coverage: coverage_cstr(calc.coverage).as_ptr(),
-                })
-            }
-            _ => Err(totals_too_large()),
-        }
+        let [total_tax, total_excluding_tax, total_including_tax] = minor_totals(calc)?;
+        Ok(LevyBatchResult {
+            status: LevyStatus::LEVY_OK,
+            total_tax,
+            total_excluding_tax,
+            total_including_tax,
+            coverage: coverage_cstr(calc.coverage).as_ptr(),
+        })
     }
 }
 
