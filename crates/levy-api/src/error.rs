@@ -323,7 +323,11 @@ impl ApiError {
     }
 
     /// A field holds the wrong JSON type.
-    pub fn incorrect_type(field: &str, expected: &str, received: &serde_json::Value) -> ApiError {
+    pub(crate) fn incorrect_type(
+        field: &str,
+        expected: &str,
+        received: &crate::json::Node<'_>,
+    ) -> ApiError {
         ApiError::field(
             ErrorKind::IncorrectType,
             field,

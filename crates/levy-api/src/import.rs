@@ -46,11 +46,10 @@
 
 use std::path::Path;
 
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::json::{Obj, MAX_STRING};
+use crate::json::{Node, Obj, MAX_STRING};
 use crate::keys::Scope;
 use crate::store::{
     CertificateBatch, CertificateRecord, CertificateRequestRecord, CoverageRecord, DocumentInfo,
@@ -303,7 +302,7 @@ pub fn import_certificates(
     let now = crate::ids::now();
     let mut batch = CertificateBatch::default();
     let mut report = ImportReport::default();
-    let certs: &[Value] = root.opt_array("certificates")?.unwrap_or(&[]);
+    let certs: &[Node<'_>] = root.opt_array("certificates")?.unwrap_or(&[]);
     for (i, item) in certs.iter().enumerate() {
         let mut o = root.element("certificates", i, item)?;
         let reference = o.opt_str("reference", MAX_STRING)?.map(str::to_string);
@@ -359,7 +358,7 @@ pub fn import_certificates(
             bytes,
         ));
     }
-    let requests: &[Value] = root.opt_array("certificate_requests")?.unwrap_or(&[]);
+    let requests: &[Node<'_>] = root.opt_array("certificate_requests")?.unwrap_or(&[]);
     for (i, item) in requests.iter().enumerate() {
         let mut o = root.element("certificate_requests", i, item)?;
         let reference = o.opt_str("reference", MAX_STRING)?.map(str::to_string);

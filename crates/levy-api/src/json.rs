@@ -1,11 +1,16 @@
 //! Reading request bodies field by field, with the interface's validation errors, and
 //! writing exact decimals as JSON numbers.
 //!
-//! Bodies are parsed with serde_json's `arbitrary_precision`, so a number keeps its text
-//! and becomes a [`Decimal`] without passing through a binary float. A JSON `null` counts
-//! as absent. Every field a reader does not take is reported as `UNRECOGNIZED_FIELD`.
+//! A body is parsed once into a [`Node`] tree that borrows its keys and strings from the
+//! body. Numbers keep their text (serde_json's `arbitrary_precision`), so a number becomes
+//! a [`Decimal`] without passing through a binary float. A JSON `null` counts as absent.
+//! Every field a reader does not take is reported as `UNRECOGNIZED_FIELD`.
+
+use std::borrow::Cow;
+use std::fmt;
 
 use rust_decimal::Decimal;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
 use crate::error::{ApiError, ErrorKind};
@@ -13,18 +18,188 @@ use crate::error::{ApiError, ErrorKind};
 /// Longest string accepted in an ordinary field (ids, names, categories).
 pub(crate) const MAX_STRING: usize = 255;
 
+/// A request body's JSON, parsed once. Keys and strings are borrowed from the body when
+/// they hold no escape, numbers keep their text, and an object's fields are sorted by
+/// name, the last of a repeated name winning (as in a [`Map`]). Reading a body this way
+/// allocates once per object, array and number, where a [`Value`] tree allocates for every
+/// key and string too.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Node<'a> {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number, as its text.
+    Number(Number),
+    /// A string.
+    String(Cow<'a, str>),
+    /// An array.
+    Array(Vec<Node<'a>>),
+    /// An object: its fields sorted by name, each name once.
+    Object(Fields<'a>),
+}
+
+/// An object's fields, sorted by name, each name once.
+pub(crate) type Fields<'a> = Vec<(Cow<'a, str>, Node<'a>)>;
+
+/// The name under which serde_json (with `arbitrary_precision`) hands a number's text to a
+/// visitor, as a map of one entry; serde_json's own [`Value`] reads numbers by this name.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+impl Node<'_> {
+    /// The node as a [`Value`] (metadata is stored as one).
+    pub(crate) fn to_value(&self) -> Value {
+        match self {
+            Node::Null => Value::Null,
+            Node::Bool(b) => Value::Bool(*b),
+            Node::Number(n) => Value::Number(n.clone()),
+            Node::String(s) => Value::String(s.to_string()),
+            Node::Array(items) => Value::Array(items.iter().map(Node::to_value).collect()),
+            Node::Object(fields) => Value::Object(object_value(fields)),
+        }
+    }
+}
+
+/// An object's fields as a [`Map`].
+pub(crate) fn object_value(fields: &[(Cow<'_, str>, Node<'_>)]) -> Map<String, Value> {
+    fields
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_value()))
+        .collect()
+}
+
+impl<'de> Deserialize<'de> for Node<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NodeVisitor)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Node<'de>, E> {
+        Ok(Node::Bool(b))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Node<'de>, E> {
+        Ok(Node::Number(n.into()))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Node<'de>, E> {
+        Ok(Node::Number(n.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Node<'de>, E> {
+        Number::from_f64(n)
+            .map(Node::Number)
+            .ok_or_else(|| E::custom("a number that is not finite"))
+    }
+
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Borrowed(s)))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Owned(s.to_owned())))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Owned(s)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node<'de>, D::Error> {
+        Node::deserialize(d)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Node::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
+        let Some(Key(first)) = map.next_key()? else {
+            return Ok(Node::Object(Vec::new()));
+        };
+        if first == NUMBER_TOKEN {
+            let Key(text) = map.next_value()?;
+            return text
+                .parse::<Number>()
+                .map(Node::Number)
+                .map_err(de::Error::custom);
+        }
+        let mut fields: Fields<'de> = Vec::with_capacity(8);
+        fields.push((first, map.next_value()?));
+        while let Some(Key(name)) = map.next_key()? {
+            fields.push((name, map.next_value()?));
+        }
+        // Sorted by name (a stable sort keeps repeated names in the body's order), then
+        // each repeated name once, with its last value.
+        fields.sort_by(|a, b| a.0.cmp(&b.0));
+        fields.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                std::mem::swap(&mut later.1, &mut kept.1);
+            }
+            same
+        });
+        Ok(Node::Object(fields))
+    }
+}
+
+/// An object key (or a number's text), borrowed from the body when it holds no escape.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E>(self, s: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s)))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
 /// A short description of a JSON value for `error_meta.received`.
-pub(crate) fn describe(v: &Value) -> String {
+pub(crate) fn describe(v: &Node<'_>) -> String {
     match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.as_str().chars().take(64).collect(),
-        Value::String(s) => {
+        Node::Null => "null".into(),
+        Node::Bool(b) => b.to_string(),
+        Node::Number(n) => n.as_str().chars().take(64).collect(),
+        Node::String(s) => {
             let short: String = s.chars().take(64).collect();
             format!("{short:?}")
         }
-        Value::Array(_) => "array".into(),
-        Value::Object(_) => "object".into(),
+        Node::Array(_) => "array".into(),
+        Node::Object(_) => "object".into(),
     }
 }
 
@@ -50,10 +225,10 @@ pub(crate) fn decimal_of(n: &Number) -> Option<Decimal> {
     })
 }
 
-/// Parses a request body into a JSON object.
-pub(crate) fn parse_body(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(map)) => Ok(map),
+/// Parses a request body into a JSON object's fields.
+pub(crate) fn parse_body(body: &[u8]) -> Result<Fields<'_>, ApiError> {
+    match serde_json::from_slice::<Node<'_>>(body) {
+        Ok(Node::Object(fields)) => Ok(fields),
         Ok(other) => Err(ApiError::field(
             ErrorKind::InvalidJson,
             "body",
@@ -68,20 +243,55 @@ pub(crate) fn parse_body(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     }
 }
 
+/// Which fields of an object were taken: a bit per field, by its place in the sorted
+/// fields (an object of at most 64 fields, any request's, needs no allocation).
+enum Taken {
+    Few(u64),
+    Many(Vec<bool>),
+}
+
+impl Taken {
+    fn new(len: usize) -> Taken {
+        if len <= 64 {
+            Taken::Few(0)
+        } else {
+            Taken::Many(vec![false; len])
+        }
+    }
+
+    fn set(&mut self, i: usize) {
+        match self {
+            Taken::Few(bits) => *bits |= 1 << i,
+            Taken::Many(v) => v[i] = true,
+        }
+    }
+
+    fn get(&self, i: usize) -> bool {
+        match self {
+            Taken::Few(bits) => bits & (1 << i) != 0,
+            Taken::Many(v) => v[i],
+        }
+    }
+}
+
 /// One JSON object being read; remembers which fields were taken.
 pub(crate) struct Obj<'a> {
-    map: &'a Map<String, Value>,
+    fields: &'a [(Cow<'a, str>, Node<'a>)],
     path: String,
-    taken: Vec<&'a str>,
+    taken: Taken,
 }
 
 impl<'a> Obj<'a> {
     /// Reads the top-level object.
-    pub(crate) fn root(map: &'a Map<String, Value>) -> Obj<'a> {
+    pub(crate) fn root(fields: &'a [(Cow<'a, str>, Node<'a>)]) -> Obj<'a> {
+        Obj::at(fields, String::new())
+    }
+
+    fn at(fields: &'a [(Cow<'a, str>, Node<'a>)], path: String) -> Obj<'a> {
         Obj {
-            map,
-            path: String::new(),
-            taken: Vec::with_capacity(map.len()),
+            fields,
+            path,
+            taken: Taken::new(fields.len()),
         }
     }
 
@@ -95,18 +305,23 @@ impl<'a> Obj<'a> {
     }
 
     /// Takes a field; `None` when absent or null.
-    pub(crate) fn take(&mut self, name: &str) -> Option<&'a Value> {
-        let (key, value) = self.map.get_key_value(name)?;
-        self.taken.push(key.as_str());
-        (!value.is_null()).then_some(value)
+    pub(crate) fn take(&mut self, name: &str) -> Option<&'a Node<'a>> {
+        let i = self
+            .fields
+            .binary_search_by(|(k, _)| k.as_ref().cmp(name))
+            .ok()?;
+        self.taken.set(i);
+        let value = &self.fields[i].1;
+        (*value != Node::Null).then_some(value)
     }
 
     /// An optional string of at most `max` characters.
     pub(crate) fn opt_str(&mut self, name: &str, max: usize) -> Result<Option<&'a str>, ApiError> {
         match self.take(name) {
             None => Ok(None),
-            Some(Value::String(s)) => {
-                if s.chars().count() > max {
+            Some(Node::String(s)) => {
+                // A string of at most `max` bytes has at most `max` characters.
+                if s.len() > max && s.chars().count() > max {
                     let field = self.path(name);
                     return Err(ApiError::field(
                         ErrorKind::StringTooLong,
@@ -116,7 +331,7 @@ impl<'a> Obj<'a> {
                         format!("string of {} characters", s.chars().count()),
                     ));
                 }
-                Ok(Some(s.as_str()))
+                Ok(Some(s.as_ref()))
             }
             Some(v) => Err(ApiError::incorrect_type(&self.path(name), "string", v)),
         }
@@ -132,7 +347,7 @@ impl<'a> Obj<'a> {
     pub(crate) fn opt_bool(&mut self, name: &str) -> Result<Option<bool>, ApiError> {
         match self.take(name) {
             None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Node::Bool(b)) => Ok(Some(*b)),
             Some(v) => Err(ApiError::incorrect_type(&self.path(name), "boolean", v)),
         }
     }
@@ -141,7 +356,7 @@ impl<'a> Obj<'a> {
     pub(crate) fn opt_decimal(&mut self, name: &str) -> Result<Option<Decimal>, ApiError> {
         match self.take(name) {
             None => Ok(None),
-            Some(v @ Value::Number(n)) => decimal_of(n).map(Some).ok_or_else(|| {
+            Some(v @ Node::Number(n)) => decimal_of(n).map(Some).ok_or_else(|| {
                 ApiError::incorrect_type(
                     &self.path(name),
                     "number of at most 28 significant digits",
@@ -157,7 +372,7 @@ impl<'a> Obj<'a> {
     pub(crate) fn opt_int(&mut self, name: &str) -> Result<Option<i64>, ApiError> {
         match self.take(name) {
             None => Ok(None),
-            Some(v @ Value::Number(n)) => n
+            Some(v @ Node::Number(n)) => n
                 .as_str()
                 .parse::<i64>()
                 .ok()
@@ -176,11 +391,7 @@ impl<'a> Obj<'a> {
     pub(crate) fn opt_obj(&mut self, name: &str) -> Result<Option<Obj<'a>>, ApiError> {
         match self.take(name) {
             None => Ok(None),
-            Some(Value::Object(map)) => Ok(Some(Obj {
-                map,
-                path: self.path(name),
-                taken: Vec::with_capacity(map.len()),
-            })),
+            Some(Node::Object(fields)) => Ok(Some(Obj::at(fields, self.path(name)))),
             Some(v) => Err(ApiError::incorrect_type(&self.path(name), "object", v)),
         }
     }
@@ -192,37 +403,40 @@ impl<'a> Obj<'a> {
     }
 
     /// An optional array.
-    pub(crate) fn opt_array(&mut self, name: &str) -> Result<Option<&'a [Value]>, ApiError> {
+    pub(crate) fn opt_array(&mut self, name: &str) -> Result<Option<&'a [Node<'a>]>, ApiError> {
         match self.take(name) {
             None => Ok(None),
-            Some(Value::Array(items)) => Ok(Some(items)),
+            Some(Node::Array(items)) => Ok(Some(items)),
             Some(v) => Err(ApiError::incorrect_type(&self.path(name), "array", v)),
         }
     }
 
     /// The object at index `i` of an array field.
-    pub(crate) fn element(&self, name: &str, i: usize, v: &'a Value) -> Result<Obj<'a>, ApiError> {
+    pub(crate) fn element(
+        &self,
+        name: &str,
+        i: usize,
+        v: &'a Node<'a>,
+    ) -> Result<Obj<'a>, ApiError> {
         let path = format!("{}[{i}]", self.path(name));
         match v {
-            Value::Object(map) => Ok(Obj {
-                map,
-                path,
-                taken: Vec::with_capacity(map.len()),
-            }),
+            Node::Object(fields) => Ok(Obj::at(fields, path)),
             v => Err(ApiError::incorrect_type(&path, "object", v)),
         }
     }
 
-    /// Fails on the first field that was not taken.
+    /// Fails on the first field (by name) that was not taken.
     pub(crate) fn finish(self) -> Result<(), ApiError> {
-        if let Some(extra) = self.map.keys().find(|k| !self.taken.contains(&k.as_str())) {
-            let field = self.path(extra);
+        let extra = (0..self.fields.len()).find(|&i| !self.taken.get(i));
+        if let Some(i) = extra {
+            let (name, value) = &self.fields[i];
+            let field = self.path(name);
             return Err(ApiError::field(
                 ErrorKind::UnrecognizedField,
                 &field,
                 format!("{field} is not a field of this request in this API version"),
                 "no such field",
-                describe(&self.map[extra]),
+                describe(value),
             ));
         }
         Ok(())
@@ -237,7 +451,7 @@ impl<'a> Obj<'a> {
     ) -> Result<Option<Map<String, Value>>, ApiError> {
         match self.take(name) {
             None => Ok(None),
-            Some(Value::Object(map)) => {
+            Some(Node::Object(map)) => {
                 // The same bounds as merchants' metadata: at most 50 keys, keys shorter
                 // than 255 characters, values too (below).
                 if map.len() > 50 {
@@ -262,8 +476,11 @@ impl<'a> Obj<'a> {
                         ));
                     }
                     let len = match v {
-                        Value::String(s) => s.chars().count(),
-                        Value::Array(_) | Value::Object(_) => {
+                        Node::String(s) => s.chars().count(),
+                        Node::Number(n) => n.as_str().chars().count(),
+                        Node::Bool(b) => b.to_string().len(),
+                        Node::Null => "null".len(),
+                        Node::Array(_) | Node::Object(_) => {
                             let field = format!("{}.{k}", self.path(name));
                             return Err(ApiError::incorrect_type(
                                 &field,
@@ -271,7 +488,6 @@ impl<'a> Obj<'a> {
                                 v,
                             ));
                         }
-                        other => other.to_string().chars().count(),
                     };
                     if len >= 255 {
                         let field = format!("{}.{k}", self.path(name));
@@ -284,7 +500,7 @@ impl<'a> Obj<'a> {
                         ));
                     }
                 }
-                Ok(Some(map.clone()))
+                Ok(Some(object_value(map)))
             }
             Some(v) => Err(ApiError::incorrect_type(&self.path(name), "object", v)),
         }
@@ -319,5 +535,116 @@ mod tests {
             num("12345678901234567.5".parse().unwrap()).to_string(),
             "12345678901234567.5"
         );
+    }
+
+    /// The body parsed as serde_json's own tree, the reference the borrowed tree must
+    /// agree with.
+    fn as_value(body: &str) -> Value {
+        serde_json::from_str(body).unwrap()
+    }
+
+    #[test]
+    fn a_body_reads_as_serde_json_reads_it() {
+        // Escapes, unicode, nesting, every type, numbers past f64 and i64, a repeated key
+        // (the last wins in serde_json's map, and here): converted back to a `Value`, the
+        // tree is serde_json's tree.
+        let body = r#"{"s": "plain", "e": "tab\there \"q\" \u00e9\ud83d\ude00", "n": null,
+            "t": true, "f": false, "i": -42, "big": 123456789012345678901234567890,
+            "d": 0.1000, "x": 1E-7, "a": [1, "two", [3], {"four": 4}, null],
+            "o": {"z": 1, "a": {"deep": []}}, "k": 1, "k": 2, "é": "key with an accent"}"#;
+        let fields = parse_body(body.as_bytes()).unwrap();
+        assert_eq!(Value::Object(object_value(&fields)), as_value(body));
+        // A string without an escape is borrowed from the body; one with an escape is not.
+        let find = |name: &str| &fields.iter().find(|(k, _)| k == name).unwrap().1;
+        assert!(matches!(find("s"), Node::String(Cow::Borrowed("plain"))));
+        assert!(matches!(find("e"), Node::String(Cow::Owned(_))));
+        // The last of a repeated key wins, and the name is there once.
+        assert_eq!(fields.iter().filter(|(k, _)| k == "k").count(), 1);
+        assert_eq!(find("k"), &Node::Number(2.into()));
+        // Fields are in name order (bytes), as a `Map` keeps them.
+        let names: Vec<&str> = fields.iter().map(|(k, _)| k.as_ref()).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn what_is_not_a_json_object_is_refused_as_serde_json_refuses_it() {
+        for body in [
+            &b"[1, 2]"[..],
+            b"\"text\"",
+            b"12",
+            b"null",
+            b"{\"a\": }",
+            b"{\"a\": 1",
+            b"{\"a\": \"\xff\"}",
+            b"{\"a\": 01}",
+            b"",
+        ] {
+            let e = parse_body(body).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::InvalidJson, "{body:?}");
+            assert!(serde_json::from_slice::<Map<String, Value>>(body).is_err());
+        }
+        // Nesting past serde_json's limit (128) is an error, not a stack overflow.
+        let deep = format!("{{\"a\": {}{}}}", "[".repeat(10_000), "]".repeat(10_000));
+        assert_eq!(
+            parse_body(deep.as_bytes()).unwrap_err().kind,
+            ErrorKind::InvalidJson
+        );
+    }
+
+    #[test]
+    fn a_field_named_like_serde_jsons_number_token_is_read_as_serde_json_reads_it() {
+        // serde_json hands a number's text to a visitor as an object of one field with
+        // this name; its own `Value` reads such an object in a body as a number, or
+        // refuses it. The tree does the same.
+        let body = r#"{"a": {"$serde_json::private::Number": "12.5"}}"#;
+        let fields = parse_body(body.as_bytes()).unwrap();
+        assert_eq!(Value::Object(object_value(&fields)), as_value(body));
+        let bad = r#"{"a": {"$serde_json::private::Number": "twelve"}}"#;
+        assert!(serde_json::from_str::<Value>(bad).is_err());
+        assert_eq!(
+            parse_body(bad.as_bytes()).unwrap_err().kind,
+            ErrorKind::InvalidJson
+        );
+    }
+
+    #[test]
+    fn the_first_field_not_taken_is_reported_by_name_in_any_object() {
+        // Objects of up to 64 fields keep what was taken in a bit mask, larger ones in a
+        // vector: both report the first field, in name order, that no reader took.
+        for n in [3usize, 64, 65, 300] {
+            let body = format!(
+                "{{{}}}",
+                (0..n)
+                    .map(|i| format!("\"f{i:03}\": {i}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            let fields = parse_body(body.as_bytes()).unwrap();
+            let mut o = Obj::root(&fields);
+            for i in (0..n).filter(|&i| i != n - 2) {
+                assert_eq!(o.opt_int(&format!("f{i:03}")).unwrap(), Some(i as i64));
+            }
+            let e = o.finish().unwrap_err();
+            assert_eq!(e.kind, ErrorKind::UnrecognizedField);
+            assert_eq!(e.field.as_deref(), Some(format!("f{:03}", n - 2).as_str()));
+            // All taken: nothing to report.
+            let mut o = Obj::root(&fields);
+            for i in 0..n {
+                o.take(&format!("f{i:03}"));
+            }
+            o.finish().unwrap();
+        }
+    }
+
+    #[test]
+    fn strings_are_bounded_by_characters_not_bytes() {
+        // "é" is 2 bytes: 4 of them are 8 bytes but 4 characters.
+        let fields = parse_body("{\"s\": \"éééé\", \"t\": \"ééééé\"}".as_bytes()).unwrap();
+        let mut o = Obj::root(&fields);
+        assert_eq!(o.opt_str("s", 4).unwrap(), Some("éééé"));
+        let e = o.opt_str("t", 4).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::StringTooLong);
     }
 }

@@ -67,6 +67,13 @@ pub(crate) struct Num(pub Decimal);
 
 impl Serialize for Num {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // A whole number (every amount in minor units) is written as an integer, without
+        // its text being built first; the same digits as [`num`] writes.
+        if self.0.scale() == 0 {
+            if let Ok(i) = i64::try_from(self.0) {
+                return s.serialize_i64(i);
+            }
+        }
         num(self.0).serialize(s)
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::json::{Obj, MAX_STRING};
+use crate::json::{Node, Obj, MAX_STRING};
 use crate::router::Ctx;
 use crate::store::{AddressRecord, MerchantFilter, MerchantRecord, TaxIdRecord};
 
@@ -48,7 +48,7 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
     let path = o.path("metadata");
     match o.take("metadata") {
         None => Ok(None),
-        Some(Value::Object(map)) => {
+        Some(Node::Object(map)) => {
             if map.len() > MAX_METADATA_KEYS {
                 return Err(ApiError::field(
                     ErrorKind::TooManyItems,
@@ -73,7 +73,7 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
                     ));
                 }
                 match v {
-                    Value::String(s) if s.chars().count() > MAX_METADATA_CHARS => {
+                    Node::String(s) if s.chars().count() > MAX_METADATA_CHARS => {
                         return Err(ApiError::field(
                             ErrorKind::StringTooLong,
                             &field,
@@ -84,13 +84,13 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
                             format!("a string of {} characters", s.chars().count()),
                         ));
                     }
-                    Value::String(_) => {}
+                    Node::String(_) => {}
                     other => {
                         return Err(ApiError::incorrect_type(&field, "string", other));
                     }
                 }
             }
-            Ok(Some(map.clone()))
+            Ok(Some(crate::json::object_value(map)))
         }
         Some(v) => Err(ApiError::incorrect_type(&path, "object", v)),
     }

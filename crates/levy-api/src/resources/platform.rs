@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::calculate;
 use crate::error::{ApiError, ErrorKind};
-use crate::json::{num, MAX_STRING};
+use crate::json::{num, Node, MAX_STRING};
 use crate::read::{self, Input};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
@@ -90,25 +90,25 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         for (i, r) in items.iter().enumerate() {
             let field = format!("roles[{i}]");
             match r {
-                Value::String(s) if ROLES.contains(&s.as_str()) => {
-                    if roles.contains(s) {
+                Node::String(s) if ROLES.contains(&s.as_ref()) => {
+                    if roles.iter().any(|r| r == s) {
                         return Err(ApiError::field(
                             ErrorKind::IncorrectType,
                             &field,
                             format!("{field}: role {s} is given twice"),
                             "each role once",
-                            s,
+                            s.as_ref(),
                         ));
                     }
-                    roles.push(s.clone());
+                    roles.push(s.to_string());
                 }
-                Value::String(s) => {
+                Node::String(s) => {
                     return Err(ApiError::field(
                         ErrorKind::IncorrectType,
                         &field,
                         format!("{field} must be one of {}", ROLES.join(", ")),
                         ROLES.join(" | "),
-                        s,
+                        s.as_ref(),
                     ))
                 }
                 other => return Err(ApiError::incorrect_type(&field, "string", other)),

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::json::Obj;
+use crate::json::{Node, Obj};
 use crate::router::Ctx;
 use crate::store::{open_sealed, RecordKind, RefundRecord, StoreError, TransactionRecord};
 
@@ -46,7 +46,7 @@ fn invalid(field: &str, why: impl std::fmt::Display) -> ApiError {
     )
 }
 
-fn read_event(root: &Obj<'_>, i: usize, v: &Value) -> Result<Event, ApiError> {
+fn read_event(root: &Obj<'_>, i: usize, v: &Node<'_>) -> Result<Event, ApiError> {
     let mut o = root.element("events", i, v)?;
     let seq = o
         .opt_int("seq")?
