@@ -201,3 +201,41 @@ pub(crate) fn transaction(t: &TransactionRecord, v: ApiVersion, testmode: bool) 
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_number_is_written_as_num_writes_it_whole_or_not() {
+        // Whole amounts take the integer path, others (and wholes past i64) the text of
+        // `num`: the bytes must be the same either way. 2^63 = 9223372036854775808 is one
+        // past i64::MAX.
+        for text in [
+            "0",
+            "-0",
+            "700",
+            "-12345",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "7.00",
+            "0.0700",
+            "0.07",
+            "12345678901234567.5",
+        ] {
+            let d: Decimal = text.parse().unwrap();
+            assert_eq!(
+                serde_json::to_string(&Num(d)).unwrap(),
+                num(d).to_string(),
+                "{text}"
+            );
+        }
+        // Written out by hand: trailing zeros dropped, whole numbers without a point.
+        let written = |t: &str| serde_json::to_string(&Num(t.parse().unwrap())).unwrap();
+        assert_eq!(written("700"), "700");
+        assert_eq!(written("7.00"), "7");
+        assert_eq!(written("0.0700"), "0.07");
+        assert_eq!(written("9223372036854775808"), "9223372036854775808");
+    }
+}
