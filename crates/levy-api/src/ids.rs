@@ -10,26 +10,38 @@ const POOL_BYTES: usize = 1024;
 ///
 /// A child handler registered once with `pthread_atfork` counts the forks; reading the
 /// count is one atomic load, where asking for the process id is a system call (160 ns on
-/// a virtual machine, several per request). Should the registration fail, the process id
-/// is asked for instead, as before.
+/// a virtual machine, several per request). Until the handler is registered, or should the
+/// registration fail, the process id is asked for instead, as before. The registration
+/// takes no lock, so a `fork` during it cannot leave the child waiting for one; such a
+/// child goes on asking for its id. (A child made by a raw `clone` system call, which
+/// runs no fork handlers, is not told apart: levy supports `fork`.)
 #[cfg(unix)]
 fn process_generation() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+    const UNTRIED: u8 = 0;
+    const REGISTERING: u8 = 1;
+    const REGISTERED: u8 = 2;
+    const FAILED: u8 = 3;
     static FORKS: AtomicU64 = AtomicU64::new(0);
-    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    static STATE: AtomicU8 = AtomicU8::new(UNTRIED);
     extern "C" fn forked() {
         // In the child, right after `fork`: one atomic add, which is async-signal-safe.
         FORKS.fetch_add(1, Ordering::Relaxed);
     }
-    let registered = *REGISTERED.get_or_init(|| {
+    let mut state = STATE.load(Ordering::Acquire);
+    if state == UNTRIED
+        && STATE
+            .compare_exchange(UNTRIED, REGISTERING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    {
         // SAFETY: `pthread_atfork` only records the handler; `forked` is an `extern "C"`
         // function that lives as long as the program and does nothing but an atomic add.
         #[allow(unsafe_code)]
         let rc = unsafe { libc::pthread_atfork(None, None, Some(forked)) };
-        rc == 0
-    });
-    if registered {
+        state = if rc == 0 { REGISTERED } else { FAILED };
+        STATE.store(state, Ordering::Release);
+    }
+    if state == REGISTERED {
         FORKS.load(Ordering::Relaxed)
     } else {
         // Apart from every count: the top bit set.
