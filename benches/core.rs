@@ -44,6 +44,21 @@ fn benches(c: &mut Criterion) {
             })
         });
         let mut i = 0;
+        let mut location = levy_core::Location::default();
+        let mut out = table.calculate(&location, &sale).expect("calculates");
+        g.bench_function(format!("levy_reused/{temp}"), |b| {
+            b.iter(|| {
+                i = (i + 1) % addresses.len();
+                black_box(levy_tax_into(
+                    &table,
+                    black_box(&addresses[i]),
+                    &sale,
+                    &mut location,
+                    &mut out,
+                ))
+            })
+        });
+        let mut i = 0;
         g.bench_function(format!("hashmap/{temp}"), |b| {
             b.iter(|| {
                 i = (i + 1) % keys.len();

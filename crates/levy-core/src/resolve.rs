@@ -35,7 +35,8 @@ use crate::date::Date;
 use crate::kinds::Coverage;
 use crate::lookup::JsetId;
 use crate::model::{
-    ArchivedIpLocationRecord, ArchivedRegionRecord, ArchivedZipPeriod, ArchivedZipRecord,
+    ArchivedIpLocationRecord, ArchivedRegionRecord, ArchivedZip4Record, ArchivedZipPeriod,
+    ArchivedZipRecord,
 };
 use crate::table::Table;
 
@@ -384,6 +385,20 @@ fn in_force(from: i32, to: i32, date: Date) -> bool {
 
 /// The period of a ZIP in force on `date`. Periods are sorted and disjoint in a table levy
 /// built; in a damaged one the search still stays in bounds.
+/// The jurisdiction set of `plus4` among one ZIP5's ZIP+4 `ranges` (sorted by their low
+/// end) on `date`.
+fn zip4_jset(ranges: &[ArchivedZip4Record], plus4: u16, date: Date) -> Option<JsetId> {
+    let end = ranges.partition_point(|r| r.low.to_native() <= plus4);
+    // Ranges of one ZIP5 may overlap across dates; the latest-starting one in force wins.
+    ranges[..end]
+        .iter()
+        .rev()
+        .find(|r| {
+            plus4 <= r.high.to_native() && in_force(r.from.to_native(), r.to.to_native(), date)
+        })
+        .map(|r| JsetId(r.jset.to_native()))
+}
+
 fn zip_period(zip: &ArchivedZipRecord, date: Date) -> Option<&ArchivedZipPeriod> {
     let periods = &zip.periods;
     let i = periods
@@ -436,20 +451,6 @@ impl<D> Table<D> {
     pub fn region(&self, country: &str, region: &str) -> Option<(JsetId, &str)> {
         self.region_record(country, region)
             .map(|r| (JsetId(r.jset.to_native()), r.name.as_str()))
-    }
-
-    fn zip4_jset(&self, zip5: u32, plus4: u16, date: Date) -> Option<JsetId> {
-        let (start, end) = self.zip4_span(zip5);
-        let ranges = &self.data().zip4[start..end];
-        let end = ranges.partition_point(|r| r.low.to_native() <= plus4);
-        // Ranges of one ZIP5 may overlap across dates; the latest-starting one in force wins.
-        ranges[..end]
-            .iter()
-            .rev()
-            .find(|r| {
-                plus4 <= r.high.to_native() && in_force(r.from.to_native(), r.to.to_native(), date)
-            })
-            .map(|r| JsetId(r.jset.to_native()))
     }
 
     fn street_jset(&self, zip5: u32, street: &str, number: u32, date: Date) -> Option<JsetId> {
@@ -572,6 +573,15 @@ impl<D> Table<D> {
         let (zip5, plus4) = parse_us_zip(postal).ok_or_else(|| {
             ResolveError::MalformedPostal(address.postal_code.clone(), "US".into())
         })?;
+        // The ZIP's ZIP+4 ranges, asked for all at once before the ZIP's own record is
+        // read: on a large table each is a trip to memory, and they overlap instead of
+        // following each other (the search below then finds them in cache).
+        let zip4_ranges = plus4.map(|_| {
+            let (start, end) = self.zip4_span(zip5);
+            let ranges = &self.data().zip4[start..end];
+            crate::lookup::prefetch_slice(ranges);
+            ranges
+        });
         let Some(zip) = self.zip_record(zip5) else {
             // A well-formed ZIP the table does not know: fall back to the state when given.
             push_zip(&mut out.address_used.postal_code, zip5, None);
@@ -621,8 +631,8 @@ impl<D> Table<D> {
         } else {
             ResolutionStatus::PostalFallback1
         };
-        if let Some(p4) = plus4 {
-            if let Some(jset) = self.zip4_jset(zip5, p4, date) {
+        if let (Some(p4), Some(ranges)) = (plus4, zip4_ranges) {
+            if let Some(jset) = zip4_jset(ranges, p4, date) {
                 used.postal_code.clear();
                 push_zip(&mut used.postal_code, zip5, Some(p4));
                 out.place(Some(jset), status, Precision::PostalPlus, Coverage::Full);
