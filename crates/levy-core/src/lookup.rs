@@ -309,19 +309,26 @@ pub(crate) enum Prefetch {
 /// for it: a hint, with no effect on what the program computes (nor any fault on any
 /// address). A no-op on processors without a stable prefetch instruction in Rust.
 #[inline(always)]
-pub(crate) fn prefetch<T>(value: &T) {
+fn prefetch<T>(value: &T) {
+    prefetch_address((value as *const T).cast());
+}
+
+/// [`prefetch`] of the line holding the byte at `address`, which may be any address: the
+/// pointer is never read through.
+#[inline(always)]
+fn prefetch_address(address: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // `_mm_prefetch` is an `unsafe fn` before Rust 1.87 (the minimum is 1.85) and safe
     // after, where the block is unneeded.
     #[allow(unused_unsafe)]
-    // SAFETY: a prefetch reads nothing the program sees and never faults; SSE, which it
-    // needs, is part of every x86-64 processor.
+    // SAFETY: a prefetch reads nothing the program sees and never faults, whatever the
+    // address; SSE, which it needs, is part of every x86-64 processor.
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = address;
 }
 
 /// The most cache lines [`prefetch_slice`] asks for: a ZIP's ZIP+4 ranges fit in it
@@ -334,15 +341,18 @@ const PREFETCH_LINES: usize = 16;
 /// steps. A hint, as [`prefetch`].
 #[inline]
 pub(crate) fn prefetch_slice<T>(items: &[T]) {
-    let bytes = std::mem::size_of_val(items);
-    let base = items.as_ptr().cast::<u8>();
-    let mut offset = 0;
-    while offset < bytes && offset < PREFETCH_LINES * 64 {
-        // SAFETY: `offset` is within the slice's bytes, so the pointer stays inside the
-        // slice (`add` needs only that); it is passed to `prefetch` as a reference to
-        // one byte of the slice, which is initialised memory.
-        prefetch(unsafe { &*base.add(offset) });
-        offset += 64;
+    if items.is_empty() {
+        return;
+    }
+    let start = items.as_ptr().cast::<u8>();
+    // From the start of the line holding the first byte, so that a slice that starts
+    // inside a line gets its last line too.
+    let skew = start as usize % 64;
+    let line = start.wrapping_sub(skew);
+    let bytes = (std::mem::size_of_val(items) + skew).min(PREFETCH_LINES * 64);
+    for offset in (0..bytes).step_by(64) {
+        // `wrapping_*`: the addresses are only hints, never read through.
+        prefetch_address(line.wrapping_add(offset));
     }
 }
 
