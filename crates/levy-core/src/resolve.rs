@@ -383,8 +383,6 @@ fn in_force(from: i32, to: i32, date: Date) -> bool {
     from <= date.0 && date.0 <= to
 }
 
-/// The period of a ZIP in force on `date`. Periods are sorted and disjoint in a table levy
-/// built; in a damaged one the search still stays in bounds.
 /// The jurisdiction set of `plus4` among one ZIP5's ZIP+4 `ranges` (sorted by their low
 /// end) on `date`.
 fn zip4_jset(ranges: &[ArchivedZip4Record], plus4: u16, date: Date) -> Option<JsetId> {
@@ -399,6 +397,8 @@ fn zip4_jset(ranges: &[ArchivedZip4Record], plus4: u16, date: Date) -> Option<Js
         .map(|r| JsetId(r.jset.to_native()))
 }
 
+/// The period of a ZIP in force on `date`. Periods are sorted and disjoint in a table levy
+/// built; in a damaged one the search still stays in bounds.
 fn zip_period(zip: &ArchivedZipRecord, date: Date) -> Option<&ArchivedZipPeriod> {
     let periods = &zip.periods;
     let i = periods
