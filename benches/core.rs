@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use levy_benches::*;
+use levy_build::bench::{levy_tax as levy_tax_kept, Buffers};
 use levy_core::Decimal;
 
 fn benches(c: &mut Criterion) {
@@ -44,17 +45,16 @@ fn benches(c: &mut Criterion) {
             })
         });
         let mut i = 0;
-        let mut location = levy_core::Location::default();
-        let mut out = table.calculate(&location, &sale).expect("calculates");
+        let mut buffers = Buffers::default();
         g.bench_function(format!("levy_reused/{temp}"), |b| {
             b.iter(|| {
                 i = (i + 1) % addresses.len();
-                black_box(levy_tax_into(
+                black_box(levy_tax_kept(
                     &table,
                     black_box(&addresses[i]),
                     &sale,
-                    &mut location,
-                    &mut out,
+                    sale.date,
+                    &mut buffers,
                 ))
             })
         });

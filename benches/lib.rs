@@ -434,25 +434,6 @@ pub fn levy_tax<D>(table: &Table<D>, address: &Address, sale: &Sale) -> Decimal 
         .total_tax
 }
 
-/// levy with the caller's buffers kept from sale to sale: `resolve_into` a kept `Location`,
-/// then `calculate_into` a kept `Calculation` (as a till or a batch job calls it); the
-/// line's tax in cents.
-pub fn levy_tax_into<D>(
-    table: &Table<D>,
-    address: &Address,
-    sale: &Sale,
-    location: &mut levy_core::Location,
-    out: &mut levy_core::Calculation,
-) -> Decimal {
-    table
-        .resolve_into(address, sale.date, location)
-        .expect("resolves");
-    table
-        .calculate_into(None, location, sale, out)
-        .expect("calculates");
-    out.total_tax
-}
-
 /// Baseline: hash the key, sum rate × amount, round once; the tax in cents.
 pub fn hash_map_tax(map: &HashMap<String, Vec<Rate>>, key: &str, amount: Decimal) -> Decimal {
     let rates = map.get(key).expect("known key");
@@ -502,13 +483,18 @@ mod tests {
         let sale = bench_sale(&table);
         // The kept buffers go from key to key, as in the bench, and must give the same tax
         // as fresh ones for each.
-        let mut location = levy_core::Location::default();
-        let mut out = table.calculate(&location, &sale).unwrap();
+        let mut buffers = levy_build::bench::Buffers::default();
         for key in data.zip4_keys(500, 7) {
             let levy = levy_tax(&table, &zip4_address(&key), &sale);
             assert_eq!(
                 levy,
-                levy_tax_into(&table, &zip4_address(&key), &sale, &mut location, &mut out),
+                levy_build::bench::levy_tax(
+                    &table,
+                    &zip4_address(&key),
+                    &sale,
+                    sale.date,
+                    &mut buffers
+                ),
                 "{key}"
             );
             assert_eq!(
