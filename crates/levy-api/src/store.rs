@@ -18,6 +18,7 @@ pub use crate::ledger::{nexus_sales, remaining};
 
 #[cfg(feature = "postgres")]
 mod copy;
+mod layout;
 mod pack;
 #[cfg(feature = "postgres")]
 mod postgres;

@@ -31,7 +31,7 @@ use std::thread::JoinHandle;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::pack::{pack_record, unpack};
+use super::pack::{pack_calculation, pack_record, unpack};
 use super::seal::{damaged, digest, from_json, seal, to_json, unseal};
 use super::*;
 
@@ -1395,7 +1395,7 @@ impl Store for SqliteStore {
     ) -> Result<Commit, StoreError> {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at) = (calc.id.clone(), calc.expires_at);
-        let data = pack_record(calc)?;
+        let data = pack_calculation(calc)?;
         let (counts, scope) = (std::sync::Arc::clone(&self.counts), scope.clone());
         Ok(self.submit_statement(
             Durability::Cached,
@@ -2390,17 +2390,18 @@ mod packed_calculation_tests {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .unwrap();
-        // Packed in format 2: a BLOB well under half of the record's 1,500 bytes of sealed
+        // Packed in format 3: a BLOB under a quarter of the record's 1,500 bytes of sealed
         // JSON.
         let json = to_json(&record).unwrap();
         assert_eq!(kind, "blob");
-        assert_eq!(format, [super::super::pack::FORMAT_LZ4_DICT_1_SUMMED]);
-        assert!((len as usize) < json.len() / 2, "{len} of {}", json.len());
+        assert_eq!(format, [super::super::pack::FORMAT_LAYOUT_1_DICT_2]);
+        assert!((len as usize) < json.len() / 4, "{len} of {}", json.len());
         drop(conn);
-        // A calculation an earlier levy packed in format 1, or stored as sealed JSON text,
-        // reads the same.
+        // A calculation an earlier levy packed in format 2 or 1, or stored as sealed JSON
+        // text, reads the same.
         use rusqlite::types::Value as Stored;
         for earlier in [
+            Stored::Blob(super::super::pack::pack_record(&record).unwrap()),
             Stored::Blob(super::super::pack::pack(&json)),
             Stored::Text(json.clone()),
         ] {
@@ -2422,6 +2423,7 @@ mod packed_calculation_tests {
         for mut packed in [
             super::super::pack::pack(&json),
             super::super::pack::pack_record(&record).unwrap(),
+            super::super::pack::pack_calculation(&record).unwrap(),
         ] {
             let conn = Connection::open(&path).unwrap();
             let last = packed.len() - 1;
