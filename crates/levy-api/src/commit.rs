@@ -17,6 +17,10 @@ use crate::store::StoreError;
 struct State {
     result: Option<Result<(), StoreError>>,
     waker: Option<Waker>,
+    /// Whether a thread waits on the condition variable ([`Commit::wait`]): only then is it
+    /// notified. Notifying costs the writer a system call even when nobody waits, and a
+    /// task (the server's case) waits through its waker instead.
+    thread_waits: bool,
 }
 
 #[derive(Default)]
@@ -68,6 +72,7 @@ impl Commit {
             if let Some(result) = state.result.take() {
                 return result;
             }
+            state.thread_waits = true;
             state = self
                 .shared
                 .done
@@ -127,12 +132,14 @@ impl Drop for Completer {
 }
 
 fn resolve(shared: &Shared, result: Result<(), StoreError>) {
-    let waker = {
+    let (waker, thread_waits) = {
         let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         state.result = Some(result);
-        state.waker.take()
+        (state.waker.take(), state.thread_waits)
     };
-    shared.done.notify_all();
+    if thread_waits {
+        shared.done.notify_all();
+    }
     if let Some(w) = waker {
         w.wake();
     }

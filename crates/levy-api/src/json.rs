@@ -274,20 +274,97 @@ impl Taken {
     }
 }
 
+/// How many names and indexes a [`Path`] holds without allocating: deeper than any object
+/// the interface reads.
+const INLINE_DEPTH: usize = 6;
+
+/// One step of a [`Path`]: a field's name (borrowed from the body) or an array index.
+#[derive(Clone, Copy, Debug)]
+enum Step<'a> {
+    Name(&'a str),
+    Index(usize),
+}
+
+/// Where an object lies in the body (`order_details.line_items[0]`), kept as its steps and
+/// written out only when an error names one of its fields: reading a valid body builds no
+/// path text.
+#[derive(Clone, Debug)]
+enum Path<'a> {
+    Inline {
+        steps: [Step<'a>; INLINE_DEPTH],
+        len: usize,
+    },
+    /// Deeper than [`INLINE_DEPTH`]: written out.
+    Text(String),
+}
+
+impl<'a> Path<'a> {
+    const ROOT: Path<'a> = Path::Inline {
+        steps: [Step::Index(0); INLINE_DEPTH],
+        len: 0,
+    };
+
+    fn then(&self, step: Step<'a>) -> Path<'a> {
+        match self {
+            Path::Inline { steps, len } if *len < INLINE_DEPTH => {
+                let mut steps = *steps;
+                steps[*len] = step;
+                Path::Inline {
+                    steps,
+                    len: len + 1,
+                }
+            }
+            _ => {
+                let mut text = self.text();
+                push_step(&mut text, step);
+                Path::Text(text)
+            }
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Path::Inline { steps, len } => {
+                let mut text = String::new();
+                for step in &steps[..*len] {
+                    push_step(&mut text, *step);
+                }
+                text
+            }
+            Path::Text(text) => text.clone(),
+        }
+    }
+}
+
+fn push_step(text: &mut String, step: Step<'_>) {
+    use std::fmt::Write;
+    match step {
+        Step::Name(name) => {
+            if !text.is_empty() {
+                text.push('.');
+            }
+            text.push_str(name);
+        }
+        Step::Index(i) => {
+            let _ = write!(text, "[{i}]");
+        }
+    }
+}
+
 /// One JSON object being read; remembers which fields were taken.
 pub(crate) struct Obj<'a> {
     fields: &'a [(Cow<'a, str>, Node<'a>)],
-    path: String,
+    path: Path<'a>,
     taken: Taken,
 }
 
 impl<'a> Obj<'a> {
     /// Reads the top-level object.
     pub(crate) fn root(fields: &'a [(Cow<'a, str>, Node<'a>)]) -> Obj<'a> {
-        Obj::at(fields, String::new())
+        Obj::at(fields, Path::ROOT)
     }
 
-    fn at(fields: &'a [(Cow<'a, str>, Node<'a>)], path: String) -> Obj<'a> {
+    fn at(fields: &'a [(Cow<'a, str>, Node<'a>)], path: Path<'a>) -> Obj<'a> {
         Obj {
             fields,
             path,
@@ -297,11 +374,19 @@ impl<'a> Obj<'a> {
 
     /// The full path of a field of this object.
     pub(crate) fn path(&self, name: &str) -> String {
-        if self.path.is_empty() {
-            name.to_string()
-        } else {
-            format!("{}.{name}", self.path)
-        }
+        let mut text = self.path.text();
+        push_step(&mut text, Step::Name(name));
+        text
+    }
+
+    /// The path of a field of this object that holds an object: its name as the body
+    /// spells it (the key that `take` found).
+    fn field_path(&self, name: &str) -> Path<'a> {
+        let key = self
+            .fields
+            .binary_search_by(|(k, _)| k.as_ref().cmp(name))
+            .map_or("", |i| self.fields[i].0.as_ref());
+        self.path.then(Step::Name(key))
     }
 
     /// Takes a field; `None` when absent or null.
@@ -391,7 +476,7 @@ impl<'a> Obj<'a> {
     pub(crate) fn opt_obj(&mut self, name: &str) -> Result<Option<Obj<'a>>, ApiError> {
         match self.take(name) {
             None => Ok(None),
-            Some(Node::Object(fields)) => Ok(Some(Obj::at(fields, self.path(name)))),
+            Some(Node::Object(fields)) => Ok(Some(Obj::at(fields, self.field_path(name)))),
             Some(v) => Err(ApiError::incorrect_type(&self.path(name), "object", v)),
         }
     }
@@ -418,10 +503,10 @@ impl<'a> Obj<'a> {
         i: usize,
         v: &'a Node<'a>,
     ) -> Result<Obj<'a>, ApiError> {
-        let path = format!("{}[{i}]", self.path(name));
+        let path = self.field_path(name).then(Step::Index(i));
         match v {
             Node::Object(fields) => Ok(Obj::at(fields, path)),
-            v => Err(ApiError::incorrect_type(&path, "object", v)),
+            v => Err(ApiError::incorrect_type(&path.text(), "object", v)),
         }
     }
 
@@ -541,6 +626,43 @@ mod tests {
     /// agree with.
     fn as_value(body: &str) -> Value {
         serde_json::from_str(body).unwrap()
+    }
+
+    #[test]
+    fn an_error_names_the_full_path_of_its_field_at_any_depth() {
+        // Eight objects deep (past the steps a path keeps inline), then an array element:
+        // the error names every step, as the body spells it.
+        let body =
+            br#"{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"list":[{"x":1},{"x":"no"}]}}}}}}}}}"#;
+        let map = parse_body(body).unwrap();
+        let mut o = Obj::root(&map);
+        let mut objs = Vec::new();
+        let mut cur = o.req_obj("a").unwrap();
+        for name in ["b", "c", "d", "e", "f", "g", "h"] {
+            let next = cur.req_obj(name).unwrap();
+            objs.push(std::mem::replace(&mut cur, next));
+        }
+        let list = cur.opt_array("list").unwrap().unwrap();
+        let mut first = cur.element("list", 0, &list[0]).unwrap();
+        assert_eq!(first.opt_int("x").unwrap(), Some(1));
+        let mut second = cur.element("list", 1, &list[1]).unwrap();
+        let e = second.opt_int("x").unwrap_err();
+        assert_eq!(
+            e.field.as_deref(),
+            Some("a.b.c.d.e.f.g.h.list[1].x"),
+            "{e:?}"
+        );
+        // A missing field of a shallow object, and an element that is not an object.
+        let mut a = Obj::root(&map);
+        let Err(e) = a.req_obj("a").unwrap().req_str("missing", 10) else {
+            panic!("a missing string was read");
+        };
+        assert_eq!(e.field.as_deref(), Some("a.missing"));
+        let Err(e) = cur.element("list", 7, &Node::Null) else {
+            panic!("null was read as an object");
+        };
+        assert_eq!(e.field.as_deref(), Some("a.b.c.d.e.f.g.h.list[7]"));
+        let _ = o.finish();
     }
 
     #[test]
