@@ -36,7 +36,7 @@ use super::seal::{damaged, digest, from_json, seal, to_json, unseal};
 use super::*;
 
 /// The current schema version (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
 
 /// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -118,6 +118,9 @@ CREATE TABLE outbox (
 );
 CREATE INDEX outbox_unsent ON outbox (live, state, seq);
 "#,
+    // Schema 5: calculations are purged by rowid (`purge_calculations`), so the index on
+    // their expiry, which every calculation paid an insert for, goes.
+    "DROP INDEX IF EXISTS calculations_expiry;",
 ];
 
 type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
@@ -665,7 +668,7 @@ fn writer_loop(
         let now = crate::ids::now();
         if began && now - last_purge >= 60 {
             // Expired calculations can no longer become transactions.
-            let _ = conn.execute("DELETE FROM calculations WHERE expires_at < ?1", [now]);
+            let _ = purge_calculations(&conn, now);
             let _ = conn.execute(
                 "DELETE FROM platform_calculations WHERE expires_at < ?1",
                 [now],
@@ -689,6 +692,50 @@ fn writer_loop(
             reply(commit.clone());
         }
     }
+}
+
+/// Deletes the calculations that expired before `now`, without an index on their expiry.
+///
+/// Calculations are inserted as they are made, and each expires a fixed time after it was
+/// made ([`VALIDITY_SECONDS`](crate::read::VALIDITY_SECONDS)), so their rowids rise with
+/// their expiry: a binary search over the rowids (about 20 lookups for a million
+/// calculations) finds where the unexpired ones begin, and the expired ones before that
+/// point are deleted as one range of the table. An index on the expiry would cost every
+/// calculation an insert (and its page in every group commit) for a delete that runs once
+/// a minute. A clock set back can put an unexpired calculation among expired ones: the
+/// delete checks each one's expiry, so it is kept, and the expired ones after it may wait
+/// for a later purge. Returns how many were deleted.
+fn purge_calculations(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
+    let mut first_from = conn.prepare_cached(
+        "SELECT rowid, expires_at FROM calculations WHERE rowid >= ?1 ORDER BY rowid LIMIT 1",
+    )?;
+    let mut probe = |rowid: i64| -> rusqlite::Result<Option<(i64, i64)>> {
+        first_from
+            .query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+    };
+    let Some((first, _)) = probe(i64::MIN)? else {
+        return Ok(0);
+    };
+    let last: i64 = conn.query_row("SELECT max(rowid) FROM calculations", [], |r| r.get(0))?;
+    // Every calculation before `lo` has expired; none from `hi` on has.
+    let (mut lo, mut hi) = (first, last.saturating_add(1));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match probe(mid)? {
+            Some((rowid, expires_at)) if rowid < hi => {
+                if expires_at < now {
+                    lo = rowid + 1;
+                } else {
+                    hi = rowid;
+                }
+            }
+            // No calculation in mid..hi.
+            _ => hi = mid,
+        }
+    }
+    conn.prepare_cached("DELETE FROM calculations WHERE rowid < ?1 AND expires_at < ?2")?
+        .execute([lo, now])
 }
 
 /// `PRAGMA application_id` of a levy ledger: "LEVY" in ASCII. Written when a ledger is
@@ -2509,5 +2556,97 @@ mod wal_tests {
         assert_eq!(stored as u64, written);
         drop(store);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod purge_tests {
+    use super::*;
+
+    /// A ledger's connection with `expiries` inserted as calculations in that order.
+    fn ledger_with(dir: &levy_testkit::TempDir, expiries: &[i64]) -> Connection {
+        let conn = open_connection(&dir.join("ledger.sqlite").display().to_string()).unwrap();
+        migrate(&conn).unwrap();
+        for (i, e) in expiries.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO calculations (account, live, id, expires_at, data) VALUES ('a', 0, ?1, ?2, '')",
+                params![format!("calc_{i:04}"), e],
+            )
+            .unwrap();
+        }
+        conn
+    }
+
+    fn left(conn: &Connection) -> Vec<i64> {
+        let mut stmt = conn
+            .prepare("SELECT expires_at FROM calculations ORDER BY rowid")
+            .unwrap();
+        let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+        rows.map(Result::unwrap).collect()
+    }
+
+    #[test]
+    fn expired_calculations_are_purged_and_no_other() {
+        let dir = levy_testkit::TempDir::new("levy-purge");
+        // In the order they were made, as a ledger holds them.
+        let conn = ledger_with(&dir, &[10, 20, 30, 40, 50, 60]);
+        assert_eq!(purge_calculations(&conn, 45).unwrap(), 4);
+        assert_eq!(left(&conn), [50, 60]);
+        // Expiring exactly now is not yet expired (a calculation reads as found while
+        // `expires_at > now`, and is deleted once `expires_at < now`).
+        assert_eq!(purge_calculations(&conn, 50).unwrap(), 0);
+        assert_eq!(purge_calculations(&conn, 61).unwrap(), 2);
+        assert!(left(&conn).is_empty());
+        // Nothing to purge in an empty table.
+        assert_eq!(purge_calculations(&conn, 1_000).unwrap(), 0);
+        // The index on the expiry is gone (schema 5).
+        let indexes: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'calculations_expiry'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexes, 0);
+    }
+
+    #[test]
+    fn every_count_of_expired_calculations_is_found_among_many_with_gaps() {
+        let dir = levy_testkit::TempDir::new("levy-purge-many");
+        // 1,000 calculations, one a second, with every third already deleted (gaps in the
+        // rowids); for each cut, exactly those before it go.
+        let expiries: Vec<i64> = (0..1_000).collect();
+        let conn = ledger_with(&dir, &expiries);
+        conn.execute("DELETE FROM calculations WHERE rowid % 3 = 0", [])
+            .unwrap();
+        let mut remaining: Vec<i64> = expiries
+            .iter()
+            .copied()
+            .filter(|e| (e + 1) % 3 != 0)
+            .collect();
+        for now in [0, 1, 2, 3, 17, 500, 501, 998, 999, 1_000, 5_000] {
+            let expired = remaining.iter().filter(|&&e| e < now).count();
+            assert_eq!(
+                purge_calculations(&conn, now).unwrap(),
+                expired,
+                "now {now}"
+            );
+            remaining.retain(|&e| e >= now);
+            assert_eq!(left(&conn), remaining, "now {now}");
+        }
+    }
+
+    #[test]
+    fn a_clock_set_back_never_gets_an_unexpired_calculation_deleted() {
+        let dir = levy_testkit::TempDir::new("levy-purge-clock");
+        // A calculation made while the clock ran a day ahead sits among older ones.
+        let conn = ledger_with(&dir, &[10, 20, 86_400, 30, 40, 50, 60]);
+        // The search (rowids 1 to 7) probes rowid 4 (30: expired), 6 (50: not), 5 (40:
+        // expired) and stops at 6; below it, the expired four go and the one ahead stays.
+        assert_eq!(purge_calculations(&conn, 45).unwrap(), 4);
+        assert_eq!(left(&conn), [86_400, 50, 60]);
+        // Once it has expired too, everything expired goes.
+        assert_eq!(purge_calculations(&conn, 100_000).unwrap(), 3);
+        assert!(left(&conn).is_empty());
     }
 }
