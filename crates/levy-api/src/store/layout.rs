@@ -30,8 +30,12 @@ use super::seal::damaged;
 use super::StoreError;
 use crate::store::{CalculationRecord, JurisdictionRecord, LineRecord, PlaceRecord};
 
-/// Appends `record` in layout 1 to `out`.
-pub(super) fn write_calculation(out: &mut Vec<u8>, record: &CalculationRecord) {
+/// Appends `record` in layout 1 to `out`. Fails only if its metadata cannot be written as
+/// JSON (a map of JSON values always can).
+pub(super) fn write_calculation(
+    out: &mut Vec<u8>,
+    record: &CalculationRecord,
+) -> Result<(), StoreError> {
     let CalculationRecord {
         id,
         created_at,
@@ -101,11 +105,13 @@ pub(super) fn write_calculation(out: &mut Vec<u8>, record: &CalculationRecord) {
             w.str(table_hash);
         }
     }
-    // A map of JSON values always writes: its keys are strings.
     let metadata = metadata
         .as_ref()
-        .map(|m| serde_json::to_string(m).unwrap_or_default());
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(StoreError::ledger)?;
     w.opt_str(metadata.as_deref());
+    Ok(())
 }
 
 /// Reads a record in layout 1 that fills `bytes` exactly. Anything else (cut short, a

@@ -104,7 +104,7 @@ pub(super) fn pack_record<T: Serialize>(record: &T) -> Result<Vec<u8>, StoreErro
 pub(super) fn pack_calculation(record: &CalculationRecord) -> Result<Vec<u8>, StoreError> {
     BUFFERS.with_borrow_mut(|(raw, room)| {
         raw.clear();
-        layout::write_calculation(raw, record);
+        layout::write_calculation(raw, record)?;
         let packed = match summed_block(FORMAT_LAYOUT_1_DICT_2, raw, room, DICT_2) {
             Some(packed) => packed,
             None => to_json(record)?.into_bytes(),
@@ -377,7 +377,7 @@ mod tests {
     fn every_field_of_a_calculation_comes_back_from_format_3() {
         for record in [sample_record(), full_record()] {
             let mut raw = Vec::new();
-            layout::write_calculation(&mut raw, &record);
+            layout::write_calculation(&mut raw, &record).unwrap();
             assert_eq!(
                 layout::read_calculation(&raw).map_err(|e| format!("{e:?}")),
                 Ok(record.clone())
@@ -427,7 +427,7 @@ mod tests {
         // own, given what only a forger could store: every cut and every flipped bit of a
         // valid layout, and random bytes (a fixed xorshift sequence).
         let mut raw = Vec::new();
-        layout::write_calculation(&mut raw, &full_record());
+        layout::write_calculation(&mut raw, &full_record()).unwrap();
         for n in 0..raw.len() {
             assert!(layout::read_calculation(&raw[..n]).is_err(), "cut at {n}");
         }
