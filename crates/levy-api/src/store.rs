@@ -31,6 +31,16 @@ pub use copy::{copy_ledger, CopyReport};
 pub use postgres::PostgresStore;
 pub use sqlite::{inspect, LedgerReport, SqliteStore};
 
+/// A calculation as the SQLite ledger stores it in the `data` column of `calculations`, in
+/// any packing format (3, 2, 1, or sealed JSON text as bytes), read back: for tools that
+/// read a ledger's rows themselves, and for the fuzz target `ledger_record`. Damage of any
+/// kind (a digest or seal that does not match, a cut, a layout out of range) is
+/// [`StoreError::Damaged`] or a ledger error, never a changed record and never a panic.
+pub fn read_stored_calculation(stored: &[u8]) -> Result<CalculationRecord, StoreError> {
+    let text = pack::unpack(rusqlite::types::ValueRef::Blob(stored))?;
+    seal::from_json(&text)
+}
+
 /// Whether a ledger location names a PostgreSQL database (`postgres://…` or
 /// `postgresql://…`) rather than an SQLite file.
 pub fn is_postgres_url(ledger: &str) -> bool {

@@ -422,6 +422,29 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_calculation_reads_back_from_its_bytes_in_every_form() {
+        // What `levy_api::store::read_stored_calculation` gives tools: the record, from
+        // any form a ledger holds; a damaged one is an error.
+        let record = full_record();
+        let json = to_json(&record).unwrap();
+        for stored in [
+            pack_calculation(&record).unwrap(),
+            pack_record(&record).unwrap(),
+            pack(&json),
+            json.clone().into_bytes(),
+        ] {
+            assert_eq!(
+                crate::store::read_stored_calculation(&stored).unwrap(),
+                record
+            );
+            let mut damaged = stored.clone();
+            let last = damaged.len() - 1;
+            damaged[last] ^= 0x01;
+            assert!(crate::store::read_stored_calculation(&damaged).is_err());
+        }
+    }
+
+    #[test]
     fn a_damaged_layout_is_an_error_never_a_panic() {
         // The digest refuses damage before the layout is read; this is the reader on its
         // own, given what only a forger could store: every cut and every flipped bit of a
