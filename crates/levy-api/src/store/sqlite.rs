@@ -721,7 +721,8 @@ fn purge_calculations(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
     // Every calculation before `lo` has expired; none from `hi` on has.
     let (mut lo, mut hi) = (first, last.saturating_add(1));
     while lo < hi {
-        let mid = lo + (hi - lo) / 2;
+        // In i128: rowids written by hand could span more than an i64 holds.
+        let mid = (i128::from(lo) + (i128::from(hi) - i128::from(lo)) / 2) as i64;
         match probe(mid)? {
             Some((rowid, expires_at)) if rowid < hi => {
                 if expires_at < now {
@@ -2634,6 +2635,22 @@ mod purge_tests {
             remaining.retain(|&e| e >= now);
             assert_eq!(left(&conn), remaining, "now {now}");
         }
+    }
+
+    #[test]
+    fn rowids_at_the_ends_of_their_range_are_searched_without_overflow() {
+        let dir = levy_testkit::TempDir::new("levy-purge-ends");
+        let conn = ledger_with(&dir, &[]);
+        for (rowid, e) in [(i64::MIN + 1, 10), (-5, 20), (7, 30), (i64::MAX - 1, 40)] {
+            conn.execute(
+                "INSERT INTO calculations (rowid, account, live, id, expires_at, data) VALUES (?1, 'a', 0, ?2, ?3, '')",
+                params![rowid, format!("calc_{rowid}"), e],
+            )
+            .unwrap();
+        }
+        assert_eq!(purge_calculations(&conn, 25).unwrap(), 2);
+        assert_eq!(left(&conn), [30, 40]);
+        assert_eq!(purge_calculations(&conn, 100).unwrap(), 2);
     }
 
     #[test]
