@@ -1002,18 +1002,28 @@ impl<D> Table<D> {
         date: Date,
         amount: Decimal,
         entries: &mut Vec<JurisdictionTax>,
-    ) -> Option<Decimal> {
+    ) -> Option<(i64, i64)> {
         let minor = integer_amount(amount)?;
         let keys = &self.data().rule_keys;
         let mut holidays = None;
+        // On a day with no holiday in force anywhere (most days), no jurisdiction is on one.
+        let holiday_today = self.any_holiday_on(date);
+        let jurisdictions = self.jurisdiction_count();
         push_fast_entries(entries, minor, amount, |push| {
             for jid in self.jset(jset) {
-                let jur = self.jurisdiction(jid)?;
-                if self
-                    .holiday_for(&jur, line.tax_code, date, &mut holidays)
-                    .is_some()
-                {
+                // A jurisdiction the table lacks (a damaged table) is the general path's to
+                // skip; a sound one's record is read only when a holiday may apply.
+                if jid.0 as usize >= jurisdictions {
                     return None;
+                }
+                if holiday_today {
+                    let jur = self.jurisdiction(jid)?;
+                    if self
+                        .holiday_for(&jur, line.tax_code, date, &mut holidays)
+                        .is_some()
+                    {
+                        return None;
+                    }
                 }
                 for rid in self.rules_for(jid, line.tax_code, date) {
                     let key = keys.get(rid.0 as usize).filter(|k| k.fast)?;
@@ -1024,6 +1034,7 @@ impl<D> Table<D> {
             }
             Some(())
         })
+        .map(|tax| (minor, tax))
     }
 
     /// The tax of one (checked) line, and whether any of its rules is a delivery charge's.
@@ -1065,10 +1076,10 @@ impl<D> Table<D> {
             location.jset,
         ) {
             out.jurisdictions.clear();
-            if let Some(tax) =
+            if let Some((minor, tax)) =
                 self.direct_line(jset, line, sale.date, given_minor, &mut out.jurisdictions)
             {
-                line_totals(out, line, false, given_minor, given_minor, tax, None);
+                whole_line_totals(out, line, minor, tax);
                 return false;
             }
         }
@@ -1077,6 +1088,7 @@ impl<D> Table<D> {
         applied.clear();
         let mut holiday = None;
         let mut holidays = None;
+        let holiday_today = self.any_holiday_on(sale.date);
         if let Some(jset) = location.jset {
             let (mut listed, mut own);
             let jurisdictions: &mut dyn Iterator<Item = (JurisdictionId, Sourced)> =
@@ -1094,7 +1106,11 @@ impl<D> Table<D> {
                 let Some(jur) = self.jurisdiction(jid) else {
                     continue;
                 };
-                let hol = self.holiday_for(&jur, line.tax_code, sale.date, &mut holidays);
+                let hol = if holiday_today {
+                    self.holiday_for(&jur, line.tax_code, sale.date, &mut holidays)
+                } else {
+                    None
+                };
                 let exemption = sale.customer.exemptions.iter().position(|e| {
                     e.country.eq_ignore_ascii_case(jur.country())
                         && e.region.eq_ignore_ascii_case(jur.region())
@@ -1321,6 +1337,19 @@ fn line_totals(
     out.holiday = holiday;
 }
 
+/// [`line_totals`] of a line taxed at the destination in whole minor units: `minor`
+/// excluding tax (at most [`MAX_AMOUNT_MINOR`]) and its rounded `tax` (at most ten times it
+/// either way), the amounts as `line_totals` gives them, built from integers.
+fn whole_line_totals(out: &mut LineTax, line: &SaleLine, minor: i64, tax: i64) {
+    out.tax_code = line.tax_code;
+    out.quantity = line.quantity;
+    // Whole numbers at scale 0 have no trailing zeros to drop: what `normalized` gives.
+    out.amount_excluding_tax = Decimal::from(minor);
+    out.tax = Decimal::from(tax);
+    out.amount_including_tax = Decimal::from(minor + tax);
+    out.holiday = None;
+}
+
 /// 10^k for k in 0..=12.
 const POW10: [i128; 13] = {
     let mut t = [1i128; 13];
@@ -1358,6 +1387,7 @@ fn integer_line(
         }
         Some(())
     })
+    .map(Decimal::from)
 }
 
 /// A fast rule as the integer path takes it: who (jurisdiction, rule, the address that
@@ -1366,8 +1396,8 @@ type FastRule = ((JurisdictionId, RuleId, Sourced), (Decimal, i64, u32));
 
 /// The integer path's line: `rules` is handed a `push` that adds a fast rule's entry (on a
 /// line of `amount` minor units, `excl_minor` as a decimal) to `entries`, and pushes each
-/// of the line's rules in turn. The answer is the line's tax, the sum of the taxes due
-/// rounded once, half away from zero. When `rules` gives up (`None`: a rule that is not
+/// of the line's rules in turn. The answer is the line's tax in minor units, the sum of the
+/// taxes due rounded once, half away from zero. When `rules` gives up (`None`: a rule that is not
 /// fast, a holiday) or a rule is out of the path's range, `entries` are left as they were
 /// and the answer is `None`: the decimal path starts afresh.
 fn push_fast_entries(
@@ -1375,20 +1405,24 @@ fn push_fast_entries(
     amount: i64,
     excl_minor: Decimal,
     rules: impl FnOnce(&mut dyn FnMut(FastRule) -> Option<()>) -> Option<()>,
-) -> Option<Decimal> {
+) -> Option<i64> {
     let start = entries.len();
     let mut sum: i128 = 0;
     let done = rules(&mut |(who, rate)| {
         let (due, entry) = fast_entry(who, rate, amount, excl_minor)?;
-        sum += due;
+        sum = sum.checked_add(due)?;
         entries.push(entry);
         Some(())
     });
-    if done.is_none() {
+    // At most 10^15 minor units at a rate of at most 10: the tax, and the amount including
+    // it, fit an `i64` (a forged key's may not, and is the general path's to refuse).
+    let tax = done
+        .and_then(|()| i64::try_from(round_half_away(sum, POW10[12])).ok())
+        .filter(|&tax| amount.checked_add(tax).is_some());
+    if tax.is_none() {
         entries.truncate(start);
-        return None;
     }
-    Some(Decimal::from(round_half_away(sum, POW10[12])))
+    tax
 }
 
 /// A line amount in minor units as the integer path takes it: a whole, non-negative number
@@ -1414,7 +1448,9 @@ fn fast_entry(
     excl_minor: Decimal,
 ) -> Option<(i128, JurisdictionTax)> {
     let due = i128::from(amount) * i128::from(m);
-    let scaled = due * POW10.get(12usize.checked_sub(scale as usize)?)?;
+    // Below 10^28 for a sound key (an amount of at most 10^15 at a rate of at most 10, at
+    // scale 12); checked, so that a forged key is refused rather than wrapped.
+    let scaled = due.checked_mul(*POW10.get(12usize.checked_sub(scale as usize)?)?)?;
     let entry = JurisdictionTax {
         jurisdiction,
         rule,
@@ -1458,7 +1494,7 @@ fn normalized_parts(mut n: i128, mut scale: u32) -> Option<Decimal> {
                 u /= 10;
                 scale -= 1;
             }
-            n = i128::from(u) * n.signum();
+            n = if n < 0 { -i128::from(u) } else { i128::from(u) };
         }
         Err(_) => {
             while scale > 0 && n % 10 == 0 {

@@ -345,7 +345,9 @@ fn set(dst: &mut String, src: &str) {
 /// `dst` becomes `src` in upper case (as `str::to_uppercase`), in the capacity it has.
 fn set_upper(dst: &mut String, src: &str) {
     dst.clear();
-    if src.is_ascii() {
+    if src.is_empty() {
+        // The usual line 2 and, with a ZIP code, often the city: nothing to scan.
+    } else if src.is_ascii() {
         dst.push_str(src);
         dst.make_ascii_uppercase();
     } else {
@@ -376,6 +378,17 @@ fn push_zip(s: &mut String, zip5: u32, plus4: Option<u16>) {
     if let Some(p) = plus4 {
         s.push('-');
         push_digits(s, u32::from(p), 4);
+    }
+}
+
+/// Appends the text of `zip5`, parsed from `postal` (trimmed): `postal` itself when it is
+/// the five digits alone (the usual postal code, copied rather than written digit by
+/// digit), else as [`push_zip`] writes it.
+fn push_zip5(s: &mut String, postal: &str, zip5: u32) {
+    if postal.len() == 5 {
+        s.push_str(postal);
+    } else {
+        push_zip(s, zip5, None);
     }
 }
 
@@ -584,7 +597,7 @@ impl<D> Table<D> {
         });
         let Some(zip) = self.zip_record(zip5) else {
             // A well-formed ZIP the table does not know: fall back to the state when given.
-            push_zip(&mut out.address_used.postal_code, zip5, None);
+            push_zip5(&mut out.address_used.postal_code, postal, zip5);
             return self.region_location(
                 out,
                 "US",
@@ -605,7 +618,7 @@ impl<D> Table<D> {
         if used.city.is_empty() {
             used.city.push_str(zip.city.as_str());
         }
-        push_zip(&mut used.postal_code, zip5, None);
+        push_zip5(&mut used.postal_code, postal, zip5);
         if has_street {
             if let Some(jset) = self.street_jset(
                 zip5,
@@ -975,5 +988,57 @@ mod trim_tests {
         assert_eq!(super::trim("\u{a0}TN\u{3000}"), "TN");
         assert_eq!(super::trim(""), "");
         assert_eq!(super::trim(" "), "");
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The ZIP text is what `format!` writes: five digits, zero-padded, then a hyphen
+        /// and four for a ZIP+4; appended to what the string held.
+        #[test]
+        fn zip_text_is_zero_padded_digits(zip5 in 0u32..100_000, plus4 in proptest::option::of(0u16..10_000)) {
+            let expected = match plus4 {
+                None => format!("{zip5:05}"),
+                Some(p) => format!("{zip5:05}-{p:04}"),
+            };
+            prop_assert_eq!(super::zip_text(zip5, plus4), expected.clone());
+            let mut s = String::from("x");
+            super::push_zip(&mut s, zip5, plus4);
+            prop_assert_eq!(s, format!("x{expected}"));
+        }
+
+        /// A ZIP code's text is the same whether copied from the postal code it was parsed
+        /// from or written from its number: five digits, or nine with a separator.
+        #[test]
+        fn zip5_text_from_the_postal_code(zip5 in 0u32..100_000, plus4 in proptest::option::of(0u16..10_000), sep in "[- ]") {
+            let postal = match plus4 {
+                None => format!("{zip5:05}"),
+                Some(p) => format!("{zip5:05}{sep}{p:04}"),
+            };
+            let (parsed, _) = crate::address::parse_us_zip(&postal).unwrap();
+            let mut s = String::new();
+            super::push_zip5(&mut s, &postal, parsed);
+            prop_assert_eq!(s, format!("{zip5:05}"));
+        }
+
+        /// Upper-casing into a kept string gives `str::to_uppercase`, empty and non-ASCII
+        /// text included, whatever the string held before.
+        #[test]
+        fn set_upper_is_to_uppercase(src in "[a-zA-Z0-9 ßéı-]{0,8}", before in "[a-z]{0,4}") {
+            let mut dst = before;
+            super::set_upper(&mut dst, &src);
+            prop_assert_eq!(dst, src.to_uppercase());
+        }
+    }
+
+    #[test]
+    fn zip_text_by_hand() {
+        // The lowest ZIP in use (Holtsville, NY) and the ZIP+4 of the README's examples.
+        assert_eq!(super::zip_text(501, None), "00501");
+        assert_eq!(super::zip_text(501, Some(1)), "00501-0001");
+        assert_eq!(super::zip_text(37203, Some(1234)), "37203-1234");
     }
 }

@@ -273,9 +273,69 @@ pub struct Table<D> {
     /// cheap as before) and turning the search over every range into one over a ZIP's own.
     zip4_start: std::sync::OnceLock<Box<[u32]>>,
     /// The places of the holiday keys, each with its span of keys and the days its
-    /// holidays cover: kept in memory, built on the first holiday search, so that a sale
-    /// in a place with no holiday that day looks at a few entries, not every key.
-    holiday_places: std::sync::OnceLock<Box<[HolidayPlace]>>,
+    /// holidays cover, and the days on which any holiday is in force: kept in memory,
+    /// built on the first holiday search, so that a sale on a day with no holiday anywhere
+    /// looks no further, and one in a place with no holiday that day looks at a few
+    /// entries, not every key.
+    holidays: std::sync::OnceLock<HolidayIndex>,
+}
+
+/// What [`Table::holiday_place`] and [`Table::any_holiday_on`] search, built from the
+/// holiday keys on first use.
+#[derive(Debug, Default)]
+struct HolidayIndex {
+    /// The places of the keys, in the keys' order (ascending place in a sound table).
+    places: Box<[HolidayPlace]>,
+    /// The days on which at least one key is in force, as inclusive `(from, to)` day
+    /// numbers, ascending and disjoint.
+    days: Box<[(i32, i32)]>,
+}
+
+impl HolidayIndex {
+    fn build(keys: &[crate::model::ArchivedHolidayKey]) -> HolidayIndex {
+        let mut places: Vec<HolidayPlace> = Vec::new();
+        let mut days: Vec<(i32, i32)> = Vec::with_capacity(keys.len());
+        for (i, k) in keys.iter().enumerate() {
+            let (p, from, to) = (
+                crate::calc::stored_place_key(k),
+                k.from.to_native(),
+                k.to.to_native(),
+            );
+            match places.last_mut() {
+                Some(last) if last.place == p && last.keys.1 == i as u32 => {
+                    last.keys.1 += 1;
+                    last.days = (last.days.0.min(from), last.days.1.max(to));
+                }
+                _ => places.push(HolidayPlace {
+                    place: p,
+                    keys: (i as u32, i as u32 + 1),
+                    days: (from, to),
+                }),
+            }
+            // A key that ends before it starts is in force on no day.
+            if from <= to {
+                days.push((from, to));
+            }
+        }
+        days.sort_unstable();
+        let mut merged: Vec<(i32, i32)> = Vec::with_capacity(days.len());
+        for (from, to) in days {
+            match merged.last_mut() {
+                Some(last) if from <= last.1.saturating_add(1) => last.1 = last.1.max(to),
+                _ => merged.push((from, to)),
+            }
+        }
+        HolidayIndex {
+            places: places.into_boxed_slice(),
+            days: merged.into_boxed_slice(),
+        }
+    }
+
+    /// Whether any key is in force on `day`.
+    fn any_on(&self, day: i32) -> bool {
+        let i = self.days.partition_point(|&(from, _)| from <= day);
+        i > 0 && day <= self.days[i - 1].1
+    }
 }
 
 /// One place of a table's holiday keys (see [`Table::holiday_place`]).
@@ -319,7 +379,7 @@ impl<D: TableBytes> Table<D> {
             header,
             root,
             zip4_start: std::sync::OnceLock::new(),
-            holiday_places: std::sync::OnceLock::new(),
+            holidays: std::sync::OnceLock::new(),
         })
     }
 
@@ -345,7 +405,7 @@ impl<D: TableBytes> Table<D> {
             header,
             root,
             zip4_start: std::sync::OnceLock::new(),
-            holiday_places: std::sync::OnceLock::new(),
+            holidays: std::sync::OnceLock::new(),
         })
     }
 
@@ -384,30 +444,21 @@ impl<D> Table<D> {
     /// any key is of it. The keys of a place are consecutive in a sound table; in a damaged
     /// one whose keys are out of order, a place's span may be wrong but is always in bounds.
     pub(crate) fn holiday_place(&self, place: u64) -> Option<&HolidayPlace> {
-        let places = self.holiday_places.get_or_init(|| {
-            let mut places: Vec<HolidayPlace> = Vec::new();
-            for (i, k) in self.data().holiday_keys.iter().enumerate() {
-                let (p, from, to) = (
-                    crate::calc::stored_place_key(k),
-                    k.from.to_native(),
-                    k.to.to_native(),
-                );
-                match places.last_mut() {
-                    Some(last) if last.place == p && last.keys.1 == i as u32 => {
-                        last.keys.1 += 1;
-                        last.days = (last.days.0.min(from), last.days.1.max(to));
-                    }
-                    _ => places.push(HolidayPlace {
-                        place: p,
-                        keys: (i as u32, i as u32 + 1),
-                        days: (from, to),
-                    }),
-                }
-            }
-            places.into_boxed_slice()
-        });
+        let places = &self.holiday_index().places;
         let i = places.partition_point(|p| p.place < place);
         places.get(i).filter(|p| p.place == place)
+    }
+
+    /// Whether any holiday key of the table, of any place, is in force on `date`: when
+    /// none is (most days of the year), no jurisdiction of a sale can be on a holiday, and
+    /// a line looks no further than this.
+    pub(crate) fn any_holiday_on(&self, date: crate::Date) -> bool {
+        self.holiday_index().any_on(date.0)
+    }
+
+    fn holiday_index(&self) -> &HolidayIndex {
+        self.holidays
+            .get_or_init(|| HolidayIndex::build(&self.data().holiday_keys))
     }
 
     /// The span of `data().zip4` holding the ranges of `zip5` (empty for none). For a damaged
@@ -478,4 +529,62 @@ pub(crate) fn load_decimal(bytes: &[u8; 16]) -> Decimal {
 #[inline]
 pub(crate) fn store_decimal(d: Decimal) -> [u8; 16] {
     d.serialize()
+}
+
+#[cfg(test)]
+mod holiday_index_tests {
+    use super::HolidayIndex;
+    use crate::model::{ArchivedHolidayKey, HolidayKey};
+
+    fn index(keys: &[(&[u8; 2], &[u8; 6], i32, i32)]) -> HolidayIndex {
+        let keys: Vec<HolidayKey> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &(country, region, from, to))| HolidayKey {
+                country: *country,
+                region: *region,
+                from,
+                to,
+                holiday: i as u32,
+            })
+            .collect();
+        let bytes = rkyv::to_bytes::<rkyv::rancor::Error>(&keys).unwrap();
+        let archived =
+            rkyv::access::<rkyv::vec::ArchivedVec<ArchivedHolidayKey>, rkyv::rancor::Error>(&bytes)
+                .unwrap();
+        HolidayIndex::build(archived)
+    }
+
+    #[test]
+    fn the_days_of_every_place_merge_into_disjoint_spans() {
+        // Keys as a table stores them, by place: Ontario on days 10 and 15 to 16; Texas 11
+        // to 12 (the day after Ontario's first: adjacent spans merge), 16 to 20 (overlaps
+        // Ontario's second), 30 to 31, and one that ends before it starts (in force on no
+        // day). By hand: 10..=12, 15..=20, 30..=31.
+        let idx = index(&[
+            (b"CA", b"ON\0\0\0\0", 10, 10),
+            (b"CA", b"ON\0\0\0\0", 15, 16),
+            (b"US", b"TX\0\0\0\0", 11, 12),
+            (b"US", b"TX\0\0\0\0", 16, 20),
+            (b"US", b"TX\0\0\0\0", 30, 31),
+            (b"US", b"TX\0\0\0\0", 40, 39),
+        ]);
+        assert_eq!(&*idx.days, &[(10, 12), (15, 20), (30, 31)]);
+        // Two places, each with its span of keys and the days its keys cover.
+        assert_eq!(idx.places.len(), 2);
+        assert_eq!((idx.places[0].keys, idx.places[0].days), ((0, 2), (10, 16)));
+        assert_eq!((idx.places[1].keys, idx.places[1].days), ((2, 6), (11, 39)));
+        // Searched by day: in force on every day of a span, its first and last included,
+        // and on no day between or around them.
+        let in_force: Vec<i32> = (0..50).filter(|&d| idx.any_on(d)).collect();
+        let expected: Vec<i32> = (10..=12).chain(15..=20).chain(30..=31).collect();
+        assert_eq!(in_force, expected);
+    }
+
+    #[test]
+    fn no_keys_no_days() {
+        let idx = index(&[]);
+        assert!(idx.days.is_empty() && idx.places.is_empty());
+        assert!(!idx.any_on(0) && !idx.any_on(i32::MIN) && !idx.any_on(i32::MAX));
+    }
 }
