@@ -182,7 +182,8 @@ pub fn normalize_postal(code: &str) -> String {
 /// Parses a US ZIP code, `37203`, `37203-1234`, `37203 1234` or `372031234`, into the
 /// ZIP5 and the optional plus-4. `None` when it is not five or nine digits.
 pub fn parse_us_zip(code: &str) -> Option<(u32, Option<u16>)> {
-    let trimmed = code.trim();
+    // As `str::trim`, without decoding the usual postal code's characters.
+    let trimmed = crate::resolve::trim(code);
     let mut digits = [0u8; 9];
     let mut n = 0;
     for (i, b) in trimmed.bytes().enumerate() {

@@ -32,7 +32,7 @@ use rust_decimal::Decimal;
 use crate::date::Date;
 use crate::kinds::{Level, Rounding, Sourced, Sourcing, TaxType};
 use crate::lookup::{JsetId, JurisdictionId, RuleId, TaxCodeId};
-use crate::model::ArchivedHolidayRecord;
+use crate::model::{ArchivedHolidayRecord, ArchivedRuleKey};
 use crate::money::{round_minor, Currency};
 use crate::resolve::Location;
 use crate::table::{load_decimal, Table};
@@ -524,26 +524,48 @@ pub(crate) fn stored_place_key(k: &crate::model::ArchivedHolidayKey) -> u64 {
     u64::from_be_bytes([c0, c1, r0, r1, r2, r3, r4, r5])
 }
 
-/// Runs `f` with this thread's buffer for the decoded rules of a line, reused across
-/// calculations so that the hot path does not allocate one each time (a batch takes it
-/// once for all its sales).
-fn with_applied<T>(f: impl FnOnce(&mut Vec<Applied>) -> T) -> T {
-    thread_local! {
-        static APPLIED: std::cell::Cell<Vec<Applied>> = const { std::cell::Cell::new(Vec::new()) };
+thread_local! {
+    /// This thread's buffer for the decoded rules of a line (see [`Scratch`]).
+    static APPLIED: std::cell::Cell<Vec<Applied>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A calculation's buffer for the decoded rules of a line: this thread's, reused across
+/// calculations so that the hot path does not allocate one each time (a batch holds it for
+/// all its sales). Taken on first use and put back when dropped, so a calculation whose
+/// lines are all taxed straight from the rule keys (the usual) never touches it.
+struct Scratch {
+    applied: Option<Vec<Applied>>,
+}
+
+impl Scratch {
+    const fn new() -> Scratch {
+        Scratch { applied: None }
     }
-    let mut applied = APPLIED.with(|cell| cell.take());
-    let result = f(&mut applied);
-    applied.clear();
-    APPLIED.with(|cell| {
-        // Keep the larger of the two buffers if a nested call put one back meanwhile.
-        let other = cell.take();
-        cell.set(if other.capacity() > applied.capacity() {
-            other
-        } else {
-            applied
+
+    /// The buffer, empty or as the last line left it.
+    fn applied(&mut self) -> &mut Vec<Applied> {
+        self.applied
+            .get_or_insert_with(|| APPLIED.try_with(|cell| cell.take()).unwrap_or_default())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let Some(mut applied) = self.applied.take() else {
+            return;
+        };
+        applied.clear();
+        // Keep the larger of the two buffers if a nested calculation put one back
+        // meanwhile; on a thread being torn down, let it go.
+        let _ = APPLIED.try_with(|cell| {
+            let other = cell.take();
+            cell.set(if other.capacity() > applied.capacity() {
+                other
+            } else {
+                applied
+            });
         });
-    });
-    result
+    }
 }
 
 impl<D> Table<D> {
@@ -555,6 +577,17 @@ impl<D> Table<D> {
         code: TaxCodeId,
         date: Date,
     ) -> impl Iterator<Item = RuleId> + '_ {
+        self.rule_keys_for(jurisdiction, code, date)
+            .map(|(id, _)| id)
+    }
+
+    /// [`Table::rules_for`], each rule with its compact key.
+    fn rule_keys_for(
+        &self,
+        jurisdiction: JurisdictionId,
+        code: TaxCodeId,
+        date: Date,
+    ) -> impl Iterator<Item = (RuleId, &ArchivedRuleKey)> + '_ {
         let (start, end) = self.rule_span(jurisdiction);
         // The compact keys, parallel to the rules (a damaged table whose key list is short
         // finds no rules rather than reading out of bounds).
@@ -577,12 +610,11 @@ impl<D> Table<D> {
             }
             c = self.tax_code_parent(cur);
         }
-        (found.0..found.1)
-            .filter(move |&i| {
-                let r = &keys[i];
-                r.from.to_native() <= date.0 && date.0 <= r.to.to_native()
-            })
-            .map(move |i| RuleId((start + i) as u32))
+        keys[found.0..found.1]
+            .iter()
+            .enumerate()
+            .filter(move |(_, r)| r.from.to_native() <= date.0 && date.0 <= r.to.to_native())
+            .map(move |(i, r)| (RuleId((start + found.0 + i) as u32), r))
     }
 
     /// The first holiday that suspends `code` in `jur` on `date`, found through the holiday
@@ -707,27 +739,26 @@ impl<D> Table<D> {
             }
         }
         let (mut head, mut n) = (0, 0);
-        with_applied(|applied| {
-            while let Some((location, sale)) = ring[head].take() {
-                ring[head] = items.next();
-                if let Some(jset) = ring[head].and_then(|(l, _)| l.jset) {
-                    self.prefetch_jset(jset, Prefetch::SetStart);
-                }
-                for (k, stage) in STAGES {
-                    if let Some(jset) = ring[(head + k) % AHEAD].and_then(|(l, _)| l.jset) {
-                        self.prefetch_jset(jset, stage);
-                    }
-                }
-                head = (head + 1) % AHEAD;
-                if n == out.len() {
-                    out.push(Calculation::empty(self.header().content_hash, sale));
-                }
-                if let Err(e) = self.calculate_with(None, location, sale, &mut out[n], applied) {
-                    errors.push((n, e));
-                }
-                n += 1;
+        let mut scratch = Scratch::new();
+        while let Some((location, sale)) = ring[head].take() {
+            ring[head] = items.next();
+            if let Some(jset) = ring[head].and_then(|(l, _)| l.jset) {
+                self.prefetch_jset(jset, Prefetch::SetStart);
             }
-        });
+            for (k, stage) in STAGES {
+                if let Some(jset) = ring[(head + k) % AHEAD].and_then(|(l, _)| l.jset) {
+                    self.prefetch_jset(jset, stage);
+                }
+            }
+            head = (head + 1) % AHEAD;
+            if n == out.len() {
+                out.push(Calculation::empty(self.header().content_hash, sale));
+            }
+            if let Err(e) = self.calculate_with(None, location, sale, &mut out[n], &mut scratch) {
+                errors.push((n, e));
+            }
+            n += 1;
+        }
         out.truncate(n);
         errors
     }
@@ -742,17 +773,17 @@ impl<D> Table<D> {
         sale: &Sale,
         out: &mut Calculation,
     ) -> Result<(), CalcError> {
-        with_applied(|applied| self.calculate_with(origin, location, sale, out, applied))
+        self.calculate_with(origin, location, sale, out, &mut Scratch::new())
     }
 
-    /// [`Table::calculate_into`], with `applied` the buffer for a line's decoded rules.
+    /// [`Table::calculate_into`], with `scratch` the buffer for a line's decoded rules.
     fn calculate_with(
         &self,
         origin: Option<&Location>,
         location: &Location,
         sale: &Sale,
         out: &mut Calculation,
-        applied: &mut Vec<Applied>,
+        scratch: &mut Scratch,
     ) -> Result<(), CalcError> {
         let zero_reason = if sale.customer.exempt {
             Some(ZeroReason::CustomerExempt)
@@ -790,7 +821,7 @@ impl<D> Table<D> {
                     (_, Some(o)) => location.coverage.min(o.coverage),
                 },
             },
-            applied,
+            scratch,
         )
     }
 
@@ -877,7 +908,7 @@ impl<D> Table<D> {
         &self,
         out: &mut Calculation,
         ctx: LineCtx<'_>,
-        applied: &mut Vec<Applied>,
+        scratch: &mut Scratch,
     ) -> Result<(), CalcError> {
         let LineCtx {
             location,
@@ -888,7 +919,7 @@ impl<D> Table<D> {
         out.reset(self.header().content_hash, sale);
         let mut lines = std::mem::take(&mut out.lines);
         lines.truncate(sale.lines.len());
-        let result = self.fill_lines(&ctx, applied, &mut lines);
+        let result = self.fill_lines(&ctx, scratch, &mut lines);
         out.lines = lines;
         match result {
             Ok(()) => {}
@@ -938,7 +969,7 @@ impl<D> Table<D> {
     fn fill_lines(
         &self,
         ctx: &LineCtx<'_>,
-        applied: &mut Vec<Applied>,
+        scratch: &mut Scratch,
         lines: &mut Vec<LineTax>,
     ) -> Result<(), CalcError> {
         let sale = ctx.sale;
@@ -972,7 +1003,7 @@ impl<D> Table<D> {
             if index == lines.len() {
                 lines.push(LineTax::empty(line.tax_code));
             }
-            let proportional = self.line_tax(ctx, line, applied, &[], &mut lines[index]);
+            let proportional = self.line_tax(ctx, line, scratch, &[], &mut lines[index]);
             if self.tax_code_is_delivery(line.tax_code) {
                 delivery.push(index);
             }
@@ -983,7 +1014,7 @@ impl<D> Table<D> {
         if !waiting.is_empty() {
             let shares = goods_shares(lines, &delivery);
             for &i in &waiting {
-                self.line_tax(ctx, &sale.lines[i], applied, &shares, &mut lines[i]);
+                self.line_tax(ctx, &sale.lines[i], scratch, &shares, &mut lines[i]);
             }
         }
         Ok(())
@@ -1004,7 +1035,6 @@ impl<D> Table<D> {
         entries: &mut Vec<JurisdictionTax>,
     ) -> Option<(i64, i64)> {
         let minor = integer_amount(amount)?;
-        let keys = &self.data().rule_keys;
         let mut holidays = None;
         // On a day with no holiday in force anywhere (most days), no jurisdiction is on one.
         let holiday_today = self.any_holiday_on(date);
@@ -1025,8 +1055,10 @@ impl<D> Table<D> {
                         return None;
                     }
                 }
-                for rid in self.rules_for(jid, line.tax_code, date) {
-                    let key = keys.get(rid.0 as usize).filter(|k| k.fast)?;
+                for (rid, key) in self.rule_keys_for(jid, line.tax_code, date) {
+                    if !key.fast {
+                        return None;
+                    }
                     let (m, scale) = (key.rate_mantissa.to_native(), u32::from(key.rate_scale));
                     let rate = Decimal::try_from_i128_with_scale(i128::from(m), scale).ok()?;
                     push(((jid, rid, Sourced::Destination), (rate, m, scale)))?;
@@ -1044,7 +1076,7 @@ impl<D> Table<D> {
         &self,
         ctx: &LineCtx<'_>,
         line: &SaleLine,
-        applied: &mut Vec<Applied>,
+        scratch: &mut Scratch,
         shares: &[(JurisdictionId, Decimal)],
         out: &mut LineTax,
     ) -> bool {
@@ -1085,6 +1117,7 @@ impl<D> Table<D> {
         }
 
         // Decode the applicable rules once.
+        let applied = scratch.applied();
         applied.clear();
         let mut holiday = None;
         let mut holidays = None;
@@ -1126,10 +1159,9 @@ impl<D> Table<D> {
                     }
                     _ => None,
                 };
-                for rid in self.rules_for(jid, line.tax_code, sale.date) {
+                for (rid, key) in self.rule_keys_for(jid, line.tax_code, sale.date) {
                     // A fast rule is read from its key alone; any other from its record.
-                    let key = self.data().rule_keys.get(rid.0 as usize);
-                    let fast = key.filter(|k| k.fast).and_then(|k| {
+                    let fast = Some(key).filter(|k| k.fast).and_then(|k| {
                         let scale = u32::from(k.rate_scale);
                         let m = k.rate_mantissa.to_native();
                         Decimal::try_from_i128_with_scale(i128::from(m), scale)

@@ -319,7 +319,7 @@ impl<'t> IpPlace<'t> {
 /// `s` without leading and trailing whitespace, as [`str::trim`] gives it, but without
 /// decoding a character when the string begins and ends with a visible ASCII one (a
 /// postal code, a country code: the usual field), which no whitespace can be.
-fn trim(s: &str) -> &str {
+pub(crate) fn trim(s: &str) -> &str {
     match (s.as_bytes().first(), s.as_bytes().last()) {
         (None, _) => s,
         (Some(a), Some(b)) if a.is_ascii_graphic() && b.is_ascii_graphic() => s,

@@ -289,6 +289,12 @@ struct HolidayIndex {
     /// The days on which at least one key is in force, as inclusive `(from, to)` day
     /// numbers, ascending and disjoint.
     days: Box<[(i32, i32)]>,
+    /// The same days as bits, day `first_day + i` at bit `i % 64` of word `i / 64`, when
+    /// they lie within [`HolidayIndex::MAX_BITMAP_DAYS`] of each other (a table's holidays
+    /// span a few years: a few hundred bytes); else empty, and `days` is searched.
+    bits: Box<[u64]>,
+    /// The day of bit 0.
+    first_day: i32,
 }
 
 impl HolidayIndex {
@@ -325,14 +331,39 @@ impl HolidayIndex {
                 _ => merged.push((from, to)),
             }
         }
+        let (first_day, bits) = match (merged.first(), merged.last()) {
+            (Some(&(first, _)), Some(&(_, last)))
+                if i64::from(last) - i64::from(first) < HolidayIndex::MAX_BITMAP_DAYS =>
+            {
+                let mut bits = vec![0u64; ((last - first) as usize) / 64 + 1];
+                for &(from, to) in &merged {
+                    for i in (from - first) as usize..=(to - first) as usize {
+                        bits[i / 64] |= 1 << (i % 64);
+                    }
+                }
+                (first, bits)
+            }
+            _ => (0, Vec::new()),
+        };
         HolidayIndex {
             places: places.into_boxed_slice(),
             days: merged.into_boxed_slice(),
+            bits: bits.into_boxed_slice(),
+            first_day,
         }
     }
 
+    /// The widest span of days kept as bits: 2^16 days (about 179 years, 8 KB).
+    const MAX_BITMAP_DAYS: i64 = 1 << 16;
+
     /// Whether any key is in force on `day`.
     fn any_on(&self, day: i32) -> bool {
+        if !self.bits.is_empty() {
+            return usize::try_from(i64::from(day) - i64::from(self.first_day))
+                .ok()
+                .and_then(|i| Some(self.bits.get(i / 64)? >> (i % 64)))
+                .is_some_and(|w| w & 1 == 1);
+        }
         let i = self.days.partition_point(|&(from, _)| from <= day);
         i > 0 && day <= self.days[i - 1].1
     }
@@ -570,6 +601,8 @@ mod holiday_index_tests {
             (b"US", b"TX\0\0\0\0", 40, 39),
         ]);
         assert_eq!(&*idx.days, &[(10, 12), (15, 20), (30, 31)]);
+        // Kept as bits from day 10: 22 days, one word.
+        assert_eq!((idx.first_day, idx.bits.len()), (10, 1));
         // Two places, each with its span of keys and the days its keys cover.
         assert_eq!(idx.places.len(), 2);
         assert_eq!((idx.places[0].keys, idx.places[0].days), ((0, 2), (10, 16)));
@@ -579,6 +612,38 @@ mod holiday_index_tests {
         let in_force: Vec<i32> = (0..50).filter(|&d| idx.any_on(d)).collect();
         let expected: Vec<i32> = (10..=12).chain(15..=20).chain(30..=31).collect();
         assert_eq!(in_force, expected);
+    }
+
+    #[test]
+    fn days_too_far_apart_for_bits_are_searched() {
+        // Spans 2^16 days apart or more are kept as a list only (a damaged table's keys may
+        // run from the first day to the last a date can hold): the same answers.
+        let far = 10 + (1 << 16);
+        let idx = index(&[
+            (b"US", b"TX\0\0\0\0", 10, 12),
+            (b"US", b"TX\0\0\0\0", far, far + 1),
+        ]);
+        assert!(idx.bits.is_empty());
+        let in_force: Vec<i32> = [9, 10, 12, 13, far - 1, far, far + 1, far + 2]
+            .into_iter()
+            .filter(|&d| idx.any_on(d))
+            .collect();
+        assert_eq!(in_force, [10, 12, far, far + 1]);
+        let idx = index(&[(b"US", b"TX\0\0\0\0", i32::MIN, i32::MAX)]);
+        assert!(idx.bits.is_empty());
+        assert!(idx.any_on(i32::MIN) && idx.any_on(0) && idx.any_on(i32::MAX));
+        // Just inside the limit: bits, the last day included.
+        let far = 1 << 16;
+        let idx = index(&[
+            (b"US", b"TX\0\0\0\0", 0, 0),
+            (b"US", b"TX\0\0\0\0", far - 1, far - 1),
+        ]);
+        assert_eq!(idx.bits.len(), 1024);
+        let in_force: Vec<i32> = [-1, 0, 1, far - 2, far - 1, far]
+            .into_iter()
+            .filter(|&d| idx.any_on(d))
+            .collect();
+        assert_eq!(in_force, [0, far - 1]);
     }
 
     #[test]
