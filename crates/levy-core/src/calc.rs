@@ -1039,7 +1039,7 @@ impl<D> Table<D> {
         // On a day with no holiday in force anywhere (most days), no jurisdiction is on one.
         let holiday_today = self.any_holiday_on(date);
         let jurisdictions = self.jurisdiction_count();
-        push_fast_entries(entries, minor, amount, |push| {
+        push_fast_entries(entries, minor, amount, |fast| {
             for jid in self.jset(jset) {
                 // A jurisdiction the table lacks (a damaged table) is the general path's to
                 // skip; a sound one's record is read only when a holiday may apply.
@@ -1060,8 +1060,8 @@ impl<D> Table<D> {
                         return None;
                     }
                     let (m, scale) = (key.rate_mantissa.to_native(), u32::from(key.rate_scale));
-                    let rate = Decimal::try_from_i128_with_scale(i128::from(m), scale).ok()?;
-                    push(((jid, rid, Sourced::Destination), (rate, m, scale)))?;
+                    let rate = Decimal::try_new(m, scale).ok()?;
+                    fast.push((jid, rid, Sourced::Destination), (rate, m, scale))?;
                 }
             }
             Some(())
@@ -1383,8 +1383,8 @@ fn whole_line_totals(out: &mut LineTax, line: &SaleLine, minor: i64, tax: i64) {
 }
 
 /// 10^k for k in 0..=12.
-const POW10: [i128; 13] = {
-    let mut t = [1i128; 13];
+const POW10: [i64; 13] = {
+    let mut t = [1i64; 13];
     let mut k = 1;
     while k < 13 {
         t[k] = t[k - 1] * 10;
@@ -1409,25 +1409,47 @@ fn integer_line(
     entries: &mut Vec<JurisdictionTax>,
 ) -> Option<Decimal> {
     let amount = integer_amount(excl_minor)?;
-    push_fast_entries(entries, amount, excl_minor, |push| {
+    push_fast_entries(entries, amount, excl_minor, |fast| {
         for a in applied {
             if a.zeroed.is_some() || a.holiday.is_some() {
                 return None;
             }
             let (m, scale) = a.fast?;
-            push(((a.jurisdiction, a.rule, a.sourced), (a.rate, m, scale)))?;
+            fast.push((a.jurisdiction, a.rule, a.sourced), (a.rate, m, scale))?;
         }
         Some(())
     })
     .map(Decimal::from)
 }
 
-/// A fast rule as the integer path takes it: who (jurisdiction, rule, the address that
-/// brought it in) and the rate as a decimal and as its mantissa and scale.
-type FastRule = ((JurisdictionId, RuleId, Sourced), (Decimal, i64, u32));
+/// A line's entries on the integer path as its rules are pushed, and the sum of their
+/// taxes due at scale 12 (see [`push_fast_entries`]).
+struct FastEntries<'a> {
+    entries: &'a mut Vec<JurisdictionTax>,
+    amount: i64,
+    excl_minor: Decimal,
+    sum: i128,
+}
 
-/// The integer path's line: `rules` is handed a `push` that adds a fast rule's entry (on a
-/// line of `amount` minor units, `excl_minor` as a decimal) to `entries`, and pushes each
+impl FastEntries<'_> {
+    /// Adds the entry of a fast rule: who (jurisdiction, rule, the address that brought it
+    /// in) and the rate as a decimal and as its mantissa and scale. `None` when the rule is
+    /// out of the path's range.
+    #[inline]
+    fn push(
+        &mut self,
+        who: (JurisdictionId, RuleId, Sourced),
+        rate: (Decimal, i64, u32),
+    ) -> Option<()> {
+        let (due, entry) = fast_entry(who, rate, self.amount, self.excl_minor)?;
+        self.sum = self.sum.checked_add(due)?;
+        self.entries.push(entry);
+        Some(())
+    }
+}
+
+/// The integer path's line: `rules` is handed the line's [`FastEntries`] (on a line of
+/// `amount` minor units, `excl_minor` as a decimal, pushed onto `entries`), and pushes each
 /// of the line's rules in turn. The answer is the line's tax in minor units, the sum of the
 /// taxes due rounded once, half away from zero. When `rules` gives up (`None`: a rule that is not
 /// fast, a holiday) or a rule is out of the path's range, `entries` are left as they were
@@ -1436,20 +1458,21 @@ fn push_fast_entries(
     entries: &mut Vec<JurisdictionTax>,
     amount: i64,
     excl_minor: Decimal,
-    rules: impl FnOnce(&mut dyn FnMut(FastRule) -> Option<()>) -> Option<()>,
+    rules: impl FnOnce(&mut FastEntries<'_>) -> Option<()>,
 ) -> Option<i64> {
     let start = entries.len();
-    let mut sum: i128 = 0;
-    let done = rules(&mut |(who, rate)| {
-        let (due, entry) = fast_entry(who, rate, amount, excl_minor)?;
-        sum = sum.checked_add(due)?;
-        entries.push(entry);
-        Some(())
-    });
+    let mut fast = FastEntries {
+        entries,
+        amount,
+        excl_minor,
+        sum: 0,
+    };
+    let done = rules(&mut fast);
+    let (entries, sum) = (fast.entries, fast.sum);
     // At most 10^15 minor units at a rate of at most 10: the tax, and the amount including
     // it, fit an `i64` (a forged key's may not, and is the general path's to refuse).
     let tax = done
-        .and_then(|()| i64::try_from(round_half_away(sum, POW10[12])).ok())
+        .and_then(|()| i64::try_from(round_half_away(sum, i128::from(POW10[12]))).ok())
         .filter(|&tax| amount.checked_add(tax).is_some());
     if tax.is_none() {
         entries.truncate(start);
@@ -1480,9 +1503,11 @@ fn fast_entry(
     excl_minor: Decimal,
 ) -> Option<(i128, JurisdictionTax)> {
     let due = i128::from(amount) * i128::from(m);
-    // Below 10^28 for a sound key (an amount of at most 10^15 at a rate of at most 10, at
-    // scale 12); checked, so that a forged key is refused rather than wrapped.
-    let scaled = due.checked_mul(*POW10.get(12usize.checked_sub(scale as usize)?)?)?;
+    // The rate at scale 12: at most 10^13 for a sound key (a rate of at most 10), checked
+    // so that a forged key is refused rather than wrapped; the product with an amount of
+    // at most 10^15 then fits an `i128` without a check.
+    let m12 = m.checked_mul(*POW10.get(12usize.checked_sub(scale as usize)?)?)?;
+    let scaled = i128::from(amount) * i128::from(m12);
     let entry = JurisdictionTax {
         jurisdiction,
         rule,
@@ -1525,6 +1550,10 @@ fn normalized_parts(mut n: i128, mut scale: u32) -> Option<Decimal> {
             while scale > 0 && u % 10 == 0 {
                 u /= 10;
                 scale -= 1;
+            }
+            // The usual tax due fits an `i64`: built from it without the 96-bit checks.
+            if let Ok(v) = i64::try_from(u) {
+                return Decimal::try_new(if n < 0 { -v } else { v }, scale).ok();
             }
             n = if n < 0 { -i128::from(u) } else { i128::from(u) };
         }
