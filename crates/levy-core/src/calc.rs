@@ -50,6 +50,12 @@ pub const MAX_RATE: Decimal = Decimal::from_parts(10, 0, 0, false, 0);
 /// then skips the rule (or ignores the holiday) instead of overflowing.
 pub const MAX_RULE_AMOUNT: Decimal = Decimal::from_parts(0xD4A5_1000, 0xE8, 0, false, 0);
 
+/// Whether the rule of `key` is in force on `date`.
+#[inline]
+fn key_in_force(key: &ArchivedRuleKey, date: Date) -> bool {
+    key.from.to_native() <= date.0 && date.0 <= key.to.to_native()
+}
+
 /// `d` without trailing zeros; whole numbers (most minor-unit amounts) skip the work.
 #[inline]
 fn normalized(d: Decimal) -> Decimal {
@@ -588,6 +594,21 @@ impl<D> Table<D> {
         code: TaxCodeId,
         date: Date,
     ) -> impl Iterator<Item = (RuleId, &ArchivedRuleKey)> + '_ {
+        let (first, keys) = self.code_rule_keys(jurisdiction, code);
+        keys.iter()
+            .enumerate()
+            .filter(move |(_, r)| key_in_force(r, date))
+            .map(move |(i, r)| (RuleId((first + i) as u32), r))
+    }
+
+    /// The compact keys of every rule of `jurisdiction` for `code` (every period), walking
+    /// up the taxonomy to the nearest code that has any, and the id of the first: what
+    /// [`Table::rule_keys_for`] filters by date.
+    fn code_rule_keys(
+        &self,
+        jurisdiction: JurisdictionId,
+        code: TaxCodeId,
+    ) -> (usize, &[ArchivedRuleKey]) {
         let (start, end) = self.rule_span(jurisdiction);
         // The compact keys, parallel to the rules (a damaged table whose key list is short
         // finds no rules rather than reading out of bounds).
@@ -610,11 +631,7 @@ impl<D> Table<D> {
             }
             c = self.tax_code_parent(cur);
         }
-        keys[found.0..found.1]
-            .iter()
-            .enumerate()
-            .filter(move |(_, r)| r.from.to_native() <= date.0 && date.0 <= r.to.to_native())
-            .map(move |(i, r)| (RuleId((start + found.0 + i) as u32), r))
+        (start + found.0, &keys[found.0..found.1])
     }
 
     /// The first holiday that suspends `code` in `jur` on `date`, found through the holiday
@@ -1055,10 +1072,15 @@ impl<D> Table<D> {
                         return None;
                     }
                 }
-                for (rid, key) in self.rule_keys_for(jid, line.tax_code, date) {
+                let (first, keys) = self.code_rule_keys(jid, line.tax_code);
+                for (i, key) in keys.iter().enumerate() {
+                    if !key_in_force(key, date) {
+                        continue;
+                    }
                     if !key.fast {
                         return None;
                     }
+                    let rid = RuleId((first + i) as u32);
                     let (m, scale) = (key.rate_mantissa.to_native(), u32::from(key.rate_scale));
                     let rate = Decimal::try_new(m, scale).ok()?;
                     fast.push((jid, rid, Sourced::Destination), (rate, m, scale))?;

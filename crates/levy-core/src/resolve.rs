@@ -381,14 +381,20 @@ fn push_zip(s: &mut String, zip5: u32, plus4: Option<u16>) {
     }
 }
 
-/// Appends the text of `zip5`, parsed from `postal` (trimmed): `postal` itself when it is
-/// the five digits alone (the usual postal code, copied rather than written digit by
-/// digit), else as [`push_zip`] writes it.
-fn push_zip5(s: &mut String, postal: &str, zip5: u32) {
-    if postal.len() == 5 {
-        s.push_str(postal);
-    } else {
-        push_zip(s, zip5, None);
+/// Appends the text of `zip5` and `plus4`, parsed from `postal` (trimmed), as [`push_zip`]
+/// writes it, copied from `postal` rather than written digit by digit: a postal code
+/// [`parse_us_zip`] accepts begins with the ZIP's five digits and, when it has a plus-4,
+/// ends with its four.
+fn push_zip_of(s: &mut String, postal: &str, zip5: u32, plus4: Option<u16>) {
+    let last4 = postal.len().checked_sub(4).and_then(|i| postal.get(i..));
+    match (postal.get(..5), plus4, last4) {
+        (Some(z), None, _) => s.push_str(z),
+        (Some(z), Some(_), Some(p)) if postal.len() >= 9 => {
+            s.push_str(z);
+            s.push('-');
+            s.push_str(p);
+        }
+        _ => push_zip(s, zip5, plus4),
     }
 }
 
@@ -597,7 +603,7 @@ impl<D> Table<D> {
         });
         let Some(zip) = self.zip_record(zip5) else {
             // A well-formed ZIP the table does not know: fall back to the state when given.
-            push_zip5(&mut out.address_used.postal_code, postal, zip5);
+            push_zip_of(&mut out.address_used.postal_code, postal, zip5, None);
             return self.region_location(
                 out,
                 "US",
@@ -618,7 +624,7 @@ impl<D> Table<D> {
         if used.city.is_empty() {
             used.city.push_str(zip.city.as_str());
         }
-        push_zip5(&mut used.postal_code, postal, zip5);
+        push_zip_of(&mut used.postal_code, postal, zip5, None);
         if has_street {
             if let Some(jset) = self.street_jset(
                 zip5,
@@ -628,7 +634,7 @@ impl<D> Table<D> {
             ) {
                 if let Some(p4) = plus4 {
                     used.postal_code.clear();
-                    push_zip(&mut used.postal_code, zip5, Some(p4));
+                    push_zip_of(&mut used.postal_code, postal, zip5, Some(p4));
                 }
                 out.place(
                     Some(jset),
@@ -647,7 +653,7 @@ impl<D> Table<D> {
         if let (Some(p4), Some(ranges)) = (plus4, zip4_ranges) {
             if let Some(jset) = zip4_jset(ranges, p4, date) {
                 used.postal_code.clear();
-                push_zip(&mut used.postal_code, zip5, Some(p4));
+                push_zip_of(&mut used.postal_code, postal, zip5, Some(p4));
                 out.place(Some(jset), status, Precision::PostalPlus, Coverage::Full);
                 return Ok(());
             }
@@ -1011,17 +1017,21 @@ mod text_tests {
         }
 
         /// A ZIP code's text is the same whether copied from the postal code it was parsed
-        /// from or written from its number: five digits, or nine with a separator.
+        /// from or written from its numbers: five digits, or nine with a hyphen, a space
+        /// or nothing between them; with the plus-4 or without it.
         #[test]
-        fn zip5_text_from_the_postal_code(zip5 in 0u32..100_000, plus4 in proptest::option::of(0u16..10_000), sep in "[- ]") {
+        fn zip_text_from_the_postal_code(zip5 in 0u32..100_000, plus4 in proptest::option::of(0u16..10_000), sep in "[- ]?") {
             let postal = match plus4 {
                 None => format!("{zip5:05}"),
                 Some(p) => format!("{zip5:05}{sep}{p:04}"),
             };
-            let (parsed, _) = crate::address::parse_us_zip(&postal).unwrap();
+            let (z, p) = crate::address::parse_us_zip(&postal).unwrap();
             let mut s = String::new();
-            super::push_zip5(&mut s, &postal, parsed);
-            prop_assert_eq!(s, format!("{zip5:05}"));
+            super::push_zip_of(&mut s, &postal, z, None);
+            prop_assert_eq!(&s, &format!("{zip5:05}"));
+            s.clear();
+            super::push_zip_of(&mut s, &postal, z, p);
+            prop_assert_eq!(s, super::zip_text(zip5, plus4));
         }
 
         /// Upper-casing into a kept string gives `str::to_uppercase`, empty and non-ASCII
