@@ -182,28 +182,21 @@ pub fn normalize_postal(code: &str) -> String {
 /// Parses a US ZIP code, `37203`, `37203-1234`, `37203 1234` or `372031234`, into the
 /// ZIP5 and the optional plus-4. `None` when it is not five or nine digits.
 pub fn parse_us_zip(code: &str) -> Option<(u32, Option<u16>)> {
-    // As `str::trim`, without decoding the usual postal code's characters.
-    let trimmed = crate::resolve::trim(code);
-    let mut digits = [0u8; 9];
-    let mut n = 0;
-    for (i, b) in trimmed.bytes().enumerate() {
-        match b {
-            b'0'..=b'9' => {
-                if n == 9 {
-                    return None;
-                }
-                digits[n] = b - b'0';
-                n += 1;
-            }
-            // One separator, only between the ZIP5 and the plus-4.
-            b'-' | b' ' if n == 5 && i == 5 => {}
-            _ => return None,
-        }
+    /// The number `ds` writes, when every byte of it is an ASCII digit.
+    fn number(ds: &[u8]) -> Option<u32> {
+        ds.iter().try_fold(0u32, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
     }
-    let num = |ds: &[u8]| ds.iter().fold(0u32, |acc, &d| acc * 10 + u32::from(d));
-    match n {
-        5 if trimmed.len() == 5 => Some((num(&digits[..5]), None)),
-        9 => Some((num(&digits[..5]), Some(num(&digits[5..9]) as u16))),
+    // As `str::trim`, without decoding the usual postal code's characters.
+    let b = crate::resolve::trim(code).as_bytes();
+    // Five digits; nine; or five, one separator, four.
+    match b.len() {
+        5 => Some((number(b)?, None)),
+        9 => Some((number(&b[..5])?, Some(number(&b[5..])? as u16))),
+        10 if matches!(b[5], b'-' | b' ') => {
+            Some((number(&b[..5])?, Some(number(&b[6..])? as u16)))
+        }
         _ => None,
     }
 }
@@ -211,6 +204,42 @@ pub fn parse_us_zip(code: &str) -> Option<(u32, Option<u16>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The parser as first written, byte by byte: the reference the straight-line one is
+    /// checked against.
+    fn parse_us_zip_bytewise(code: &str) -> Option<(u32, Option<u16>)> {
+        let trimmed = code.trim();
+        let mut digits = [0u8; 9];
+        let mut n = 0;
+        for (i, b) in trimmed.bytes().enumerate() {
+            match b {
+                b'0'..=b'9' => {
+                    if n == 9 {
+                        return None;
+                    }
+                    digits[n] = b - b'0';
+                    n += 1;
+                }
+                b'-' | b' ' if n == 5 && i == 5 => {}
+                _ => return None,
+            }
+        }
+        let num = |ds: &[u8]| ds.iter().fold(0u32, |acc, &d| acc * 10 + u32::from(d));
+        match n {
+            5 if trimmed.len() == 5 => Some((num(&digits[..5]), None)),
+            9 => Some((num(&digits[..5]), Some(num(&digits[5..9]) as u16))),
+            _ => None,
+        }
+    }
+
+    proptest::proptest! {
+        /// Digits, separators, spaces around and other bytes, at every length up to 12: the
+        /// same answer as the byte-by-byte parser.
+        #[test]
+        fn parses_as_the_bytewise_parser(code in "[0-9]{0,10}|[ ]?[0-9]{5}[- /]?[0-9]{4}[ \t]?|[0-9 a/é-]{0,12}") {
+            proptest::prop_assert_eq!(parse_us_zip(&code), parse_us_zip_bytewise(&code));
+        }
+    }
 
     #[test]
     fn street_lines_normalize_like_postal_data() {
