@@ -53,7 +53,19 @@ pub const MAX_RULE_AMOUNT: Decimal = Decimal::from_parts(0xD4A5_1000, 0xE8, 0, f
 /// Whether the rule of `key` is in force on `date`.
 #[inline]
 fn key_in_force(key: &ArchivedRuleKey, date: Date) -> bool {
-    key.from.to_native() <= date.0 && date.0 <= key.to.to_native()
+    crate::resolve::in_force(key.from.to_native(), key.to.to_native(), date)
+}
+
+/// The rate of a fast rule's key, as a decimal and as its mantissa and scale; `None` for a
+/// rule that is not fast (its record holds what the integer path cannot take) or a scale
+/// no decimal holds.
+#[inline]
+fn fast_rate(key: &ArchivedRuleKey) -> Option<(Decimal, i64, u32)> {
+    if !key.fast {
+        return None;
+    }
+    let (m, scale) = (key.rate_mantissa.to_native(), u32::from(key.rate_scale));
+    Some((Decimal::try_new(m, scale).ok()?, m, scale))
 }
 
 /// `d` without trailing zeros; whole numbers (most minor-unit amounts) skip the work.
@@ -1077,13 +1089,8 @@ impl<D> Table<D> {
                     if !key_in_force(key, date) {
                         continue;
                     }
-                    if !key.fast {
-                        return None;
-                    }
                     let rid = RuleId((first + i) as u32);
-                    let (m, scale) = (key.rate_mantissa.to_native(), u32::from(key.rate_scale));
-                    let rate = Decimal::try_new(m, scale).ok()?;
-                    fast.push((jid, rid, Sourced::Destination), (rate, m, scale))?;
+                    fast.push((jid, rid, Sourced::Destination), fast_rate(key)?)?;
                 }
             }
             Some(())
@@ -1183,14 +1190,7 @@ impl<D> Table<D> {
                 };
                 for (rid, key) in self.rule_keys_for(jid, line.tax_code, sale.date) {
                     // A fast rule is read from its key alone; any other from its record.
-                    let fast = Some(key).filter(|k| k.fast).and_then(|k| {
-                        let scale = u32::from(k.rate_scale);
-                        let m = k.rate_mantissa.to_native();
-                        Decimal::try_from_i128_with_scale(i128::from(m), scale)
-                            .ok()
-                            .map(|rate| (rate, m, scale))
-                    });
-                    if let Some((rate, m, scale)) = fast {
+                    if let Some((rate, m, scale)) = fast_rate(key) {
                         applied.push(Applied {
                             jurisdiction: jid,
                             rule: rid,

@@ -398,7 +398,8 @@ fn push_zip_of(s: &mut String, postal: &str, zip5: u32, plus4: Option<u16>) {
     }
 }
 
-fn in_force(from: i32, to: i32, date: Date) -> bool {
+/// Whether a record from day `from` to day `to`, both included, is in force on `date`.
+pub(crate) fn in_force(from: i32, to: i32, date: Date) -> bool {
     from <= date.0 && date.0 <= to
 }
 
