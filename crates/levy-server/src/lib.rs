@@ -267,13 +267,13 @@ fn next_request_id() -> String {
         tracing::error!(error = %e, "random number generator failed; request ids fall back to a counter");
         bytes[4..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
     }
-    let mut id = String::with_capacity(4 + 24);
-    id.push_str("req_");
-    for b in bytes {
-        use std::fmt::Write;
-        let _ = write!(id, "{b:02x}");
-    }
-    id
+    // Written into a buffer on the stack, not a digit at a time through the formatter:
+    // every request, `ping` included, makes one.
+    let mut text = *b"req_000000000000000000000000";
+    let _ = hex::encode_to_slice(bytes, &mut text[4..]);
+    std::str::from_utf8(&text)
+        .map(str::to_owned)
+        .unwrap_or_default()
 }
 
 impl AppState {
@@ -592,14 +592,37 @@ fn plain_response(
 /// format already names the request's id, given to the service as
 /// [`levy_api::Request::request_id`], so that the body, the `x-request-id` header and the
 /// log lines name the request alike.
+/// The response headers the service sends most, by the names it writes them with.
+const KNOWN_HEADERS: [(&str, HeaderName); 4] = [
+    ("Content-Type", header::CONTENT_TYPE),
+    (
+        levy_api::COVERAGE_HEADER,
+        HeaderName::from_static("levy-coverage"),
+    ),
+    (
+        levy_api::ROUNDING_HEADER,
+        HeaderName::from_static("levy-rounding"),
+    ),
+    (
+        levy_api::SOURCING_HEADER,
+        HeaderName::from_static("levy-sourcing"),
+    ),
+];
+
 fn into_http(api: levy_api::Response) -> axum::response::Response {
     let mut r = axum::response::Response::new(Body::from(api.body));
     *r.status_mut() = StatusCode::from_u16(api.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = r.headers_mut();
     for (name, value) in api.headers {
+        // The names the service sends on every calculation are known ahead and the values
+        // handed over as they are, not parsed and copied again for each answer.
+        let known = KNOWN_HEADERS
+            .iter()
+            .find(|(text, _)| text.eq_ignore_ascii_case(&name))
+            .map(|(_, header)| header.clone());
         match (
-            HeaderName::try_from(name.as_str()),
-            HeaderValue::try_from(value.as_str()),
+            known.map_or_else(|| HeaderName::try_from(name.as_str()), Ok),
+            HeaderValue::from_maybe_shared(axum::body::Bytes::from(value)),
         ) {
             (Ok(n), Ok(v)) => {
                 headers.append(n, v);
