@@ -152,7 +152,12 @@ pub(crate) fn new_id(prefix: &str) -> String {
     let mut bytes = [0u8; 16];
     bytes[..6].copy_from_slice(&(millis & 0xFFFF_FFFF_FFFF).to_be_bytes()[2..]);
     if fill_random(&mut bytes[6..]).is_ok() {
-        s.push_str(&hex::encode(bytes));
+        // Written through a buffer on the stack: `hex::encode` builds its text a character
+        // at a time, and a calculation makes an id for itself and one for each line.
+        let mut text = [0u8; 32];
+        if hex::encode_to_slice(bytes, &mut text).is_ok() {
+            s.push_str(std::str::from_utf8(&text).unwrap_or_default());
+        }
     } else {
         // `random_hex` logs the failure and keeps ids unique.
         s.push_str(&hex::encode(&bytes[..6]));
