@@ -44,7 +44,7 @@ pub(crate) type Fields<'a> = Vec<(Cow<'a, str>, Node<'a>)>;
 
 /// The name under which serde_json (with `arbitrary_precision`) hands a number's text to a
 /// visitor, as a map of one entry; serde_json's own [`Value`] reads numbers by this name.
-const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+pub(crate) const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
 impl Node<'_> {
     /// The node as a [`Value`] (metadata is stored as one).
@@ -382,22 +382,31 @@ impl<'a> Obj<'a> {
     /// The path of a field of this object that holds an object: its name as the body
     /// spells it (the key that `take` found).
     fn field_path(&self, name: &str) -> Path<'a> {
-        let key = self
-            .fields
-            .binary_search_by(|(k, _)| k.as_ref().cmp(name))
-            .map_or("", |i| self.fields[i].0.as_ref());
+        let key = self.find(name).map_or("", |i| self.fields[i].0.as_ref());
         self.path.then(Step::Name(key))
     }
 
     /// Takes a field; `None` when absent or null.
     pub(crate) fn take(&mut self, name: &str) -> Option<&'a Node<'a>> {
-        let i = self
-            .fields
-            .binary_search_by(|(k, _)| k.as_ref().cmp(name))
-            .ok()?;
+        let i = self.find(name)?;
         self.taken.set(i);
         let value = &self.fields[i].1;
         (*value != Node::Null).then_some(value)
+    }
+
+    /// Where the field `name` is. A reader asks for every field it knows, most of them
+    /// absent, and an object holds few: its names are compared by length first, and only
+    /// those of the same length by their bytes. A large object is searched by halves.
+    fn find(&self, name: &str) -> Option<usize> {
+        if self.fields.len() > 16 {
+            return self
+                .fields
+                .binary_search_by(|(k, _)| k.as_ref().cmp(name))
+                .ok();
+        }
+        self.fields
+            .iter()
+            .position(|(k, _)| k.len() == name.len() && k.as_bytes() == name.as_bytes())
     }
 
     /// An optional string of at most `max` characters.
@@ -595,6 +604,32 @@ impl<'a> Obj<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_are_found_by_name_in_small_and_large_objects() {
+        // 16 fields are compared one by one, 17 and more searched by halves: every name is
+        // found either way, a name of the same length as another's is told apart, and an
+        // absent one is not found.
+        for n in [1, 16, 17, 40] {
+            let body = (0..n)
+                .map(|i| format!("\"f{i:02}\": {i}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let body = format!("{{{body}, \"longer_name\": true}}");
+            let map = parse_body(body.as_bytes()).unwrap();
+            let mut o = Obj::root(&map);
+            for i in (0..n).rev() {
+                assert_eq!(
+                    o.opt_int(&format!("f{i:02}")).unwrap(),
+                    Some(i),
+                    "{n} fields"
+                );
+            }
+            assert_eq!(o.opt_int("f99").unwrap(), None, "{n} fields");
+            assert_eq!(o.opt_bool("longer_name").unwrap(), Some(true), "{n} fields");
+            o.finish().unwrap();
+        }
+    }
 
     #[test]
     fn numbers_are_read_from_their_text() {

@@ -74,7 +74,71 @@ impl Serialize for Num {
                 return s.serialize_i64(i);
             }
         }
-        num(self.0).serialize(s)
+        // Any other (a rate): its digits written into a buffer on the stack, not a `String`
+        // inside a `Value` built for each one.
+        let mut text = NumText::default();
+        write_num(&mut text, self.0);
+        match std::str::from_utf8(&text.bytes[..text.len]) {
+            Ok(digits) if !text.overflow => RawNumber(digits).serialize(s),
+            _ => num(self.0).serialize(s),
+        }
+    }
+}
+
+/// Room for a decimal's digits: 29 digits, a sign and a point fit in 31 bytes.
+struct NumText {
+    bytes: [u8; 40],
+    len: usize,
+    overflow: bool,
+}
+
+impl Default for NumText {
+    fn default() -> NumText {
+        NumText {
+            bytes: [0; 40],
+            len: 0,
+            overflow: false,
+        }
+    }
+}
+
+impl std::fmt::Write for NumText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        match self.bytes.get_mut(self.len..self.len + s.len()) {
+            Some(room) => {
+                room.copy_from_slice(s.as_bytes());
+                self.len += s.len();
+                Ok(())
+            }
+            None => {
+                self.overflow = true;
+                Err(std::fmt::Error)
+            }
+        }
+    }
+}
+
+/// `d` as [`num`] writes its text.
+fn write_num(out: &mut NumText, d: Decimal) {
+    use std::fmt::Write;
+    let _ = if d.is_zero() {
+        out.write_str("0")
+    } else {
+        write!(out, "{}", d.normalize())
+    };
+}
+
+/// A number's exact text, written as serde_json writes a [`serde_json::Number`]: through
+/// the struct name that its serializers (to text and to a [`Value`]) take as "a number,
+/// these digits" (the same name [`crate::json`] reads numbers by).
+struct RawNumber<'a>(&'a str);
+
+impl Serialize for RawNumber<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct(crate::json::NUMBER_TOKEN, 1)?;
+        st.serialize_field(crate::json::NUMBER_TOKEN, self.0)?;
+        st.end()
     }
 }
 
@@ -223,6 +287,11 @@ mod tests {
             "0.0700",
             "0.07",
             "12345678901234567.5",
+            // The longest texts a decimal has: 28 places, and 29 digits with a sign.
+            "0.0000000000000000000000000001",
+            "-0.0000000000000000000000000001",
+            "-79228162514264337593543950335",
+            "-7.9228162514264337593543950335",
         ] {
             let d: Decimal = text.parse().unwrap();
             assert_eq!(
@@ -230,6 +299,8 @@ mod tests {
                 num(d).to_string(),
                 "{text}"
             );
+            // Into a tree (transactions and refunds render through one), the same number.
+            assert_eq!(serde_json::to_value(Num(d)).unwrap(), num(d), "{text}");
         }
         // Written out by hand: trailing zeros dropped, whole numbers without a point.
         let written = |t: &str| serde_json::to_string(&Num(t.parse().unwrap())).unwrap();
