@@ -29,7 +29,7 @@ mod sqlite;
 pub use copy::{copy_ledger, CopyReport};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
-pub use sqlite::{inspect, LedgerReport, SqliteStore};
+pub use sqlite::{inspect, worker_busy, workers_idle, LedgerReport, SqliteStore};
 
 /// A calculation as the SQLite ledger stores it in the `data` column of `calculations`, in
 /// any packing format (3, 2, 1, or sealed JSON text as bytes), read back: for tools that

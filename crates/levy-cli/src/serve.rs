@@ -188,9 +188,7 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
             .with_limits(limits)
             .with_body_limit(args.body_limit),
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = levy_server::runtime_builder().build()?;
     runtime.block_on(async move {
         let options = ServeOptions {
             listen: args.listen,

@@ -19,7 +19,9 @@
 //!   ([`openapi::for_version`]), both served without authentication;
 //! * graceful shutdown (requests in flight are finished); `levy serve` (in the `levy`
 //!   binary, `crates/levy-cli`) adds SIGTERM/ctrl-c handling and an atomic table reload on
-//!   SIGHUP.
+//!   SIGHUP;
+//! * [`runtime_builder`], the runtime to serve on, whose idle workers end the ledger's
+//!   gathering of calculations.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -69,6 +71,25 @@ pub use levy_api::DEFAULT_BODY_LIMIT;
 
 /// The header that carries the request id, in both directions.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// A multi-threaded tokio runtime builder (I/O and timers enabled, a worker per core) for
+/// [`serve`], its workers telling the SQLite ledger when they run out of work
+/// ([`levy_api::store::workers_idle`] and [`levy_api::store::worker_busy`] as its park
+/// hooks).
+///
+/// Under load the ledger's writer gathers calculations for up to 400 µs so that one
+/// commit serves many. Once the workers have nothing left to do, every request that could
+/// still join the group is waiting on it, so the hooks end the gathering there: the
+/// processor is not left idle, and a few clients are answered in a fraction of the time.
+/// A runtime built without them serves the same answers, gathering the full time.
+pub fn runtime_builder() -> tokio::runtime::Builder {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder
+        .enable_all()
+        .on_thread_park(levy_api::store::workers_idle)
+        .on_thread_unpark(levy_api::store::worker_busy);
+    builder
+}
 
 /// How [`serve`] listens and treats requests.
 #[derive(Clone, Debug)]

@@ -25,8 +25,8 @@
 //! go through the writer too.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -591,10 +591,81 @@ const GATHER: std::time::Duration = std::time::Duration::from_micros(400);
 /// shows by holding more than one write, a cached group is gathered for [`GATHER`]: its
 /// callers wait that much longer for their answer, and the ledger does a fraction of the
 /// work for each. A lone write (the last group held one) is committed at once, so a single
-/// client is never slowed. A flushed group never waits here: its flush takes longer than
-/// the wait would, and the writes that arrive meanwhile make the next group.
+/// client is never slowed, and the gathering ends as soon as a worker runs out of work
+/// ([`workers_idle`]), so a few clients are not slowed either. A flushed group never waits
+/// here: its flush takes longer than the wait would, and the writes that arrive meanwhile
+/// make the next group.
 fn gathers(level: Durability, last_group: usize) -> bool {
     level == Durability::Cached && last_group > 1
+}
+
+/// The writers gathering a group now, each with the flag that ends its gathering: what
+/// [`workers_idle`] wakes.
+static GATHERING: Mutex<Vec<(std::thread::Thread, Arc<AtomicBool>)>> = Mutex::new(Vec::new());
+
+/// How many writers are in [`GATHERING`], read without its lock.
+static GATHERING_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// How many workers are parked, by [`workers_idle`] and [`worker_busy`].
+static PARKED: AtomicUsize = AtomicUsize::new(0);
+
+/// Tells the ledgers' writers that a thread answering requests has run out of work, as an
+/// async runtime's worker does when it is about to park (tokio's `Builder::on_thread_park`;
+/// `levy_server::runtime_builder` installs it, with [`worker_busy`] as the unpark hook).
+///
+/// A writer gathering a group of calculations ([`GATHER`]) then commits it at once: the
+/// requests that could still join the group are waiting on it, so waiting longer would
+/// leave the processor idle. While a worker stays parked, a group is not gathered at all.
+/// The count is the process's: a parked worker of any runtime with these hooks ends every
+/// ledger's gathering, which only makes its groups smaller. Costs an atomic add and an
+/// atomic load when no writer is gathering.
+pub fn workers_idle() {
+    PARKED.fetch_add(1, Ordering::SeqCst);
+    if GATHERING_COUNT.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    let gathering = GATHERING.lock().unwrap_or_else(|e| e.into_inner());
+    for (thread, done) in gathering.iter() {
+        if !done.swap(true, Ordering::Relaxed) {
+            thread.unpark();
+        }
+    }
+}
+
+/// Says that a worker that [`workers_idle`] saw park has work again (tokio's
+/// `Builder::on_thread_unpark`).
+pub fn worker_busy() {
+    // Never below zero: a runtime might report an unpark without its park.
+    let _ = PARKED.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+}
+
+/// Waits up to `limit` ([`GATHER`]) for more writes to arrive, or until [`workers_idle`]
+/// says no more will come before the group is answered; not at all while a worker is
+/// parked. Registered before the parked workers are counted, and counted by
+/// [`workers_idle`] before it looks for gatherings, so a worker that parks meanwhile is seen
+/// by one side or the other.
+fn gather_for(limit: std::time::Duration) {
+    let done = Arc::new(AtomicBool::new(false));
+    {
+        let mut gathering = GATHERING.lock().unwrap_or_else(|e| e.into_inner());
+        gathering.push((std::thread::current(), Arc::clone(&done)));
+        GATHERING_COUNT.fetch_add(1, Ordering::SeqCst);
+    }
+    if PARKED.load(Ordering::SeqCst) > 0 {
+        done.store(true, Ordering::Relaxed);
+    }
+    let start = std::time::Instant::now();
+    // A wake-up left over from an earlier gathering, or a spurious one, is not an end:
+    // only the flag or the time is.
+    while !done.load(Ordering::Relaxed) {
+        let Some(left) = limit.checked_sub(start.elapsed()) else {
+            break;
+        };
+        std::thread::park_timeout(left);
+    }
+    let mut gathering = GATHERING.lock().unwrap_or_else(|e| e.into_inner());
+    gathering.retain(|(_, d)| !Arc::ptr_eq(d, &done));
+    GATHERING_COUNT.fetch_sub(1, Ordering::SeqCst);
 }
 
 fn writer_loop(
@@ -620,9 +691,9 @@ fn writer_loop(
             },
         };
         if gathers(level, last_group) {
-            // Asleep rather than waiting on the channel: a write sent meanwhile does not
+            // Parked rather than waiting on the channel: a write sent meanwhile does not
             // wake this thread, and is taken below.
-            std::thread::sleep(GATHER);
+            gather_for(GATHER);
         }
         restart_wal(&conn, &restart);
         if level != synchronous {
@@ -2505,6 +2576,42 @@ mod wal_tests {
         assert!(gathers(Durability::Cached, 1024));
         // A flushed group never waits: its flush gathers the next one.
         assert!(!gathers(Durability::Flushed, 1024));
+    }
+
+    #[test]
+    fn a_gathering_ends_when_the_workers_run_out_of_work() {
+        // A gathering of a minute, ended by a worker about to park: it returns long
+        // before the minute is out (the test would otherwise take a minute and fail).
+        let started = Instant::now();
+        let writer = std::thread::spawn(|| gather_for(Duration::from_secs(60)));
+        while GATHERING_COUNT.load(Ordering::SeqCst) == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        workers_idle();
+        writer.join().unwrap();
+        worker_busy();
+        assert!(started.elapsed() < Duration::from_secs(30));
+        assert!(
+            GATHERING.lock().unwrap().is_empty(),
+            "the writer is no longer listed"
+        );
+
+        // A worker parked already: the gathering does not start.
+        workers_idle();
+        let started = Instant::now();
+        gather_for(Duration::from_secs(60));
+        worker_busy();
+        assert!(started.elapsed() < Duration::from_secs(30));
+
+        // With every worker busy again, a gathering runs its time (a short one here),
+        // a stray wake-up of the thread notwithstanding.
+        let started = Instant::now();
+        std::thread::current().unpark();
+        gather_for(Duration::from_millis(20));
+        assert!(started.elapsed() >= Duration::from_millis(20));
+        // An unpark reported without its park leaves the count at zero, not below.
+        worker_busy();
+        assert_eq!(PARKED.load(Ordering::SeqCst), 0);
     }
 
     #[test]

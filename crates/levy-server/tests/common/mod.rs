@@ -87,9 +87,8 @@ impl TestServer {
             table(),
             &ledger,
         )));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
+        let runtime = levy_server::runtime_builder()
             .worker_threads(2)
-            .enable_all()
             .build()
             .unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
