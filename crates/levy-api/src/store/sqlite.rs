@@ -668,6 +668,13 @@ fn gather_for(limit: std::time::Duration) {
     GATHERING_COUNT.fetch_sub(1, Ordering::SeqCst);
 }
 
+/// Runs a statement without parameters from the connection's cache of prepared
+/// statements: the writer begins and commits every group, and `execute_batch` would parse
+/// each statement anew.
+fn run_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 fn writer_loop(
     conn: Connection,
     jobs: mpsc::Receiver<(Durability, Job)>,
@@ -709,7 +716,7 @@ fn writer_loop(
                 synchronous = level;
             }
         }
-        let began = conn.execute_batch("BEGIN IMMEDIATE").is_ok();
+        let began = run_cached(&conn, "BEGIN IMMEDIATE").is_ok();
         let mut replies: Vec<Reply> = Vec::with_capacity(16);
         replies.push(first(&conn));
         while replies.len() < 1024 {
@@ -748,7 +755,7 @@ fn writer_loop(
             last_purge = now;
         }
         let commit = if began {
-            match conn.execute_batch("COMMIT") {
+            match run_cached(&conn, "COMMIT") {
                 Ok(()) => Ok(()),
                 Err(e) => {
                     let _ = conn.execute_batch("ROLLBACK");
