@@ -38,7 +38,8 @@ fn main() -> ExitCode {
     };
     // 127.0.0.1:8787 and the default limits and timeouts.
     let options = ServeOptions::default();
-    let served = tokio::runtime::Runtime::new().and_then(|runtime| {
+    // The runtime whose idle workers end the ledger's gathering of calculations.
+    let served = levy_server::runtime_builder().build().and_then(|runtime| {
         runtime.block_on(async {
             let running = serve(service, options, async {
                 let _ = tokio::signal::ctrl_c().await;
