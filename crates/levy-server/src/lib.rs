@@ -608,11 +608,6 @@ fn plain_response(
     r
 }
 
-/// A [`levy_api::Response`] as HTTP, unchanged: the service's answers, and the HTTP
-/// layer's own errors rendered by [`levy_api::error_response`]. An error body in the older
-/// format already names the request's id, given to the service as
-/// [`levy_api::Request::request_id`], so that the body, the `x-request-id` header and the
-/// log lines name the request alike.
 /// The response headers the service sends most, by the names it writes them with.
 const KNOWN_HEADERS: [(&str, HeaderName); 4] = [
     ("Content-Type", header::CONTENT_TYPE),
@@ -630,6 +625,11 @@ const KNOWN_HEADERS: [(&str, HeaderName); 4] = [
     ),
 ];
 
+/// A [`levy_api::Response`] as HTTP, unchanged: the service's answers, and the HTTP
+/// layer's own errors rendered by [`levy_api::error_response`]. An error body in the older
+/// format already names the request's id, given to the service as
+/// [`levy_api::Request::request_id`], so that the body, the `x-request-id` header and the
+/// log lines name the request alike.
 fn into_http(api: levy_api::Response) -> axum::response::Response {
     let mut r = axum::response::Response::new(Body::from(api.body));
     *r.status_mut() = StatusCode::from_u16(api.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
