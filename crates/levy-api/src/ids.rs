@@ -55,14 +55,14 @@ fn process_generation() -> u64 {
     0
 }
 
-/// Fills `out` with bytes from the operating system's generator, drawn [`POOL_BYTES`] at a
+/// Fills `out` with bytes from the operating system's generator, drawn `POOL_BYTES` at a
 /// time into a per-thread pool, so that an id costs a copy instead of a system call. Every
 /// byte is the generator's and is used once. The pool belongs to the process that drew it:
 /// a process forked from one that holds a pool (a host of liblevy may fork) draws its own
-/// before it makes an id ([`process_generation`]), so parent and child never share bytes.
+/// before it makes an id (`process_generation`), so parent and child never share bytes.
 ///
 /// For identifiers. A secret key is drawn straight from the generator
-/// ([`random_bytes32`]).
+/// (`random_bytes32`).
 pub fn fill_random(out: &mut [u8]) -> Result<(), getrandom::Error> {
     struct Pool {
         generation: u64,

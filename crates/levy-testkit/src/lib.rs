@@ -2,8 +2,8 @@
 //!
 //! - [`tennessee`]: the Tennessee table (state 7%, Davidson County 2.25% at ZIP 37203,
 //!   Nashville city 2.25% at ZIP 37201) that most tests compute their expected values from.
-//! - [`keys`] and [`service`] (feature `api`): the inline keys of the two test accounts and
-//!   an in-memory [`levy_api::Service`] over a table.
+//! - `keys` and `service` (feature `api`): the inline keys of the two test accounts and
+//!   an in-memory `levy_api::Service` over a table.
 //! - [`TempDir`] and [`target_temp_dir!`]: scratch directories removed when dropped.
 //! - [`shared_data`]: the published data files beside the project, skipped when absent
 //!   except under `CI=true`.

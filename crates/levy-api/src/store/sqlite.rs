@@ -613,7 +613,7 @@ static PARKED: AtomicUsize = AtomicUsize::new(0);
 /// async runtime's worker does when it is about to park (tokio's `Builder::on_thread_park`;
 /// `levy_server::runtime_builder` installs it, with [`worker_busy`] as the unpark hook).
 ///
-/// A writer gathering a group of calculations ([`GATHER`]) then commits it at once: the
+/// A writer gathering a group of calculations (up to 400 µs) then commits it at once: the
 /// requests that could still join the group are waiting on it, so waiting longer would
 /// leave the processor idle. While a worker stays parked, a group is not gathered at all.
 /// The count is the process's: a parked worker of any runtime with these hooks ends every
