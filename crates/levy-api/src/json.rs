@@ -44,7 +44,7 @@ pub(crate) type Fields<'a> = Vec<(Cow<'a, str>, Node<'a>)>;
 
 /// The name under which serde_json (with `arbitrary_precision`) hands a number's text to a
 /// visitor, as a map of one entry; serde_json's own [`Value`] reads numbers by this name.
-pub(crate) const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
 impl Node<'_> {
     /// The node as a [`Value`] (metadata is stored as one).

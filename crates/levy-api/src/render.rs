@@ -74,71 +74,7 @@ impl Serialize for Num {
                 return s.serialize_i64(i);
             }
         }
-        // Any other (a rate): its digits written into a buffer on the stack, not a `String`
-        // inside a `Value` built for each one.
-        let mut text = NumText::default();
-        write_num(&mut text, self.0);
-        match std::str::from_utf8(&text.bytes[..text.len]) {
-            Ok(digits) if !text.overflow => RawNumber(digits).serialize(s),
-            _ => num(self.0).serialize(s),
-        }
-    }
-}
-
-/// Room for a decimal's digits: 29 digits, a sign and a point fit in 31 bytes.
-struct NumText {
-    bytes: [u8; 40],
-    len: usize,
-    overflow: bool,
-}
-
-impl Default for NumText {
-    fn default() -> NumText {
-        NumText {
-            bytes: [0; 40],
-            len: 0,
-            overflow: false,
-        }
-    }
-}
-
-impl std::fmt::Write for NumText {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        match self.bytes.get_mut(self.len..self.len + s.len()) {
-            Some(room) => {
-                room.copy_from_slice(s.as_bytes());
-                self.len += s.len();
-                Ok(())
-            }
-            None => {
-                self.overflow = true;
-                Err(std::fmt::Error)
-            }
-        }
-    }
-}
-
-/// `d` as [`num`] writes its text.
-fn write_num(out: &mut NumText, d: Decimal) {
-    use std::fmt::Write;
-    let _ = if d.is_zero() {
-        out.write_str("0")
-    } else {
-        write!(out, "{}", d.normalize())
-    };
-}
-
-/// A number's exact text, written as serde_json writes a [`serde_json::Number`]: through
-/// the struct name that its serializers (to text and to a [`Value`]) take as "a number,
-/// these digits" (the same name [`crate::json`] reads numbers by).
-struct RawNumber<'a>(&'a str);
-
-impl Serialize for RawNumber<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct(crate::json::NUMBER_TOKEN, 1)?;
-        st.serialize_field(crate::json::NUMBER_TOKEN, self.0)?;
-        st.end()
+        num(self.0).serialize(s)
     }
 }
 

@@ -227,17 +227,9 @@ impl Header {
     }
 }
 
+/// 32 bytes as lower-case hex, written by blake3 (the table's hashes are its).
 pub(crate) fn hex32(bytes: &[u8; 32]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = [0u8; 64];
-    for (pair, b) in text.chunks_exact_mut(2).zip(bytes) {
-        pair[0] = DIGITS[(b >> 4) as usize];
-        pair[1] = DIGITS[(b & 15) as usize];
-    }
-    // Hex digits are ASCII, so the text is always UTF-8.
-    std::str::from_utf8(&text)
-        .map(str::to_owned)
-        .unwrap_or_default()
+    blake3::Hash::from_bytes(*bytes).to_hex().to_string()
 }
 
 fn content_hash(header_prefix: &[u8], archive: &[u8]) -> [u8; 32] {

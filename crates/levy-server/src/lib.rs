@@ -608,23 +608,6 @@ fn plain_response(
     r
 }
 
-/// The response headers the service sends most, by the names it writes them with.
-const KNOWN_HEADERS: [(&str, HeaderName); 4] = [
-    ("Content-Type", header::CONTENT_TYPE),
-    (
-        levy_api::COVERAGE_HEADER,
-        HeaderName::from_static("levy-coverage"),
-    ),
-    (
-        levy_api::ROUNDING_HEADER,
-        HeaderName::from_static("levy-rounding"),
-    ),
-    (
-        levy_api::SOURCING_HEADER,
-        HeaderName::from_static("levy-sourcing"),
-    ),
-];
-
 /// A [`levy_api::Response`] as HTTP, unchanged: the service's answers, and the HTTP
 /// layer's own errors rendered by [`levy_api::error_response`]. An error body in the older
 /// format already names the request's id, given to the service as
@@ -635,14 +618,9 @@ fn into_http(api: levy_api::Response) -> axum::response::Response {
     *r.status_mut() = StatusCode::from_u16(api.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = r.headers_mut();
     for (name, value) in api.headers {
-        // The names the service sends on every calculation are known ahead and the values
-        // handed over as they are, not parsed and copied again for each answer.
-        let known = KNOWN_HEADERS
-            .iter()
-            .find(|(text, _)| text.eq_ignore_ascii_case(&name))
-            .map(|(_, header)| header.clone());
+        // The value's bytes are handed over, checked but not copied.
         match (
-            known.map_or_else(|| HeaderName::try_from(name.as_str()), Ok),
+            HeaderName::try_from(name.as_str()),
             HeaderValue::from_maybe_shared(axum::body::Bytes::from(value)),
         ) {
             (Ok(n), Ok(v)) => {
