@@ -16,7 +16,8 @@ seconds=${3:-10}
 port=${LEVY_PORT:-8787}
 levy=$(realpath "$levy")
 work=$(mktemp -d)
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$work"' EXIT
+server=
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; rm -rf "$work"' EXIT
 
 key=$("$levy" keys new --account loadtest --keys "$work/keys.toml" |
     awk '/test key:/ {print $3}')
