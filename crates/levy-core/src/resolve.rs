@@ -369,15 +369,17 @@ fn zip_text(zip5: u32, plus4: Option<u16>) -> String {
 /// Appends `37203` or `37203-1234`, without the formatting machinery (this is on the hot
 /// path).
 fn push_zip(s: &mut String, zip5: u32, plus4: Option<u16>) {
-    fn push_digits(s: &mut String, n: u32, width: u32) {
-        for i in (0..width).rev() {
-            s.push(char::from(b'0' + (n / 10u32.pow(i) % 10) as u8));
-        }
-    }
     push_digits(s, zip5, 5);
     if let Some(p) = plus4 {
         s.push('-');
         push_digits(s, u32::from(p), 4);
+    }
+}
+
+/// Appends the last `width` decimal digits of `n`, zeros first.
+fn push_digits(s: &mut String, n: u32, width: u32) {
+    for i in (0..width).rev() {
+        s.push(char::from(b'0' + (n / 10u32.pow(i) % 10) as u8));
     }
 }
 
@@ -395,6 +397,22 @@ fn push_zip_of(s: &mut String, postal: &str, zip5: u32, plus4: Option<u16>) {
             s.push_str(p);
         }
         _ => push_zip(s, zip5, plus4),
+    }
+}
+
+/// Appends `-1234`, the plus-4 of `postal` (trimmed), to the ZIP's five digits that
+/// [`push_zip_of`] wrote into `s`: copied from the postal code's last four when it has
+/// nine digits or more, as [`push_zip_of`] copies them, written from `plus4` otherwise.
+fn push_plus4_of(s: &mut String, postal: &str, plus4: u16) {
+    match postal.len().checked_sub(4).and_then(|i| postal.get(i..)) {
+        Some(p) if postal.len() >= 9 => {
+            s.push('-');
+            s.push_str(p);
+        }
+        _ => {
+            s.push('-');
+            push_digits(s, u32::from(plus4), 4);
+        }
     }
 }
 
@@ -634,8 +652,7 @@ impl<D> Table<D> {
                 date,
             ) {
                 if let Some(p4) = plus4 {
-                    used.postal_code.clear();
-                    push_zip_of(&mut used.postal_code, postal, zip5, Some(p4));
+                    push_plus4_of(&mut used.postal_code, postal, p4);
                 }
                 out.place(
                     Some(jset),
@@ -653,8 +670,7 @@ impl<D> Table<D> {
         };
         if let (Some(p4), Some(ranges)) = (plus4, zip4_ranges) {
             if let Some(jset) = zip4_jset(ranges, p4, date) {
-                used.postal_code.clear();
-                push_zip_of(&mut used.postal_code, postal, zip5, Some(p4));
+                push_plus4_of(&mut used.postal_code, postal, p4);
                 out.place(Some(jset), status, Precision::PostalPlus, Coverage::Full);
                 return Ok(());
             }
@@ -1030,6 +1046,13 @@ mod text_tests {
             let mut s = String::new();
             super::push_zip_of(&mut s, &postal, z, None);
             prop_assert_eq!(&s, &format!("{zip5:05}"));
+            if let Some(p4) = p {
+                // The plus-4 appended to the five digits already written, as `resolve`
+                // does once a ZIP+4 range or a street matches.
+                let mut appended = s.clone();
+                super::push_plus4_of(&mut appended, &postal, p4);
+                prop_assert_eq!(&appended, &super::zip_text(zip5, plus4));
+            }
             s.clear();
             super::push_zip_of(&mut s, &postal, z, p);
             prop_assert_eq!(s, super::zip_text(zip5, plus4));
@@ -1051,5 +1074,9 @@ mod text_tests {
         assert_eq!(super::zip_text(501, None), "00501");
         assert_eq!(super::zip_text(501, Some(1)), "00501-0001");
         assert_eq!(super::zip_text(37203, Some(1234)), "37203-1234");
+        // A plus-4 not found at the end of the postal code is written from its number.
+        let mut s = String::from("00501");
+        super::push_plus4_of(&mut s, "00501", 1);
+        assert_eq!(s, "00501-0001");
     }
 }
