@@ -196,8 +196,8 @@ pub fn parse_us_zip(code: &str) -> Option<(u32, Option<u16>)> {
         if (d | d.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080 != 0 {
             return None;
         }
-        // Pairs of digits, then fours, then all eight, each the higher times its weight
-        // plus the lower.
+        // Pairs of digits, then fours, then all eight: each group the value of its first
+        // half (in the lower bytes) times the weight of its second half, plus the second.
         let d = (d * 10 + (d >> 8)) & 0x00FF_00FF_00FF_00FF;
         let d = (d * 100 + (d >> 16)) & 0x0000_FFFF_0000_FFFF;
         let d = (d * 10_000 + (d >> 32)) & 0xFFFF_FFFF;
