@@ -251,7 +251,7 @@ pub(crate) fn compute(
 
     let transacted_at = input.transacted_at.unwrap_or(now);
     let date = Date::from_unix_seconds(transacted_at);
-    let location = locate(table, input, date)?;
+    let mut location = locate(table, input, date)?;
 
     // The stored customer's type wins; then the request's; then the fallback type.
     let customer_type = stored_customer
@@ -359,7 +359,8 @@ pub(crate) fn compute(
             jurisdictions: jurisdictions(table, lt, &exemptions),
         })
         .collect();
-    let a = &location.address_used;
+    // The address used goes into the record as it is: the location is not read again.
+    let a = std::mem::take(&mut location.address_used);
     let record = CalculationRecord {
         id,
         created_at: now,
@@ -378,12 +379,12 @@ pub(crate) fn compute(
             status: location.status.as_str().to_string(),
             precision: location.precision.as_str().to_string(),
             source: location.source.as_str().to_string(),
-            line1: a.line1.clone(),
-            line2: a.line2.clone(),
-            city: a.city.clone(),
-            region: a.region.clone(),
-            postal_code: a.postal_code.clone(),
-            country: a.country.clone(),
+            line1: a.line1,
+            line2: a.line2,
+            city: a.city,
+            region: a.region,
+            postal_code: a.postal_code,
+            country: a.country,
         },
         lines,
         total_tax: calc.total_tax,

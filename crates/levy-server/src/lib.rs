@@ -586,14 +586,13 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
     else {
         return false;
     };
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let essence = value.split(';').next().unwrap_or("").trim().as_bytes();
+    // Compared without a lower-case copy: media types are case-insensitive.
+    let starts = |p: &[u8]| essence.len() >= p.len() && essence[..p.len()].eq_ignore_ascii_case(p);
+    let ends = |p: &[u8]| {
+        essence.len() >= p.len() && essence[essence.len() - p.len()..].eq_ignore_ascii_case(p)
+    };
+    essence.eq_ignore_ascii_case(b"application/json") || (starts(b"application/") && ends(b"+json"))
 }
 
 fn plain_response(
@@ -613,6 +612,30 @@ fn plain_response(
 /// format already names the request's id, given to the service as
 /// [`levy_api::Request::request_id`], so that the body, the `x-request-id` header and the
 /// log lines name the request alike.
+/// The name of a response header: levy's own headers, which every calculation answers
+/// with, from names made once (a name made from text is copied into a buffer of its own);
+/// any other from its text.
+fn response_header_name(name: &str) -> Result<HeaderName, header::InvalidHeaderName> {
+    const LEVY: [(&str, HeaderName); 3] = [
+        (
+            levy_api::COVERAGE_HEADER,
+            HeaderName::from_static("levy-coverage"),
+        ),
+        (
+            levy_api::ROUNDING_HEADER,
+            HeaderName::from_static("levy-rounding"),
+        ),
+        (
+            levy_api::SOURCING_HEADER,
+            HeaderName::from_static("levy-sourcing"),
+        ),
+    ];
+    match LEVY.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        Some((_, h)) => Ok(h.clone()),
+        None => HeaderName::try_from(name),
+    }
+}
+
 fn into_http(api: levy_api::Response) -> axum::response::Response {
     let mut r = axum::response::Response::new(Body::from(api.body));
     *r.status_mut() = StatusCode::from_u16(api.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -620,7 +643,7 @@ fn into_http(api: levy_api::Response) -> axum::response::Response {
     for (name, value) in api.headers {
         // The value's bytes are handed over, checked but not copied.
         match (
-            HeaderName::try_from(name.as_str()),
+            response_header_name(&name),
             HeaderValue::from_maybe_shared(axum::body::Bytes::from(value)),
         ) {
             (Ok(n), Ok(v)) => {
@@ -651,4 +674,45 @@ pub fn init_logging(filter: &str) {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levy_headers_keep_their_names_on_the_wire() {
+        // The names made once are the names the text would make (HTTP names are
+        // case-insensitive and sent in lower case), and a name levy does not know is made
+        // from its text.
+        for name in [
+            levy_api::COVERAGE_HEADER,
+            levy_api::ROUNDING_HEADER,
+            levy_api::SOURCING_HEADER,
+            "Content-Type",
+            "Retry-After",
+        ] {
+            assert_eq!(
+                response_header_name(name).unwrap(),
+                HeaderName::try_from(name).unwrap(),
+                "{name}"
+            );
+        }
+        assert!(response_header_name("not a name").is_err());
+        // Through the conversion of a whole answer: every header arrives with its value.
+        let r = into_http(levy_api::Response {
+            status: 200,
+            headers: vec![
+                (levy_api::COVERAGE_HEADER.into(), "STATE_ONLY".into()),
+                (levy_api::SOURCING_HEADER.into(), "DESTINATION".into()),
+                (levy_api::ROUNDING_HEADER.into(), "LINE".into()),
+            ],
+            body: b"{}".to_vec(),
+        });
+        let h = r.headers();
+        assert_eq!(h["levy-coverage"], "STATE_ONLY");
+        assert_eq!(h["levy-sourcing"], "DESTINATION");
+        assert_eq!(h["levy-rounding"], "LINE");
+        assert_eq!(h[header::CONTENT_TYPE], "application/json");
+    }
 }

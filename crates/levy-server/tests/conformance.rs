@@ -465,6 +465,8 @@ fn request_bodies_must_be_json() {
             "text/plain",
             "application/x-www-form-urlencoded",
             "application/jsonx",
+            // A structured `+json` suffix counts under `application/` only.
+            "text/vnd.example+json",
         ] {
             let a = c.send(Call {
                 method: "POST",
@@ -476,8 +478,12 @@ fn request_bodies_must_be_json() {
             });
             assert_error(&a, v, 415, "UNSUPPORTED_MEDIA_TYPE");
         }
-        // Parameters and case do not matter.
-        for ct in ["application/json; charset=utf-8", "Application/JSON"] {
+        // Parameters and case do not matter, and a `+json` media type is JSON (RFC 6839).
+        for ct in [
+            "application/json; charset=utf-8",
+            "Application/JSON",
+            "Application/Vnd.Example+JSON; charset=utf-8",
+        ] {
             let a = c.send(Call {
                 method: "POST",
                 path: "/tax/calculations",
