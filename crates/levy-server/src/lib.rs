@@ -78,8 +78,9 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 /// hooks).
 ///
 /// Under load the ledger's writer gathers calculations for up to 400 µs so that one
-/// commit serves many. Once the workers have nothing left to do, every request that could
-/// still join the group is waiting on it, so the hooks end the gathering there: the
+/// commit serves many. Once the workers have nothing left to do (the first of them, or
+/// every one under heavy load), every request that could still join the group is waiting
+/// on it, so the hooks end the gathering there: the
 /// processor is not left idle, and a few clients are answered in a fraction of the time.
 /// A runtime built without them serves the same answers, gathering the full time.
 pub fn runtime_builder() -> tokio::runtime::Builder {

@@ -591,17 +591,20 @@ const GATHER: std::time::Duration = std::time::Duration::from_micros(400);
 /// shows by holding more than one write, a cached group is gathered for [`GATHER`]: its
 /// callers wait that much longer for their answer, and the ledger does a fraction of the
 /// work for each. A lone write (the last group held one) is committed at once, so a single
-/// client is never slowed, and the gathering ends as soon as a worker runs out of work
-/// ([`workers_idle`]), so a few clients are not slowed either. A flushed group never waits
+/// client is never slowed, and the gathering ends as soon as the workers run out of work
+/// ([`workers_idle`], [`parked_to_end`]), so a few clients are not slowed either. A flushed
+/// group never waits
 /// here: its flush takes longer than the wait would, and the writes that arrive meanwhile
 /// make the next group.
 fn gathers(level: Durability, last_group: usize) -> bool {
     level == Durability::Cached && last_group > 1
 }
 
-/// The writers gathering a group now, each with the flag that ends its gathering: what
-/// [`workers_idle`] wakes.
-static GATHERING: Mutex<Vec<(std::thread::Thread, Arc<AtomicBool>)>> = Mutex::new(Vec::new());
+/// The writers gathering a group now, each with the flag that ends its gathering and how
+/// many parked workers end it: what [`workers_idle`] wakes.
+#[allow(clippy::type_complexity)]
+static GATHERING: Mutex<Vec<(std::thread::Thread, Arc<AtomicBool>, usize)>> =
+    Mutex::new(Vec::new());
 
 /// How many writers are in [`GATHERING`], read without its lock.
 static GATHERING_COUNT: AtomicUsize = AtomicUsize::new(0);
@@ -609,24 +612,56 @@ static GATHERING_COUNT: AtomicUsize = AtomicUsize::new(0);
 /// How many workers are parked, by [`workers_idle`] and [`worker_busy`].
 static PARKED: AtomicUsize = AtomicUsize::new(0);
 
+/// How many live threads have reported a park through [`workers_idle`]: the workers of the
+/// runtimes built with the hooks (each parks as soon as it starts idle), counted by a mark
+/// each such thread keeps and drops when it ends.
+static WORKERS: AtomicUsize = AtomicUsize::new(0);
+
+/// A thread's place in [`WORKERS`], taken on its first park and given back when it ends.
+struct WorkerMark;
+
+impl WorkerMark {
+    fn new() -> WorkerMark {
+        WORKERS.fetch_add(1, Ordering::SeqCst);
+        WorkerMark
+    }
+}
+
+impl Drop for WorkerMark {
+    fn drop(&mut self) {
+        WORKERS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+thread_local! {
+    static WORKER_MARK: WorkerMark = WorkerMark::new();
+}
+
+/// From how many writes in the group before it a gathering waits for every worker to park
+/// ([`parked_to_end`]) rather than the first.
+const GATHER_ALL_FROM: usize = 12;
+
 /// Tells the ledgers' writers that a thread answering requests has run out of work, as an
 /// async runtime's worker does when it is about to park (tokio's `Builder::on_thread_park`;
 /// `levy_server::runtime_builder` installs it, with [`worker_busy`] as the unpark hook).
 ///
-/// A writer gathering a group of calculations (up to 400 µs) then commits it at once: the
-/// requests that could still join the group are waiting on it, so waiting longer would
-/// leave the processor idle. While a worker stays parked, a group is not gathered at all.
-/// The count is the process's: a parked worker of any runtime with these hooks ends every
-/// ledger's gathering, which only makes its groups smaller. Costs an atomic add and an
-/// atomic load when no writer is gathering.
+/// A writer gathering a group of calculations (up to 400 µs) then commits it at once when
+/// enough workers are parked ([`parked_to_end`]): the requests that could still join the
+/// group are waiting on it, so waiting longer would leave the processor idle. While that
+/// many stay parked, a group is not gathered at all. The count is the process's: a parked
+/// worker of any runtime with these hooks counts for every ledger's gathering, which only
+/// makes its groups smaller. Costs an atomic add and an atomic load when no writer is
+/// gathering.
 pub fn workers_idle() {
-    PARKED.fetch_add(1, Ordering::SeqCst);
+    // Counted once; a thread being torn down is no longer counted.
+    let _ = WORKER_MARK.try_with(|_| ());
+    let parked = PARKED.fetch_add(1, Ordering::SeqCst) + 1;
     if GATHERING_COUNT.load(Ordering::SeqCst) == 0 {
         return;
     }
     let gathering = GATHERING.lock().unwrap_or_else(|e| e.into_inner());
-    for (thread, done) in gathering.iter() {
-        if !done.swap(true, Ordering::Relaxed) {
+    for (thread, done, need) in gathering.iter() {
+        if parked >= *need && !done.swap(true, Ordering::Relaxed) {
             thread.unpark();
         }
     }
@@ -639,19 +674,40 @@ pub fn worker_busy() {
     let _ = PARKED.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
 }
 
+/// How many parked workers end a gathering that follows a group of `last_group` writes.
+///
+/// The first worker to park ends it under light load: with few clients, each worker holds
+/// one or two of their requests, and once one runs dry the others are on their way to the
+/// group or already in it. Under heavy load, which a group of [`GATHER_ALL_FROM`] writes or
+/// more shows, the first worker to run dry says little: the other workers are still
+/// reading and calculating requests that will join the group, so it waits for every
+/// worker ([`WORKERS`]), up to [`GATHER`]. The load test's groups (64 connections on
+/// 2 cores) hold 35 to 40 calculations that way instead of 11 or 12, and the group
+/// commits, the WAL pages written and the threads woken a calculation fall with them. A
+/// threshold of a few groups' worth of writes keeps a handful of clients (4 or 10
+/// connections, groups of no more than that) at the first-worker rule, where waiting for
+/// the second worker to park cost a fifth of their rate.
+fn parked_to_end(last_group: usize) -> usize {
+    if last_group >= GATHER_ALL_FROM {
+        WORKERS.load(Ordering::SeqCst).max(1)
+    } else {
+        1
+    }
+}
+
 /// Waits up to `limit` ([`GATHER`]) for more writes to arrive, or until [`workers_idle`]
-/// says no more will come before the group is answered; not at all while a worker is
-/// parked. Registered before the parked workers are counted, and counted by
-/// [`workers_idle`] before it looks for gatherings, so a worker that parks meanwhile is seen
-/// by one side or the other.
-fn gather_for(limit: std::time::Duration) {
+/// says that `need` workers are parked, so that no more will come before the group is
+/// answered; not at all while that many are parked. Registered before the parked workers
+/// are counted, and counted by [`workers_idle`] before it looks for gatherings, so a
+/// worker that parks meanwhile is seen by one side or the other.
+fn gather_for(limit: std::time::Duration, need: usize) {
     let done = Arc::new(AtomicBool::new(false));
     {
         let mut gathering = GATHERING.lock().unwrap_or_else(|e| e.into_inner());
-        gathering.push((std::thread::current(), Arc::clone(&done)));
+        gathering.push((std::thread::current(), Arc::clone(&done), need));
         GATHERING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
-    if PARKED.load(Ordering::SeqCst) > 0 {
+    if PARKED.load(Ordering::SeqCst) >= need {
         done.store(true, Ordering::Relaxed);
     }
     let start = std::time::Instant::now();
@@ -664,7 +720,7 @@ fn gather_for(limit: std::time::Duration) {
         std::thread::park_timeout(left);
     }
     let mut gathering = GATHERING.lock().unwrap_or_else(|e| e.into_inner());
-    gathering.retain(|(_, d)| !Arc::ptr_eq(d, &done));
+    gathering.retain(|(_, d, _)| !Arc::ptr_eq(d, &done));
     GATHERING_COUNT.fetch_sub(1, Ordering::SeqCst);
 }
 
@@ -700,7 +756,7 @@ fn writer_loop(
         if gathers(level, last_group) {
             // Parked rather than waiting on the channel: a write sent meanwhile does not
             // wake this thread, and is taken below.
-            gather_for(GATHER);
+            gather_for(GATHER, parked_to_end(last_group));
         }
         restart_wal(&conn, &restart);
         if level != synchronous {
@@ -2585,12 +2641,17 @@ mod wal_tests {
         assert!(!gathers(Durability::Flushed, 1024));
     }
 
+    /// Taken by the tests that report parks: the counts are the process's, and the tests
+    /// of this module run side by side.
+    static HOOKS: Mutex<()> = Mutex::new(());
+
     #[test]
     fn a_gathering_ends_when_the_workers_run_out_of_work() {
+        let _hooks = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
         // A gathering of a minute, ended by a worker about to park: it returns long
         // before the minute is out (the test would otherwise take a minute and fail).
         let started = Instant::now();
-        let writer = std::thread::spawn(|| gather_for(Duration::from_secs(60)));
+        let writer = std::thread::spawn(|| gather_for(Duration::from_secs(60), 1));
         while GATHERING_COUNT.load(Ordering::SeqCst) == 0 {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -2606,7 +2667,7 @@ mod wal_tests {
         // A worker parked already: the gathering does not start.
         workers_idle();
         let started = Instant::now();
-        gather_for(Duration::from_secs(60));
+        gather_for(Duration::from_secs(60), 1);
         worker_busy();
         assert!(started.elapsed() < Duration::from_secs(30));
 
@@ -2614,11 +2675,54 @@ mod wal_tests {
         // a stray wake-up of the thread notwithstanding.
         let started = Instant::now();
         std::thread::current().unpark();
-        gather_for(Duration::from_millis(20));
+        gather_for(Duration::from_millis(20), 1);
         assert!(started.elapsed() >= Duration::from_millis(20));
         // An unpark reported without its park leaves the count at zero, not below.
         worker_busy();
         assert_eq!(PARKED.load(Ordering::SeqCst), 0);
+
+        // Under heavy load a gathering waits for two parked workers: one parked already
+        // does not end it (it runs its time), a second one does.
+        workers_idle();
+        let started = Instant::now();
+        gather_for(Duration::from_millis(20), 2);
+        assert!(started.elapsed() >= Duration::from_millis(20));
+        let started = Instant::now();
+        let writer = std::thread::spawn(|| gather_for(Duration::from_secs(60), 2));
+        while GATHERING_COUNT.load(Ordering::SeqCst) == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        workers_idle();
+        writer.join().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(30));
+        worker_busy();
+        worker_busy();
+        assert_eq!(PARKED.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn heavy_load_waits_for_every_worker() {
+        let _hooks = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+        // This thread's park (a test standing in for a worker) counts it among the
+        // workers, for as long as it lives.
+        workers_idle();
+        worker_busy();
+        let workers = WORKERS.load(Ordering::SeqCst);
+        assert!(workers >= 1);
+        // Fewer than a dozen writes in the group before (a handful of clients): the first
+        // worker to park ends the gathering. From a dozen on, every worker.
+        assert_eq!(parked_to_end(0), 1);
+        assert_eq!(parked_to_end(GATHER_ALL_FROM - 1), 1);
+        assert_eq!(parked_to_end(GATHER_ALL_FROM), workers);
+        // A thread that reported parks and ended is no longer counted.
+        let before = WORKERS.load(Ordering::SeqCst);
+        std::thread::spawn(|| {
+            workers_idle();
+            worker_busy();
+        })
+        .join()
+        .unwrap();
+        assert_eq!(WORKERS.load(Ordering::SeqCst), before);
     }
 
     #[test]
