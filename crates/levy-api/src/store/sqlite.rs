@@ -593,9 +593,8 @@ const GATHER: std::time::Duration = std::time::Duration::from_micros(400);
 /// work for each. A lone write (the last group held one) is committed at once, so a single
 /// client is never slowed, and the gathering ends as soon as the workers run out of work
 /// ([`workers_idle`], [`parked_to_end`]), so a few clients are not slowed either. A flushed
-/// group never waits
-/// here: its flush takes longer than the wait would, and the writes that arrive meanwhile
-/// make the next group.
+/// group never waits here: its flush takes longer than the wait would, and the writes that
+/// arrive meanwhile make the next group.
 fn gathers(level: Durability, last_group: usize) -> bool {
     level == Durability::Cached && last_group > 1
 }
@@ -646,12 +645,13 @@ const GATHER_ALL_FROM: usize = 12;
 /// `levy_server::runtime_builder` installs it, with [`worker_busy`] as the unpark hook).
 ///
 /// A writer gathering a group of calculations (up to 400 µs) then commits it at once when
-/// enough workers are parked ([`parked_to_end`]): the requests that could still join the
-/// group are waiting on it, so waiting longer would leave the processor idle. While that
-/// many stay parked, a group is not gathered at all. The count is the process's: a parked
-/// worker of any runtime with these hooks counts for every ledger's gathering, which only
-/// makes its groups smaller. Costs an atomic add and an atomic load when no writer is
-/// gathering.
+/// enough workers are parked (the first; every one under heavy load, once the group before
+/// held a dozen writes): the requests that could still join the group are waiting on it,
+/// so waiting longer would leave the processor idle. While that many stay parked, a group
+/// is not gathered at all. The workers are counted as the live threads that have called
+/// this. The counts are the process's: a parked worker of any runtime with these hooks
+/// counts for every ledger's gathering. Costs an atomic add and an atomic load when no
+/// writer is gathering.
 pub fn workers_idle() {
     // Counted once; a thread being torn down is no longer counted.
     let _ = WORKER_MARK.try_with(|_| ());
