@@ -80,8 +80,8 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 /// Under load the ledger's writer gathers calculations for up to 400 µs so that one
 /// commit serves many. Once the workers have nothing left to do (the first of them, or
 /// every one under heavy load), every request that could still join the group is waiting
-/// on it, so the hooks end the gathering there: the
-/// processor is not left idle, and a few clients are answered in a fraction of the time.
+/// on it, so the hooks end the gathering there: the processor is not left idle, and a few
+/// clients are answered in a fraction of the time.
 /// A runtime built without them serves the same answers, gathering the full time.
 pub fn runtime_builder() -> tokio::runtime::Builder {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
@@ -587,13 +587,13 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
     else {
         return false;
     };
-    let essence = value.split(';').next().unwrap_or("").trim().as_bytes();
     // Compared without a lower-case copy: media types are case-insensitive.
-    let starts = |p: &[u8]| essence.len() >= p.len() && essence[..p.len()].eq_ignore_ascii_case(p);
-    let ends = |p: &[u8]| {
-        essence.len() >= p.len() && essence[essence.len() - p.len()..].eq_ignore_ascii_case(p)
-    };
-    essence.eq_ignore_ascii_case(b"application/json") || (starts(b"application/") && ends(b"+json"))
+    let essence = value.split(';').next().unwrap_or("").trim();
+    let head = essence.get(..12);
+    let tail = essence.len().checked_sub(5).and_then(|i| essence.get(i..));
+    essence.eq_ignore_ascii_case("application/json")
+        || (head.is_some_and(|h| h.eq_ignore_ascii_case("application/"))
+            && tail.is_some_and(|t| t.eq_ignore_ascii_case("+json")))
 }
 
 fn plain_response(
@@ -608,11 +608,6 @@ fn plain_response(
     r
 }
 
-/// A [`levy_api::Response`] as HTTP, unchanged: the service's answers, and the HTTP
-/// layer's own errors rendered by [`levy_api::error_response`]. An error body in the older
-/// format already names the request's id, given to the service as
-/// [`levy_api::Request::request_id`], so that the body, the `x-request-id` header and the
-/// log lines name the request alike.
 /// The name of a response header: levy's own headers, which every calculation answers
 /// with, from names made once (a name made from text is copied into a buffer of its own);
 /// any other from its text.
@@ -637,6 +632,11 @@ fn response_header_name(name: &str) -> Result<HeaderName, header::InvalidHeaderN
     }
 }
 
+/// A [`levy_api::Response`] as HTTP, unchanged: the service's answers, and the HTTP
+/// layer's own errors rendered by [`levy_api::error_response`]. An error body in the older
+/// format already names the request's id, given to the service as
+/// [`levy_api::Request::request_id`], so that the body, the `x-request-id` header and the
+/// log lines name the request alike.
 fn into_http(api: levy_api::Response) -> axum::response::Response {
     let mut r = axum::response::Response::new(Body::from(api.body));
     *r.status_mut() = StatusCode::from_u16(api.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
