@@ -586,6 +586,89 @@ impl Drop for Scratch {
     }
 }
 
+/// The rules of each jurisdiction set for the usual tax code (the `GENERAL_MERCHANDISE`
+/// category's), gathered on the set's first usual line: what [`Table::direct_line`] would
+/// otherwise find by searching every jurisdiction's rules, line after line. Kept in memory
+/// beside the table (like its ZIP+4 and holiday indexes), one slot a set; a set never asked
+/// for costs its empty slot.
+pub(crate) struct UsualRules {
+    /// The usual tax code; `None` when the table has no `GENERAL_MERCHANDISE` category.
+    code: Option<TaxCodeId>,
+    /// One slot a set, by set id. A slot holds the set's rules for the usual code, in the
+    /// order `direct_line` takes them (the set's jurisdictions in order, each one's rules in
+    /// order, every period), or `None` for a set that names a jurisdiction the table lacks
+    /// (a damaged table: the general path answers).
+    sets: Box<[std::sync::OnceLock<Option<Box<[SetRule]>>>]>,
+}
+
+/// A rule of a set for the usual code, as [`Table::direct_line`] reads it.
+#[derive(Clone, Copy, Debug)]
+struct SetRule {
+    /// The rate as a decimal; zero for a rule that is not fast.
+    rate: Decimal,
+    /// The rate's mantissa (see [`fast_rate`]).
+    mantissa: i64,
+    jurisdiction: JurisdictionId,
+    rule: RuleId,
+    /// First and last day in force (as the rule key's).
+    from: i32,
+    to: i32,
+    /// The rate's scale.
+    scale: u32,
+    /// Whether the rule is taxed on the integer path: a line that meets one that is not,
+    /// in force, goes to the general path.
+    fast: bool,
+}
+
+impl<D> Table<D> {
+    /// The rules of `jset` for `code` as [`UsualRules`] keeps them, when `code` is the
+    /// usual code and the set is sound; gathered on first use.
+    fn usual_rules(&self, jset: JsetId, code: TaxCodeId) -> Option<&[SetRule]> {
+        let usual = self.usual.get_or_init(|| UsualRules {
+            code: self.category("GENERAL_MERCHANDISE"),
+            sets: (0..self.data().jset_start.len().saturating_sub(1))
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
+        });
+        if usual.code != Some(code) {
+            return None;
+        }
+        usual
+            .sets
+            .get(jset.0 as usize)?
+            .get_or_init(|| self.set_rules(jset, code))
+            .as_deref()
+    }
+
+    /// Every rule of `jset`'s jurisdictions for `code` (walking up the taxonomy as
+    /// [`Table::code_rule_keys`] does), every period; `None` when the set names a
+    /// jurisdiction the table lacks.
+    fn set_rules(&self, jset: JsetId, code: TaxCodeId) -> Option<Box<[SetRule]>> {
+        let jurisdictions = self.jurisdiction_count();
+        let mut rules = Vec::new();
+        for jid in self.jset(jset) {
+            if jid.0 as usize >= jurisdictions {
+                return None;
+            }
+            let (first, keys) = self.code_rule_keys(jid, code);
+            for (i, key) in keys.iter().enumerate() {
+                let rate = fast_rate(key);
+                rules.push(SetRule {
+                    rate: rate.map_or(Decimal::ZERO, |r| r.0),
+                    mantissa: rate.map_or(0, |r| r.1),
+                    jurisdiction: jid,
+                    rule: RuleId((first + i) as u32),
+                    from: key.from.to_native(),
+                    to: key.to.to_native(),
+                    scale: rate.map_or(0, |r| r.2),
+                    fast: rate.is_some(),
+                });
+            }
+        }
+        Some(rules.into_boxed_slice())
+    }
+}
+
 impl<D> Table<D> {
     /// The rules of `jurisdiction` in force on `date` for `code`, walking up the taxonomy to
     /// the nearest code that has any. Returns the span of rule ids (contiguous).
@@ -1067,6 +1150,26 @@ impl<D> Table<D> {
         let mut holidays = None;
         // On a day with no holiday in force anywhere (most days), no jurisdiction is on one.
         let holiday_today = self.any_holiday_on(date);
+        if !holiday_today {
+            if let Some(rules) = self.usual_rules(jset, line.tax_code) {
+                // The usual code's rules of the set, gathered once: the same entries as
+                // the search below finds, in the same order.
+                return push_fast_entries(entries, minor, amount, |fast| {
+                    for r in rules {
+                        if !crate::resolve::in_force(r.from, r.to, date) {
+                            continue;
+                        }
+                        if !r.fast {
+                            return None;
+                        }
+                        let who = (r.jurisdiction, r.rule, Sourced::Destination);
+                        fast.push(who, (r.rate, r.mantissa, r.scale))?;
+                    }
+                    Some(())
+                })
+                .map(|tax| (minor, tax));
+            }
+        }
         let jurisdictions = self.jurisdiction_count();
         push_fast_entries(entries, minor, amount, |fast| {
             for jid in self.jset(jset) {

@@ -273,6 +273,10 @@ pub struct Table<D> {
     /// looks no further, and one in a place with no holiday that day looks at a few
     /// entries, not every key.
     holidays: std::sync::OnceLock<HolidayIndex>,
+    /// Each jurisdiction set's rules for the usual tax code, gathered on the set's first
+    /// usual line (see [`crate::calc::UsualRules`]), so that the next one reads one list
+    /// instead of searching every jurisdiction's rules.
+    pub(crate) usual: std::sync::OnceLock<crate::calc::UsualRules>,
 }
 
 /// What [`Table::holiday_place`] and [`Table::any_holiday_on`] search, built from the
@@ -406,6 +410,7 @@ impl<D: TableBytes> Table<D> {
             root,
             zip4_start: std::sync::OnceLock::new(),
             holidays: std::sync::OnceLock::new(),
+            usual: std::sync::OnceLock::new(),
         })
     }
 
@@ -432,6 +437,7 @@ impl<D: TableBytes> Table<D> {
             root,
             zip4_start: std::sync::OnceLock::new(),
             holidays: std::sync::OnceLock::new(),
+            usual: std::sync::OnceLock::new(),
         })
     }
 

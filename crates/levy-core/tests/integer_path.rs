@@ -163,6 +163,114 @@ fn a_batch_gives_what_one_at_a_time_gives_and_reuses_its_buffers() {
     assert_ne!(out[0].total_tax, Decimal::ZERO);
 }
 
+/// Two ZIP codes of one state, which taxes `GENERAL_MERCHANDISE` at 6% to the end of 2025
+/// and 6.5% from 2026. Each has its county, taxing every tangible good (the parent code of
+/// `GENERAL_MERCHANDISE` and `CLOTHING`) at 1% to the end of 2026; from 2027 the county
+/// of 37201 at 1.5%, that of 37202 at 1% of each unit's first $100 only (a band: not a
+/// rule the integer path takes). Rule ids, in the builder's order (jurisdiction, code,
+/// date): the state's 0 and 1, 37201's county 2 and 3, 37202's county 4 and 5.
+fn periods_table() -> Table<AlignedBytes> {
+    let mut b = TableBuilder::new();
+    b.tax_code("TANGIBLE", None, "Tangible personal property")
+        .unwrap();
+    b.tax_code("GENERAL_MERCHANDISE", Some("TANGIBLE"), "General merchandise")
+        .unwrap();
+    b.tax_code("CLOTHING", Some("TANGIBLE"), "Clothing").unwrap();
+    b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
+    b.category("CLOTHING", "CLOTHING");
+    let spec = |code: &str, level| JurisdictionSpec {
+        code: code.into(),
+        name: code.into(),
+        level,
+        country: "US".into(),
+        region: "TN".into(),
+        authority: "REVENUE".into(),
+        tax_type: TaxType::Sales,
+    };
+    let state = b.jurisdiction(spec("47", Level::State)).unwrap();
+    let county_a = b.jurisdiction(spec("47001", Level::County)).unwrap();
+    let county_b = b.jurisdiction(spec("47003", Level::County)).unwrap();
+    let ymd = |y, m, d| Date::from_ymd(y, m, d).unwrap();
+    let rate = |r: &str| r.parse::<Decimal>().unwrap();
+    let (gm, tangible) = ("GENERAL_MERCHANDISE", "TANGIBLE");
+    let (to_2025, from_2026) = (ymd(2025, 12, 31), ymd(2026, 1, 1));
+    let (to_2026, from_2027) = (ymd(2026, 12, 31), ymd(2027, 1, 1));
+    let rules = [
+        RuleSpec::flat(state, gm, rate("0.06"), Date::MIN, to_2025, "S"),
+        RuleSpec::flat(state, gm, rate("0.065"), from_2026, Date::MAX, "S"),
+        RuleSpec::flat(county_a, tangible, rate("0.01"), Date::MIN, to_2026, "C"),
+        RuleSpec::flat(county_a, tangible, rate("0.015"), from_2027, Date::MAX, "C"),
+        RuleSpec::flat(county_b, tangible, rate("0.01"), Date::MIN, to_2026, "C"),
+        RuleSpec {
+            band: (Decimal::ZERO, Some(Decimal::from(100))),
+            ..RuleSpec::flat(county_b, tangible, rate("0.01"), from_2027, Date::MAX, "C")
+        },
+    ];
+    for rule in rules {
+        b.rule(rule).unwrap();
+    }
+    b.zip(37201, "TN", "A", &[state, county_a], 0).unwrap();
+    b.zip(37202, "TN", "B", &[state, county_b], 0).unwrap();
+    b.region("US", "TN", "TENNESSEE", &[state], "").unwrap();
+    Table::from_bytes(&b.build(0).unwrap()).unwrap()
+}
+
+/// A set's rules for the usual code are gathered on its first usual line and kept; the
+/// answers must still follow the date (a rate changing, a band coming into force) and the
+/// code (another code of the same place), whichever date asked first.
+#[test]
+fn the_usual_codes_rules_kept_per_set_follow_the_date_and_the_code() {
+    let ymd = |y, m, d| Date::from_ymd(y, m, d).unwrap();
+    let dates = [ymd(2025, 6, 1), ymd(2026, 3, 1), ymd(2027, 2, 1)];
+    // $150.00 (15,000 cents) by hand, per date. General merchandise in 37201: 6% = 900 and
+    // 1% = 150, 1,050; 6.5% = 975 and 150, 1,125; 975 and 1.5% = 225, 1,200. In 37202 the
+    // same to 2026, then 975 and 1% of the first $100 only = 100, 1,075. Clothing has the
+    // county's rate alone: 150, 150, 225 in 37201; 150, 150, 100 in 37202.
+    let places = [
+        (
+            "37201",
+            ["1050", "1125", "1200"],
+            [[0, 2], [1, 2], [1, 3]],
+            ["150", "150", "225"],
+        ),
+        (
+            "37202",
+            ["1050", "1125", "1075"],
+            [[0, 4], [1, 4], [1, 5]],
+            ["150", "150", "100"],
+        ),
+    ];
+    // The same answers whichever date comes first (the first builds the kept list).
+    for order in [[0, 1, 2, 0], [2, 1, 0, 2], [1, 0, 2, 1]] {
+        let t = periods_table();
+        for (zip, taxes, rules, clothing_taxes) in places {
+            let address = Address {
+                postal_code: zip.into(),
+                region: "TN".into(),
+                country: "US".into(),
+                ..Default::default()
+            };
+            for i in order {
+                let date = dates[i];
+                let loc = t.resolve(&address, date).unwrap();
+                let mut s = sale(&t, &[(15_000, 1)]);
+                s.date = date;
+                let c = t.calculate(&loc, &s).unwrap();
+                assert_eq!(c.total_tax.to_string(), taxes[i], "{zip} {date:?}");
+                // Each entry names the rule in force that day.
+                let got: Vec<u32> = c.lines[0].jurisdictions.iter().map(|j| j.rule.0).collect();
+                assert_eq!(got, rules[i], "{zip} {date:?}");
+                // Clothing at the same place, after the usual code's list was kept.
+                let mut clothing = s.clone();
+                clothing.lines[0].tax_code = t.category("CLOTHING").unwrap();
+                let c = t.calculate(&loc, &clothing).unwrap();
+                assert_eq!(c.total_tax.to_string(), clothing_taxes[i], "{zip} {date:?}");
+                assert_eq!(c.lines[0].jurisdictions.len(), 1, "{zip} {date:?}");
+            }
+        }
+    }
+}
+
 /// The reference: the decimal arithmetic written out plainly. Each jurisdiction's tax due
 /// is `amount × rate`; the line's tax is their sum rounded half away from zero.
 fn reference(rates: &[Decimal], amount: i64) -> (Vec<Decimal>, Decimal) {
