@@ -586,86 +586,91 @@ impl Drop for Scratch {
     }
 }
 
-/// The rules of each jurisdiction set for the usual tax code (the `GENERAL_MERCHANDISE`
-/// category's), gathered on the set's first usual line: what [`Table::direct_line`] would
-/// otherwise find by searching every jurisdiction's rules, line after line. Kept in memory
-/// beside the table (like its ZIP+4 and holiday indexes), one slot a set; a set never asked
-/// for costs its empty slot.
+/// Each jurisdiction's rule keys for the usual tax code (the `GENERAL_MERCHANDISE`
+/// category's), found on the jurisdiction's first usual line and kept beside the table
+/// (like its ZIP+4 and holiday indexes): what [`Table::code_rule_keys`] would otherwise
+/// search for, line after line, jurisdiction after jurisdiction. One slot of 56 bytes a
+/// jurisdiction, so the memory is bounded by the table's jurisdictions (under 1 MB for the
+/// 16,961 of every state's ZIP5 file), not by its places.
 pub(crate) struct UsualRules {
     /// The usual tax code; `None` when the table has no `GENERAL_MERCHANDISE` category.
     code: Option<TaxCodeId>,
-    /// One slot a set, by set id. A slot holds the set's rules for the usual code, in the
-    /// order `direct_line` takes them (the set's jurisdictions in order, each one's rules in
-    /// order, every period), or `None` for a set that names a jurisdiction the table lacks
-    /// (a damaged table: the general path answers).
-    sets: Box<[std::sync::OnceLock<Option<Box<[SetRule]>>>]>,
+    /// One slot a jurisdiction, by id.
+    slots: Box<[std::sync::OnceLock<UsualRule>]>,
 }
 
-/// A rule of a set for the usual code, as [`Table::direct_line`] reads it.
+/// A jurisdiction's rule keys for the usual code (walking up the taxonomy as
+/// [`Table::code_rule_keys`] does): their span, and when there is one key (a jurisdiction
+/// whose rate never changed within the table), that key as the integer path reads it, so
+/// that a line need not read the key again.
 #[derive(Clone, Copy, Debug)]
-struct SetRule {
-    /// The rate as a decimal; zero for a rule that is not fast.
+struct UsualRule {
+    /// The single key's rate as a decimal (zero when it is not fast, or there are several).
     rate: Decimal,
-    /// The rate's mantissa (see [`fast_rate`]).
+    /// The single key's rate mantissa (see [`fast_rate`]).
     mantissa: i64,
-    jurisdiction: JurisdictionId,
-    rule: RuleId,
-    /// First and last day in force (as the rule key's).
+    /// The rule id of the first key.
+    first: u32,
+    /// How many keys.
+    len: u32,
+    /// The single key's first and last day in force.
     from: i32,
     to: i32,
-    /// The rate's scale.
-    scale: u32,
-    /// Whether the rule is taxed on the integer path: a line that meets one that is not,
-    /// in force, goes to the general path.
+    /// The single key's rate scale.
+    scale: u8,
+    /// Whether the single key is fast (see [`fast_rate`]).
     fast: bool,
 }
 
 impl<D> Table<D> {
-    /// The rules of `jset` for `code` as [`UsualRules`] keeps them, when `code` is the
-    /// usual code and the set is sound; gathered on first use.
-    fn usual_rules(&self, jset: JsetId, code: TaxCodeId) -> Option<&[SetRule]> {
+    /// The slots of [`UsualRules`] when `code` is the usual code; made (empty) on first use.
+    #[inline]
+    fn usual_slots(&self, code: TaxCodeId) -> Option<&[std::sync::OnceLock<UsualRule>]> {
         let usual = self.usual.get_or_init(|| UsualRules {
             code: self.category("GENERAL_MERCHANDISE"),
-            sets: (0..self.data().jset_start.len().saturating_sub(1))
+            slots: (0..self.jurisdiction_count())
                 .map(|_| std::sync::OnceLock::new())
                 .collect(),
         });
-        if usual.code != Some(code) {
-            return None;
-        }
-        usual
-            .sets
-            .get(jset.0 as usize)?
-            .get_or_init(|| self.set_rules(jset, code))
-            .as_deref()
+        (usual.code == Some(code)).then_some(&*usual.slots)
     }
 
-    /// Every rule of `jset`'s jurisdictions for `code` (walking up the taxonomy as
-    /// [`Table::code_rule_keys`] does), every period; `None` when the set names a
-    /// jurisdiction the table lacks.
-    fn set_rules(&self, jset: JsetId, code: TaxCodeId) -> Option<Box<[SetRule]>> {
-        let jurisdictions = self.jurisdiction_count();
-        let mut rules = Vec::new();
-        for jid in self.jset(jset) {
-            if jid.0 as usize >= jurisdictions {
-                return None;
+    /// `jurisdiction`'s [`UsualRule`] for the usual `code` among `slots`, searched on
+    /// first use; `None` for a jurisdiction the table lacks.
+    #[inline]
+    fn usual_rule<'a>(
+        &self,
+        slots: &'a [std::sync::OnceLock<UsualRule>],
+        jurisdiction: JurisdictionId,
+        code: TaxCodeId,
+    ) -> Option<&'a UsualRule> {
+        let slot = slots.get(jurisdiction.0 as usize)?;
+        Some(slot.get_or_init(|| {
+            let (first, keys) = self.search_rule_keys(jurisdiction, code);
+            let single = match keys {
+                [key] => fast_rate(key).map(|r| (r, key)),
+                _ => None,
+            };
+            UsualRule {
+                rate: single.map_or(Decimal::ZERO, |s| s.0 .0),
+                mantissa: single.map_or(0, |s| s.0 .1),
+                first: first as u32,
+                len: keys.len() as u32,
+                from: keys.first().map_or(0, |k| k.from.to_native()),
+                to: keys.first().map_or(0, |k| k.to.to_native()),
+                // A fast key's scale is at most 12 (see `fast_entry`).
+                scale: single.map_or(0, |s| s.0 .2 as u8),
+                fast: single.is_some(),
             }
-            let (first, keys) = self.code_rule_keys(jid, code);
-            for (i, key) in keys.iter().enumerate() {
-                let rate = fast_rate(key);
-                rules.push(SetRule {
-                    rate: rate.map_or(Decimal::ZERO, |r| r.0),
-                    mantissa: rate.map_or(0, |r| r.1),
-                    jurisdiction: jid,
-                    rule: RuleId((first + i) as u32),
-                    from: key.from.to_native(),
-                    to: key.to.to_native(),
-                    scale: rate.map_or(0, |r| r.2),
-                    fast: rate.is_some(),
-                });
-            }
-        }
-        Some(rules.into_boxed_slice())
+        }))
+    }
+
+    /// The keys of `rule` (a [`UsualRule`]'s span).
+    #[inline]
+    fn usual_keys(&self, rule: &UsualRule) -> (usize, &[ArchivedRuleKey]) {
+        let (first, len) = (rule.first as usize, rule.len as usize);
+        let keys = self.data().rule_keys.get(first..first + len);
+        (first, keys.unwrap_or_default())
     }
 }
 
@@ -699,7 +704,22 @@ impl<D> Table<D> {
     /// The compact keys of every rule of `jurisdiction` for `code` (every period), walking
     /// up the taxonomy to the nearest code that has any, and the id of the first: what
     /// [`Table::rule_keys_for`] filters by date.
+    #[inline]
     fn code_rule_keys(
+        &self,
+        jurisdiction: JurisdictionId,
+        code: TaxCodeId,
+    ) -> (usize, &[ArchivedRuleKey]) {
+        let usual = self.usual_slots(code);
+        match usual.and_then(|slots| self.usual_rule(slots, jurisdiction, code)) {
+            Some(rule) => self.usual_keys(rule),
+            None => self.search_rule_keys(jurisdiction, code),
+        }
+    }
+
+    /// [`Table::code_rule_keys`], searched: the jurisdiction's span of rule keys, then the
+    /// code's keys in it (or its parent's, up the taxonomy).
+    fn search_rule_keys(
         &self,
         jurisdiction: JurisdictionId,
         code: TaxCodeId,
@@ -1150,27 +1170,8 @@ impl<D> Table<D> {
         let mut holidays = None;
         // On a day with no holiday in force anywhere (most days), no jurisdiction is on one.
         let holiday_today = self.any_holiday_on(date);
-        if !holiday_today {
-            if let Some(rules) = self.usual_rules(jset, line.tax_code) {
-                // The usual code's rules of the set, gathered once: the same entries as
-                // the search below finds, in the same order.
-                return push_fast_entries(entries, minor, amount, |fast| {
-                    for r in rules {
-                        if !crate::resolve::in_force(r.from, r.to, date) {
-                            continue;
-                        }
-                        if !r.fast {
-                            return None;
-                        }
-                        let who = (r.jurisdiction, r.rule, Sourced::Destination);
-                        fast.push(who, (r.rate, r.mantissa, r.scale))?;
-                    }
-                    Some(())
-                })
-                .map(|tax| (minor, tax));
-            }
-        }
         let jurisdictions = self.jurisdiction_count();
+        let usual = self.usual_slots(line.tax_code);
         push_fast_entries(entries, minor, amount, |fast| {
             for jid in self.jset(jset) {
                 // A jurisdiction the table lacks (a damaged table) is the general path's to
@@ -1187,7 +1188,22 @@ impl<D> Table<D> {
                         return None;
                     }
                 }
-                let (first, keys) = self.code_rule_keys(jid, line.tax_code);
+                let usual = usual.and_then(|slots| self.usual_rule(slots, jid, line.tax_code));
+                let (first, keys) = match usual {
+                    // The usual code's one rule of the jurisdiction, read from its slot.
+                    Some(u) if u.len == 1 => {
+                        if crate::resolve::in_force(u.from, u.to, date) {
+                            if !u.fast {
+                                return None;
+                            }
+                            let who = (jid, RuleId(u.first), Sourced::Destination);
+                            fast.push(who, (u.rate, u.mantissa, u32::from(u.scale)))?;
+                        }
+                        continue;
+                    }
+                    Some(u) => self.usual_keys(u),
+                    None => self.code_rule_keys(jid, line.tax_code),
+                };
                 for (i, key) in keys.iter().enumerate() {
                     if !key_in_force(key, date) {
                         continue;

@@ -273,9 +273,9 @@ pub struct Table<D> {
     /// looks no further, and one in a place with no holiday that day looks at a few
     /// entries, not every key.
     holidays: std::sync::OnceLock<HolidayIndex>,
-    /// Each jurisdiction set's rules for the usual tax code, gathered on the set's first
-    /// usual line (see [`crate::calc::UsualRules`]), so that the next one reads one list
-    /// instead of searching every jurisdiction's rules.
+    /// Each jurisdiction's rule keys for the usual tax code, found on its first usual line
+    /// (see [`crate::calc::UsualRules`]), so that later lines index them instead of
+    /// searching the jurisdiction's rules.
     pub(crate) usual: std::sync::OnceLock<crate::calc::UsualRules>,
 }
 

@@ -167,8 +167,10 @@ fn a_batch_gives_what_one_at_a_time_gives_and_reuses_its_buffers() {
 /// and 6.5% from 2026. Each has its county, taxing every tangible good (the parent code of
 /// `GENERAL_MERCHANDISE` and `CLOTHING`) at 1% to the end of 2026; from 2027 the county
 /// of 37201 at 1.5%, that of 37202 at 1% of each unit's first $100 only (a band: not a
-/// rule the integer path takes). Rule ids, in the builder's order (jurisdiction, code,
-/// date): the state's 0 and 1, 37201's county 2 and 3, 37202's county 4 and 5.
+/// rule the integer path takes). 37201 also has a city, taxing general merchandise at 0.5%
+/// from 2027 (its one rule, limited in time). Rule ids, in the builder's order
+/// (jurisdiction, code, date): the state's 0 and 1, 37201's county 2 and 3, 37202's county
+/// 4 and 5, the city 6.
 fn periods_table() -> Table<AlignedBytes> {
     let mut b = TableBuilder::new();
     b.tax_code("TANGIBLE", None, "Tangible personal property")
@@ -190,6 +192,7 @@ fn periods_table() -> Table<AlignedBytes> {
     let state = b.jurisdiction(spec("47", Level::State)).unwrap();
     let county_a = b.jurisdiction(spec("47001", Level::County)).unwrap();
     let county_b = b.jurisdiction(spec("47003", Level::County)).unwrap();
+    let city = b.jurisdiction(spec("4700100", Level::City)).unwrap();
     let ymd = |y, m, d| Date::from_ymd(y, m, d).unwrap();
     let rate = |r: &str| r.parse::<Decimal>().unwrap();
     let (gm, tangible) = ("GENERAL_MERCHANDISE", "TANGIBLE");
@@ -205,11 +208,12 @@ fn periods_table() -> Table<AlignedBytes> {
             band: (Decimal::ZERO, Some(Decimal::from(100))),
             ..RuleSpec::flat(county_b, tangible, rate("0.01"), from_2027, Date::MAX, "C")
         },
+        RuleSpec::flat(city, gm, rate("0.005"), from_2027, Date::MAX, "T"),
     ];
     for rule in rules {
         b.rule(rule).unwrap();
     }
-    b.zip(37201, "TN", "A", &[state, county_a], 0).unwrap();
+    b.zip(37201, "TN", "A", &[state, county_a, city], 0).unwrap();
     b.zip(37202, "TN", "B", &[state, county_b], 0).unwrap();
     b.region("US", "TN", "TENNESSEE", &[state], "").unwrap();
     Table::from_bytes(&b.build(0).unwrap()).unwrap()
@@ -223,29 +227,29 @@ fn the_usual_codes_rules_kept_per_set_follow_the_date_and_the_code() {
     let ymd = |y, m, d| Date::from_ymd(y, m, d).unwrap();
     let dates = [ymd(2025, 6, 1), ymd(2026, 3, 1), ymd(2027, 2, 1)];
     // $150.00 (15,000 cents) by hand, per date. General merchandise in 37201: 6% = 900 and
-    // 1% = 150, 1,050; 6.5% = 975 and 150, 1,125; 975 and 1.5% = 225, 1,200. In 37202 the
-    // same to 2026, then 975 and 1% of the first $100 only = 100, 1,075. Clothing has the
-    // county's rate alone: 150, 150, 225 in 37201; 150, 150, 100 in 37202.
+    // 1% = 150, 1,050; 6.5% = 975 and 150, 1,125; 975, 1.5% = 225 and the city's 0.5% = 75,
+    // 1,275. In 37202 the same to 2026, then 975 and 1% of the first $100 only = 100, 1,075.
+    // Clothing has the county's rate alone: 150, 150, 225 in 37201; 150, 150, 100 in 37202.
     let places = [
         (
             "37201",
-            ["1050", "1125", "1200"],
-            [[0, 2], [1, 2], [1, 3]],
+            ["1050", "1125", "1275"],
+            vec![vec![0, 2], vec![1, 2], vec![1, 3, 6]],
             ["150", "150", "225"],
         ),
         (
             "37202",
             ["1050", "1125", "1075"],
-            [[0, 4], [1, 4], [1, 5]],
+            vec![vec![0, 4], vec![1, 4], vec![1, 5]],
             ["150", "150", "100"],
         ),
     ];
-    // The same answers whichever date comes first (the first builds the kept list).
+    // The same answers whichever date comes first (the first fills the kept slots).
     for order in [[0, 1, 2, 0], [2, 1, 0, 2], [1, 0, 2, 1]] {
         let t = periods_table();
-        for (zip, taxes, rules, clothing_taxes) in places {
+        for (zip, taxes, rules, clothing_taxes) in &places {
             let address = Address {
-                postal_code: zip.into(),
+                postal_code: zip.to_string(),
                 region: "TN".into(),
                 country: "US".into(),
                 ..Default::default()
