@@ -589,9 +589,9 @@ impl Drop for Scratch {
 /// Each jurisdiction's rule keys for the usual tax code (the `GENERAL_MERCHANDISE`
 /// category's), found on the jurisdiction's first usual line and kept beside the table
 /// (like its ZIP+4 and holiday indexes): what [`Table::code_rule_keys`] would otherwise
-/// search for, line after line, jurisdiction after jurisdiction. One slot of 56 bytes a
-/// jurisdiction, so the memory is bounded by the table's jurisdictions (under 1 MB for the
-/// 16,961 of every state's ZIP5 file), not by its places.
+/// search for, line after line, jurisdiction after jurisdiction. One slot of about 56
+/// bytes a jurisdiction, so the memory is bounded by the table's jurisdictions (under 1 MB
+/// for the 16,961 of every state's ZIP5 file), not by its places.
 pub(crate) struct UsualRules {
     /// The usual tax code; `None` when the table has no `GENERAL_MERCHANDISE` category.
     code: Option<TaxCodeId>,

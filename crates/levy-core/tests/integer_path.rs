@@ -175,9 +175,14 @@ fn periods_table() -> Table<AlignedBytes> {
     let mut b = TableBuilder::new();
     b.tax_code("TANGIBLE", None, "Tangible personal property")
         .unwrap();
-    b.tax_code("GENERAL_MERCHANDISE", Some("TANGIBLE"), "General merchandise")
+    b.tax_code(
+        "GENERAL_MERCHANDISE",
+        Some("TANGIBLE"),
+        "General merchandise",
+    )
+    .unwrap();
+    b.tax_code("CLOTHING", Some("TANGIBLE"), "Clothing")
         .unwrap();
-    b.tax_code("CLOTHING", Some("TANGIBLE"), "Clothing").unwrap();
     b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
     b.category("CLOTHING", "CLOTHING");
     let spec = |code: &str, level| JurisdictionSpec {
@@ -213,7 +218,8 @@ fn periods_table() -> Table<AlignedBytes> {
     for rule in rules {
         b.rule(rule).unwrap();
     }
-    b.zip(37201, "TN", "A", &[state, county_a, city], 0).unwrap();
+    b.zip(37201, "TN", "A", &[state, county_a, city], 0)
+        .unwrap();
     b.zip(37202, "TN", "B", &[state, county_b], 0).unwrap();
     b.region("US", "TN", "TENNESSEE", &[state], "").unwrap();
     Table::from_bytes(&b.build(0).unwrap()).unwrap()
