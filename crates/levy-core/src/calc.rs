@@ -658,7 +658,7 @@ impl<D> Table<D> {
                 len: keys.len() as u32,
                 from: keys.first().map_or(0, |k| k.from.to_native()),
                 to: keys.first().map_or(0, |k| k.to.to_native()),
-                // A fast key's scale is at most 12 (see `fast_entry`).
+                // The key's own scale, a byte (`fast_rate` only widened it).
                 scale: single.map_or(0, |s| s.0 .2 as u8),
                 fast: single.is_some(),
             }
