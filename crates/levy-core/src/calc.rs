@@ -586,14 +586,17 @@ impl Drop for Scratch {
     }
 }
 
-/// Each jurisdiction's rule keys for the usual tax code (the `GENERAL_MERCHANDISE`
-/// category's), found on the jurisdiction's first usual line and kept beside the table
+/// The usual tax code's name: what most lines sell, and what a local-rate cap counts.
+const GENERAL_MERCHANDISE: &str = "GENERAL_MERCHANDISE";
+
+/// Each jurisdiction's rule keys for the usual tax code ([`GENERAL_MERCHANDISE`]), found
+/// on the jurisdiction's first usual line and kept beside the table
 /// (like its ZIP+4 and holiday indexes): what [`Table::code_rule_keys`] would otherwise
 /// search for, line after line, jurisdiction after jurisdiction. One slot of about 56
 /// bytes a jurisdiction, so the memory is bounded by the table's jurisdictions (under 1 MB
 /// for the 16,961 of every state's ZIP5 file), not by its places.
 pub(crate) struct UsualRules {
-    /// The usual tax code; `None` when the table has no `GENERAL_MERCHANDISE` category.
+    /// The usual tax code; `None` when the table has no [`GENERAL_MERCHANDISE`] code.
     code: Option<TaxCodeId>,
     /// One slot a jurisdiction, by id.
     slots: Box<[std::sync::OnceLock<UsualRule>]>,
@@ -623,15 +626,21 @@ struct UsualRule {
 }
 
 impl<D> Table<D> {
-    /// The slots of [`UsualRules`] when `code` is the usual code; made (empty) on first use.
+    /// The table's [`UsualRules`]: the usual code found, and empty slots made, on first use.
     #[inline]
-    fn usual_slots(&self, code: TaxCodeId) -> Option<&[std::sync::OnceLock<UsualRule>]> {
-        let usual = self.usual.get_or_init(|| UsualRules {
-            code: self.category("GENERAL_MERCHANDISE"),
+    fn usual_rules(&self) -> &UsualRules {
+        self.usual.get_or_init(|| UsualRules {
+            code: self.tax_code(GENERAL_MERCHANDISE),
             slots: (0..self.jurisdiction_count())
                 .map(|_| std::sync::OnceLock::new())
                 .collect(),
-        });
+        })
+    }
+
+    /// The slots of [`UsualRules`] when `code` is the usual code.
+    #[inline]
+    fn usual_slots(&self, code: TaxCodeId) -> Option<&[std::sync::OnceLock<UsualRule>]> {
+        let usual = self.usual_rules();
         (usual.code == Some(code)).then_some(&*usual.slots)
     }
 
@@ -1026,7 +1035,7 @@ impl<D> Table<D> {
     /// A jurisdiction's general merchandise rate on `date` (its first plain rule for the
     /// general code, or zero): what a local-rate cap counts.
     fn general_rate(&self, j: JurisdictionId, date: Date) -> Decimal {
-        let Some(general) = self.tax_code("GENERAL_MERCHANDISE") else {
+        let Some(general) = self.usual_rules().code else {
             return Decimal::ZERO;
         };
         self.rules_for(j, general, date)
