@@ -15,6 +15,9 @@ use levy_core::{
     TableBuilder, TaxType,
 };
 
+#[path = "service_fixture.rs"]
+pub mod service;
+
 /// A small, fast, deterministic generator (SplitMix64), so that fixtures are identical in
 /// every run without a dependency.
 #[derive(Clone, Debug)]

@@ -9,39 +9,7 @@
 use std::sync::Arc;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use levy_api::{KeyEntry, KeySource, Request, Service, ServiceConfig, TableSource};
-
-const KEY: &str = "sk_test_service_bench";
-
-/// The body of the HTTP load test (`crates/levy-server/loadtest/calculation.json`): one
-/// $100.00 line delivered to Nashville, TN 37201.
-const CALCULATION: &[u8] = include_bytes!("../crates/levy-server/loadtest/calculation.json");
-
-fn service(ledger: &str) -> Service {
-    Service::open(ServiceConfig {
-        table: TableSource::Default,
-        ledger: ledger.into(),
-        keys: KeySource::Inline(vec![KeyEntry {
-            account: "bench".into(),
-            key: KEY.into(),
-        }]),
-    })
-    .expect("the service opens on the embedded table")
-}
-
-fn request(method: &str, path: &str, body: &[u8]) -> Request {
-    Request {
-        method: method.into(),
-        path: path.into(),
-        query: String::new(),
-        headers: vec![
-            ("Authorization".into(), format!("Bearer {KEY}")),
-            ("Content-Type".into(), "application/json".into()),
-        ],
-        body: body.to_vec(),
-        request_id: None,
-    }
-}
+use levy_benches::service::{request, service, CALCULATION};
 
 fn bench_service(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("levy-bench-service-{}", std::process::id()));

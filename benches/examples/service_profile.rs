@@ -15,7 +15,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use levy_api::{KeyEntry, KeySource, Request, Service, ServiceConfig, TableSource};
+use levy_benches::service::{request, service, CALCULATION};
 
 /// The system allocator, counting allocations (reallocations included).
 struct Counting;
@@ -47,11 +47,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-const KEY: &str = "sk_test_service_profile";
-
-/// The body of the HTTP load test.
-const CALCULATION: &[u8] = include_bytes!("../../crates/levy-server/loadtest/calculation.json");
-
 fn main() {
     let mut args = std::env::args().skip(1);
     let what = args.next().unwrap_or_else(|| "calc".to_string());
@@ -71,28 +66,14 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let service = Service::open(ServiceConfig {
-        table: TableSource::Default,
-        ledger: ":memory:".into(),
-        keys: KeySource::Inline(vec![KeyEntry {
-            account: "profile".into(),
-            key: KEY.into(),
-        }]),
-    })
-    .expect("the service opens on the embedded table");
-    let request = Request {
-        method: method.into(),
-        path: path.into(),
-        query: String::new(),
-        headers: vec![
-            ("host".into(), "127.0.0.1:8787".into()),
-            ("authorization".into(), format!("Bearer {KEY}")),
-            ("content-type".into(), "application/json".into()),
-            ("content-length".into(), body.len().to_string()),
-        ],
-        body: body.to_vec(),
-        request_id: Some("req_profile".into()),
-    };
+    let service = service(":memory:");
+    // As the HTTP layer hands it over: with the client's other headers and an id.
+    let mut request = request(method, path, body);
+    request.headers.extend([
+        ("Host".into(), "127.0.0.1:8787".into()),
+        ("Content-Length".into(), body.len().to_string()),
+    ]);
+    request.request_id = Some("req_profile".into());
     // The first answer checks the request and warms the caches.
     let first = service.handle(&request);
     assert_eq!(
