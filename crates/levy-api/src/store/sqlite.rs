@@ -2645,16 +2645,23 @@ mod wal_tests {
     /// of this module run side by side.
     static HOOKS: Mutex<()> = Mutex::new(());
 
+    /// A gathering of a minute, ended when `need` workers are parked, on a thread of its
+    /// own; returned once the gathering is listed.
+    fn minute_gathering(need: usize) -> std::thread::JoinHandle<()> {
+        let writer = std::thread::spawn(move || gather_for(Duration::from_secs(60), need));
+        while GATHERING_COUNT.load(Ordering::SeqCst) == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        writer
+    }
+
     #[test]
     fn a_gathering_ends_when_the_workers_run_out_of_work() {
         let _hooks = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
         // A gathering of a minute, ended by a worker about to park: it returns long
         // before the minute is out (the test would otherwise take a minute and fail).
         let started = Instant::now();
-        let writer = std::thread::spawn(|| gather_for(Duration::from_secs(60), 1));
-        while GATHERING_COUNT.load(Ordering::SeqCst) == 0 {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        let writer = minute_gathering(1);
         workers_idle();
         writer.join().unwrap();
         worker_busy();
@@ -2688,10 +2695,7 @@ mod wal_tests {
         gather_for(Duration::from_millis(20), 2);
         assert!(started.elapsed() >= Duration::from_millis(20));
         let started = Instant::now();
-        let writer = std::thread::spawn(|| gather_for(Duration::from_secs(60), 2));
-        while GATHERING_COUNT.load(Ordering::SeqCst) == 0 {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        let writer = minute_gathering(2);
         workers_idle();
         writer.join().unwrap();
         assert!(started.elapsed() < Duration::from_secs(30));
