@@ -1,11 +1,13 @@
 //! A plain loop of ZIP5 resolve + calculate on a table file, for profilers.
 //!
-//! `cargo run --release -p levy-build --example zip5_profile -- TABLE [N]` opens TABLE (a
-//! table file holding US ZIP codes), draws 100,000 random ZIP codes from it with the same
-//! workload as `levy bench` and `benches/real.rs` (fixed seed), and resolves an address
-//! holding only the ZIP and calculates a $123.45 line N times (default 3,000,000), into one
-//! location and one calculation kept across sales. It prints the mean time per sale and the
-//! sum of the tax, so that the work cannot be optimised away.
+//! `cargo run --release -p levy-build --example zip5_profile -- TABLE [N [KEYS]]` opens
+//! TABLE (a table file holding US ZIP codes), draws KEYS (default 100,000) random ZIP codes
+//! from it with the same workload as `levy bench` and `benches/real.rs` (fixed seed; a
+//! few hundred keys keep every record the sales read in cache, which separates the
+//! instructions' time from the memory's), and resolves an address holding only the ZIP
+//! and calculates a $123.45 line N times (default 3,000,000), into one location and one
+//! calculation kept across sales. It prints the mean time per sale and the sum of the tax,
+//! so that the work cannot be optimised away.
 //!
 //! Under a profiler (`perf record`) or an instruction counter (`valgrind --tool=cachegrind`;
 //! `benches/count-instructions.sh` runs it twice and subtracts), the loop is what the
@@ -17,7 +19,7 @@ use levy_core::{AnyTable, Date, Decimal};
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
-        eprintln!("usage: zip5_profile TABLE [N]");
+        eprintln!("usage: zip5_profile TABLE [N [KEYS]]");
         std::process::exit(2);
     };
     let n: usize = match args.next().map(|s| s.parse()) {
@@ -25,6 +27,14 @@ fn main() {
         Some(Ok(n)) => n,
         Some(Err(e)) => {
             eprintln!("zip5_profile: N: {e}");
+            std::process::exit(2);
+        }
+    };
+    let keys: usize = match args.next().map(|s| s.parse()) {
+        None => 100_000,
+        Some(Ok(k)) if k > 0 => k,
+        Some(_) => {
+            eprintln!("zip5_profile: KEYS: a positive number");
             std::process::exit(2);
         }
     };
@@ -36,7 +46,7 @@ fn main() {
         }
     };
     let day = Date::from_ymd(2026, 3, 1).expect("a valid date");
-    let workload = Workload::from_table(&table, 100_000, 11, day);
+    let workload = Workload::from_table(&table, keys, 11, day);
     let zips = workload.zip5_keys();
     if zips.is_empty() {
         eprintln!("zip5_profile: {path} holds no US ZIP codes");

@@ -895,8 +895,11 @@ impl<D> Table<D> {
             if n == out.len() {
                 out.push(Calculation::empty(self.header().content_hash, sale));
             }
-            if let Err(e) = self.calculate_with(None, location, sale, &mut out[n], &mut scratch) {
-                errors.push((n, e));
+            if !self.usual_sale(location, sale, &mut out[n]) {
+                if let Err(e) = self.calculate_with(None, location, sale, &mut out[n], &mut scratch)
+                {
+                    errors.push((n, e));
+                }
             }
             n += 1;
         }
@@ -914,10 +917,16 @@ impl<D> Table<D> {
         sale: &Sale,
         out: &mut Calculation,
     ) -> Result<(), CalcError> {
+        // The usual sale needs no scratch buffer: it is not made for it.
+        if origin.is_none() && self.usual_sale(location, sale, out) {
+            return Ok(());
+        }
         self.calculate_with(origin, location, sale, out, &mut Scratch::new())
     }
 
-    /// [`Table::calculate_into`], with `scratch` the buffer for a line's decoded rules.
+    /// [`Table::calculate_into`] by the general path (any sale: see [`Table::usual_sale`]
+    /// for the one that does not need it), with `scratch` the buffer for a line's decoded
+    /// rules.
     fn calculate_with(
         &self,
         origin: Option<&Location>,
@@ -964,6 +973,61 @@ impl<D> Table<D> {
             },
             scratch,
         )
+    }
+
+    /// The usual sale, calculated into `out` without the general path's steps: one line of
+    /// a whole, valid amount (excluding tax, not per unit) of a known tax code, sold to a
+    /// consumer with no exemption or tax id at a place with jurisdictions, taxed at the
+    /// destination (no origin given), rounded by line, every rule fast and no holiday in
+    /// force (see [`Table::direct_line`]). The answer is the general path's to the last
+    /// field: the same entries from the same function, the same totals (a one-line sale's
+    /// are its line's), `Destination` sourcing, `Line` rounding and the location's
+    /// coverage. `false`, with `out` in no particular state, for any other sale: the
+    /// general path then fills it afresh.
+    fn usual_sale(&self, location: &Location, sale: &Sale, out: &mut Calculation) -> bool {
+        let ([line], Some(jset)) = (sale.lines.as_slice(), location.jset) else {
+            return false;
+        };
+        let customer = &sale.customer;
+        let usual = !customer.exempt
+            && customer.exemptions.is_empty()
+            && customer.tax_ids.is_empty()
+            && sale.automatic_tax == AutomaticTax::Auto
+            && !sale.tax_included
+            && sale.rounding == Rounding::Line
+            && !line.per_unit
+            && (1..=MAX_QUANTITY).contains(&line.quantity)
+            && (line.tax_code.0 as usize) < self.data().tax_codes.len();
+        if !usual {
+            return false;
+        }
+        if out.lines.is_empty() {
+            out.lines.push(LineTax::empty(line.tax_code));
+        }
+        out.lines.truncate(1);
+        let line_out = &mut out.lines[0];
+        line_out.jurisdictions.clear();
+        let Some((minor, tax)) = self.direct_line(
+            jset,
+            line,
+            sale.date,
+            line.amount,
+            &mut line_out.jurisdictions,
+        ) else {
+            return false;
+        };
+        whole_line_totals(line_out, line, minor, tax);
+        out.table_hash = self.header().content_hash;
+        out.currency = sale.currency;
+        out.tax_included = false;
+        out.total_tax = line_out.tax;
+        out.total_excluding_tax = line_out.amount_excluding_tax;
+        out.total_including_tax = line_out.amount_including_tax;
+        out.zero_reason = None;
+        out.coverage = location.coverage;
+        out.sourcing = Sourcing::Destination;
+        out.rounding = Rounding::Line;
+        true
     }
 
     /// The jurisdictions that tax a sale from `origin` to `dest`, each with the address that
@@ -1526,10 +1590,21 @@ fn whole_line_totals(out: &mut LineTax, line: &SaleLine, minor: i64, tax: i64) {
     out.tax_code = line.tax_code;
     out.quantity = line.quantity;
     // Whole numbers at scale 0 have no trailing zeros to drop: what `normalized` gives.
-    out.amount_excluding_tax = Decimal::from(minor);
-    out.tax = Decimal::from(tax);
-    out.amount_including_tax = Decimal::from(minor + tax);
+    out.amount_excluding_tax = whole(minor);
+    out.tax = whole(tax);
+    out.amount_including_tax = whole(minor + tax);
     out.holiday = None;
+}
+
+/// `n` as a decimal at scale 0, as `Decimal::from` gives it; a non-negative `n` (every
+/// amount and, at a rate of zero or more, every tax) is put together from its two 32-bit
+/// halves without the sign's work.
+#[inline]
+fn whole(n: i64) -> Decimal {
+    match u64::try_from(n) {
+        Ok(u) => Decimal::from_parts(u as u32, (u >> 32) as u32, 0, false, 0),
+        Err(_) => Decimal::from(n),
+    }
 }
 
 /// 10^k for k in 0..=12.
@@ -1585,7 +1660,7 @@ impl FastEntries<'_> {
     /// Adds the entry of a fast rule: who (jurisdiction, rule, the address that brought it
     /// in) and the rate as a decimal and as its mantissa and scale. `None` when the rule is
     /// out of the path's range.
-    #[inline]
+    #[inline(always)]
     fn push(
         &mut self,
         who: (JurisdictionId, RuleId, Sourced),
