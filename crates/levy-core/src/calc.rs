@@ -586,6 +586,19 @@ impl Drop for Scratch {
     }
 }
 
+/// What [`Table::usual_sale`] made of a sale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum UsualSale {
+    /// The sale is the usual one and is answered.
+    Answered,
+    /// The sale is not the usual one: the general path answers it.
+    Other,
+    /// The sale looked usual, but its line is not one [`Table::direct_line`] takes (a rule
+    /// that is not fast, a holiday, an amount out of range): the general path answers it,
+    /// without trying that again.
+    GaveUp,
+}
+
 /// The usual tax code's name: what most lines sell, and what a local-rate cap counts.
 const GENERAL_MERCHANDISE: &str = "GENERAL_MERCHANDISE";
 
@@ -895,9 +908,15 @@ impl<D> Table<D> {
             if n == out.len() {
                 out.push(Calculation::empty(self.header().content_hash, sale));
             }
-            if !self.usual_sale(location, sale, &mut out[n]) {
-                if let Err(e) = self.calculate_with(None, location, sale, &mut out[n], &mut scratch)
-                {
+            let tried = match self.usual_sale(location, sale, &mut out[n]) {
+                UsualSale::Answered => None,
+                UsualSale::Other => Some(false),
+                UsualSale::GaveUp => Some(true),
+            };
+            if let Some(tried) = tried {
+                let calc =
+                    self.calculate_with(None, location, sale, &mut out[n], &mut scratch, tried);
+                if let Err(e) = calc {
                     errors.push((n, e));
                 }
             }
@@ -918,15 +937,21 @@ impl<D> Table<D> {
         out: &mut Calculation,
     ) -> Result<(), CalcError> {
         // The usual sale needs no scratch buffer: it is not made for it.
-        if origin.is_none() && self.usual_sale(location, sale, out) {
-            return Ok(());
-        }
-        self.calculate_with(origin, location, sale, out, &mut Scratch::new())
+        let tried = match origin {
+            Some(_) => false,
+            None => match self.usual_sale(location, sale, out) {
+                UsualSale::Answered => return Ok(()),
+                UsualSale::Other => false,
+                UsualSale::GaveUp => true,
+            },
+        };
+        self.calculate_with(origin, location, sale, out, &mut Scratch::new(), tried)
     }
 
     /// [`Table::calculate_into`] by the general path (any sale: see [`Table::usual_sale`]
     /// for the one that does not need it), with `scratch` the buffer for a line's decoded
-    /// rules.
+    /// rules; `usual_tried` when [`Table::usual_sale`] gave up on this sale (its one line
+    /// is then not tried again by [`Table::direct_line`], which would give up again).
     fn calculate_with(
         &self,
         origin: Option<&Location>,
@@ -934,6 +959,7 @@ impl<D> Table<D> {
         sale: &Sale,
         out: &mut Calculation,
         scratch: &mut Scratch,
+        usual_tried: bool,
     ) -> Result<(), CalcError> {
         let zero_reason = if sale.customer.exempt {
             Some(ZeroReason::CustomerExempt)
@@ -964,6 +990,7 @@ impl<D> Table<D> {
                 reverse_charge,
                 sourced: sourced.as_deref(),
                 sourcing,
+                direct: !usual_tried,
                 // An answer that takes jurisdictions from the origin knows no more of the
                 // local taxes than the origin's place does.
                 coverage: match (sourcing, origin) {
@@ -982,11 +1009,11 @@ impl<D> Table<D> {
     /// force (see [`Table::direct_line`]). The answer is the general path's to the last
     /// field: the same entries from the same function, the same totals (a one-line sale's
     /// are its line's), `Destination` sourcing, `Line` rounding and the location's
-    /// coverage. `false`, with `out` in no particular state, for any other sale: the
-    /// general path then fills it afresh.
-    fn usual_sale(&self, location: &Location, sale: &Sale, out: &mut Calculation) -> bool {
+    /// coverage. For any other sale `out` is left in no particular state and the general
+    /// path fills it afresh.
+    fn usual_sale(&self, location: &Location, sale: &Sale, out: &mut Calculation) -> UsualSale {
         let ([line], Some(jset)) = (sale.lines.as_slice(), location.jset) else {
-            return false;
+            return UsualSale::Other;
         };
         let customer = &sale.customer;
         let usual = !customer.exempt
@@ -999,7 +1026,7 @@ impl<D> Table<D> {
             && (1..=MAX_QUANTITY).contains(&line.quantity)
             && (line.tax_code.0 as usize) < self.data().tax_codes.len();
         if !usual {
-            return false;
+            return UsualSale::Other;
         }
         if out.lines.is_empty() {
             out.lines.push(LineTax::empty(line.tax_code));
@@ -1014,7 +1041,7 @@ impl<D> Table<D> {
             line.amount,
             &mut line_out.jurisdictions,
         ) else {
-            return false;
+            return UsualSale::GaveUp;
         };
         whole_line_totals(line_out, line, minor, tax);
         out.table_hash = self.header().content_hash;
@@ -1027,7 +1054,7 @@ impl<D> Table<D> {
         out.coverage = location.coverage;
         out.sourcing = Sourcing::Destination;
         out.rounding = Rounding::Line;
-        true
+        UsualSale::Answered
     }
 
     /// The jurisdictions that tax a sale from `origin` to `dest`, each with the address that
@@ -1320,7 +1347,8 @@ impl<D> Table<D> {
         // The usual sale (taxed at the destination, nothing zeroed or exempted, amounts
         // excluding tax) whose rules are all fast and on no holiday: its entries straight
         // from the rule keys, without decoding them (see `direct_line`).
-        if let (None, false, None, true, false, Some(jset)) = (
+        if let (true, None, false, None, true, false, Some(jset)) = (
+            ctx.direct,
             zero_reason,
             reverse_charge,
             sourced_list,
@@ -1841,6 +1869,9 @@ fn round_invoice(lines: &mut [LineTax]) {
 /// What every line of one calculation shares.
 #[derive(Clone, Copy)]
 struct LineCtx<'a> {
+    /// Whether a line may be taxed by [`Table::direct_line`]: `false` when
+    /// [`Table::usual_sale`] already tried it on the sale's one line and it gave up.
+    direct: bool,
     location: &'a Location,
     sale: &'a Sale,
     zero_reason: Option<ZeroReason>,
