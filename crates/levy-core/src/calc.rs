@@ -1004,9 +1004,9 @@ impl<D> Table<D> {
 
     /// The usual sale, calculated into `out` without the general path's steps: one line of
     /// a whole, valid amount (excluding tax, not per unit) of a known tax code, sold to a
-    /// consumer with no exemption or tax id at a place with jurisdictions, taxed at the
-    /// destination (no origin given), rounded by line, every rule fast and no holiday in
-    /// force (see [`Table::direct_line`]). The answer is the general path's to the last
+    /// buyer not exempt, with no certificate or tax id, at a place with jurisdictions, taxed
+    /// at the destination (no origin given), rounded by line, every rule fast and no holiday
+    /// in force (see [`Table::direct_line`]). The answer is the general path's to the last
     /// field: the same entries from the same function, the same totals (a one-line sale's
     /// are its line's), `Destination` sourcing, `Line` rounding and the location's
     /// coverage. For any other sale `out` is left in no particular state and the general
