@@ -339,7 +339,10 @@ fn ascii_upper(s: &str) -> Cow<'_, str> {
 /// `dst` becomes `src`, in the capacity it already has.
 fn set(dst: &mut String, src: &str) {
     dst.clear();
-    dst.push_str(src);
+    // An empty field (the usual region of an address given by ZIP): nothing to copy.
+    if !src.is_empty() {
+        dst.push_str(src);
+    }
 }
 
 /// `dst` becomes `src` in upper case (as `str::to_uppercase`), in the capacity it has.
@@ -438,7 +441,11 @@ fn zip4_jset(ranges: &[ArchivedZip4Record], plus4: u16, date: Date) -> Option<Js
 /// The period of a ZIP in force on `date`. Periods are sorted and disjoint in a table levy
 /// built; in a damaged one the search still stays in bounds.
 fn zip_period(zip: &ArchivedZipRecord, date: Date) -> Option<&ArchivedZipPeriod> {
-    let periods = &zip.periods;
+    let periods = zip.periods.as_slice();
+    // Most ZIPs have one period (one source, one set): nothing to search.
+    if let [p] = periods {
+        return in_force(p.from.to_native(), p.to.to_native(), date).then_some(p);
+    }
     let i = periods
         .partition_point(|p| p.from.to_native() <= date.0)
         .checked_sub(1)?;
@@ -554,6 +561,11 @@ impl<D> Table<D> {
         date: Date,
         out: &mut Location,
     ) -> Result<(), ResolveError> {
+        out.source = LocationSource::Address;
+        // The usual address: `US`, written as such, and a region already in upper case.
+        if address.country == "US" {
+            return self.resolve_us(address, &ascii_upper(trim(&address.region)), date, out);
+        }
         let mut country = ascii_upper(trim(&address.country));
         if !is_country_code(&country) {
             return Err(ResolveError::InvalidCountry(address.country.clone()));
@@ -564,7 +576,6 @@ impl<D> Table<D> {
             region = country;
             country = Cow::Borrowed("US");
         }
-        out.source = LocationSource::Address;
         if country == "US" {
             self.resolve_us(address, &region, date, out)
         } else {
@@ -588,6 +599,7 @@ impl<D> Table<D> {
             Some(n) if !street_line.street.is_empty() => {
                 let _ = write!(used.line1, "{n} {}", street_line.street);
             }
+            _ if street_line.street.is_empty() => {}
             _ => used.line1.push_str(&street_line.street),
         }
         if street_line.unit.is_empty() {
@@ -598,7 +610,9 @@ impl<D> Table<D> {
         set_upper(&mut used.city, trim(&address.city));
         set(&mut used.region, region);
         used.postal_code.clear();
-        set(&mut used.country, "US");
+        if used.country != "US" {
+            set(&mut used.country, "US");
+        }
         if postal.is_empty() {
             return self.region_location(
                 out,
