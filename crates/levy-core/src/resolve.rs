@@ -562,7 +562,8 @@ impl<D> Table<D> {
         out: &mut Location,
     ) -> Result<(), ResolveError> {
         out.source = LocationSource::Address;
-        // The usual address: `US`, written as such, and a region already in upper case.
+        // The usual address, its country written `US`: what the checks below would make of
+        // it, without them (the region is upper-cased as below).
         if address.country == "US" {
             return self.resolve_us(address, &ascii_upper(trim(&address.region)), date, out);
         }
