@@ -9,31 +9,15 @@
 //! KEYS (say 100) keep the table's records in cache; the difference from many is the time
 //! the sales wait for memory.
 
-use levy_build::bench::Workload;
+use levy_build::bench::{ProfileArgs, Workload};
 use levy_core::{AnyTable, Calculation, Date};
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let Some(path) = args.next() else {
-        eprintln!("usage: batch_profile TABLE [N [KEYS]]");
+    let args = ProfileArgs::parse("batch_profile", std::env::args().skip(1)).unwrap_or_else(|e| {
+        eprintln!("{e}");
         std::process::exit(2);
-    };
-    let n: usize = match args.next().map(|s| s.parse()) {
-        None => 3_000_000,
-        Some(Ok(n)) => n,
-        Some(Err(e)) => {
-            eprintln!("batch_profile: N: {e}");
-            std::process::exit(2);
-        }
-    };
-    let keys: usize = match args.next().map(|s| s.parse()) {
-        None => 100_000,
-        Some(Ok(k)) if k > 0 => k,
-        Some(_) => {
-            eprintln!("batch_profile: KEYS: a positive number");
-            std::process::exit(2);
-        }
-    };
+    });
+    let (path, n, keys) = (args.table, args.sales, args.keys);
     let table = match AnyTable::open_file(&path) {
         Ok(t) => t,
         Err(e) => {

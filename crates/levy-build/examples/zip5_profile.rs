@@ -13,31 +13,15 @@
 //! `benches/count-instructions.sh` runs it twice and subtracts), the loop is what the
 //! profile shows beyond the workload's setup.
 
-use levy_build::bench::{levy_tax, Buffers, Workload};
+use levy_build::bench::{levy_tax, Buffers, ProfileArgs, Workload};
 use levy_core::{AnyTable, Date, Decimal};
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let Some(path) = args.next() else {
-        eprintln!("usage: zip5_profile TABLE [N [KEYS]]");
+    let args = ProfileArgs::parse("zip5_profile", std::env::args().skip(1)).unwrap_or_else(|e| {
+        eprintln!("{e}");
         std::process::exit(2);
-    };
-    let n: usize = match args.next().map(|s| s.parse()) {
-        None => 3_000_000,
-        Some(Ok(n)) => n,
-        Some(Err(e)) => {
-            eprintln!("zip5_profile: N: {e}");
-            std::process::exit(2);
-        }
-    };
-    let keys: usize = match args.next().map(|s| s.parse()) {
-        None => 100_000,
-        Some(Ok(k)) if k > 0 => k,
-        Some(_) => {
-            eprintln!("zip5_profile: KEYS: a positive number");
-            std::process::exit(2);
-        }
-    };
+    });
+    let (path, n, keys) = (args.table, args.sales, args.keys);
     let table = match AnyTable::open_file(&path) {
         Ok(t) => t,
         Err(e) => {

@@ -464,6 +464,40 @@ pub fn levy_tax_fresh<D>(table: &Table<D>, address: &Address, sale: &Sale, date:
     }
 }
 
+/// The arguments of the profiling loops (`examples/zip5_profile.rs`,
+/// `examples/batch_profile.rs`): `TABLE [N [KEYS]]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileArgs {
+    /// The table file.
+    pub table: String,
+    /// How many sales to run (default 3,000,000).
+    pub sales: usize,
+    /// How many random keys to draw from the table (default 100,000; a few hundred keep
+    /// the sales' records in cache).
+    pub keys: usize,
+}
+
+impl ProfileArgs {
+    /// Reads `args` (the program's name left out) for the loop called `name`; the error is
+    /// the line to print before exiting with status 2.
+    pub fn parse(name: &str, mut args: impl Iterator<Item = String>) -> Result<Self, String> {
+        let table = args
+            .next()
+            .ok_or_else(|| format!("usage: {name} TABLE [N [KEYS]]"))?;
+        let sales = match args.next().map(|s| s.parse()) {
+            None => 3_000_000,
+            Some(Ok(n)) => n,
+            Some(Err(e)) => return Err(format!("{name}: N: {e}")),
+        };
+        let keys = match args.next().map(|s| s.parse()) {
+            None => 100_000,
+            Some(Ok(k)) if k > 0 => k,
+            Some(_) => return Err(format!("{name}: KEYS: a positive number")),
+        };
+        Ok(ProfileArgs { table, sales, keys })
+    }
+}
+
 /// Median and 99th percentile of a set of samples.
 fn stats(samples: &mut [f64]) -> (f64, f64) {
     if samples.is_empty() {
@@ -886,5 +920,43 @@ fn ns(v: f64) -> String {
         format!("{:.1} µs", v / 1e3)
     } else {
         format!("{v:.1} ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProfileArgs;
+
+    fn parse(args: &[&str]) -> Result<ProfileArgs, String> {
+        ProfileArgs::parse("zip5_profile", args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn profile_args_take_the_defaults_and_refuse_what_cannot_run() {
+        // The defaults the examples' docs give: 3,000,000 sales over 100,000 keys.
+        assert_eq!(
+            parse(&["t.levy"]),
+            Ok(ProfileArgs {
+                table: "t.levy".into(),
+                sales: 3_000_000,
+                keys: 100_000
+            })
+        );
+        assert_eq!(
+            parse(&["t.levy", "10", "300"]).map(|a| (a.sales, a.keys)),
+            Ok((10, 300))
+        );
+        assert_eq!(
+            parse(&[]),
+            Err("usage: zip5_profile TABLE [N [KEYS]]".into())
+        );
+        assert!(parse(&["t.levy", "many"])
+            .unwrap_err()
+            .starts_with("zip5_profile: N: "));
+        // No keys to draw from: refused rather than a division by zero in the loop.
+        assert_eq!(
+            parse(&["t.levy", "10", "0"]),
+            Err("zip5_profile: KEYS: a positive number".into())
+        );
     }
 }
