@@ -210,7 +210,7 @@ fn mmdb_networks_become_ip_ranges() {
             Date::from_ymd(2026, 1, 2).unwrap(),
         )
         .unwrap();
-    assert_eq!(loc.address_used.postal_code, "37203");
+    assert_eq!(t.address_used(&loc).postal_code, "37203");
     let codes: Vec<&str> = t
         .jset(loc.jset.unwrap())
         .map(|j| t.jurisdiction(j).unwrap().code())

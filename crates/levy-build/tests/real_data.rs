@@ -180,10 +180,8 @@ fn reproduce_rows<D>(report: &BuildReport, t: &Table<D>, rows: &[Row]) -> (usize
                     if !ours {
                         return None;
                     }
-                    let loc = Location {
-                        jset: Some(id),
-                        ..t.resolve(&us("", &row.state), date).unwrap()
-                    };
+                    let mut loc = t.resolve(&us("", &row.state), date).unwrap();
+                    loc.jset = Some(id);
                     let (tax, sum) = tax_on_100(t, &loc, date);
                     (sum == row.combined && tax == expected_tax).then_some(())
                 });

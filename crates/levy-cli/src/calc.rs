@@ -183,11 +183,9 @@ pub fn run(args: &CalcArgs) -> Result<String, String> {
         None
     };
     let sale = Sale {
-        origin_country: sale.origin_country.or_else(|| {
-            origin
-                .as_ref()
-                .map(|o| o.address_used.country.to_ascii_uppercase())
-        }),
+        origin_country: sale
+            .origin_country
+            .or_else(|| origin.as_ref().map(|o| o.country().to_ascii_uppercase())),
         ..sale
     };
     let calc = table
@@ -324,7 +322,7 @@ fn render_receipt(
 ) -> String {
     let c = calc.currency;
     let mut out = String::new();
-    let used = &location.address_used;
+    let used = &table.address_used(location);
     let place: Vec<&str> = [
         used.line1.as_str(),
         used.city.as_str(),
@@ -416,7 +414,7 @@ fn render_receipt(
                 out,
                 "Warning    PARTIAL coverage: some local taxes of {} are in this table, others \
                  may be due that it does not hold (build a fuller table with `levy build`)",
-                place_name(location)
+                place_name(used)
             );
         }
         Coverage::StateOnly => {
@@ -424,7 +422,7 @@ fn render_receipt(
                 out,
                 "Warning    STATE_ONLY coverage: local taxes of {} may be due that this table \
                  does not hold (build a table with local rates with `levy build`)",
-                place_name(location)
+                place_name(used)
             );
         }
     }
@@ -433,8 +431,7 @@ fn render_receipt(
 }
 
 /// The place a coverage warning speaks of: the postal code and region, or what is known.
-fn place_name(location: &Location) -> String {
-    let used = &location.address_used;
+fn place_name(used: &Address) -> String {
     let parts: Vec<&str> = [
         used.postal_code.as_str(),
         used.region.as_str(),
@@ -498,7 +495,7 @@ fn render_json(
             })
         })
         .collect();
-    let used = &location.address_used;
+    let used = &table.address_used(location);
     let value = json!({
         "currency": calc.currency.code(),
         "tax_included_in_amount": calc.tax_included,

@@ -1072,16 +1072,16 @@ impl<D> Table<D> {
         let Some(origin_jset) = origin.jset else {
             return (Sourcing::Destination, None);
         };
+        let dest_region = self.location_region(dest);
         let intrastate = origin.country().eq_ignore_ascii_case(dest.country())
-            && !dest.address_used.region.is_empty()
-            && origin
-                .address_used
-                .region
-                .eq_ignore_ascii_case(&dest.address_used.region);
+            && !dest_region.is_empty()
+            && self
+                .location_region(origin)
+                .eq_ignore_ascii_case(dest_region);
         if !intrastate {
             return (Sourcing::Destination, None);
         }
-        let (rule, cap) = self.region_sourcing(dest.country(), &dest.address_used.region);
+        let (rule, cap) = self.region_sourcing(dest.country(), dest_region);
         let level = |j: JurisdictionId| self.jurisdiction(j).map(|x| x.level());
         let from_origin = || self.jset(origin_jset).map(|j| (j, Sourced::Origin));
         let list: Vec<(JurisdictionId, Sourced)> = match rule {
@@ -1164,7 +1164,7 @@ impl<D> Table<D> {
         let rounding = if sale.rounding == Rounding::Invoice
             && !sale.tax_included
             && zero_reason.is_none()
-            && self.region_invoice_rounding(location.country(), &location.address_used.region)
+            && self.region_invoice_rounding(location.country(), self.location_region(location))
         {
             round_invoice(lines);
             Rounding::Invoice

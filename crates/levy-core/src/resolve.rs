@@ -30,7 +30,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
-use crate::address::{normalize_postal, parse_street_line, parse_us_zip};
+use crate::address::{normalize_postal, parse_street_line, parse_us_zip, StreetLine};
 use crate::date::Date;
 use crate::kinds::Coverage;
 use crate::lookup::JsetId;
@@ -167,8 +167,13 @@ pub struct Location {
     pub precision: Precision,
     /// Which input decided.
     pub source: LocationSource,
-    /// The address actually used, normalized; fields may be empty.
-    pub address_used: Address,
+    /// The address used as the resolve normalized it from the input. A ZIP code's state,
+    /// and its city when the input gave none, are not copied here: they are read from the
+    /// table when asked for ([`Table::address_used`]), so that a sale resolved by ZIP
+    /// copies no string and reads no more of the table than its tax needs.
+    address: Address,
+    /// The US ZIP code (as a number) whose record completes `address`.
+    zip: Option<u32>,
     /// Whether the jurisdiction set names every local jurisdiction of the place.
     pub coverage: Coverage,
 }
@@ -182,7 +187,8 @@ impl Default for Location {
             status: ResolutionStatus::PostalOnly,
             precision: Precision::Country,
             source: LocationSource::Address,
-            address_used: Address::default(),
+            address: Address::default(),
+            zip: None,
             coverage: Coverage::StateOnly,
         }
     }
@@ -210,7 +216,7 @@ impl Location {
 
     /// The ISO country of the address used.
     pub fn country(&self) -> &str {
-        &self.address_used.country
+        &self.address.country
     }
 }
 
@@ -453,11 +459,133 @@ fn zip_period(zip: &ArchivedZipRecord, date: Date) -> Option<&ArchivedZipPeriod>
     in_force(p.from.to_native(), p.to.to_native(), date).then_some(p)
 }
 
+/// What decides a ZIP's place on a date: its usual answer, from memory, or its record.
+enum ZipAnswer<'a> {
+    Usual((JsetId, Coverage)),
+    Record(&'a ArchivedZipRecord),
+}
+
+/// Each ZIP code's usual answer, by ZIP code: when its record holds one period (one source,
+/// one set: most ZIPs), that period's set, coverage and days, in one word, so that a lookup
+/// reads one word instead of the ZIP's index entry, record and period in turn (three trips
+/// to memory on a large table, one after the other).
+///
+/// A word is filled on the ZIP's first lookup, from the table's bytes alone, so that any
+/// thread filling it writes the same value: relaxed atomics suffice. Its bits, from the
+/// lowest: the set id (29), the coverage code (2), the first and the last day in force as
+/// days since 1970 held within `0..=65535` (16 each), and a top bit set. [`ZipUsual::EMPTY`]
+/// is a word not yet filled; [`ZipUsual::NONE`] a ZIP without a usual answer (unknown to
+/// the table, several periods, a set id beyond the field). Days outside `1..=65534` are
+/// never answered from memory, so that the held days say what the true ones say: a first
+/// day before 1970 held as 0 is still before any such day, a last day after 2149 held as
+/// 65535 still after it.
+#[derive(Debug)]
+pub(crate) struct ZipUsual {
+    words: Box<[std::sync::atomic::AtomicU64]>,
+}
+
+impl ZipUsual {
+    const EMPTY: u64 = 0;
+    const NONE: u64 = u64::MAX;
+    const SET_BITS: u32 = 29;
+    const DAYS: std::ops::RangeInclusive<i32> = 1..=65534;
+
+    /// The word of a ZIP whose record is `zip` (`None`: unknown to the table).
+    fn word(zip: Option<&ArchivedZipRecord>) -> u64 {
+        let [p] = zip.map_or(&[][..], |z| z.periods.as_slice()) else {
+            return Self::NONE;
+        };
+        let jset = u64::from(p.jset.to_native());
+        // The set id `2^29 - 1` is left out too, so that no word is `NONE`.
+        if jset >= (1 << Self::SET_BITS) - 1 {
+            return Self::NONE;
+        }
+        let coverage = match Coverage::from_u8(p.coverage) {
+            Coverage::StateOnly => 0,
+            Coverage::Partial => 1,
+            Coverage::Full => 2,
+        };
+        let day = |d: i32| d.clamp(0, 65535) as u64;
+        jset | coverage << 29
+            | day(p.from.to_native()) << 31
+            | day(p.to.to_native()) << 47
+            | 1 << 63
+    }
+
+    /// The set and coverage a filled `word` gives on `date`; `None` when it holds no usual
+    /// answer or the period is not in force that day.
+    fn answer(word: u64, date: Date) -> Option<(JsetId, Coverage)> {
+        if word == Self::NONE {
+            return None;
+        }
+        let (from, to) = ((word >> 31) & 0xFFFF, (word >> 47) & 0xFFFF);
+        if !in_force(from as i32, to as i32, date) {
+            return None;
+        }
+        let coverage = match (word >> 29) & 3 {
+            2 => Coverage::Full,
+            1 => Coverage::Partial,
+            _ => Coverage::StateOnly,
+        };
+        Some((
+            JsetId((word & ((1 << Self::SET_BITS) - 1)) as u32),
+            coverage,
+        ))
+    }
+}
+
 impl<D> Table<D> {
     fn zip_record(&self, zip5: u32) -> Option<&ArchivedZipRecord> {
         let d = self.data();
         let i = d.zip5.get(zip5 as usize)?.to_native();
         d.zips.get(i as usize)
+    }
+
+    /// The set and coverage of ZIP `zip5` on `date` from its [`ZipUsual`] word (filled from
+    /// the record on first use); `None` when the ZIP has no usual answer that day, and the
+    /// record decides.
+    #[inline]
+    fn zip_usual(&self, zip5: u32, date: Date) -> Option<(JsetId, Coverage)> {
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        if !ZipUsual::DAYS.contains(&date.0) {
+            return None;
+        }
+        let usual = self.zip_usual.get_or_init(|| ZipUsual {
+            words: (0..self.data().zip5.len())
+                .map(|_| AtomicU64::new(ZipUsual::EMPTY))
+                .collect(),
+        });
+        let slot = usual.words.get(zip5 as usize)?;
+        let mut word = slot.load(Relaxed);
+        if word == ZipUsual::EMPTY {
+            word = ZipUsual::word(self.zip_record(zip5));
+            slot.store(word, Relaxed);
+        }
+        ZipUsual::answer(word, date)
+    }
+
+    /// The address `location` was resolved from, normalized (upper case, USPS
+    /// abbreviations, ZIP+4 when it decided): the fields the input gave, and for a US ZIP
+    /// code its state and, when no city was given, its city, read from this table. Call it
+    /// on the table that resolved `location`; fields may be empty.
+    pub fn address_used(&self, location: &Location) -> Address {
+        let mut address = location.address.clone();
+        if let Some(zip) = location.zip.and_then(|z| self.zip_record(z)) {
+            set(&mut address.region, zip.state.as_str());
+            if address.city.is_empty() {
+                address.city.push_str(zip.city.as_str());
+            }
+        }
+        address
+    }
+
+    /// The region (US state, province) of the address used, as [`Table::address_used`]
+    /// gives it, without copying the address.
+    pub fn location_region<'a>(&'a self, location: &'a Location) -> &'a str {
+        match location.zip.and_then(|z| self.zip_record(z)) {
+            Some(zip) => zip.state.as_str(),
+            None => &location.address.region,
+        }
     }
 
     fn region_record(&self, country: &str, region: &str) -> Option<&ArchivedRegionRecord> {
@@ -551,10 +679,10 @@ impl<D> Table<D> {
         Ok(out)
     }
 
-    /// Resolves like [`Table::resolve`], into `out`, reusing the strings of its
-    /// `address_used`: a caller that keeps one `Location` for sale after sale resolves
-    /// without allocating once they have grown (a street line still allocates while it is
-    /// parsed). On an error `out` holds no meaningful place.
+    /// Resolves like [`Table::resolve`], into `out`, reusing the strings of its address: a
+    /// caller that keeps one `Location` for sale after sale resolves without allocating
+    /// once they have grown (a street line still allocates while it is parsed). On an
+    /// error `out` holds no meaningful place.
     pub fn resolve_into(
         &self,
         address: &Address,
@@ -562,6 +690,7 @@ impl<D> Table<D> {
         out: &mut Location,
     ) -> Result<(), ResolveError> {
         out.source = LocationSource::Address;
+        out.zip = None;
         // The usual address, its country written `US`: what the checks below would make of
         // it, without them (the region is upper-cased as below).
         if address.country == "US" {
@@ -592,9 +721,15 @@ impl<D> Table<D> {
         out: &mut Location,
     ) -> Result<(), ResolveError> {
         let postal = trim(&address.postal_code);
-        let street_line = parse_street_line(&address.line1);
+        // A line without a street (the usual one of an address given by ZIP) has nothing
+        // to parse.
+        let street_line = if trim(&address.line1).is_empty() {
+            StreetLine::default()
+        } else {
+            parse_street_line(&address.line1)
+        };
         let has_street = street_line.number.is_some() && !street_line.street.is_empty();
-        let used = &mut out.address_used;
+        let used = &mut out.address;
         used.line1.clear();
         match street_line.number {
             Some(n) if !street_line.street.is_empty() => {
@@ -635,29 +770,38 @@ impl<D> Table<D> {
             crate::lookup::prefetch_slice(ranges);
             ranges
         });
-        let Some(zip) = self.zip_record(zip5) else {
-            // A well-formed ZIP the table does not know: fall back to the state when given.
-            push_zip_of(&mut out.address_used.postal_code, postal, zip5, None);
-            return self.region_location(
-                out,
-                "US",
-                region,
-                ResolutionStatus::PostalFallback1,
-                Precision::Province,
-            );
+        // The ZIP's own answer on `date`, when it has one set for all its days (most):
+        // from memory, without reading the ZIP's record. The record is read when it
+        // is needed: to check a region given beside the ZIP, or for any other ZIP.
+        let answer = match self.zip_usual(zip5, date) {
+            Some(usual) if region.is_empty() => ZipAnswer::Usual(usual),
+            usual => {
+                let Some(zip) = self.zip_record(zip5) else {
+                    // A well-formed ZIP the table does not know: fall back to the state
+                    // when given.
+                    push_zip_of(&mut out.address.postal_code, postal, zip5, None);
+                    return self.region_location(
+                        out,
+                        "US",
+                        region,
+                        ResolutionStatus::PostalFallback1,
+                        Precision::Province,
+                    );
+                };
+                if !region.is_empty() && zip.state.as_str() != region {
+                    return Err(ResolveError::ZipStateMismatch {
+                        postal: zip_text(zip5, None),
+                        given: region.to_string(),
+                        actual: zip.state.as_str().to_string(),
+                    });
+                }
+                usual.map_or(ZipAnswer::Record(zip), ZipAnswer::Usual)
+            }
         };
-        if !region.is_empty() && zip.state.as_str() != region {
-            return Err(ResolveError::ZipStateMismatch {
-                postal: zip_text(zip5, None),
-                given: region.to_string(),
-                actual: zip.state.as_str().to_string(),
-            });
-        }
-        let used = &mut out.address_used;
-        set(&mut used.region, zip.state.as_str());
-        if used.city.is_empty() {
-            used.city.push_str(zip.city.as_str());
-        }
+        // The ZIP's state, and its city when none was given, complete the address when
+        // it is asked for (`Table::address_used`).
+        out.zip = Some(zip5);
+        let used = &mut out.address;
         push_zip_of(&mut used.postal_code, postal, zip5, None);
         if has_street {
             if let Some(jset) = self.street_jset(
@@ -690,22 +834,25 @@ impl<D> Table<D> {
                 return Ok(());
             }
         }
-        match zip_period(zip, date) {
-            Some(p) => {
-                out.place(
-                    Some(JsetId(p.jset.to_native())),
-                    status,
-                    Precision::Postal,
-                    Coverage::from_u8(p.coverage),
-                );
-                Ok(())
-            }
-            // No source says what taxes this ZIP on this date: answer for its state, and
-            // say that this is all the answer covers.
-            None => {
-                self.region_location(out, "US", zip.state.as_str(), status, Precision::Province)
-            }
-        }
+        let (jset, coverage) = match answer {
+            ZipAnswer::Usual(usual) => usual,
+            ZipAnswer::Record(zip) => match zip_period(zip, date) {
+                Some(p) => (JsetId(p.jset.to_native()), Coverage::from_u8(p.coverage)),
+                // No source says what taxes this ZIP on this date: answer for its state,
+                // and say that this is all the answer covers.
+                None => {
+                    return self.region_location(
+                        out,
+                        "US",
+                        zip.state.as_str(),
+                        status,
+                        Precision::Province,
+                    )
+                }
+            },
+        };
+        out.place(Some(jset), status, Precision::Postal, coverage);
+        Ok(())
     }
 
     /// Places `out` in `region` of `country` (the country alone when the region is empty
@@ -749,7 +896,7 @@ impl<D> Table<D> {
         out: &mut Location,
     ) -> Result<(), ResolveError> {
         let postal = normalize_postal(&address.postal_code);
-        let used = &mut out.address_used;
+        let used = &mut out.address;
         set_upper(&mut used.line1, trim(&address.line1));
         set_upper(&mut used.line2, trim(&address.line2));
         set_upper(&mut used.city, trim(&address.city));
@@ -765,7 +912,7 @@ impl<D> Table<D> {
                         actual: prefix_region.to_string(),
                     });
                 }
-                set(&mut out.address_used.region, prefix_region);
+                set(&mut out.address.region, prefix_region);
                 let jset = match jset {
                     Some(j) => Some(j),
                     None => self
@@ -863,7 +1010,8 @@ impl<D> Table<D> {
             status: ResolutionStatus::PostalOnly,
             precision: Precision::Country,
             source: LocationSource::Ip,
-            address_used: Address::default(),
+            address: Address::default(),
+            zip: None,
             // No place was found, so no jurisdiction's tax is known to be due or not.
             coverage: Coverage::StateOnly,
         };
@@ -941,11 +1089,12 @@ impl<D> Table<D> {
                 status: ResolutionStatus::PostalOnly,
                 precision: Precision::Province,
                 source: LocationSource::Ip,
-                address_used: Address {
+                address: Address {
                     region: region.region.as_str().to_string(),
                     country: country.to_string(),
                     ..Address::default()
                 },
+                zip: None,
                 coverage: Coverage::from_u8(region.coverage),
             },
         };

@@ -277,6 +277,10 @@ pub struct Table<D> {
     /// (see [`crate::calc::UsualRules`]), so that later lines index them instead of
     /// searching the jurisdiction's rules.
     pub(crate) usual: std::sync::OnceLock<crate::calc::UsualRules>,
+    /// Each ZIP code's usual answer (see [`crate::resolve::ZipUsual`]), kept in memory
+    /// after the ZIP's first lookup, so that later lookups read neither its record nor
+    /// its periods: 8 bytes a possible ZIP code (800 KB), made on the first US ZIP lookup.
+    pub(crate) zip_usual: std::sync::OnceLock<crate::resolve::ZipUsual>,
 }
 
 /// What [`Table::holiday_place`] and [`Table::any_holiday_on`] search, built from the
@@ -411,6 +415,7 @@ impl<D: TableBytes> Table<D> {
             zip4_start: std::sync::OnceLock::new(),
             holidays: std::sync::OnceLock::new(),
             usual: std::sync::OnceLock::new(),
+            zip_usual: std::sync::OnceLock::new(),
         })
     }
 
@@ -438,6 +443,7 @@ impl<D: TableBytes> Table<D> {
             zip4_start: std::sync::OnceLock::new(),
             holidays: std::sync::OnceLock::new(),
             usual: std::sync::OnceLock::new(),
+            zip_usual: std::sync::OnceLock::new(),
         })
     }
 

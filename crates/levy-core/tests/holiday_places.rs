@@ -100,11 +100,13 @@ fn clothing_on(
     jset: JsetId,
     date: Date,
 ) -> (Vec<(Note, Decimal)>, Decimal) {
-    let mut location = Location {
-        jset: Some(jset),
-        ..Location::default()
+    // A place in Canada (the country's own record), then put in `jset`.
+    let canada = Address {
+        country: "CA".into(),
+        ..Address::default()
     };
-    location.address_used.country = "CA".into();
+    let mut location = table.resolve(&canada, date).unwrap();
+    location.jset = Some(jset);
     let code = table.category("CLOTHING").unwrap();
     let s = sale(
         vec![SaleLine {

@@ -372,7 +372,7 @@ fn address_resolution_status_and_precision() {
         Street,
         &["08", "08005"],
     );
-    assert_eq!(loc.address_used.line1, "1200 E ALAMEDA AVE");
+    assert_eq!(t.address_used(&loc).line1, "1200 E ALAMEDA AVE");
     // The street beats the ZIP+4 when both match; the ZIP+4 is kept in the address used.
     let loc = check(
         addr("1200 E Alameda Ave Apt 3", "80012-1500"),
@@ -382,8 +382,8 @@ fn address_resolution_status_and_precision() {
     );
     assert_eq!(
         (
-            loc.address_used.postal_code.as_str(),
-            loc.address_used.line2.as_str()
+            t.address_used(&loc).postal_code.as_str(),
+            t.address_used(&loc).line2.as_str()
         ),
         ("80012-1500", "APT 3")
     );
@@ -425,8 +425,8 @@ fn address_resolution_status_and_precision() {
     let loc = check(addr("", "80012"), PostalOnly, Postal, &all5);
     assert_eq!(
         (
-            loc.address_used.city.as_str(),
-            loc.address_used.region.as_str()
+            t.address_used(&loc).city.as_str(),
+            t.address_used(&loc).region.as_str()
         ),
         ("AURORA", "CO")
     );
@@ -458,8 +458,8 @@ fn address_resolution_status_and_precision() {
     );
     assert_eq!(
         (
-            loc.address_used.region.as_str(),
-            loc.address_used.postal_code.as_str()
+            t.address_used(&loc).region.as_str(),
+            t.address_used(&loc).postal_code.as_str()
         ),
         ("ON", "M5V2T6")
     );
@@ -569,7 +569,7 @@ fn ip_modes() {
             (loc.jset, loc.precision, loc.source),
             (nashville, Precision::Postal, LocationSource::Ip)
         );
-        assert_eq!(loc.address_used.postal_code, "37203");
+        assert_eq!(t.address_used(&loc).postal_code, "37203");
     }
     // A US IP without a postal code: strict fails; zero answers a zero-rate location;
     // approximate and best_effort take Tennessee's most populous ZIP, 37203.
@@ -589,7 +589,7 @@ fn ip_modes() {
             (loc.jset, loc.precision),
             (nashville, Precision::Approximated)
         );
-        assert_eq!(loc.address_used.postal_code, "37203");
+        assert_eq!(t.address_used(&loc).postal_code, "37203");
     }
     // The same through IPv6 (2001:db8:0:1::100 is the US range without a postal code).
     assert_eq!(

@@ -21,7 +21,7 @@
 //! let table = levy_data::default_table();
 //! let address = levy_core::Address { postal_code: "37203".into(), country: "US".into(), ..Default::default() };
 //! let location = table.resolve(&address, levy_core::Date::from_ymd(2026, 3, 1).unwrap()).unwrap();
-//! assert_eq!(location.address_used.region, "TN");
+//! assert_eq!(table.address_used(&location).region, "TN");
 //! ```
 
 #![warn(missing_docs)]

@@ -329,7 +329,11 @@ impl LevyResult {
         self.strings.get_or_init(|| {
             let t = self.table.as_deref();
             let c = &self.calc;
-            let a = &self.location.address_used;
+            // The address used, completed from the table that resolved it (a ZIP's state
+            // and city); empty once the table was let go (a pooled result, never read).
+            let a = t
+                .map(|t| t.address_used(&self.location))
+                .unwrap_or_default();
             Box::new(ResultStrings {
                 currency: cstring(c.currency.code()),
                 status: cstring(self.location.status.as_str()),
@@ -1195,7 +1199,7 @@ unsafe fn prepare_sale(
                 format!("origin: {}", resolve_error(&e)),
             )
         })?;
-        core_sale.origin_country = Some(o.address_used.country.to_ascii_uppercase());
+        core_sale.origin_country = Some(o.country().to_ascii_uppercase());
         Some(o)
     };
     Ok(origin)
