@@ -256,12 +256,13 @@ impl Note {
 }
 
 /// The tax of one line in one jurisdiction under one rule.
+// `repr(C)`, decimals first: each decimal at a multiple of 16 bytes from the start, so
+// that an entry is written into a calculation's buffer field by field, not copied in
+// from pieces of a value made apart on the stack (a copy read back in other pieces than it
+// was written in waits for the stores: about 5% of a ZIP5 sale's time, measured).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[repr(C)]
 pub struct JurisdictionTax {
-    /// The jurisdiction.
-    pub jurisdiction: JurisdictionId,
-    /// The rule that applied.
-    pub rule: RuleId,
     /// The rule's statutory rate.
     pub rate: Decimal,
     /// The taxed part of the line amount, minor units.
@@ -270,10 +271,14 @@ pub struct JurisdictionTax {
     pub tax_due: Decimal,
     /// Fixed fee, minor units.
     pub fee: Decimal,
-    /// What the numbers mean.
-    pub note: Note,
     /// The exemption (certificate) that zeroed it, when one did.
     pub exemption: Option<usize>,
+    /// The jurisdiction.
+    pub jurisdiction: JurisdictionId,
+    /// The rule that applied.
+    pub rule: RuleId,
+    /// What the numbers mean.
+    pub note: Note,
     /// Which address decided that this jurisdiction taxes the sale.
     pub sourced: Sourced,
 }
@@ -1694,9 +1699,20 @@ impl FastEntries<'_> {
         who: (JurisdictionId, RuleId, Sourced),
         rate: (Decimal, i64, u32),
     ) -> Option<()> {
-        let (due, entry) = fast_entry(who, rate, self.amount, self.excl_minor)?;
-        self.sum = self.sum.checked_add(due)?;
-        self.entries.push(entry);
+        let ((jurisdiction, rule, sourced), (rate, m, scale)) = (who, rate);
+        let (tax_due, scaled) = fast_due(m, scale, self.amount)?;
+        self.sum = self.sum.checked_add(scaled)?;
+        self.entries.push(JurisdictionTax {
+            jurisdiction,
+            rule,
+            rate,
+            taxable_base: self.excl_minor,
+            tax_due,
+            fee: Decimal::ZERO,
+            note: Note::RateFrac,
+            exemption: None,
+            sourced,
+        });
         Some(())
     }
 }
@@ -1745,34 +1761,18 @@ fn integer_amount(amount: Decimal) -> Option<i64> {
         .filter(|&a| a <= MAX_AMOUNT_MINOR)
 }
 
-/// A fast rule's entry on a line of `amount` minor units (`excl_minor` as a decimal), the
-/// rate `rate` being `m × 10^-scale`; and its tax due scaled to 10^-12, for the line's sum.
-/// `None` when the scale is beyond the integer path's.
+/// A fast rule's tax due on a line of `amount` minor units, the rate being `m ×
+/// 10^-scale`: as the entry shows it (exact, normalized) and scaled to 10^-12, for the
+/// line's sum. `None` when the scale is beyond the integer path's.
 #[inline]
-fn fast_entry(
-    (jurisdiction, rule, sourced): (JurisdictionId, RuleId, Sourced),
-    (rate, m, scale): (Decimal, i64, u32),
-    amount: i64,
-    excl_minor: Decimal,
-) -> Option<(i128, JurisdictionTax)> {
+fn fast_due(m: i64, scale: u32, amount: i64) -> Option<(Decimal, i128)> {
     let due = i128::from(amount) * i128::from(m);
     // The rate at scale 12: at most 10^13 for a sound key (a rate of at most 10), checked
     // so that a forged key is refused rather than wrapped; the product with an amount of
     // at most 10^15 then fits an `i128` without a check.
     let m12 = m.checked_mul(*POW10.get(12usize.checked_sub(scale as usize)?)?)?;
     let scaled = i128::from(amount) * i128::from(m12);
-    let entry = JurisdictionTax {
-        jurisdiction,
-        rule,
-        rate,
-        taxable_base: excl_minor,
-        tax_due: normalized_parts(due, scale)?,
-        fee: Decimal::ZERO,
-        note: Note::RateFrac,
-        exemption: None,
-        sourced,
-    };
-    Some((scaled, entry))
+    Some((normalized_parts(due, scale)?, scaled))
 }
 
 /// `n / d` rounded half away from zero (`d` positive).
