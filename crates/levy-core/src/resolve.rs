@@ -770,10 +770,13 @@ impl<D> Table<D> {
             crate::lookup::prefetch_slice(ranges);
             ranges
         });
-        // The ZIP's own answer on `date`, when it has one set for all its days (most):
-        // from memory, without reading the ZIP's record. The record is read when it
-        // is needed: to check a region given beside the ZIP, or for any other ZIP.
-        let answer = match self.zip_usual(zip5, date) {
+        // An address by ZIP alone (no ZIP+4, no street) takes the ZIP's own answer on
+        // `date` when it has one set for all its days (most): from memory, without reading
+        // the ZIP's record. The record is read when it is needed: to check a region given
+        // beside the ZIP, for any other ZIP, and beside a ZIP+4 or a street, which decide
+        // first (a word read for them would be one more trip to memory, seldom used).
+        let by_zip = plus4.is_none() && !has_street;
+        let answer = match by_zip.then(|| self.zip_usual(zip5, date)).flatten() {
             Some(usual) if region.is_empty() => ZipAnswer::Usual(usual),
             usual => {
                 let Some(zip) = self.zip_record(zip5) else {
