@@ -251,7 +251,7 @@ pub(crate) fn compute(
 
     let transacted_at = input.transacted_at.unwrap_or(now);
     let date = Date::from_unix_seconds(transacted_at);
-    let location = locate(table, input, date)?;
+    let mut location = locate(table, input, date)?;
 
     // The stored customer's type wins; then the request's; then the fallback type.
     let customer_type = stored_customer
@@ -359,8 +359,9 @@ pub(crate) fn compute(
             jurisdictions: jurisdictions(table, lt, &exemptions),
         })
         .collect();
-    // The address used, completed from the table (a ZIP's state and city).
-    let a = table.address_used(&location);
+    // The address used, completed from the table (a ZIP's state and city), moves into the
+    // record: the location is not read again.
+    let a = table.take_address_used(&mut location);
     let record = CalculationRecord {
         id,
         created_at: now,

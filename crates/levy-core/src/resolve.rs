@@ -569,8 +569,19 @@ impl<D> Table<D> {
     /// code its state and, when no city was given, its city, read from this table. Call it
     /// on the table that resolved `location`; fields may be empty.
     pub fn address_used(&self, location: &Location) -> Address {
-        let mut address = location.address.clone();
-        if let Some(zip) = location.zip.and_then(|z| self.zip_record(z)) {
+        self.complete_address(location.zip, location.address.clone())
+    }
+
+    /// [`Table::address_used`], the location's strings moved out instead of copied: for a
+    /// caller done with the location, which keeps an empty address (and its place).
+    pub fn take_address_used(&self, location: &mut Location) -> Address {
+        let address = std::mem::take(&mut location.address);
+        self.complete_address(location.zip.take(), address)
+    }
+
+    /// `address` with ZIP `zip`'s state, and its city when it has none.
+    fn complete_address(&self, zip: Option<u32>, mut address: Address) -> Address {
+        if let Some(zip) = zip.and_then(|z| self.zip_record(z)) {
             set(&mut address.region, zip.state.as_str());
             if address.city.is_empty() {
                 address.city.push_str(zip.city.as_str());

@@ -148,6 +148,8 @@ proptest! {
             );
             // The address used names the ZIP's state and city, read from the table.
             let used = t.address_used(&fresh);
+            // Moved out of a location the caller is done with, the same address.
+            prop_assert_eq!(&t.take_address_used(&mut fresh.clone()), &used);
             let (city, postal) = (format!("CITY{}", i + 1), format!("{}", 37_001 + i));
             prop_assert_eq!(
                 (used.region.as_str(), used.city.as_str(), used.postal_code.as_str()),
