@@ -23,17 +23,7 @@ fn table(state: i64, county: i64) -> Table<AlignedBytes> {
     }
     let mut ids = Vec::new();
     for (code, level, rate) in [("S", Level::State, state), ("C", Level::County, county)] {
-        let j = b
-            .jurisdiction(JurisdictionSpec {
-                code: code.into(),
-                name: code.into(),
-                level,
-                country: "US".into(),
-                region: "TN".into(),
-                authority: String::new(),
-                tax_type: TaxType::Sales,
-            })
-            .unwrap();
+        let j = b.jurisdiction(common::tennessee(code, level)).unwrap();
         let rate = Decimal::new(rate, 4);
         let flat = |code: &str, rate| RuleSpec::flat(j, code, rate, Date::MIN, Date::MAX, "R");
         b.rule(flat("GENERAL_MERCHANDISE", rate)).unwrap();

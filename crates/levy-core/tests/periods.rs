@@ -10,16 +10,7 @@ fn day(y: i32, m: u32, dd: u32) -> Date {
 }
 
 fn jur(b: &mut TableBuilder, code: &str, level: Level) -> JurisdictionId {
-    b.jurisdiction(JurisdictionSpec {
-        code: code.into(),
-        name: code.into(),
-        level,
-        country: "US".into(),
-        region: "TN".into(),
-        authority: String::new(),
-        tax_type: TaxType::Sales,
-    })
-    .unwrap()
+    b.jurisdiction(common::tennessee(code, level)).unwrap()
 }
 
 /// Tennessee: state 7% for all dates; Davidson County 2.25% written by a "source" in force

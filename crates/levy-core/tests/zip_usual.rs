@@ -8,6 +8,8 @@
 //! levy: the period whose first and last days enclose the day, or, when none does, the
 //! state's set at province precision with `STATE_ONLY` coverage.
 
+mod common;
+
 use levy_core::*;
 use proptest::prelude::*;
 
@@ -59,18 +61,7 @@ fn coverage(code: u8) -> Coverage {
 fn table(zips: &[Periods]) -> (Table<AlignedBytes>, Vec<Written>, u32) {
     let mut b = TableBuilder::new();
     b.tax_code("GENERAL_MERCHANDISE", None, "goods").unwrap();
-    let mut jur = |code: &str, level| {
-        b.jurisdiction(JurisdictionSpec {
-            code: code.into(),
-            name: code.into(),
-            level,
-            country: "US".into(),
-            region: "TN".into(),
-            authority: String::new(),
-            tax_type: TaxType::Sales,
-        })
-        .unwrap()
-    };
+    let mut jur = |code: &str, level| b.jurisdiction(common::tennessee(code, level)).unwrap();
     let tn = jur("47", Level::State);
     let counties = [
         jur("47001", Level::County),

@@ -43,6 +43,20 @@ fn spec(
     }
 }
 
+/// A Tennessee sales-tax jurisdiction named by its code, no authority named: the shape of
+/// the small tables a test builds for itself.
+pub fn tennessee(code: &str, level: Level) -> JurisdictionSpec {
+    JurisdictionSpec {
+        code: code.into(),
+        name: code.into(),
+        level,
+        country: "US".into(),
+        region: "TN".into(),
+        authority: String::new(),
+        tax_type: TaxType::Sales,
+    }
+}
+
 fn flat(b: &mut TableBuilder, j: JurisdictionId, code: &str, rate: &str) {
     b.rule(RuleSpec::flat(
         j,
