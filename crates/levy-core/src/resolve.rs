@@ -734,7 +734,8 @@ impl<D> Table<D> {
         let postal = trim(&address.postal_code);
         // A line without a street (the usual one of an address given by ZIP) has nothing
         // to parse.
-        let street_line = if trim(&address.line1).is_empty() {
+        let no_line1 = trim(&address.line1).is_empty();
+        let street_line = if no_line1 {
             StreetLine::default()
         } else {
             parse_street_line(&address.line1)
@@ -836,7 +837,7 @@ impl<D> Table<D> {
                 return Ok(());
             }
         }
-        let status = if trim(&address.line1).is_empty() {
+        let status = if no_line1 {
             ResolutionStatus::PostalOnly
         } else {
             ResolutionStatus::PostalFallback1
