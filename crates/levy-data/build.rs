@@ -35,6 +35,21 @@ fn run() -> Result<(), String> {
     for (name, _) in levy_build::curated::EMBEDDED {
         println!("cargo:rerun-if-changed={}", data.join(name).display());
     }
+    // The taxability matrix: its folders (a file added or removed) and every file.
+    for folder in [
+        "taxability",
+        "taxability/us",
+        "taxability/ca",
+        "taxability/intl",
+    ] {
+        println!("cargo:rerun-if-changed={}", data.join(folder).display());
+    }
+    let matrix = levy_build::curated::CuratedSource::Dir(data.clone())
+        .taxability_files()
+        .map_err(|e| e.to_string())?;
+    for (name, _) in &matrix {
+        println!("cargo:rerun-if-changed={}", data.join(name).display());
+    }
     let local = data.join("local");
     let mut inputs = vec![Input::new(
         InputKind::Cdtfa,

@@ -20,6 +20,7 @@ fuzz_target!(|data: &[u8]| {
         holidays: next(),
         countries: next(),
         canada: next(),
+        taxability: &[],
     };
     match Curated::from_strs(&files) {
         Ok(c) => {

@@ -17,7 +17,7 @@ use std::path::Path;
 use levy_core::model::SourceEntry;
 use levy_core::{
     BuildError, Date, Decimal, HolidaySpec, IpLocationSpec, JurisdictionId, JurisdictionSpec,
-    Level, RuleSpec, TableBuilder, TaxType,
+    Level, RuleSpec, SaleCondition, TableBuilder, TaxType,
 };
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -104,6 +104,8 @@ pub struct CuratedStats {
     pub sets_extended: usize,
     /// IP ranges added.
     pub ip_ranges: usize,
+    /// Cells of the taxability matrix recorded.
+    pub taxability_cells: usize,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -125,6 +127,11 @@ struct CodeRow {
     name: String,
     parent: Option<String>,
     description: String,
+    /// The Streamlined Library of Definitions term the code implements.
+    #[serde(default)]
+    sst: String,
+    /// Whether every place's matrix row must address the code (default: it has a parent).
+    matrix: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -213,7 +220,7 @@ struct RuleRow {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PartRow {
+pub(crate) struct PartRow {
     rate: String,
     scale: Option<String>,
     /// A delivery charge's part: taxed in proportion to the sale's taxable goods.
@@ -323,8 +330,6 @@ struct FederalRow {
     source: String,
     as_of: toml::value::Datetime,
     chain: Vec<ChainRow>,
-    #[serde(default)]
-    zero_rated: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -345,13 +350,6 @@ struct ProvinceRow {
     chain: Vec<ChainRow>,
     #[serde(default)]
     postal_prefixes: Vec<String>,
-    #[serde(default)]
-    zero_rated: Vec<String>,
-    /// In an HST province: codes whose provincial part is rebated at the point of sale, so
-    /// that only the federal rate is charged, from `rebated_from`.
-    #[serde(default)]
-    rebated: Vec<String>,
-    rebated_from: Option<toml::value::Datetime>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -372,6 +370,10 @@ struct Code {
     name: String,
     parent: Option<String>,
     description: String,
+    /// The Streamlined Library of Definitions term it implements; empty for none.
+    sst: String,
+    /// Whether every place's matrix row must address it.
+    matrix: bool,
 }
 
 /// A US state.
@@ -386,25 +388,25 @@ struct State {
 
 /// The rate of a part: the jurisdiction's general rate, or a fixed one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PartRate {
+pub(crate) enum PartRate {
     General,
     Fixed(Decimal),
 }
 
 /// One rule line of a curated rule.
 #[derive(Clone, Debug)]
-struct Part {
-    rate: PartRate,
-    scale: Decimal,
-    proportional: bool,
-    band: (Decimal, Option<Decimal>),
-    units: (Decimal, Option<Decimal>),
-    fee: Decimal,
+pub(crate) struct Part {
+    pub(crate) rate: PartRate,
+    pub(crate) scale: Decimal,
+    pub(crate) proportional: bool,
+    pub(crate) band: (Decimal, Option<Decimal>),
+    pub(crate) units: (Decimal, Option<Decimal>),
+    pub(crate) fee: Decimal,
 }
 
 /// Which jurisdictions of a state a rule is for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Scope {
+pub(crate) enum Scope {
     State,
     StateAll,
     Local,
@@ -420,8 +422,16 @@ struct Modifier {
     scopes: Vec<Scope>,
     from: Date,
     to: Date,
+    /// The rules' rate type; empty to keep the general rules' own (a `taxable` matrix cell).
     label: String,
     parts: Vec<Part>,
+    /// A per-sale threshold: the parts apply at or below it (the group, the limit), and
+    /// above it the code keeps what it has without this modifier.
+    sale: Option<(u32, Decimal)>,
+    /// Where it was written, for messages: `us-rules.toml rule[3]`, a matrix cell.
+    origin: String,
+    /// Whether it comes from the taxability matrix.
+    matrix: bool,
 }
 
 /// An extra state-level jurisdiction (Tennessee's single article tax).
@@ -455,10 +465,6 @@ struct Province {
     federal: bool,
     tax: Option<(String, TaxType, String, Vec<Period>)>,
     postal_prefixes: Vec<String>,
-    zero_rated: Vec<String>,
-    /// HST codes charged at the federal rate only (the provincial part rebated at the point
-    /// of sale), from the day given.
-    rebated: Option<(Vec<String>, Date)>,
 }
 
 /// Canada.
@@ -469,7 +475,6 @@ struct Canada {
     tax_name: String,
     authority: String,
     periods: Vec<Period>,
-    zero_rated: Vec<String>,
     provinces: Vec<Province>,
 }
 
@@ -493,6 +498,7 @@ pub struct Curated {
     holidays: Vec<HolidaySpec>,
     countries: Vec<Country>,
     canada: Canada,
+    matrix: crate::matrix::Matrix,
 }
 
 /// The text of each curated file, for parsing without a file system (tests, fuzzing).
@@ -510,6 +516,9 @@ pub struct CuratedText<'a> {
     pub countries: &'a str,
     /// `canada.toml`.
     pub canada: &'a str,
+    /// The taxability matrix: `(path inside data/, text)` of each file of
+    /// `taxability/` (`taxability/us/TN.toml`); empty for none.
+    pub taxability: &'a [(&'a str, &'a str)],
 }
 
 /// Every curated file as this build of levy ships it, compiled in: `(path in data/, text)`.
@@ -564,6 +573,47 @@ pub enum CuratedSource {
 }
 
 impl CuratedSource {
+    /// The files of the taxability matrix (`taxability/<folder>/<place>.toml`), in path
+    /// order, with their text; none when a folder has no `taxability/`.
+    pub fn taxability_files(
+        &self,
+    ) -> Result<Vec<(String, std::borrow::Cow<'static, str>)>, CuratedError> {
+        match self {
+            CuratedSource::Embedded => Ok(crate::embedded::TAXABILITY
+                .iter()
+                .map(|(n, t)| (n.to_string(), std::borrow::Cow::Borrowed(*t)))
+                .collect()),
+            CuratedSource::Dir(dir) => {
+                let mut out = Vec::new();
+                for folder in ["ca", "intl", "us"] {
+                    let path = dir.join(crate::matrix::DIR).join(folder);
+                    let entries = match std::fs::read_dir(&path) {
+                        Ok(e) => e,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(e) => {
+                            return Err(CuratedError::Io {
+                                file: path.display().to_string(),
+                                message: e.to_string(),
+                            })
+                        }
+                    };
+                    let mut names: Vec<String> = entries
+                        .filter_map(|e| e.ok())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .filter(|n| n.ends_with(".toml"))
+                        .collect();
+                    names.sort();
+                    for n in names {
+                        let name = format!("{}/{folder}/{n}", crate::matrix::DIR);
+                        let text = self.require(&name)?;
+                        out.push((name, text));
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+
     /// The text of `name` (a path inside `data/`, such as `ip/ipv4.txt`); `Ok(None)` when a
     /// folder lacks it.
     pub fn read(&self, name: &str) -> Result<Option<std::borrow::Cow<'static, str>>, CuratedError> {
@@ -610,6 +660,8 @@ pub fn load_from(source: &CuratedSource) -> Result<Curated, CuratedError> {
     for name in FILES {
         texts.push(source.require(name)?);
     }
+    let matrix = source.taxability_files()?;
+    let matrix: Vec<(&str, &str)> = matrix.iter().map(|(n, t)| (n.as_str(), &**t)).collect();
     Curated::from_strs(&CuratedText {
         taxonomy: &texts[0],
         us_states: &texts[1],
@@ -617,17 +669,25 @@ pub fn load_from(source: &CuratedSource) -> Result<Curated, CuratedError> {
         holidays: &texts[3],
         countries: &texts[4],
         canada: &texts[5],
+        taxability: &matrix,
     })
 }
 
-fn parse_toml<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, CuratedError> {
+pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(
+    file: &str,
+    text: &str,
+) -> Result<T, CuratedError> {
     toml::from_str(text).map_err(|e| CuratedError::Syntax {
         file: file.to_string(),
         message: e.to_string().trim_end().to_string(),
     })
 }
 
-fn invalid(file: &str, key: impl Into<String>, message: impl Into<String>) -> CuratedError {
+pub(crate) fn invalid(
+    file: &str,
+    key: impl Into<String>,
+    message: impl Into<String>,
+) -> CuratedError {
     CuratedError::Invalid {
         file: file.to_string(),
         key: key.into(),
@@ -635,12 +695,12 @@ fn invalid(file: &str, key: impl Into<String>, message: impl Into<String>) -> Cu
     }
 }
 
-fn sha256_hex(text: &str) -> String {
+pub(crate) fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// A TOML date (no time, no offset) as a [`Date`].
-fn date(file: &str, key: &str, d: &toml::value::Datetime) -> Result<Date, CuratedError> {
+pub(crate) fn date(file: &str, key: &str, d: &toml::value::Datetime) -> Result<Date, CuratedError> {
     match (d.date, d.time, d.offset) {
         (Some(day), None, None) => Date::from_ymd(
             i32::from(day.year),
@@ -657,7 +717,7 @@ fn date(file: &str, key: &str, d: &toml::value::Datetime) -> Result<Date, Curate
 }
 
 /// A percentage string ("6.25%") as a fraction (0.0625), 0 to 100 percent.
-fn percent(file: &str, key: &str, s: &str) -> Result<Decimal, CuratedError> {
+pub(crate) fn percent(file: &str, key: &str, s: &str) -> Result<Decimal, CuratedError> {
     let t = s.trim();
     let Some(number) = t.strip_suffix('%') else {
         return Err(invalid(
@@ -680,7 +740,7 @@ fn percent(file: &str, key: &str, s: &str) -> Result<Decimal, CuratedError> {
 }
 
 /// A dollar amount string, non-negative and below [`MAX_AMOUNT`].
-fn amount(file: &str, key: &str, s: &str) -> Result<Decimal, CuratedError> {
+pub(crate) fn amount(file: &str, key: &str, s: &str) -> Result<Decimal, CuratedError> {
     let d: Decimal = s
         .trim()
         .parse()
@@ -762,7 +822,7 @@ fn chain(file: &str, key: &str, rows: &[ChainRow]) -> Result<Vec<Period>, Curate
     Ok(periods)
 }
 
-fn optional_interval(
+pub(crate) fn optional_interval(
     file: &str,
     key: &str,
     from: &Option<toml::value::Datetime>,
@@ -782,7 +842,7 @@ fn optional_interval(
     Ok((f, t))
 }
 
-fn part(file: &str, key: &str, p: &PartRow) -> Result<Part, CuratedError> {
+pub(crate) fn part(file: &str, key: &str, p: &PartRow) -> Result<Part, CuratedError> {
     let rate = if p.rate.trim() == "general" {
         PartRate::General
     } else {
@@ -828,7 +888,7 @@ fn is_country(s: &str) -> bool {
     s.len() == 2 && s.bytes().all(|b| b.is_ascii_uppercase())
 }
 
-fn nonempty(file: &str, key: &str, s: &str) -> Result<(), CuratedError> {
+pub(crate) fn nonempty(file: &str, key: &str, s: &str) -> Result<(), CuratedError> {
     if s.trim().is_empty() {
         Err(invalid(file, key, "must not be empty"))
     } else {
@@ -837,7 +897,7 @@ fn nonempty(file: &str, key: &str, s: &str) -> Result<(), CuratedError> {
 }
 
 /// What the taxonomy gives the other files' validators: the tax codes and aliases.
-struct Taxonomy {
+pub(crate) struct Taxonomy {
     codes: Vec<Code>,
     aliases: Vec<(String, String)>,
     names: BTreeSet<String>,
@@ -864,8 +924,31 @@ impl Taxonomy {
         false
     }
 
+    /// The parent of `code`, if it has one.
+    pub(crate) fn parent(&self, code: &str) -> Option<&str> {
+        self.codes
+            .iter()
+            .find(|c| c.name == code)
+            .and_then(|c| c.parent.as_deref())
+    }
+
+    /// Whether `code` is a root (no parent).
+    pub(crate) fn is_root(&self, code: &str) -> bool {
+        self.codes
+            .iter()
+            .any(|c| c.name == code && c.parent.is_none())
+    }
+
+    /// The codes every place's matrix row must address, in file order.
+    pub(crate) fn matrix_codes(&self) -> impl Iterator<Item = &str> + '_ {
+        self.codes
+            .iter()
+            .filter(|c| c.matrix)
+            .map(|c| c.name.as_str())
+    }
+
     /// Checks that `code` is a tax code of the taxonomy.
-    fn known(&self, file: &str, key: &str, code: &str) -> Result<(), CuratedError> {
+    pub(crate) fn known(&self, file: &str, key: &str, code: &str) -> Result<(), CuratedError> {
         if self.names.contains(code) {
             Ok(())
         } else {
@@ -910,10 +993,19 @@ fn taxonomy(text: &str) -> Result<Taxonomy, CuratedError> {
                 ));
             }
         }
+        if c.parent.is_none() && c.matrix == Some(true) {
+            return Err(invalid(
+                f,
+                format!("code[{}].matrix", c.name),
+                "a root is known everywhere and is never in the matrix",
+            ));
+        }
         codes.push(Code {
             name: c.name.clone(),
             parent: c.parent.clone(),
             description: c.description.clone(),
+            sst: c.sst.clone(),
+            matrix: c.parent.is_some() && c.matrix.unwrap_or(true),
         });
     }
     // Reject loops now rather than at build time, naming the code.
@@ -1067,7 +1159,17 @@ fn us_rules(
     let mut modifiers = Vec::new();
     for (i, r) in rf.rule.iter().enumerate() {
         let key = format!("rule[{i}]");
-        tax.known(f, &format!("{key}.code"), &r.code)?;
+        if r.code != GENERAL {
+            return Err(invalid(
+                f,
+                format!("{key}.code"),
+                format!(
+                    "{:?}: a rule here changes the general rules ({GENERAL}) only; how a \
+                     product is treated goes in the taxability matrix, taxability/us/<state>.toml",
+                    r.code
+                ),
+            ));
+        }
         let mut st = Vec::new();
         for s in &r.states {
             if s == "*" {
@@ -1135,6 +1237,9 @@ fn us_rules(
             to,
             label: r.label.clone(),
             parts,
+            sale: None,
+            origin: format!("{f} {key}"),
+            matrix: false,
         });
     }
     Ok((extras, modifiers))
@@ -1291,10 +1396,18 @@ fn countries(text: &str, tax: &Taxonomy) -> Result<Vec<Country>, CuratedError> {
         let mut covered = BTreeSet::new();
         for (j, r) in c.rates.iter().enumerate() {
             let k = format!("{key}.rates[{j}]");
-            let cs = r.codes.clone().unwrap_or_else(|| vec![GENERAL.to_string()]);
-            if cs.is_empty() {
-                return Err(invalid(f, format!("{k}.codes"), "names no tax code"));
+            if r.codes.is_some() {
+                return Err(invalid(
+                    f,
+                    format!("{k}.codes"),
+                    format!(
+                        "a country's rates here are its standard rate only; reduced and zero \
+                         rates go in the taxability matrix, taxability/intl/{}.toml",
+                        c.code
+                    ),
+                ));
             }
+            let cs = vec![GENERAL.to_string()];
             for code in &cs {
                 tax.known(f, &format!("{k}.codes"), code)?;
                 if !covered.insert(code.clone()) {
@@ -1325,9 +1438,10 @@ fn countries(text: &str, tax: &Taxonomy) -> Result<Vec<Country>, CuratedError> {
     Ok(countries)
 }
 
-/// Validates `canada.toml`: the federal GST and each province's own tax, zero-rated codes
-/// and postal prefixes.
-fn canada(text: &str, codes: &Taxonomy) -> Result<Canada, CuratedError> {
+/// Validates `canada.toml`: the federal GST and each province's own tax (their general rates;
+/// how each product is treated is in the taxability matrix, `taxability/ca/`) and postal
+/// prefixes.
+fn canada(text: &str) -> Result<Canada, CuratedError> {
     let f = FILES[5];
     let cf: CanadaFile = parse_toml(f, text)?;
     let fed = &cf.federal;
@@ -1336,9 +1450,6 @@ fn canada(text: &str, codes: &Taxonomy) -> Result<Canada, CuratedError> {
     }
     nonempty(f, "federal.source", &fed.source)?;
     date(f, "federal.as_of", &fed.as_of)?;
-    for c in &fed.zero_rated {
-        codes.known(f, "federal.zero_rated", c)?;
-    }
     let mut provinces = Vec::new();
     let mut seen = BTreeSet::new();
     for (i, p) in cf.province.iter().enumerate() {
@@ -1387,9 +1498,6 @@ fn canada(text: &str, codes: &Taxonomy) -> Result<Canada, CuratedError> {
                 chain(f, &format!("{key}.chain"), &p.chain)?,
             ))
         };
-        for c in &p.zero_rated {
-            codes.known(f, &format!("{key}.zero_rated"), c)?;
-        }
         for (j, pre) in p.postal_prefixes.iter().enumerate() {
             if levy_core::normalize_postal(pre).is_empty() {
                 return Err(invalid(
@@ -1399,35 +1507,12 @@ fn canada(text: &str, codes: &Taxonomy) -> Result<Canada, CuratedError> {
                 ));
             }
         }
-        let rebated = match (&p.rebated[..], &p.rebated_from) {
-            ([], None) => None,
-            ([], Some(_)) => return Err(invalid(f, format!("{key}.rebated"), "names no tax code")),
-            (_, None) => return Err(invalid(f, format!("{key}.rebated_from"), "missing")),
-            (codes_rebated, Some(d)) => {
-                if p.federal || tax.is_none() {
-                    return Err(invalid(
-                        f,
-                        format!("{key}.rebated"),
-                        "only an HST province (`federal = false`) rebates a provincial part",
-                    ));
-                }
-                for c in codes_rebated {
-                    codes.known(f, &format!("{key}.rebated"), c)?;
-                }
-                Some((
-                    codes_rebated.to_vec(),
-                    date(f, &format!("{key}.rebated_from"), d)?,
-                ))
-            }
-        };
         provinces.push(Province {
             code: p.code.clone(),
             name: p.name.clone(),
             federal: p.federal,
             tax,
             postal_prefixes: p.postal_prefixes.clone(),
-            zero_rated: p.zero_rated.clone(),
-            rebated,
         });
     }
     let canada = Canada {
@@ -1436,7 +1521,6 @@ fn canada(text: &str, codes: &Taxonomy) -> Result<Canada, CuratedError> {
         tax_name: fed.tax_name.clone(),
         authority: fed.authority.clone(),
         periods: chain(f, "federal.chain", &fed.chain)?,
-        zero_rated: fed.zero_rated.clone(),
         provinces,
     };
     Ok(canada)
@@ -1450,8 +1534,19 @@ impl Curated {
         let (extras, modifiers) = us_rules(text.us_rules, &tax, &states)?;
         let holidays = holidays(text.holidays, &tax, &states)?;
         let countries = countries(text.countries, &tax)?;
-        let canada = canada(text.canada, &tax)?;
-        let files = vec![
+        let canada = canada(text.canada)?;
+        let known = crate::matrix::Known {
+            states: states.iter().map(|s| s.abbr.as_str()).collect(),
+            provinces: canada.provinces.iter().map(|p| p.code.as_str()).collect(),
+            countries: countries.iter().map(|c| c.code.as_str()).collect(),
+        };
+        let matrix_texts: Vec<(String, std::borrow::Cow<'_, str>)> = text
+            .taxability
+            .iter()
+            .map(|(n, t)| (n.to_string(), std::borrow::Cow::Borrowed(*t)))
+            .collect();
+        let matrix = crate::matrix::load(&matrix_texts, &tax, &known)?;
+        let mut files = vec![
             file_entry(FILES[0], text.taxonomy, tax.codes.len() + tax.aliases.len()),
             file_entry(FILES[1], text.us_states, states.len()),
             file_entry(FILES[2], text.us_rules, extras.len() + modifiers.len()),
@@ -1459,6 +1554,21 @@ impl Curated {
             file_entry(FILES[4], text.countries, countries.len()),
             file_entry(FILES[5], text.canada, 1 + canada.provinces.len()),
         ];
+        if !matrix.files.is_empty() {
+            // One manifest entry for the whole matrix: the hash of every file's path and
+            // hash, in path order.
+            let listing: String = matrix
+                .files
+                .iter()
+                .map(|(name, sha)| format!("{name} {sha}\n"))
+                .collect();
+            let cells = matrix.places.iter().map(|p| p.cells.len()).sum::<usize>();
+            files.push(FileEntry {
+                name: format!("{}/", crate::matrix::DIR),
+                sha256: sha256_hex(&listing),
+                rows: cells as u64,
+            });
+        }
         Ok(Curated {
             files,
             codes: tax.codes,
@@ -1469,6 +1579,7 @@ impl Curated {
             holidays,
             countries,
             canada,
+            matrix,
         })
     }
 
@@ -1531,6 +1642,14 @@ impl Curated {
             }
             b.tax_code(&c.name, c.parent.as_deref(), &c.description)
                 .map_err(build(FILES[0], &format!("code[{}]", c.name)))?;
+            if !c.matrix {
+                b.tax_code_outside_matrix(&c.name)
+                    .map_err(build(FILES[0], &format!("code[{}]", c.name)))?;
+            }
+            if !c.sst.is_empty() {
+                b.tax_code_sst(&c.name, &c.sst)
+                    .map_err(build(FILES[0], &format!("code[{}]", c.name)))?;
+            }
             b.category(&c.name, &c.name);
             stats.tax_codes += 1;
             stats.categories += 1;
@@ -1656,7 +1775,7 @@ impl Curated {
             })
             .map_err(build(FILES[5], "federal"))?;
         stats.jurisdictions += 1;
-        stats.rules += write_periods(b, fed, &ca.periods, &ca.zero_rated, "GST", src[5])
+        stats.rules += write_periods(b, fed, &ca.periods, "GST", src[5])
             .map_err(build(FILES[5], "federal"))?;
         b.region("CA", "", &ca.name, &[fed], "")
             .map_err(build(FILES[5], "federal"))?;
@@ -1680,20 +1799,9 @@ impl Curated {
                     })
                     .map_err(build(FILES[5], &key))?;
                 stats.jurisdictions += 1;
-                let mut zero = p.zero_rated.clone();
-                if !p.federal {
-                    zero.extend(ca.zero_rated.iter().cloned());
-                }
-                zero.sort();
-                zero.dedup();
                 let label = name.rsplit(' ').next().unwrap_or("TAX");
-                stats.rules += write_periods(b, j, periods, &zero, label, src[5])
-                    .map_err(build(FILES[5], &key))?;
-                if let Some((rebated, since)) = &p.rebated {
-                    stats.rules +=
-                        write_rebated(b, j, periods, &ca.periods, rebated, *since, src[5])
-                            .map_err(build(FILES[5], &key))?;
-                }
+                stats.rules +=
+                    write_periods(b, j, periods, label, src[5]).map_err(build(FILES[5], &key))?;
                 set.push(j);
             }
             b.region("CA", &p.code, &p.name, &set, "")
@@ -1725,6 +1833,11 @@ impl Curated {
         let mut stats = CuratedStats::default();
         let f = FILES[2];
         let src = self.source_index(b, f);
+        let matrix_src = if self.matrix.files.is_empty() {
+            src
+        } else {
+            self.source_index(b, &format!("{}/", crate::matrix::DIR))
+        };
 
         // Add-on jurisdictions into every set of their state.
         for x in self.extras.iter().filter(|x| x.in_every_set) {
@@ -1746,7 +1859,95 @@ impl Curated {
                     })?;
         }
 
-        // Which jurisdictions each modifier reaches.
+        // The rules of `us-rules.toml` for what the matrix does not give, then the matrix's.
+        let mut modifiers: Vec<Modifier> = Vec::new();
+        for m in &self.modifiers {
+            let mut m = m.clone();
+            m.states.retain(|s| !self.matrix.names_us(s, &m.code));
+            if !m.states.is_empty() {
+                modifiers.push(m);
+            }
+        }
+        for (place, cell, code) in self.matrix.us_rules() {
+            modifiers.push(Modifier {
+                states: vec![place.region.clone()],
+                code: code.to_string(),
+                scopes: cell.scopes.clone(),
+                from: cell.from,
+                to: cell.to,
+                label: cell.label.clone(),
+                parts: cell.parts.clone(),
+                sale: cell.sale_at_most.map(|limit| (cell.group, limit)),
+                origin: format!("{} {}", place.file, cell.key),
+                matrix: true,
+            });
+        }
+        let by_target = self.targets(b, &modifiers);
+        // Work on a copy of the rules of the jurisdictions concerned, indexed by jurisdiction
+        // (a full build has tens of thousands of both), then put them back in one pass.
+        let targets: BTreeSet<u32> = by_target.keys().map(|k| k.2).collect();
+        let mut index: BTreeMap<u32, Vec<RuleSpec>> = BTreeMap::new();
+        for r in b.rules() {
+            if targets.contains(&r.jurisdiction.0) {
+                index.entry(r.jurisdiction.0).or_default().push(r.clone());
+            }
+        }
+        // Rules a published source wrote (not this curated data), which a `general` part
+        // takes as the jurisdiction's own rate for the code.
+        let curated: BTreeSet<u32> = b
+            .sources()
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.kind == "curated")
+            .map(|(i, _)| i as u32)
+            .collect();
+        for ((_, code, j), ms) in by_target {
+            let mods: Vec<&Modifier> = ms.iter().map(|&i| &modifiers[i]).collect();
+            overlapping(&mods, j)?;
+            let rules = index.entry(j).or_default();
+            let target = Target {
+                code: &code,
+                jid: JurisdictionId(j),
+                src,
+                matrix_src,
+                curated: &curated,
+            };
+            let (added, removed) = self.rewrite(rules, &target, &mods);
+            stats.rules += added;
+            stats.rules_replaced += removed;
+        }
+        b.retain_rules(|r| !targets.contains(&r.jurisdiction.0));
+        for (j, rules) in index {
+            for r in rules {
+                b.rule(r).map_err(|e| CuratedError::Build {
+                    file: f.into(),
+                    key: format!("rules of jurisdiction {j}"),
+                    source: e,
+                })?;
+            }
+        }
+
+        // Canada's and the countries' codes, and every cell recorded.
+        let tax = Taxonomy {
+            codes: self.codes.clone(),
+            aliases: Vec::new(),
+            names: self.codes.iter().map(|c| c.name.clone()).collect(),
+        };
+        let (added, removed) = self.matrix.apply_rates(b, &tax, matrix_src)?;
+        stats.rules += added;
+        stats.rules_replaced += removed;
+        stats.taxability_cells += self.matrix.record(b)?;
+        Ok(stats)
+    }
+
+    /// Which jurisdictions of the builder each modifier reaches, grouped by (depth of the
+    /// code, code, jurisdiction): GENERAL_MERCHANDISE first, then parents before children,
+    /// so that `general` and inherited rules are final when read.
+    fn targets(
+        &self,
+        b: &TableBuilder,
+        modifiers: &[Modifier],
+    ) -> BTreeMap<(usize, String, u32), Vec<usize>> {
         let fips: HashMap<&str, &str> = self
             .states
             .iter()
@@ -1769,10 +1970,8 @@ impl Curated {
             }
             d
         };
-        // Grouped by (jurisdiction, code); GENERAL_MERCHANDISE first, then parents before
-        // children, so that `general` and inherited rules are final when read.
         let mut by_target: BTreeMap<(usize, String, u32), Vec<usize>> = BTreeMap::new();
-        for (mi, m) in self.modifiers.iter().enumerate() {
+        for (mi, m) in modifiers.iter().enumerate() {
             for (jid, rec) in b.jurisdictions() {
                 if rec.country != *b"US" || !m.states.contains(&rec.region) {
                     continue;
@@ -1799,45 +1998,20 @@ impl Curated {
                 }
             }
         }
-        // Work on a copy of the rules of the jurisdictions concerned, indexed by jurisdiction
-        // (a full build has tens of thousands of both), then put them back in one pass.
-        let targets: BTreeSet<u32> = by_target.keys().map(|k| k.2).collect();
-        let mut index: BTreeMap<u32, Vec<RuleSpec>> = BTreeMap::new();
-        for r in b.rules() {
-            if targets.contains(&r.jurisdiction.0) {
-                index.entry(r.jurisdiction.0).or_default().push(r.clone());
-            }
-        }
-        for ((_, code, j), ms) in by_target {
-            let mods: Vec<&Modifier> = ms.iter().map(|&i| &self.modifiers[i]).collect();
-            let rules = index.entry(j).or_default();
-            let (added, removed) = self.rewrite(rules, &code, &mods, JurisdictionId(j), src);
-            stats.rules += added;
-            stats.rules_replaced += removed;
-        }
-        b.retain_rules(|r| !targets.contains(&r.jurisdiction.0));
-        for (j, rules) in index {
-            for r in rules {
-                b.rule(r).map_err(|e| CuratedError::Build {
-                    file: f.into(),
-                    key: format!("rules of jurisdiction {j}"),
-                    source: e,
-                })?;
-            }
-        }
-        Ok(stats)
+        by_target
     }
 
-    /// Replaces the rules of `code` in `jid` with the modifiers' parts over their periods,
-    /// keeping (or copying down from the nearest ancestor) the rules outside them.
+    /// Replaces the rules of the target's code in its jurisdiction with the modifiers'
+    /// parts over their periods, keeping (or copying down from the nearest ancestor) the
+    /// rules outside them. A modifier with a per-sale threshold writes its parts for sales
+    /// at or below it, and the rules the code has without it for sales above.
     fn rewrite(
         &self,
         rules: &mut Vec<RuleSpec>,
-        code: &str,
+        target: &Target<'_>,
         mods: &[&Modifier],
-        jid: JurisdictionId,
-        src: u32,
     ) -> (usize, usize) {
+        let code = target.code;
         // The rules the code has now: its own, or the nearest ancestor's.
         let mut base_code = Some(code.to_string());
         let mut base: Vec<RuleSpec> = Vec::new();
@@ -1858,7 +2032,10 @@ impl Curated {
             }
         }
         let own = base.first().is_some_and(|r| r.tax_code == code);
-        let general: Vec<RuleSpec> = if code == GENERAL {
+        // What a `general` part charges: the code's own rules where a published source wrote
+        // them (a rate file's food rate), else the jurisdiction's general rules.
+        let published = own && base.iter().all(|r| !target.curated.contains(&r.source));
+        let general: Vec<RuleSpec> = if code == GENERAL || published {
             base.clone()
         } else {
             rules
@@ -1870,40 +2047,11 @@ impl Curated {
 
         let mut out: Vec<RuleSpec> = Vec::new();
         let mut windows: Vec<(Date, Date)> = Vec::new();
-        for m in mods {
+        let (plain, thresholds): (Vec<&Modifier>, Vec<&Modifier>) =
+            mods.iter().partition(|m| m.sale.is_none());
+        for m in &plain {
             windows.push((m.from, m.to));
-            for p in &m.parts {
-                match p.rate {
-                    PartRate::Fixed(rate) => out.push(part_rule(
-                        jid,
-                        code,
-                        m.from,
-                        m.to,
-                        rate * p.scale,
-                        p,
-                        &m.label,
-                        src,
-                    )),
-                    PartRate::General => {
-                        for g in &general {
-                            let (from, to) = (g.from.max(m.from), g.to.min(m.to));
-                            if from > to {
-                                continue;
-                            }
-                            let band = intersect(g.band, p.band);
-                            let units = intersect(g.unit_range, p.units);
-                            let (Some(band), Some(units)) = (band, units) else {
-                                continue;
-                            };
-                            let mut r =
-                                part_rule(jid, code, from, to, g.rate * p.scale, p, &m.label, src);
-                            r.band = band;
-                            r.unit_range = units;
-                            out.push(r);
-                        }
-                    }
-                }
-            }
+            out.extend(self.parts_rules(m, target, &general, None));
         }
         // Outside the modifiers' periods the code keeps what it had.
         for r in &base {
@@ -1915,6 +2063,42 @@ impl Curated {
                 out.push(copy);
             }
         }
+        // A threshold's parts at or below it; above it, what the code has without it.
+        for m in &thresholds {
+            let Some((group, limit)) = m.sale else {
+                continue;
+            };
+            let above = SaleCondition {
+                group,
+                limit,
+                above: true,
+            };
+            let mut split = Vec::with_capacity(out.len() + 1);
+            for r in out.drain(..) {
+                if r.sale.is_some() || r.to < m.from || m.to < r.from {
+                    split.push(r);
+                    continue;
+                }
+                for (from, to) in uncovered(r.from, r.to, &[(m.from, m.to)]) {
+                    let mut outside = r.clone();
+                    outside.from = from;
+                    outside.to = to;
+                    split.push(outside);
+                }
+                let mut inside = r;
+                inside.from = inside.from.max(m.from);
+                inside.to = inside.to.min(m.to);
+                inside.sale = Some(above);
+                split.push(inside);
+            }
+            out = split;
+            let at_most = SaleCondition {
+                group,
+                limit,
+                above: false,
+            };
+            out.extend(self.parts_rules(m, target, &general, Some(at_most)));
+        }
         let mut removed = 0;
         if own {
             let before = rules.len();
@@ -1925,6 +2109,112 @@ impl Curated {
         rules.extend(out);
         (added, removed)
     }
+
+    /// The rules of one modifier's parts over its period: a fixed rate as written, a
+    /// `general` part over each of `general`'s periods inside it.
+    fn parts_rules(
+        &self,
+        m: &Modifier,
+        target: &Target<'_>,
+        general: &[RuleSpec],
+        sale: Option<SaleCondition>,
+    ) -> Vec<RuleSpec> {
+        let src = if m.matrix {
+            target.matrix_src
+        } else {
+            target.src
+        };
+        let mut out = Vec::new();
+        for p in &m.parts {
+            match p.rate {
+                PartRate::Fixed(rate) => {
+                    let mut r = part_rule(
+                        target.jid,
+                        target.code,
+                        m.from,
+                        m.to,
+                        rate * p.scale,
+                        p,
+                        &m.label,
+                        src,
+                    );
+                    r.sale = sale;
+                    out.push(r);
+                }
+                PartRate::General => {
+                    for g in general {
+                        let (from, to) = (g.from.max(m.from), g.to.min(m.to));
+                        if from > to {
+                            continue;
+                        }
+                        let band = intersect(g.band, p.band);
+                        let units = intersect(g.unit_range, p.units);
+                        let (Some(band), Some(units)) = (band, units) else {
+                            continue;
+                        };
+                        // A `taxable` cell keeps the general rule's own label.
+                        let label = if m.label.is_empty() {
+                            &g.rate_type
+                        } else {
+                            &m.label
+                        };
+                        let mut r = part_rule(
+                            target.jid,
+                            target.code,
+                            from,
+                            to,
+                            g.rate * p.scale,
+                            p,
+                            label,
+                            src,
+                        );
+                        r.band = band;
+                        r.unit_range = units;
+                        r.proportional = p.proportional || g.proportional;
+                        r.sale = sale;
+                        out.push(r);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The code and jurisdiction [`Curated::rewrite`] works on, and the sources it writes.
+struct Target<'a> {
+    code: &'a str,
+    jid: JurisdictionId,
+    /// The manifest index of `us-rules.toml`.
+    src: u32,
+    /// The manifest index of the matrix.
+    matrix_src: u32,
+    /// The manifest indexes of the curated files.
+    curated: &'a BTreeSet<u32>,
+}
+
+/// Two matrix cells may not write one code in one jurisdiction on one day (a cell with a
+/// per-sale threshold may lie over one without): their parts would add up.
+fn overlapping(mods: &[&Modifier], j: u32) -> Result<(), CuratedError> {
+    for (i, a) in mods.iter().enumerate() {
+        for b in &mods[i + 1..] {
+            if a.matrix
+                && b.matrix
+                && a.sale.is_none() == b.sale.is_none()
+                && !(a.to < b.from || b.to < a.from)
+            {
+                return Err(invalid(
+                    &a.origin,
+                    &a.code,
+                    format!(
+                        "overlaps {} in jurisdiction {j} on the same days: each jurisdiction, code and day takes one cell",
+                        b.origin
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The level of a jurisdiction record.
@@ -1965,71 +2255,25 @@ fn part_rule(
         rate_type: label.to_string(),
         source: src,
         proportional: p.proportional,
+        sale: None,
     }
 }
 
-/// Flat rules for a chain of periods on GENERAL_MERCHANDISE, and zero rules for the
-/// zero-rated codes over the same periods. Returns how many rules were added.
+/// Flat rules for a chain of periods on GENERAL_MERCHANDISE. Returns how many rules were
+/// added.
 fn write_periods(
     b: &mut TableBuilder,
     j: JurisdictionId,
     periods: &[Period],
-    zero_rated: &[String],
     label: &str,
     src: u32,
 ) -> Result<usize, BuildError> {
-    let mut n = 0;
     for p in periods {
         let mut r = RuleSpec::flat(j, GENERAL, p.rate, p.from, p.to, label);
         r.source = src;
         b.rule(r)?;
-        n += 1;
-        for code in zero_rated {
-            let mut r = RuleSpec::flat(
-                j,
-                code,
-                Decimal::ZERO,
-                p.from,
-                p.to,
-                &format!("{label} ZERO RATE"),
-            );
-            r.source = src;
-            b.rule(r)?;
-            n += 1;
-        }
     }
-    Ok(n)
-}
-
-/// Rules charging `codes` at the federal rate only in an HST jurisdiction, from `since`, in
-/// every stretch where a provincial period and a federal period overlap. Returns how many
-/// rules were added.
-fn write_rebated(
-    b: &mut TableBuilder,
-    j: JurisdictionId,
-    provincial: &[Period],
-    federal: &[Period],
-    codes: &[String],
-    since: Date,
-    src: u32,
-) -> Result<usize, BuildError> {
-    let mut n = 0;
-    for p in provincial {
-        for q in federal {
-            let (from, to) = (p.from.max(q.from).max(since), p.to.min(q.to));
-            if from > to {
-                continue;
-            }
-            for code in codes {
-                let mut r =
-                    RuleSpec::flat(j, code, q.rate, from, to, "HST PROVINCIAL PART REBATED");
-                r.source = src;
-                b.rule(r)?;
-                n += 1;
-            }
-        }
-    }
-    Ok(n)
+    Ok(periods.len())
 }
 
 /// The intersection of two `(low, high)` ranges; `None` when empty.

@@ -609,6 +609,7 @@ fn parse_with(replace: usize, text: &str) -> Result<Curated, CuratedError> {
         holidays: get(3),
         countries: get(4),
         canada: get(5),
+        taxability: &[],
     })
 }
 
@@ -635,12 +636,22 @@ fn bad_input_names_the_file_and_the_line_or_key() {
         "{e}"
     );
     // A tax code the taxonomy does not define.
-    let bad = t[2].replacen("code = \"CLOTHING\"", "code = \"CLOTHES\"", 1);
+    let bad = t[2].replacen("code = \"GROCERIES\"", "code = \"FOODSTUFF\"", 1);
     let e = parse_with(2, &bad).unwrap_err().to_string();
     assert!(
-        e.contains("us-rules.toml: rule[") && e.contains("unknown tax code \"CLOTHES\""),
+        e.contains("us-rules.toml: jurisdiction[0].rules[1].code")
+            && e.contains("unknown tax code \"FOODSTUFF\""),
         "{e}"
     );
+    // A rule on a product's own treatment belongs in the matrix.
+    let bad = t[2].replacen(
+        "code = \"GENERAL_MERCHANDISE\"\napplies_to",
+        "code = \"CLOTHING\"\napplies_to",
+        1,
+    );
+    assert_ne!(bad, t[2]);
+    let e = parse_with(2, &bad).unwrap_err().to_string();
+    assert!(e.contains("taxability/us/"), "{e}");
     // A holiday that ends before it starts.
     let bad = t[3].replacen("to = 2025-08-10", "to = 2025-08-01", 1);
     let e = parse_with(3, &bad).unwrap_err().to_string();
@@ -667,10 +678,10 @@ fn bad_input_names_the_file_and_the_line_or_key() {
 fn sources_hash_each_file() {
     let c = curated::load(&data_dir()).unwrap();
     let s = c.sources();
-    assert_eq!(
-        s.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
-        curated::FILES
-    );
+    // Each file, then the taxability matrix as one entry (its files' hashes hashed).
+    let names: Vec<&str> = s.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names[..curated::FILES.len()], curated::FILES);
+    assert_eq!(names[curated::FILES.len()..], ["taxability/"]);
     assert!(s
         .iter()
         .all(|s| s.kind == "curated" && s.sha256.len() == 64));
@@ -823,82 +834,177 @@ fn weekday(d: Date) -> i32 {
     (d.0 + 3).rem_euclid(7)
 }
 
+/// The `n`th (1-based) `weekday` (Monday = 0) of a month, or with `n = 0` its last.
+fn nth_weekday(year: i32, month: u32, weekday_wanted: i32, n: u32) -> Date {
+    if n == 0 {
+        let next = if month == 12 {
+            Date::from_ymd(year + 1, 1, 1)
+        } else {
+            Date::from_ymd(year, month + 1, 1)
+        }
+        .unwrap();
+        let last = Date(next.0 - 1);
+        return Date(last.0 - (weekday(last) - weekday_wanted).rem_euclid(7));
+    }
+    let first = Date::from_ymd(year, month, 1).unwrap();
+    Date(first.0 + (weekday_wanted - weekday(first)).rem_euclid(7) + 7 * (n as i32 - 1))
+}
+
 #[test]
 fn statutory_holiday_dates_follow_their_rules() {
-    // Each state's statutory rule (holidays.toml notes), checked on every year listed.
+    // Each holiday's date rule, as its statute gives it (holidays.toml notes), checked on
+    // every year listed: (state, start of the name, first day for a year, days after it).
+    const FRI: i32 = 4;
+    const SAT: i32 = 5;
+    const SUN: i32 = 6;
+    const MON: i32 = 0;
+    type Rule = fn(i32) -> Date;
+    let rules: &[(&str, &str, Rule, i32)] = &[
+        // Texas: the Friday before the second Monday in August, through Sunday.
+        (
+            "TX",
+            "TEXAS SALES TAX HOLIDAY (CLOTHING",
+            |y| Date(nth_weekday(y, 8, MON, 2).0 - 3),
+            2,
+        ),
+        // Texas 151.3565: the Saturday before the last Monday in April, through that Monday.
+        (
+            "TX",
+            "TEXAS EMERGENCY",
+            |y| Date(nth_weekday(y, 4, MON, 0).0 - 2),
+            2,
+        ),
+        // Texas 151.333, 151.3335: Memorial Day weekend, Saturday through Monday.
+        (
+            "TX",
+            "TEXAS ENERGY STAR",
+            |y| Date(nth_weekday(y, 5, MON, 0).0 - 2),
+            2,
+        ),
+        (
+            "TX",
+            "TEXAS WATER-EFFICIENT",
+            |y| Date(nth_weekday(y, 5, MON, 0).0 - 2),
+            2,
+        ),
+        // Tennessee: the last Friday in July, through Sunday.
+        ("TN", "TENNESSEE", |y| nth_weekday(y, 7, FRI, 0), 2),
+        // Alabama: the third Friday in July, through Sunday; severe weather: the last full
+        // weekend (Friday to Sunday) of February.
+        (
+            "AL",
+            "ALABAMA BACK-TO-SCHOOL",
+            |y| nth_weekday(y, 7, FRI, 3),
+            2,
+        ),
+        (
+            "AL",
+            "ALABAMA SEVERE WEATHER",
+            |y| Date(nth_weekday(y, 2, SUN, 0).0 - 2),
+            2,
+        ),
+        // Mississippi (S.B. 2470, 2024): the second Friday in July through Sunday; the
+        // Second Amendment weekend: the last Friday in August through Sunday.
+        (
+            "MS",
+            "MISSISSIPPI SALES TAX HOLIDAY",
+            |y| nth_weekday(y, 7, FRI, 2),
+            2,
+        ),
+        (
+            "MS",
+            "MISSISSIPPI SECOND AMENDMENT",
+            |y| nth_weekday(y, 8, FRI, 0),
+            2,
+        ),
+        // The first Friday in August through Sunday (Ohio from 2026, Missouri, South
+        // Carolina, Virginia, Oklahoma, New Mexico) or Saturday (Iowa).
+        (
+            "OH",
+            "OHIO SALES TAX HOLIDAY (",
+            |y| nth_weekday(y, 8, FRI, 1),
+            2,
+        ),
+        (
+            "MO",
+            "MISSOURI BACK-TO-SCHOOL",
+            |y| nth_weekday(y, 8, FRI, 1),
+            2,
+        ),
+        ("SC", "SOUTH CAROLINA", |y| nth_weekday(y, 8, FRI, 1), 2),
+        ("VA", "VIRGINIA", |y| nth_weekday(y, 8, FRI, 1), 2),
+        ("OK", "OKLAHOMA", |y| nth_weekday(y, 8, FRI, 1), 2),
+        ("NM", "NEW MEXICO", |y| nth_weekday(y, 8, FRI, 1), 2),
+        ("IA", "IOWA", |y| nth_weekday(y, 8, FRI, 1), 1),
+        // West Virginia 11-15-9s: the Friday before the first Sunday in August, through
+        // the Monday after it.
+        (
+            "WV",
+            "WEST VIRGINIA",
+            |y| Date(nth_weekday(y, 8, SUN, 1).0 - 2),
+            3,
+        ),
+        // Missouri Show Me Green (RSMo 144.526): April 19 to 25.
+        (
+            "MO",
+            "MISSOURI SHOW ME GREEN",
+            |y| Date::from_ymd(y, 4, 19).unwrap(),
+            6,
+        ),
+        // Arkansas: the first Saturday in August and the Sunday.
+        ("AR", "ARKANSAS", |y| nth_weekday(y, 8, SAT, 1), 1),
+        // Connecticut: the third Sunday in August through the Saturday.
+        ("CT", "CONNECTICUT", |y| nth_weekday(y, 8, SUN, 3), 6),
+        // Maryland: the second Sunday in August through the Saturday; the energy weekend:
+        // Presidents' Day weekend, Saturday through Monday.
+        (
+            "MD",
+            "MARYLAND SHOP MARYLAND TAX-FREE",
+            |y| nth_weekday(y, 8, SUN, 2),
+            6,
+        ),
+        (
+            "MD",
+            "MARYLAND SHOP MARYLAND ENERGY",
+            |y| Date(nth_weekday(y, 2, MON, 3).0 - 2),
+            2,
+        ),
+        // Florida: every August.
+        (
+            "FL",
+            "FLORIDA BACK-TO-SCHOOL",
+            |y| Date::from_ymd(y, 8, 1).unwrap(),
+            30,
+        ),
+    ];
     let t = table();
-    let (mut tx, mut tn, mut al) = (0, 0, 0);
-    let (mut first_friday, mut md) = (0, 0);
+    let mut checked = 0;
     for h in t.data().holidays.iter() {
         let (from, to) = (Date(h.from.to_native()), Date(h.to.to_native()));
-        let (_, m, d) = from.ymd();
-        match h.region.as_str() {
-            // Texas: the Friday before the second Monday in August, through Sunday.
-            "TX" => {
-                let monday = Date(from.0 + 3);
-                let (_, mm, md) = monday.ymd();
-                assert_eq!(
-                    (weekday(from), mm, (8..=14).contains(&md)),
-                    (4, 8, true),
-                    "{}",
-                    h.name
-                );
-                assert_eq!(to.0 - from.0, 2, "{}", h.name);
-                tx += 1;
-            }
-            // Tennessee: the last Friday in July, through Sunday.
-            "TN" => {
-                assert_eq!((weekday(from), m, d + 7 > 31), (4, 7, true), "{}", h.name);
-                assert_eq!(to.0 - from.0, 2, "{}", h.name);
-                tn += 1;
-            }
-            // Alabama: the third Friday in July, through Sunday.
-            "AL" => {
-                assert_eq!(
-                    (weekday(from), m, (15..=21).contains(&d)),
-                    (4, 7, true),
-                    "{}",
-                    h.name
-                );
-                assert_eq!(to.0 - from.0, 2, "{}", h.name);
-                al += 1;
-            }
-            // The first Friday in August through the Sunday (Ohio's statutory holiday of
-            // 2026 on, Missouri, South Carolina, Virginia), through the Saturday (Iowa) or
-            // through the Monday (West Virginia).
-            "OH" | "MO" | "SC" | "VA" | "IA" | "WV"
-                if !h.name.contains("OHIO SALES TAX HOLIDAY 2025") =>
-            {
-                assert_eq!((weekday(from), m, d <= 7), (4, 8, true), "{}", h.name);
-                let days = match h.region.as_str() {
-                    "IA" => 1,
-                    "WV" => 3,
-                    _ => 2,
-                };
-                assert_eq!(to.0 - from.0, days, "{}", h.name);
-                first_friday += 1;
-            }
-            // Maryland: the second Sunday in August through the Saturday.
-            "MD" => {
-                assert_eq!(
-                    (weekday(from), m, (8..=14).contains(&d)),
-                    (6, 8, true),
-                    "{}",
-                    h.name
-                );
-                assert_eq!(to.0 - from.0, 6, "{}", h.name);
-                md += 1;
-            }
-            _ => {}
-        }
+        let Some((_, _, rule, days)) = rules
+            .iter()
+            .find(|(st, prefix, _, _)| h.region.as_str() == *st && h.name.starts_with(prefix))
+        else {
+            continue;
+        };
+        let (year, _, _) = from.ymd();
+        assert_eq!((from, to.0 - from.0), (rule(year), *days), "{}", h.name);
+        checked += 1;
     }
-    // Texas one holiday a year; Tennessee two (capped differently) and Alabama four.
-    assert_eq!((tx, tn, al), (3, 6, 12));
-    // Ohio 2026-2027 (one row per year, its caps as items), Missouri, South Carolina,
-    // Virginia, Iowa and West Virginia 2025-2027; Maryland 2025-2027. Item groups are
-    // separate holidays in the table: Ohio 2 each, Missouri 4, Virginia 2, West Virginia 3.
+    // Every row of those holidays (item groups are separate holidays in the table).
+    assert!(checked >= 100, "{checked} holiday rows checked");
+    // The rule helper on known days: 2026-08-07 is the first Friday of August 2026,
+    // 2026-07-31 the last Friday of July, 2026-05-25 Memorial Day.
     assert_eq!(
-        (first_friday, md),
-        (2 * 2 + 3 * 4 + 3 + 3 * 2 + 3 + 3 * 3, 3)
+        nth_weekday(2026, 8, FRI, 1),
+        Date::from_ymd(2026, 8, 7).unwrap()
+    );
+    assert_eq!(
+        nth_weekday(2026, 7, FRI, 0),
+        Date::from_ymd(2026, 7, 31).unwrap()
+    );
+    assert_eq!(
+        nth_weekday(2026, 5, MON, 0),
+        Date::from_ymd(2026, 5, 25).unwrap()
     );
 }

@@ -279,12 +279,15 @@ fn iowa_south_carolina_virginia_maryland_and_west_virginia_holidays() {
         tax(&t, &md, day(2026, 8, 10), "CLOTHING_ACCESSORIES", 5_000),
         300
     );
-    // W. Va. Code 11-15-9s: Friday August 7 to Monday August 10, 2026; clothing to $125,
-    // laptops to $500; 6% of $500.01 = 30.0006 -> 30.00.
+    // W. Va. Code 11-15-9s: the Friday before the first Sunday in August through the
+    // Monday after it: Friday July 31 to Monday August 3, 2026; clothing to $125, laptops
+    // to $500; 6% of $500.01 = 30.0006 -> 30.00; the Tuesday after, clothing 6% of $125.00
+    // = 7.50.
     let wv = us("25301");
-    assert_eq!(tax(&t, &wv, day(2026, 8, 10), "CLOTHING", 12_500), 0);
-    assert_eq!(tax(&t, &wv, day(2026, 8, 7), "COMPUTERS", 50_000), 0);
-    assert_eq!(tax(&t, &wv, day(2026, 8, 7), "COMPUTERS", 50_001), 3_000);
+    assert_eq!(tax(&t, &wv, day(2026, 8, 3), "CLOTHING", 12_500), 0);
+    assert_eq!(tax(&t, &wv, day(2026, 7, 31), "COMPUTERS", 50_000), 0);
+    assert_eq!(tax(&t, &wv, day(2026, 7, 31), "COMPUTERS", 50_001), 3_000);
+    assert_eq!(tax(&t, &wv, day(2026, 8, 4), "CLOTHING", 12_500), 750);
 }
 
 #[test]
@@ -360,6 +363,7 @@ fn every_row_of_the_curated_files_names_a_source_and_an_as_of_date() {
         holidays: &texts[3],
         countries: &texts[4],
         canada: &texts[5],
+        taxability: &[],
     })
     .unwrap_err()
     .to_string();

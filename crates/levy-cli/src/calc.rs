@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 use levy_core::{
     Address, AnyTable, AutomaticTax, Calculation, Coverage, Currency, Customer, CustomerType, Date,
-    Decimal, IpMode, Location, Rounding, Sale, SaleLine, Sourced, Sourcing, TaxId,
+    Decimal, IpMode, LineTax, Location, Rounding, Sale, SaleLine, Sourced, Sourcing, TaxId,
+    Taxability,
 };
 
 /// Arguments of `levy calc`.
@@ -39,7 +40,11 @@ pub struct CalcArgs {
     pub ip_mode: String,
     /// A line: AMOUNT in major units (`19.99`), optionally `xQTY` and `:CATEGORY`
     /// (`19.99x2:CLOTHING`). AMOUNT is the line total. Repeat for more lines.
-    #[arg(long = "line", value_name = "AMOUNT[xQTY][:CATEGORY]", required = true)]
+    #[arg(
+        long = "line",
+        value_name = "AMOUNT[xQTY][:CATEGORY]",
+        required_unless_present = "jsonl"
+    )]
     pub lines: Vec<String>,
     /// ISO 4217 currency.
     #[arg(long, default_value = "USD")]
@@ -80,6 +85,13 @@ pub struct CalcArgs {
     /// Print JSON instead of a receipt.
     #[arg(long)]
     pub json: bool,
+    /// Calculate many sales: read FILE (`-` for standard input), one JSON object a line
+    /// whose keys are this command's long flags with underscores (`postal_code`,
+    /// `province`, `lines` as a list of `--line` values, ...; `table` stays a flag), and
+    /// print for each line what `--json` prints for that sale on one line, or
+    /// `{"error": "..."}`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["lines", "json"])]
+    pub jsonl: Option<PathBuf>,
 }
 
 /// The day `s` names (YYYY-MM-DD), or today (UTC) when absent.
@@ -102,10 +114,124 @@ pub fn open_table(path: Option<&std::path::Path>) -> Result<Option<AnyTable>, St
         .transpose()
 }
 
-/// Runs `levy calc`; returns what to print.
-pub fn run(args: &CalcArgs) -> Result<String, String> {
+/// Runs `levy calc`: prints a receipt, the JSON of `--json`, or with `--jsonl` one line of
+/// JSON per sale read.
+pub fn run(args: &CalcArgs) -> Result<(), String> {
     let owned = crate::calc::open_table(args.table.as_deref())?;
     let table: &AnyTable = owned.as_ref().unwrap_or_else(|| levy_data::default_table());
+    match &args.jsonl {
+        Some(path) => run_jsonl(table, path),
+        None => {
+            let (calc, json) = calculate(table, args)?;
+            match json {
+                Some(value) => {
+                    let s = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
+                    println!("{s}");
+                }
+                None => print!("{calc}"),
+            }
+            Ok(())
+        }
+    }
+}
+
+/// One sale of `levy calc --jsonl`: the command's flags as JSON keys.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct JsonlSale {
+    street: String,
+    city: String,
+    province: String,
+    postal_code: String,
+    country: Option<String>,
+    ip: Option<String>,
+    ip_mode: Option<String>,
+    lines: Vec<String>,
+    currency: Option<String>,
+    date: Option<String>,
+    tax_included: bool,
+    exempt: bool,
+    business_vat_id: Option<String>,
+    origin_country: Option<String>,
+    origin_postal_code: Option<String>,
+    origin_province: Option<String>,
+    origin_city: Option<String>,
+    origin_street: Option<String>,
+    rounding: Option<String>,
+}
+
+impl JsonlSale {
+    /// The flags this sale stands for.
+    fn args(self) -> CalcArgs {
+        CalcArgs {
+            table: None,
+            street: self.street,
+            city: self.city,
+            province: self.province,
+            postal_code: self.postal_code,
+            country: self.country.unwrap_or_else(|| "US".into()),
+            ip: self.ip,
+            ip_mode: self.ip_mode.unwrap_or_else(|| "strict".into()),
+            lines: self.lines,
+            currency: self.currency.unwrap_or_else(|| "USD".into()),
+            date: self.date,
+            tax_included: self.tax_included,
+            exempt: self.exempt,
+            business_vat_id: self.business_vat_id,
+            origin_country: self.origin_country,
+            origin_postal_code: self.origin_postal_code,
+            origin_province: self.origin_province,
+            origin_city: self.origin_city,
+            origin_street: self.origin_street,
+            rounding: self.rounding.unwrap_or_else(|| "line".into()),
+            json: true,
+            jsonl: None,
+        }
+    }
+}
+
+/// `levy calc --jsonl FILE`: a sale a line in, a result a line out, the table opened once.
+fn run_jsonl(table: &AnyTable, path: &std::path::Path) -> Result<(), String> {
+    use std::io::{BufRead, Write};
+    let reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Box::new(std::io::BufReader::new(file))
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| format!("{}: line {}: {e}", path.display(), n + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let result = serde_json::from_str::<JsonlSale>(&line)
+            .map_err(|e| format!("line {}: {e}", n + 1))
+            .and_then(|sale| {
+                let args = sale.args();
+                if args.lines.is_empty() {
+                    return Err(format!("line {}: `lines` names no line", n + 1));
+                }
+                calculate(table, &args)
+            });
+        let value = match result {
+            Ok((_, Some(value))) => value,
+            Ok((text, None)) => serde_json::Value::String(text),
+            Err(e) => serde_json::json!({ "error": e }),
+        };
+        let text = serde_json::to_string(&value).map_err(|e| e.to_string())?;
+        writeln!(out, "{text}").map_err(|e| e.to_string())?;
+    }
+    out.flush().map_err(|e| e.to_string())
+}
+
+/// Calculates the sale `args` describe on `table`: the receipt, and the JSON when
+/// `--json` asks for it.
+fn calculate(
+    table: &AnyTable,
+    args: &CalcArgs,
+) -> Result<(String, Option<serde_json::Value>), String> {
     let date = date_or_today(args.date.as_deref())?;
     let location = locate(table, args, date)?;
     let currency = Currency::from_code(&args.currency.to_ascii_uppercase()).ok_or_else(|| {
@@ -192,9 +318,15 @@ pub fn run(args: &CalcArgs) -> Result<String, String> {
         .calculate_from(origin.as_ref(), &location, &sale)
         .map_err(|e| e.to_string())?;
     Ok(if args.json {
-        render_json(table, &location, &calc, &categories)
+        (
+            String::new(),
+            Some(render_json(table, &location, &calc, &categories, date)),
+        )
     } else {
-        render_receipt(table, &location, &calc, &categories, date)
+        (
+            render_receipt(table, &location, &calc, &categories, date),
+            None,
+        )
     })
 }
 
@@ -393,6 +525,13 @@ fn render_receipt(
             major(c, line.tax),
             major(c, line.amount_including_tax)
         );
+        if line.taxability == Taxability::Unknown {
+            let _ = writeln!(
+                out,
+                "  treatment UNKNOWN in {}: taxed at the rule the code inherits",
+                gaps(table, line, date).join(", ")
+            );
+        }
     }
     let _ = writeln!(out);
     let _ = writeln!(
@@ -407,7 +546,23 @@ fn render_receipt(
     if let Some(z) = calc.zero_reason {
         let _ = writeln!(out, "No tax due: {}", z.note().as_str());
     }
-    match calc.coverage {
+    if calc.taxability == Taxability::Unknown {
+        let codes: Vec<&str> = calc
+            .lines
+            .iter()
+            .filter(|l| l.taxability == Taxability::Unknown)
+            .filter_map(|l| table.tax_code_name(l.tax_code))
+            .collect();
+        let _ = writeln!(
+            out,
+            "Warning    PARTIAL coverage: this table's taxability matrix does not say how {} \
+             treats {}; see `levy taxability`",
+            place_name(used),
+            codes.join(", ")
+        );
+    }
+    match location.coverage.min(calc.coverage) {
+        _ if calc.taxability == Taxability::Unknown && location.coverage == Coverage::Full => {}
         Coverage::Full => {}
         Coverage::Partial => {
             let _ = writeln!(
@@ -428,6 +583,18 @@ fn render_receipt(
     }
     let _ = writeln!(out, "Table      {}", calc.table_hash_hex());
     out
+}
+
+/// The places and levels whose treatment of a line's code the matrix lacks: `US-DC state`.
+fn gaps(table: &AnyTable, line: &LineTax, date: Date) -> Vec<String> {
+    table
+        .taxability_gaps(line.tax_code, &line.jurisdictions, date)
+        .into_iter()
+        .map(|(place, level)| {
+            let country = place.split('-').next().unwrap_or("");
+            format!("{place} {}", level.name(country))
+        })
+        .collect()
 }
 
 /// The place a coverage warning speaks of: the postal code and region, or what is known.
@@ -452,7 +619,8 @@ fn render_json(
     location: &Location,
     calc: &Calculation,
     categories: &[String],
-) -> String {
+    date: Date,
+) -> serde_json::Value {
     use serde_json::{json, Value};
     let num = |d: Decimal| -> Value {
         // Decimal text straight into a JSON number (arbitrary precision): never through f64.
@@ -487,6 +655,9 @@ fn render_json(
                 .collect();
             json!({
                 "product_category": categories.get(i),
+                "product_tax_code": table.tax_code_name(line.tax_code),
+                "taxability": line.taxability.as_str(),
+                "taxability_unknown_in": gaps(table, line, date),
                 "quantity": line.quantity,
                 "amount_excluding_tax": num(line.amount_excluding_tax),
                 "tax_amount": num(line.tax),
@@ -512,13 +683,12 @@ fn render_json(
         "total_amount_including_tax": num(calc.total_including_tax),
         "zero_reason": calc.zero_reason.map(|z| z.note().as_str()),
         "coverage": calc.coverage.as_str(),
+        "taxability": calc.taxability.as_str(),
         "sourcing": calc.sourcing.as_str(),
         "rounding": calc.rounding.as_str(),
         "table_hash": calc.table_hash_hex(),
     });
-    let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();
-    s.push('\n');
-    s
+    value
 }
 
 #[cfg(test)]

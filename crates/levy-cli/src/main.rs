@@ -10,6 +10,7 @@ mod calc;
 mod certificates;
 mod serve;
 mod sync;
+mod taxability;
 
 /// The allocator of the `levy` command.
 #[global_allocator]
@@ -40,6 +41,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Compare two tables: rates and boundaries added, removed and changed.
     Diff(build_cmd::DiffArgs),
+    /// Print a table's taxability matrix: how each place treats each product, with the
+    /// source of every cell.
+    Taxability(taxability::TaxabilityArgs),
     /// Serve the tax service interface over HTTP, and manage its API keys.
     #[command(flatten)]
     Server(serve::Command),
@@ -138,7 +142,8 @@ fn run_ledger_copy(args: &LedgerCopyArgs) -> Result<(), String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Calc(args) => calc::run(&args).map(|out| print!("{out}")),
+        Command::Calc(args) => calc::run(&args),
+        Command::Taxability(args) => taxability::run(&args).map(|out| print!("{out}")),
         Command::Bench(args) => bench::run(&args).map(|out| print!("{out}")),
         Command::Build(args) => build_cmd::run_build(&args)
             .map(|_| ())

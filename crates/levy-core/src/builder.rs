@@ -13,6 +13,7 @@ use crate::kinds::{Coverage, Level, Sourcing, TaxType};
 use crate::lookup::JurisdictionId;
 use crate::model::*;
 use crate::table::{encode, store_decimal};
+use crate::taxability::{TaxabilityLevels, Treatment};
 
 /// Why a table could not be built. Each variant names the offending item.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -85,6 +86,56 @@ pub struct RuleSpec {
     /// Whether the rate applies in proportion to the taxable share of the sale's goods (a
     /// delivery charge's rule; see [`crate::model::RuleRecord::proportional`]).
     pub proportional: bool,
+    /// A per-sale threshold the rule applies under, if any.
+    pub sale: Option<SaleCondition>,
+}
+
+/// A per-sale threshold: the rule applies only when the sale's lines whose rules in the
+/// jurisdiction share `group` total at most `limit` before tax (or, with `above`, more).
+/// Ontario's rebate of its part of the HST on prepared food and drinks of $4 or less in one
+/// sale is two rules of one group: the federal rate at most $4, the whole HST above.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SaleCondition {
+    /// The group, above 0: the rules written from one cell share it.
+    pub group: u32,
+    /// The threshold, in major units.
+    pub limit: Decimal,
+    /// Whether the rule applies above the threshold rather than at or below it.
+    pub above: bool,
+}
+
+/// A cell of the taxability matrix to add. See [`TaxabilityRecord`] for what the fields
+/// mean.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaxabilityCellSpec {
+    /// ISO 3166-1 alpha-2 country of the place.
+    pub country: String,
+    /// The place's region; empty for a whole country or Canada's federal tax.
+    pub region: String,
+    /// The levels of the place it speaks for.
+    pub levels: TaxabilityLevels,
+    /// The levels as written.
+    pub scope: String,
+    /// The treatment.
+    pub treatment: Treatment,
+    /// What the treatment charges, in words.
+    pub summary: String,
+    /// The tax codes it names.
+    pub codes: Vec<String>,
+    /// First day.
+    pub from: Date,
+    /// Last day (inclusive).
+    pub to: Date,
+    /// The per-sale threshold it applies under, in major units.
+    pub sale_at_most: Option<Decimal>,
+    /// The rate type label of the rules it writes.
+    pub label: String,
+    /// The primary source.
+    pub source: String,
+    /// The day it was last checked against its source.
+    pub as_of: Date,
+    /// What it does and does not cover.
+    pub note: String,
 }
 
 impl RuleSpec {
@@ -109,6 +160,7 @@ impl RuleSpec {
             rate_type: rate_type.to_string(),
             source: 0,
             proportional: false,
+            sale: None,
         }
     }
 }
@@ -162,10 +214,12 @@ pub struct TableBuilder {
     manifest: Vec<SourceEntry>,
     jurisdictions: Vec<JurisdictionRecord>,
     jurisdiction_codes: HashMap<String, u32>,
-    tax_codes: BTreeMap<String, (Option<String>, String)>,
+    /// Each code's parent, description and whether it is in the taxability matrix.
+    tax_codes: BTreeMap<String, (Option<String>, String, bool, String)>,
     categories: BTreeMap<String, String>,
     rules: Vec<RuleSpec>,
     holidays: Vec<HolidaySpec>,
+    taxability: Vec<TaxabilityCellSpec>,
     jsets: Vec<Vec<u32>>,
     jset_ids: HashMap<Vec<u32>, u32>,
     zips: BTreeMap<u32, ZipRecord>,
@@ -261,6 +315,8 @@ impl TableBuilder {
     }
 
     /// Adds a product tax code under `parent` (whose rules it inherits where it has none).
+    /// A code with a parent is in the taxability matrix (every place's cells must say how
+    /// it is treated there) unless [`TableBuilder::tax_code_outside_matrix`] says otherwise.
     pub fn tax_code(
         &mut self,
         name: &str,
@@ -275,8 +331,73 @@ impl TableBuilder {
         }
         self.tax_codes.insert(
             name.to_string(),
-            (parent.map(str::to_string), description.to_string()),
+            (
+                parent.map(str::to_string),
+                description.to_string(),
+                parent.is_some(),
+                String::new(),
+            ),
         );
+        Ok(())
+    }
+
+    /// Marks a code added with a parent as outside the taxability matrix: every place
+    /// treats it as its parent by definition, so the parent's cell covers it.
+    pub fn tax_code_outside_matrix(&mut self, name: &str) -> Result<(), BuildError> {
+        match self.tax_codes.get_mut(name) {
+            Some(entry) => {
+                entry.2 = false;
+                Ok(())
+            }
+            None => Err(BuildError::UnknownTaxCode(name.to_string())),
+        }
+    }
+
+    /// Names the Streamlined Library of Definitions term a code implements.
+    pub fn tax_code_sst(&mut self, name: &str, term: &str) -> Result<(), BuildError> {
+        match self.tax_codes.get_mut(name) {
+            Some(entry) => {
+                entry.3 = term.to_string();
+                Ok(())
+            }
+            None => Err(BuildError::UnknownTaxCode(name.to_string())),
+        }
+    }
+
+    /// Adds a cell of the taxability matrix (its codes must be added first).
+    pub fn taxability_cell(&mut self, spec: TaxabilityCellSpec) -> Result<(), BuildError> {
+        country_code(&spec.country)?;
+        let bad = |detail: String| {
+            Err(BuildError::Invalid {
+                what: "taxability cell",
+                detail,
+            })
+        };
+        if spec.region.len() > 6 || !spec.region.is_ascii() {
+            return bad(format!(
+                "region {:?} is not a subdivision code",
+                spec.region
+            ));
+        }
+        if spec.from > spec.to {
+            return bad(format!("{}..{} ends before it starts", spec.from, spec.to));
+        }
+        if spec.codes.is_empty() {
+            return bad("names no tax code".into());
+        }
+        if let Some(code) = spec.codes.iter().find(|c| !self.tax_codes.contains_key(*c)) {
+            return Err(BuildError::UnknownTaxCode(code.clone()));
+        }
+        if spec
+            .sale_at_most
+            .is_some_and(|l| l.is_sign_negative() || l > crate::calc::MAX_RULE_AMOUNT)
+        {
+            return bad(format!(
+                "sale threshold {:?} out of range",
+                spec.sale_at_most
+            ));
+        }
+        self.taxability.push(spec);
         Ok(())
     }
 
@@ -323,6 +444,13 @@ impl TableBuilder {
             ));
         }
         let too_big = |v: &Decimal| *v > crate::calc::MAX_RULE_AMOUNT;
+        if let Some(sale) = &spec.sale {
+            if sale.group == 0 || sale.limit.is_sign_negative() || too_big(&sale.limit) {
+                return bad(format!(
+                    "sale threshold {sale:?}: group 0 or limit out of range"
+                ));
+            }
+        }
         if spec.rate > crate::calc::MAX_RATE
             || too_big(&spec.fee)
             || too_big(&spec.band.0)
@@ -732,6 +860,13 @@ impl TableBuilder {
         }
     }
 
+    /// The jurisdictions that tax all of a region, if the region was added.
+    pub fn region_members(&self, country: &str, region: &str) -> Option<Vec<JurisdictionId>> {
+        let c = country_code(country).ok()?;
+        let r = self.regions.get(&(c, region.to_string()))?;
+        Some(self.jset_members(r.jset))
+    }
+
     /// Replaces the jurisdictions that tax all of a region, keeping its name, main postal
     /// code and coverage.
     pub fn region_jurisdictions(
@@ -927,6 +1062,7 @@ impl TableBuilder {
             categories,
             rules,
             holidays,
+            taxability,
             jsets,
             zips,
             mut zip4,
@@ -949,7 +1085,7 @@ impl TableBuilder {
                 .map_err(|_| BuildError::UnknownTaxCode(name.to_string()))
         };
         let mut code_records = Vec::with_capacity(tax_codes.len());
-        for (name, (parent, description)) in &tax_codes {
+        for (name, (parent, description, matrix, sst)) in &tax_codes {
             let parent = match parent {
                 Some(p) => code_id(p)?,
                 None => u32::MAX,
@@ -959,6 +1095,8 @@ impl TableBuilder {
                 parent,
                 description: description.clone(),
                 delivery: false,
+                matrix: *matrix && parent != u32::MAX,
+                sst: sst.clone(),
             });
         }
         // Reject cycles in the taxonomy.
@@ -1017,6 +1155,9 @@ impl TableBuilder {
                 rate_type: r.rate_type.clone(),
                 source: r.source,
                 proportional: r.proportional,
+                sale_group: r.sale.map_or(0, |c| c.group),
+                sale_limit: store_decimal(r.sale.map_or(Decimal::ZERO, |c| c.limit)),
+                sale_above: r.sale.is_some_and(|c| c.above),
             });
         }
         rule_records.sort_by_key(|r| (r.jurisdiction, r.tax_code, r.from));
@@ -1070,6 +1211,8 @@ impl TableBuilder {
             })
             .collect();
         holiday_keys.sort_by_key(|k| (k.country, k.region, k.from, k.holiday));
+
+        let (taxability_records, taxability_keys) = taxability_data(&taxability, code_id)?;
 
         let mut jset_start = Vec::with_capacity(jsets.len() + 1);
         let mut jset_items = Vec::new();
@@ -1196,6 +1339,8 @@ impl TableBuilder {
             ipv6_prefix,
             ipv6,
             ip_locations,
+            taxability: taxability_records,
+            taxability_keys,
         })
     }
 
@@ -1204,6 +1349,58 @@ impl TableBuilder {
     pub fn build(self, build_time: i64) -> Result<Vec<u8>, BuildError> {
         Ok(encode(&self.into_data()?, build_time))
     }
+}
+
+/// The matrix's cells as records, and their keys sorted by (place, tax code, from, cell).
+fn taxability_data(
+    cells: &[TaxabilityCellSpec],
+    code_id: impl Fn(&str) -> Result<u32, BuildError>,
+) -> Result<(Vec<TaxabilityRecord>, Vec<TaxabilityKey>), BuildError> {
+    let mut records = Vec::with_capacity(cells.len());
+    let mut keys = Vec::new();
+    for (i, c) in cells.iter().enumerate() {
+        let country = country_code(&c.country)?;
+        let codes = c
+            .codes
+            .iter()
+            .map(|n| code_id(n))
+            .collect::<Result<Vec<u32>, _>>()?;
+        let place = crate::taxability::place_key(country, c.region.as_bytes());
+        let known = if c.treatment == Treatment::Unknown {
+            0
+        } else {
+            c.levels.0
+        };
+        for &code in &codes {
+            keys.push(TaxabilityKey {
+                place,
+                tax_code: code,
+                from: c.from.0,
+                to: c.to.0,
+                levels: c.levels.0,
+                known,
+                cell: i as u32,
+            });
+        }
+        records.push(TaxabilityRecord {
+            country,
+            region: c.region.clone(),
+            levels: c.levels.0,
+            scope: c.scope.clone(),
+            treatment: c.treatment as u8,
+            summary: c.summary.clone(),
+            codes,
+            from: c.from.0,
+            to: c.to.0,
+            sale_at_most: store_decimal(c.sale_at_most.unwrap_or(Decimal::MAX)),
+            label: c.label.clone(),
+            source: c.source.clone(),
+            as_of: c.as_of.0,
+            note: c.note.clone(),
+        });
+    }
+    keys.sort_by_key(|k| (k.place, k.tax_code, k.from, k.cell));
+    Ok((records, keys))
 }
 
 /// The fewest IPv4 ranges for which a table carries the first-level index
@@ -1253,7 +1450,8 @@ fn rule_key(r: &RuleRecord) -> RuleKey {
         && r.fee == [0; 16]
         && r.base_max == none
         && r.unit_max == none
-        && !r.proportional;
+        && !r.proportional
+        && r.sale_group == 0;
     let mantissa = i64::try_from(rate.mantissa()).ok();
     let scale = rate.scale();
     RuleKey {

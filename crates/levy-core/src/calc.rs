@@ -36,6 +36,7 @@ use crate::model::{ArchivedHolidayRecord, ArchivedRuleKey};
 use crate::money::{round_minor, Currency};
 use crate::resolve::Location;
 use crate::table::{load_decimal, Table};
+use crate::taxability::Taxability;
 
 /// The largest line amount accepted, in minor units (10^15: ten trillion dollars).
 pub const MAX_AMOUNT_MINOR: i64 = 1_000_000_000_000_000;
@@ -300,6 +301,10 @@ pub struct LineTax {
     pub jurisdictions: Vec<JurisdictionTax>,
     /// The holiday that applied, by index in the table.
     pub holiday: Option<u32>,
+    /// Whether the table's taxability matrix knows how every jurisdiction of the answer
+    /// treats the line's product: when it does not, the line was taxed at the rule its code
+    /// inherits, which may be wrong, and the calculation's coverage is at most `PARTIAL`.
+    pub taxability: Taxability,
 }
 
 impl LineTax {
@@ -313,6 +318,7 @@ impl LineTax {
             amount_including_tax: Decimal::ZERO,
             jurisdictions: Vec::new(),
             holiday: None,
+            taxability: Taxability::Known,
         }
     }
 }
@@ -336,9 +342,13 @@ pub struct Calculation {
     pub total_including_tax: Decimal,
     /// Why the whole sale owes nothing, when it does.
     pub zero_reason: Option<ZeroReason>,
-    /// Whether the location's local jurisdictions are in the answer (from the
-    /// [`crate::Location`]): a `STATE_ONLY` answer may owe local taxes the table lacks.
+    /// Whether the answer holds every tax due: the location's (see [`crate::Location`]: a
+    /// `STATE_ONLY` answer may owe local taxes the table lacks), and at most `PARTIAL` when
+    /// a line's product treatment is not known ([`Calculation::taxability`]).
     pub coverage: crate::Coverage,
+    /// `Unknown` when some line's product treatment in some jurisdiction of its answer is
+    /// not in the table's taxability matrix (see [`LineTax::taxability`]).
+    pub taxability: Taxability,
     /// The sourcing rule applied: [`Sourcing::Destination`] unless the sale ships from a
     /// place in the buyer's state and that state sources intrastate sales otherwise.
     pub sourcing: Sourcing,
@@ -360,6 +370,7 @@ impl Calculation {
             total_including_tax: Decimal::ZERO,
             zero_reason: None,
             coverage: crate::Coverage::Full,
+            taxability: Taxability::Known,
             sourcing: Sourcing::Destination,
             rounding: Rounding::Line,
         }
@@ -530,7 +541,7 @@ fn holiday_covers<D>(
 /// bytes a stored key is padded with), big-endian. Built by shifts, without a copy into a
 /// padded array.
 #[inline]
-fn place_key(country: [u8; 2], region: &[u8]) -> u64 {
+pub(crate) fn place_key(country: [u8; 2], region: &[u8]) -> u64 {
     let mut key = u64::from(country[0]) << 56 | u64::from(country[1]) << 48;
     for (i, &b) in region.iter().take(6).enumerate() {
         key |= u64::from(b) << (40 - 8 * i);
@@ -1049,6 +1060,8 @@ impl<D> Table<D> {
             return UsualSale::GaveUp;
         };
         whole_line_totals(line_out, line, minor, tax);
+        let taxability = self.line_taxability(line.tax_code, &line_out.jurisdictions, sale.date);
+        line_out.taxability = taxability;
         out.table_hash = self.header().content_hash;
         out.currency = sale.currency;
         out.tax_included = false;
@@ -1056,7 +1069,8 @@ impl<D> Table<D> {
         out.total_excluding_tax = line_out.amount_excluding_tax;
         out.total_including_tax = line_out.amount_including_tax;
         out.zero_reason = None;
-        out.coverage = location.coverage;
+        out.coverage = with_taxability(location.coverage, taxability);
+        out.taxability = taxability;
         out.sourcing = Sourcing::Destination;
         out.rounding = Rounding::Line;
         UsualSale::Answered
@@ -1191,9 +1205,17 @@ impl<D> Table<D> {
                 },
             ),
         };
+        let mut taxability = Taxability::Known;
+        for (l, sl) in lines.iter_mut().zip(&sale.lines) {
+            l.taxability = self.line_taxability(sl.tax_code, &l.jurisdictions, sale.date);
+            if l.taxability == Taxability::Unknown {
+                taxability = Taxability::Unknown;
+            }
+        }
         out.rounding = rounding;
         out.sourcing = ctx.sourcing;
-        out.coverage = ctx.coverage;
+        out.coverage = with_taxability(ctx.coverage, taxability);
+        out.taxability = taxability;
         out.total_tax = normalized(total_tax);
         out.total_excluding_tax = normalized(total_excl);
         out.total_including_tax = normalized(total_incl);
@@ -1213,6 +1235,8 @@ impl<D> Table<D> {
         // Delivery lines (not goods), and those of them whose tax waits for the goods' shares.
         let mut delivery = Vec::new();
         let mut waiting = Vec::new();
+        // The per-sale threshold groups each line's rules name, as (line, group).
+        let mut grouped: Vec<(usize, u32)> = Vec::new();
         for (index, line) in sale.lines.iter().enumerate() {
             if line.quantity == 0 || line.quantity > MAX_QUANTITY {
                 return Err(CalcError::Quantity { line: index });
@@ -1240,7 +1264,9 @@ impl<D> Table<D> {
             if index == lines.len() {
                 lines.push(LineTax::empty(line.tax_code));
             }
-            let proportional = self.line_tax(ctx, line, scratch, &[], &mut lines[index]);
+            let mut groups = SaleGroups::first(&mut grouped, index);
+            let proportional =
+                self.line_tax(ctx, line, scratch, &[], &mut groups, &mut lines[index]);
             if self.tax_code_is_delivery(line.tax_code) {
                 delivery.push(index);
             }
@@ -1248,10 +1274,37 @@ impl<D> Table<D> {
                 waiting.push(index);
             }
         }
+        if !grouped.is_empty() {
+            // The first pass took every per-sale threshold as met; now that the lines'
+            // amounts excluding tax are known, the grouped lines are taxed again on each
+            // group's total.
+            let totals = group_totals(lines, &grouped, sale.currency);
+            let mut lines_grouped: Vec<usize> = grouped.iter().map(|&(i, _)| i).collect();
+            lines_grouped.dedup();
+            for i in lines_grouped {
+                let mut groups = SaleGroups::Totals(&totals);
+                self.line_tax(
+                    ctx,
+                    &sale.lines[i],
+                    scratch,
+                    &[],
+                    &mut groups,
+                    &mut lines[i],
+                );
+            }
+        }
         if !waiting.is_empty() {
             let shares = goods_shares(lines, &delivery);
             for &i in &waiting {
-                self.line_tax(ctx, &sale.lines[i], scratch, &shares, &mut lines[i]);
+                let mut groups = SaleGroups::None;
+                self.line_tax(
+                    ctx,
+                    &sale.lines[i],
+                    scratch,
+                    &shares,
+                    &mut groups,
+                    &mut lines[i],
+                );
             }
         }
         Ok(())
@@ -1324,13 +1377,15 @@ impl<D> Table<D> {
 
     /// The tax of one (checked) line, and whether any of its rules is a delivery charge's.
     /// `shares` gives, per jurisdiction, the share of the sale's goods it taxes; empty in the
-    /// first pass, when a delivery rule counts in full.
+    /// first pass, when a delivery rule counts in full. `groups` says how a rule with a
+    /// per-sale threshold is decided (see [`SaleGroups`]).
     fn line_tax(
         &self,
         ctx: &LineCtx<'_>,
         line: &SaleLine,
         scratch: &mut Scratch,
         shares: &[(JurisdictionId, Decimal)],
+        groups: &mut SaleGroups<'_>,
         out: &mut LineTax,
     ) -> bool {
         let LineCtx {
@@ -1437,6 +1492,11 @@ impl<D> Table<D> {
                         continue;
                     }
                     let Some(rule) = self.rule(rid) else { continue };
+                    if let Some((group, limit, above)) = rule.sale_condition() {
+                        if !groups.applies(group, limit, above) {
+                            continue;
+                        }
+                    }
                     let plain = rule.is_plain();
                     let rate = rule.rate();
                     let ((base_min, base_max), (unit_min, unit_max), fee) = if plain {
@@ -1863,6 +1923,81 @@ fn round_invoice(lines: &mut [LineTax]) {
     for (l, t) in lines.iter_mut().zip(taxes) {
         l.tax = normalized(t);
         l.amount_including_tax = normalized(l.amount_excluding_tax + t);
+    }
+}
+
+/// How a line's rules with a per-sale threshold are decided.
+enum SaleGroups<'a> {
+    /// The first pass over line `line`: every threshold is taken as met (the rule for "at
+    /// most" applies, the one for "above" does not), and each group a rule names is noted
+    /// in `seen` with the line, for the second pass.
+    First {
+        /// The (line, group) pairs noted so far.
+        seen: &'a mut Vec<(usize, u32)>,
+        /// The line being taxed.
+        line: usize,
+    },
+    /// The second pass: each group's total before tax, in major units.
+    Totals(&'a [(u32, Decimal)]),
+    /// No rule with a per-sale threshold is expected (delivery charges); one found is
+    /// decided as in the first pass.
+    None,
+}
+
+impl SaleGroups<'_> {
+    fn first(seen: &mut Vec<(usize, u32)>, line: usize) -> SaleGroups<'_> {
+        SaleGroups::First { seen, line }
+    }
+
+    /// Whether a rule of `group` whose threshold is `limit` applies (`above`: only above it).
+    fn applies(&mut self, group: u32, limit: Decimal, above: bool) -> bool {
+        match self {
+            SaleGroups::First { seen, line } => {
+                if !seen.contains(&(*line, group)) {
+                    seen.push((*line, group));
+                }
+                !above
+            }
+            SaleGroups::Totals(totals) => {
+                let total = totals
+                    .iter()
+                    .find(|(g, _)| *g == group)
+                    .map_or(Decimal::ZERO, |&(_, t)| t);
+                (total > limit) == above
+            }
+            SaleGroups::None => !above,
+        }
+    }
+}
+
+/// Each per-sale threshold group's total: the amounts excluding tax of the lines whose
+/// rules name it, in major units.
+fn group_totals(
+    lines: &[LineTax],
+    grouped: &[(usize, u32)],
+    currency: Currency,
+) -> Vec<(u32, Decimal)> {
+    let mut totals: Vec<(u32, Decimal)> = Vec::new();
+    for &(i, group) in grouped {
+        let amount = lines
+            .get(i)
+            .map_or(Decimal::ZERO, |l| l.amount_excluding_tax);
+        match totals.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, t)) => *t += amount,
+            None => totals.push((group, amount)),
+        }
+    }
+    for (_, t) in totals.iter_mut() {
+        *t = currency.to_major(*t);
+    }
+    totals
+}
+
+/// A calculation's coverage, at most `PARTIAL` when a line's product treatment is unknown.
+fn with_taxability(coverage: crate::Coverage, taxability: Taxability) -> crate::Coverage {
+    match taxability {
+        Taxability::Known => coverage,
+        Taxability::Unknown => coverage.min(crate::Coverage::Partial),
     }
 }
 

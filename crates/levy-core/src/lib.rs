@@ -49,12 +49,14 @@ pub mod model;
 mod money;
 mod resolve;
 pub mod table;
+mod taxability;
 
 pub use address::{
     normalize_postal, normalize_street, parse_street_line, parse_us_zip, StreetLine,
 };
 pub use builder::{
-    BuildError, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, TableBuilder,
+    BuildError, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, SaleCondition,
+    TableBuilder, TaxabilityCellSpec,
 };
 pub use calc::{
     AutomaticTax, CalcError, Calculation, Customer, CustomerType, Exemption, JurisdictionTax,
@@ -70,6 +72,7 @@ pub use resolve::{
 };
 pub use rust_decimal::Decimal;
 pub use table::{computed_hash_hex, AlignedBytes, Header, Table, TableBytes, TableError};
+pub use taxability::{Taxability, TaxabilityCell, TaxabilityLevels, Treatment};
 
 /// Table bytes from any of the usual places, so that one table type serves embedded,
 /// mapped and in-memory tables alike.

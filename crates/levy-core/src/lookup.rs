@@ -131,6 +131,20 @@ impl<'t> Rule<'t> {
             && self.rec.base_max == MAX_BYTES
             && self.rec.unit_max == MAX_BYTES
             && !self.rec.proportional
+            && self.rec.sale_group.to_native() == 0
+    }
+
+    /// The per-sale threshold the rule applies under: its group, its limit in major units
+    /// and whether it applies above the limit (else at or below it); `None` for most rules.
+    pub fn sale_condition(&self) -> Option<(u32, Decimal, bool)> {
+        let group = self.rec.sale_group.to_native();
+        (group != 0).then(|| {
+            (
+                group,
+                load_decimal(&self.rec.sale_limit),
+                self.rec.sale_above,
+            )
+        })
     }
 
     /// Whether the rule taxes a delivery charge in proportion to the taxable share of the
@@ -213,8 +227,37 @@ impl<D> Table<D> {
             .map(|c| c.name.as_str())
     }
 
-    /// Whether a tax code is a delivery charge's (see
-    /// [`crate::model::TaxCodeRecord::delivery`]).
+    /// Whether every place's row of the taxability matrix must address a tax code (see
+    /// [`crate::model::TaxCodeRecord::matrix`]).
+    pub fn tax_code_in_matrix(&self, id: TaxCodeId) -> bool {
+        self.data()
+            .tax_codes
+            .get(id.0 as usize)
+            .is_some_and(|c| c.matrix)
+    }
+
+    /// The description of a tax code.
+    pub fn tax_code_description(&self, id: TaxCodeId) -> Option<&str> {
+        self.data()
+            .tax_codes
+            .get(id.0 as usize)
+            .map(|c| c.description.as_str())
+    }
+
+    /// The Streamlined Library of Definitions term a tax code implements; empty for none.
+    pub fn tax_code_sst(&self, id: TaxCodeId) -> Option<&str> {
+        self.data()
+            .tax_codes
+            .get(id.0 as usize)
+            .map(|c| c.sst.as_str())
+    }
+
+    /// The number of tax codes (ids run from 0 below it, in name order).
+    pub fn tax_code_count(&self) -> usize {
+        self.data().tax_codes.len()
+    }
+
+    /// Whether a code is a delivery charge's (see [`crate::model::TaxCodeRecord::delivery`]).
     pub fn tax_code_is_delivery(&self, id: TaxCodeId) -> bool {
         self.data()
             .tax_codes

@@ -76,6 +76,12 @@ pub struct TableData {
     pub ipv6: Vec<Ipv6Record>,
     /// The places IP ranges point to.
     pub ip_locations: Vec<IpLocationRecord>,
+    /// The cells of the taxability matrix: how each place treats each product tax code,
+    /// each with its source, in the order written.
+    pub taxability: Vec<TaxabilityRecord>,
+    /// One key per (cell, tax code), sorted by (place, tax code, from): what a calculation
+    /// searches to know whether a line's treatment in its place is known.
+    pub taxability_keys: Vec<TaxabilityKey>,
 }
 
 /// One input of a build.
@@ -132,6 +138,13 @@ pub struct TaxCodeRecord {
     /// taxes in proportion to the goods (`RuleRecord::proportional`). A sale's lines of such
     /// codes are not goods when the goods' taxable share is worked out.
     pub delivery: bool,
+    /// Whether every place's row of the taxability matrix must say how the code is treated
+    /// there. A code without it is treated as its parent everywhere (its parent's cell
+    /// covers it); the roots are known everywhere.
+    pub matrix: bool,
+    /// The term of the Streamlined Sales and Use Tax Agreement's Library of Definitions the
+    /// code implements (`Prepared food`); empty for a code beyond it.
+    pub sst: String,
 }
 
 /// A product category name and the tax code it maps to.
@@ -179,6 +192,73 @@ pub struct RuleRecord {
     /// A delivery charge's rule: the rate applies to the line in proportion to how much of
     /// the sale's goods (its lines without such a rule) the jurisdiction taxes.
     pub proportional: bool,
+    /// A per-sale threshold's group, or 0 for a rule without one. The rule applies only when
+    /// the sale's lines whose rules in the jurisdiction share the group total at most
+    /// `sale_limit` before tax (or, with `sale_above`, more than it).
+    pub sale_group: u32,
+    /// The per-sale threshold, in major units (zero when `sale_group` is 0).
+    pub sale_limit: StoredDecimal,
+    /// Whether the rule applies above the threshold rather than at or below it.
+    pub sale_above: bool,
+}
+
+/// One cell of the taxability matrix: how a place treats some tax codes at some levels over
+/// a date interval, and where that comes from.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct TaxabilityRecord {
+    /// ISO 3166-1 alpha-2 country of the place.
+    pub country: [u8; 2],
+    /// The place's region (a US state, a Canadian province); empty for a whole country
+    /// (and for Canada's federal GST).
+    pub region: String,
+    /// Which levels of the place the cell speaks for, as [`crate::TaxabilityLevels`] bits.
+    pub levels: u8,
+    /// The levels as written (`state`, `local`, `all`, `federal`, `provincial`, `country`,
+    /// or the jurisdictions a cell names).
+    pub scope: String,
+    /// The treatment, one of the [`crate::Treatment`] codes.
+    pub treatment: u8,
+    /// What the treatment charges, in words (`general rate`, `0%`, `4%`, `general rate on
+    /// the part of the unit price above 175`).
+    pub summary: String,
+    /// The tax codes the cell names.
+    pub codes: Vec<u32>,
+    /// First day (inclusive).
+    pub from: i32,
+    /// Last day (inclusive).
+    pub to: i32,
+    /// The per-sale threshold the cell applies under, in major units; `Decimal::MAX` for
+    /// none.
+    pub sale_at_most: StoredDecimal,
+    /// The rate type label of the rules it wrote.
+    pub label: String,
+    /// The primary source: statute, regulation or revenue department page.
+    pub source: String,
+    /// The day the cell was last checked against its source.
+    pub as_of: i32,
+    /// What the cell does and does not cover.
+    pub note: String,
+}
+
+/// Where to find a place's cells for a tax code (see [`TableData::taxability_keys`]).
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct TaxabilityKey {
+    /// The place: country and region, as [`crate::calc`] packs them for holidays.
+    pub place: u64,
+    /// Tax code id.
+    pub tax_code: u32,
+    /// First day.
+    pub from: i32,
+    /// Last day (inclusive).
+    pub to: i32,
+    /// The levels the cell speaks for.
+    pub levels: u8,
+    /// The levels whose treatment the cell makes known (no bits for an `unknown` cell).
+    pub known: u8,
+    /// Index into `taxability`.
+    pub cell: u32,
 }
 
 /// What the hot path reads of a rule (see [`TableData::rule_keys`]).

@@ -25,7 +25,10 @@
 //! version 3 lets a holiday exclude codes under the codes it covers; version 4 adds the
 //! indexes of the hot path: compact rule keys beside the rules (with each plain rule's
 //! rate as an integer mantissa and scale), holiday keys sorted by place, and a first-level
-//! IPv4 index on the upper 16 bits.
+//! IPv4 index on the upper 16 bits; version 5 records the IPv4 index's width (16 bits, or
+//! 20 over /20 blocks from 2^20 ranges); version 6 adds the taxability matrix (its cells, with
+//! their sources, and keys by place and tax code), marks the codes every place's row must
+//! address, and gives rules a per-sale threshold (group, limit, side).
 
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
@@ -36,7 +39,7 @@ use crate::model::{ArchivedTableData, TableData};
 /// The first eight bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"LEVYTABL";
 /// The table format this build of levy reads and writes. Bumped on any layout change.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// rkyv layout flags: bit 0 little-endian, bit 1 aligned primitives, bits 8..16 the offset
 /// width in bits (32).
 pub const LAYOUT_FLAGS: u32 = 0b01 | 0b10 | (32 << 8);
@@ -281,6 +284,9 @@ pub struct Table<D> {
     /// after the ZIP's first lookup, so that later lookups read neither its record nor
     /// its periods: 8 bytes a possible ZIP code (800 KB), made on the first US ZIP lookup.
     pub(crate) zip_usual: std::sync::OnceLock<crate::resolve::ZipUsual>,
+    /// What the taxability matrix says of each place and tax code (see
+    /// [`crate::taxability`]), made on the first line whose code is not a root.
+    pub(crate) taxability: std::sync::OnceLock<crate::taxability::TaxabilityIndex>,
 }
 
 /// What [`Table::holiday_place`] and [`Table::any_holiday_on`] search, built from the
@@ -416,6 +422,7 @@ impl<D: TableBytes> Table<D> {
             holidays: std::sync::OnceLock::new(),
             usual: std::sync::OnceLock::new(),
             zip_usual: std::sync::OnceLock::new(),
+            taxability: std::sync::OnceLock::new(),
         })
     }
 
@@ -444,6 +451,7 @@ impl<D: TableBytes> Table<D> {
             holidays: std::sync::OnceLock::new(),
             usual: std::sync::OnceLock::new(),
             zip_usual: std::sync::OnceLock::new(),
+            taxability: std::sync::OnceLock::new(),
         })
     }
 

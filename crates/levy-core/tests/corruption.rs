@@ -78,6 +78,39 @@ fn small_table() -> Vec<u8> {
         cap_inclusive: true,
     })
     .unwrap();
+    // A per-sale threshold (two rules of one group) and the matrix's cells, so that damaged
+    // bytes reach them too.
+    for (rate, above) in [("0", false), ("0.05", true)] {
+        let mut r = RuleSpec::flat(ca, "CLOTHING", d(rate), Date::MIN, Date::MAX, "R");
+        r.sale = Some(SaleCondition {
+            group: 1,
+            limit: d("4"),
+            above,
+        });
+        b.rule(r).unwrap();
+    }
+    for (country, region, levels, treatment) in [
+        ("US", "TN", TaxabilityLevels::ALL, Treatment::Parts),
+        ("CA", "", TaxabilityLevels::UPPER, Treatment::Unknown),
+    ] {
+        b.taxability_cell(TaxabilityCellSpec {
+            country: country.into(),
+            region: region.into(),
+            levels,
+            scope: "all".into(),
+            treatment,
+            summary: "s".into(),
+            codes: vec!["CLOTHING".into()],
+            from: Date::MIN,
+            to: Date::MAX,
+            sale_at_most: Some(d("4")),
+            label: "L".into(),
+            source: "S".into(),
+            as_of: Date::from_ymd(2026, 11, 26).unwrap(),
+            note: "N".into(),
+        })
+        .unwrap();
+    }
     b.region("US", "TN", "TENNESSEE", &[tn, county], "")
         .unwrap();
     b.region("CA", "", "CANADA", &[ca], "").unwrap();
@@ -188,8 +221,29 @@ fn exercise<D: TableBytes>(t: &Table<D>) {
                 r.fee(),
                 r.rate_type(),
                 r.interval(),
+                r.sale_condition(),
             );
         }
+    }
+    for c in t.taxability_cells() {
+        let _ = (
+            c.place(),
+            c.levels(),
+            c.scope(),
+            c.treatment(),
+            c.summary(),
+            c.codes().count(),
+            c.interval(),
+            c.sale_at_most(),
+            c.label(),
+            c.source(),
+            c.as_of(),
+            c.note(),
+        );
+    }
+    for code in [TaxCodeId(0), TaxCodeId(1), TaxCodeId(7)] {
+        let _ = t.taxability_answer("US", "TN", code, Some(date));
+        let _ = t.taxability_cells_for("CA", "", code, None);
     }
 }
 

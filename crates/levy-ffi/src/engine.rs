@@ -201,6 +201,12 @@ pub struct LevySummary {
     /// (`LEVY_SALE_INVOICE_ROUNDING`), its amounts exclude tax and the destination's state
     /// allows it. A static string.
     pub rounding: *const c_char,
+    /// Whether the table's taxability matrix knows how every jurisdiction of the result
+    /// treats every line's product: `"KNOWN"`, or `"UNKNOWN"` when some line was taxed at
+    /// the rule its code inherits because the matrix does not say (see
+    /// `LevyLine.taxability`); `coverage` is then at most `"PARTIAL"`. Show the operator a
+    /// warning. A static string.
+    pub taxability: *const c_char,
 }
 
 /// One line of a result.
@@ -225,6 +231,10 @@ pub struct LevyLine {
     pub tax_amount_decimal: *const c_char,
     /// Number of jurisdiction entries of the line.
     pub jurisdiction_count: usize,
+    /// `"KNOWN"`, or `"UNKNOWN"` when the table's taxability matrix does not say how some
+    /// jurisdiction of the line treats its product (`levy taxability --code` tells which).
+    /// A static string.
+    pub taxability: *const c_char,
 }
 
 /// The tax of one line in one jurisdiction.
@@ -275,6 +285,14 @@ fn coverage_cstr(c: levy_core::Coverage) -> &'static std::ffi::CStr {
         levy_core::Coverage::Full => c"FULL",
         levy_core::Coverage::Partial => c"PARTIAL",
         levy_core::Coverage::StateOnly => c"STATE_ONLY",
+    }
+}
+
+/// A taxability name as a static C string.
+fn taxability_cstr(t: levy_core::Taxability) -> &'static std::ffi::CStr {
+    match t {
+        levy_core::Taxability::Known => c"KNOWN",
+        levy_core::Taxability::Unknown => c"UNKNOWN",
     }
 }
 
@@ -1245,6 +1263,7 @@ pub unsafe extern "C" fn levy_result_summary(
                 levy_core::Rounding::Invoice => c"INVOICE".as_ptr(),
                 levy_core::Rounding::Line => c"LINE".as_ptr(),
             },
+            taxability: taxability_cstr(c.taxability).as_ptr(),
         };
         // SAFETY: out is non-null and valid for writing, per the contract.
         unsafe { out.write(summary) };
@@ -1324,6 +1343,7 @@ pub unsafe extern "C" fn levy_result_line(
             amount_including_tax: minor_i64(l.amount_including_tax),
             tax_amount_decimal: s.tax_amount.as_ptr(),
             jurisdiction_count: l.jurisdictions.len(),
+            taxability: taxability_cstr(l.taxability).as_ptr(),
         };
         // SAFETY: out is non-null and valid for writing, per the contract.
         unsafe { out.write(line) };
