@@ -259,6 +259,12 @@ typedef struct LevySummary {
   // (`LEVY_SALE_INVOICE_ROUNDING`), its amounts exclude tax and the destination's state
   // allows it. A static string.
   const char *rounding;
+  // Whether the table's taxability matrix knows how every jurisdiction of the result
+  // treats every line's product: `"KNOWN"`, or `"UNKNOWN"` when some line was taxed at
+  // the rule its code inherits because the matrix does not say (see
+  // `LevyLine.taxability`); `coverage` is then at most `"PARTIAL"`. Show the operator a
+  // warning. A static string.
+  const char *taxability;
 } LevySummary;
 
 // One line of a result.
@@ -281,6 +287,10 @@ typedef struct LevyLine {
   const char *tax_amount_decimal;
   // Number of jurisdiction entries of the line.
   size_t jurisdiction_count;
+  // `"KNOWN"`, or `"UNKNOWN"` when the table's taxability matrix does not say how some
+  // jurisdiction of the line treats its product (`levy taxability --code` tells which).
+  // A static string.
+  const char *taxability;
 } LevyLine;
 
 // The tax of one line in one jurisdiction.

@@ -2099,6 +2099,12 @@ impl Curated {
             };
             out.extend(self.parts_rules(m, target, &general, Some(at_most)));
         }
+        // Rules that say what the code would inherit anyway are not written: a `taxable`
+        // cell over a county that taxes the code at its general rate adds nothing (and a
+        // state's hundreds of local jurisdictions would each hold a copy).
+        if !own && same_rules(&out, &base) {
+            return (0, 0);
+        }
         let mut removed = 0;
         if own {
             let before = rules.len();
@@ -2191,6 +2197,29 @@ struct Target<'a> {
     matrix_src: u32,
     /// The manifest indexes of the curated files.
     curated: &'a BTreeSet<u32>,
+}
+
+/// Whether two lists of rules say the same on every day, whatever codes they are written
+/// for (what a code would inherit from its nearest ancestor with rules).
+fn same_rules(a: &[RuleSpec], b: &[RuleSpec]) -> bool {
+    let key = |r: &RuleSpec| {
+        (
+            r.from,
+            r.to,
+            r.rate,
+            r.band,
+            r.unit_range,
+            r.fee,
+            r.rate_type.clone(),
+            r.proportional,
+            r.sale.map(|s| (s.group, s.limit, s.above)),
+        )
+    };
+    let mut x: Vec<_> = a.iter().map(key).collect();
+    let mut y: Vec<_> = b.iter().map(key).collect();
+    x.sort();
+    y.sort();
+    x == y
 }
 
 /// Two matrix cells may not write one code in one jurisdiction on one day (a cell with a

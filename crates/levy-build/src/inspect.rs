@@ -147,6 +147,26 @@ pub struct RuleChange {
     pub new: Option<String>,
 }
 
+/// A product's treatment in a place that changed: a cell of the taxability matrix added,
+/// removed, or with another treatment or source.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TaxabilityChange {
+    /// The place as the matrix names it (`US-TN`, `CA-ON`, `DE`).
+    pub place: String,
+    /// Tax code name.
+    pub tax_code: String,
+    /// The levels (`state`, `local`, `all`, `federal`, `provincial`, `country`, or the
+    /// jurisdictions a cell names).
+    pub level: String,
+    /// Days in force, `YYYY-MM-DD..YYYY-MM-DD` (`-` for open), with the per-sale threshold
+    /// when the cell has one.
+    pub interval: String,
+    /// The treatment and its source before; `None` when added.
+    pub old: Option<String>,
+    /// After; `None` when removed.
+    pub new: Option<String>,
+}
+
 /// A place (ZIP, ZIP+4 range, street range) whose jurisdictions changed.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ZoneChange {
@@ -186,6 +206,8 @@ pub struct Diff {
     pub streets: Vec<ZoneChange>,
     /// IP ranges whose place changed, as text.
     pub ip_ranges: Vec<ZoneChange>,
+    /// Products whose treatment in a place changed (the taxability matrix).
+    pub taxability: Vec<TaxabilityChange>,
 }
 
 impl Diff {
@@ -198,6 +220,7 @@ impl Diff {
             && self.zip4.is_empty()
             && self.streets.is_empty()
             && self.ip_ranges.is_empty()
+            && self.taxability.is_empty()
     }
 
     /// As text, one change a line.
@@ -212,6 +235,18 @@ impl Diff {
         for r in &self.rules {
             let what = format!("rule {} {} {}", r.jurisdiction, r.tax_code, r.interval);
             let _ = match (&r.old, &r.new) {
+                (None, Some(n)) => writeln!(s, "+ {what}: {n}"),
+                (Some(o), None) => writeln!(s, "- {what}: {o}"),
+                (Some(o), Some(n)) => writeln!(s, "~ {what}: {o} -> {n}"),
+                (None, None) => Ok(()),
+            };
+        }
+        for t in &self.taxability {
+            let what = format!(
+                "taxability {} {} {} {}",
+                t.place, t.tax_code, t.level, t.interval
+            );
+            let _ = match (&t.old, &t.new) {
                 (None, Some(n)) => writeln!(s, "+ {what}: {n}"),
                 (Some(o), None) => writeln!(s, "- {what}: {o}"),
                 (Some(o), Some(n)) => writeln!(s, "~ {what}: {o} -> {n}"),
@@ -463,5 +498,53 @@ pub fn diff<A, B>(old: &Table<A>, new: &Table<B>) -> Diff {
     out.zip4 = zone_diff(&z4o, &z4n);
     out.streets = zone_diff(&so, &sn);
     out.ip_ranges = zone_diff(&io, &inew);
+    let (to, tn) = (taxability_map(old), taxability_map(new));
+    let keys: BTreeSet<_> = to.keys().chain(tn.keys()).collect();
+    for k in keys {
+        let (o, n) = (to.get(k), tn.get(k));
+        if o != n {
+            out.taxability.push(TaxabilityChange {
+                place: k.0.clone(),
+                tax_code: k.1.clone(),
+                level: k.2.clone(),
+                interval: k.3.clone(),
+                old: o.cloned(),
+                new: n.cloned(),
+            });
+        }
+    }
+    out
+}
+
+/// Every (place, code, levels, days) of a table's matrix, with its treatment and source.
+fn taxability_map<D>(t: &Table<D>) -> BTreeMap<(String, String, String, String), String> {
+    let mut out = BTreeMap::new();
+    for c in t.taxability_cells() {
+        let (from, to) = c.interval();
+        let day = |d: Date, open: Date| {
+            if d == open {
+                "-".to_string()
+            } else {
+                d.to_string()
+            }
+        };
+        let mut interval = format!("{}..{}", day(from, Date::MIN), day(to, Date::MAX));
+        if let Some(limit) = c.sale_at_most() {
+            interval += &format!(" sale<={limit}");
+        }
+        let value = format!(
+            "{}: {} ({})",
+            c.treatment().as_str(),
+            c.summary(),
+            c.source()
+        );
+        for code in c.codes() {
+            let name = t.tax_code_name(code).unwrap_or("?").to_string();
+            out.insert(
+                (c.place(), name, c.scope().to_string(), interval.clone()),
+                value.clone(),
+            );
+        }
+    }
     out
 }

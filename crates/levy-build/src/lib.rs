@@ -32,4 +32,4 @@ pub use compile::{
     Conflict, ConflictKind, Input, InputKind, Summary, GENERAL, GROCERIES,
 };
 pub use curated::CuratedSource;
-pub use inspect::{diff, info, Change, Diff, RuleChange, ZoneChange};
+pub use inspect::{diff, info, Change, Diff, RuleChange, TaxabilityChange, ZoneChange};

@@ -489,6 +489,12 @@ fn cell(
         (None, Treatment::Taxable | Treatment::Unknown) => KEEP_LABEL.to_string(),
         (None, Treatment::Exempt) => "EXEMPT".to_string(),
         (None, Treatment::Rate) => "RATE OF ITS OWN".to_string(),
+        (None, Treatment::Parts) if parts.iter().any(|p| p.proportional) => {
+            "DELIVERY, IN PROPORTION TO TAXABLE GOODS".to_string()
+        }
+        (None, Treatment::Parts) if parts.iter().all(|p| p.rate == PartRate::General) => {
+            KEEP_LABEL.to_string()
+        }
         (None, Treatment::Parts) => "SPECIAL TREATMENT".to_string(),
     };
     Ok(Cell {

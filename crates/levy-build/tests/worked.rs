@@ -515,3 +515,44 @@ fn a_matrix_file_that_breaks_its_grammar_is_refused_naming_the_file_and_cell() {
     assert!(e.starts_with("taxability/us/XX.toml"), "{e}");
     let _ = Path::new(path);
 }
+
+#[test]
+fn levy_diff_shows_a_changed_treatment_with_its_place_code_and_days() {
+    // Tennessee's 4% state rate on food and food ingredients (Tenn. Code Ann. 67-6-228)
+    // changed to 3% in a copy of its file: the diff names the place, the codes, the level
+    // and the days, before and after, and nothing else of the matrix.
+    let path = "taxability/us/TN.toml";
+    let text = std::fs::read_to_string(data_dir().join(path)).unwrap();
+    let changed = text.replacen("rate = \"4%\"", "rate = \"3%\"", 1);
+    assert_ne!(changed, text);
+    let build = |c: curated::Curated| {
+        let mut b = TableBuilder::new();
+        c.apply_base(&mut b).unwrap();
+        c.apply_rules(&mut b).unwrap();
+        Table::from_bytes(&b.build(0).unwrap()).unwrap()
+    };
+    let old = build(parse_with(path, &text).unwrap());
+    let new = build(parse_with(path, &changed).unwrap());
+    let d = levy_build::diff(&old, &new);
+    assert!(!d.taxability.is_empty());
+    for t in &d.taxability {
+        assert_eq!(
+            (t.place.as_str(), t.level.as_str()),
+            ("US-TN", "state"),
+            "{t:?}"
+        );
+        assert_eq!(t.interval, "2017-07-01..-", "{t:?}");
+        assert!(t.old.as_deref().unwrap().starts_with("rate: 4%"), "{t:?}");
+        assert!(t.new.as_deref().unwrap().starts_with("rate: 3%"), "{t:?}");
+    }
+    let codes: Vec<&str> = d.taxability.iter().map(|t| t.tax_code.as_str()).collect();
+    assert!(codes.contains(&"GROCERIES"), "{codes:?}");
+    assert!(d
+        .to_text()
+        .contains("~ taxability US-TN GROCERIES state 2017-07-01..-: rate: 4%"));
+    // The rules changed with it: the state's food rule is 3% from 2017-07-01.
+    assert!(d
+        .rules
+        .iter()
+        .any(|r| r.jurisdiction == "47" && r.tax_code == "GROCERIES"));
+}

@@ -701,8 +701,9 @@ fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the
     assert_eq!(report["rows"]["calculations"], 1);
     assert_eq!(report["rows"]["transactions"], 1);
     assert_eq!(report["rows"]["nexus"], 1);
-    // Schema 5: the outbox of records to sync (4), no index on calculations' expiry (5).
-    assert_eq!(report["schema_version"], 5);
+    // Schema 6: the outbox of records to sync (4), no index on calculations' expiry (5),
+    // each transaction's running refund total (6).
+    assert_eq!(report["schema_version"], 6);
     assert_eq!(report["quick_check"], serde_json::json!(["ok"]));
     assert_eq!(report["damaged"], serde_json::json!([]));
     let text = stdout(&levy(&["info", "--ledger", p]));
@@ -743,4 +744,177 @@ fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the
     let o = levy(&["info", "--ledger", empty.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("empty (0 bytes)"));
+}
+
+#[test]
+fn calc_says_when_a_products_treatment_is_not_known() {
+    // Missouri's matrix leaves prepared food at the state level unknown (RSMo 144.014: a
+    // sandwich is SNAP food at 1.225% from a grocery, 4.225% from a restaurant, and the
+    // code does not say which): the line is taxed at the rule it inherits (4.225% of 10.00
+    // = 0.4225 -> 0.42) and marked, and the answer is PARTIAL. Candy is food there (RSMo
+    // 144.014, SNAP definition): 1.225% of 5.00 = 0.06125 -> 0.06, known.
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "63101",
+        "--line",
+        "10.00:PREPARED_FOOD",
+        "--line",
+        "5.00:CANDY",
+        "--date",
+        "2026-03-02",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["taxability"], "UNKNOWN");
+    assert_eq!(
+        v["coverage"], "STATE_ONLY",
+        "the place's lesser coverage stands"
+    );
+    let lines = v["line_items"].as_array().unwrap();
+    assert_eq!(lines[0]["taxability"], "UNKNOWN");
+    assert_eq!(lines[0]["taxability_unknown_in"][0], "US-MO state");
+    assert_eq!(lines[0]["tax_amount"].to_string(), "42");
+    assert_eq!(lines[1]["taxability"], "KNOWN");
+    assert_eq!(lines[1]["tax_amount"].to_string(), "6");
+    // The receipt says it in words.
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "63101",
+        "--line",
+        "10.00:PREPARED_FOOD",
+        "--date",
+        "2026-03-02",
+    ]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("treatment UNKNOWN in US-MO state") && out.contains("PARTIAL coverage"),
+        "{out}"
+    );
+    // The District of Columbia has no local taxes: a restaurant meal is known (D.C. Code
+    // 47-2002(a)(3) and 47-2002.02: 10%, 1.00 on 10.00) and the answer is FULL.
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "20001",
+        "--line",
+        "10.00:RESTAURANT_MEALS",
+        "--date",
+        "2026-03-02",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["coverage"].as_str(), v["taxability"].as_str()),
+        (Some("FULL"), Some("KNOWN"))
+    );
+    assert_eq!(v["total_tax_amount"].to_string(), "100");
+}
+
+#[test]
+fn calc_jsonl_answers_a_sale_a_line_and_an_error_in_its_line() {
+    // Three sales in, three lines out: Nashville groceries at Tennessee's 4% state food rate
+    // (Tenn. Code Ann. 67-6-228: 4.00 on 100.00), a ZIP that does not exist, and a line
+    // that is not JSON.
+    let dir = temp_dir("jsonl");
+    let input = dir.path().join("sales.jsonl");
+    std::fs::write(
+        &input,
+        concat!(
+            "{\"postal_code\": \"37203\", \"lines\": [\"100.00:GROCERIES\"], \"date\": \"2026-03-02\"}\n",
+            "{\"postal_code\": \"00000\", \"lines\": [\"1.00\"]}\n",
+            "not json\n",
+        ),
+    )
+    .unwrap();
+    let o = levy(&["calc", "--jsonl", input.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[0]["total_tax_amount"].to_string(), "400");
+    assert!(lines[1]["error"].as_str().unwrap().contains("00000") || lines[1]["error"].is_string());
+    assert!(
+        lines[2]["error"].as_str().unwrap().starts_with("line 3"),
+        "{out}"
+    );
+    // The same sale through --json answers the same object.
+    let o = levy(&[
+        "calc",
+        "--postal-code",
+        "37203",
+        "--line",
+        "100.00:GROCERIES",
+        "--date",
+        "2026-03-02",
+        "--json",
+    ]);
+    let single: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(single, lines[0]);
+}
+
+#[test]
+fn taxability_prints_each_cell_with_its_source() {
+    // The District of Columbia's restaurant meals: 10% (D.C. Code 47-2002(a)(3), 47-2002.02).
+    let o = levy(&["taxability", "--state", "DC", "--code", "RESTAURANT_MEALS"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(out.starts_with("US-DC  DISTRICT OF COLUMBIA"), "{out}");
+    assert!(
+        out.contains("rate: 10%") && out.contains("47-2002"),
+        "{out}"
+    );
+    // As JSON, every cell of a place carries a source and an as-of date.
+    let o = levy(&["taxability", "--state", "CA-ON", "--json"]);
+    let cells: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(cells.len() > 5);
+    for c in &cells {
+        assert_eq!(c["place"], "CA-ON");
+        assert!(
+            !c["source"].as_str().unwrap().is_empty() && c["as_of"].is_string(),
+            "{c}"
+        );
+    }
+    // Ontario's rebate on prepared food and drinks of $4.00 or less in one sale.
+    assert!(
+        cells.iter().any(|c| c["sale_at_most"] == "4.00"),
+        "{cells:?}"
+    );
+    // An unknown code is refused with what to do.
+    let o = levy(&["taxability", "--code", "NOT_A_CODE"]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn the_taxability_overview_pages_are_generated_from_the_default_table() {
+    // docs/taxability/ is what `levy taxability --markdown` writes from the embedded default:
+    // regenerate it with `levy taxability --markdown docs/taxability` after changing data/.
+    let dir = temp_dir("overview");
+    let o = levy(&["taxability", "--markdown", dir.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/taxability");
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut kept: Vec<String> = std::fs::read_dir(&committed)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(names, kept, "docs/taxability/ is stale: regenerate it");
+    for n in &names {
+        let fresh = std::fs::read_to_string(dir.path().join(n)).unwrap();
+        let old = std::fs::read_to_string(committed.join(n)).unwrap();
+        assert!(
+            fresh == old,
+            "docs/taxability/{n} is stale: regenerate it (see this test)"
+        );
+    }
 }

@@ -50,9 +50,13 @@ fn opens_verifies_and_fits_the_budget() {
     t.verify().unwrap();
     assert_eq!(t.bytes().as_ptr() as usize % 16, 0);
     assert_eq!(t.bytes(), levy_data::default_bytes());
-    // The size budget for the embedded table is 24 MB, local rates included.
+    // The size budget for the embedded table is 26 MB, local rates included: 21.9 MB before
+    // the taxability matrix, which adds its 1,390 cells with their sources and notes (about
+    // 0.9 MB) and some 10,000 rules of product treatment over California's, Georgia's,
+    // Minnesota's and Wisconsin's local jurisdictions (about 1.9 MB; a cell that says what a
+    // code would inherit anyway writes none).
     assert!(
-        levy_data::default_bytes().len() < 24_000_000,
+        levy_data::default_bytes().len() < 26_000_000,
         "{} bytes",
         levy_data::default_bytes().len()
     );

@@ -19,6 +19,8 @@
 //!   authority "TENNESSEE DEPARTMENT OF REVENUE"; Davidson's rule is "GENERAL COUNTY LOCAL
 //!   SALES TAX" (authority "DAVIDSON COUNTY"); the city's "GENERAL CITY LOCAL SALES TAX"
 //!   (authority "METRO NASHVILLE").
+//! - A taxability matrix for Tennessee (`matrix`, on by default) knows clothing and food at
+//!   the state and local levels, so an answer in 37203 is `FULL` for every code.
 //! - The region's most populous postal code (for approximate IP resolution) is 37203; ZIPs
 //!   37203 and 37201 have a population of 1000 each.
 //! - IPv4 10.0.0.0/24 and 192.0.2.0/24 (TEST-NET-1) are Nashville, TN 37203; 10.0.1.0/24 is
@@ -29,7 +31,8 @@ use std::sync::Arc;
 
 use levy_core::{
     AlignedBytes, AnyBytes, AnyTable, Date, Decimal, IpLocationSpec, JurisdictionId,
-    JurisdictionSpec, Level, RuleSpec, Table, TableBuilder, TaxType,
+    JurisdictionSpec, Level, RuleSpec, Table, TableBuilder, TaxType, TaxabilityCellSpec,
+    TaxabilityLevels, Treatment,
 };
 
 use crate::sale::MARCH_2026_UNIX;
@@ -46,6 +49,11 @@ pub struct Tennessee {
     pub clothing_code: &'static str,
     /// The table's build time in Unix seconds: 0.
     pub build_time: i64,
+    /// Whether the table carries a taxability matrix for Tennessee: yes, clothing taxed at
+    /// the general rate and food at its own (Tenn. Code Ann. 67-6-202, 67-6-228), known at
+    /// the state and local levels, so that every answer is as complete as its place.
+    /// Without it every code but the root is unknown.
+    pub matrix: bool,
 }
 
 impl Default for Tennessee {
@@ -55,6 +63,7 @@ impl Default for Tennessee {
             city_rate: Decimal::new(225, 4),
             clothing_code: "CLOTHING",
             build_time: 0,
+            matrix: true,
         }
     }
 }
@@ -148,6 +157,38 @@ impl Tennessee {
         }
         b.region("US", "TN", "TENNESSEE", &[state], "37203")
             .expect("region");
+        if self.matrix {
+            for (code, summary, source) in [
+                (
+                    self.clothing_code,
+                    "general rate",
+                    "Tenn. Code Ann. 67-6-202",
+                ),
+                (
+                    "FOOD",
+                    "4% state, local in full",
+                    "Tenn. Code Ann. 67-6-228",
+                ),
+            ] {
+                b.taxability_cell(TaxabilityCellSpec {
+                    country: "US".into(),
+                    region: "TN".into(),
+                    levels: TaxabilityLevels::ALL,
+                    scope: "all".into(),
+                    treatment: Treatment::Taxable,
+                    summary: summary.into(),
+                    codes: vec![code.into()],
+                    from: Date::MIN,
+                    to: Date::MAX,
+                    sale_at_most: None,
+                    label: String::new(),
+                    source: source.into(),
+                    as_of: Date::from_ymd(2026, 11, 26).expect("a day"),
+                    note: String::new(),
+                })
+                .expect("taxability cell");
+            }
+        }
         b.zip(37203, "TN", "NASHVILLE", &[state, davidson], 1000)
             .expect("zip");
         b.zip(37201, "TN", "NASHVILLE", &[state, nashville], 1000)

@@ -51,9 +51,12 @@ int main(int argc, char **argv) {
         /* Indiana levies no local sales tax (data/us-local-taxes.toml, IC 6-2.5-2-2), so
          * the state-only default is complete there. */
         CHECK_STR(s.coverage, "FULL");
+        /* General merchandise is known everywhere. */
+        CHECK_STR(s.taxability, "KNOWN");
         LevyLine l;
         CHECK_STATUS(levy_result_line(r, 0, &l), LEVY_OK);
         CHECK_I64(l.tax_amount, 175);
+        CHECK_STR(l.taxability, "KNOWN");
         CHECK_I64(l.jurisdiction_count, 1);
         LevyJurisdiction j;
         CHECK_STATUS(levy_result_jurisdiction(r, 0, 0, &j), LEVY_OK);
@@ -83,6 +86,31 @@ int main(int argc, char **argv) {
         CHECK_I64(s.total_tax, 70);
         CHECK_STR(s.coverage, "STATE_ONLY");
         levy_result_free(tr);
+    }
+    /* Missouri prepared food: the default's matrix leaves the state's treatment unknown
+     * (RSMo 144.014: a sandwich is food at 1.225% from a grocery, 4.225% from a
+     * restaurant), so the line is taxed at the rule it inherits, 4.225% of 1000 = 42.25 ->
+     * 42, and both the line and the summary say UNKNOWN. */
+    LevyAddress mo = {NULL, NULL, NULL, "MO", "63101", "US"};
+    LevySaleLine food[1] = {{1000, 1, "PREPARED_FOOD", NULL}};
+    LevySale mo_sale;
+    memset(&mo_sale, 0, sizeof mo_sale);
+    mo_sale.address = &mo;
+    mo_sale.transacted_at = 1772323200; /* 2026-03-01 */
+    mo_sale.lines = food;
+    mo_sale.line_count = 1;
+    LevyResult *mr = NULL;
+    CHECK_STATUS(levy_calculate(engine, &mo_sale, &mr), LEVY_OK);
+    if (mr != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(mr, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, 42);
+        CHECK_STR(s.taxability, "UNKNOWN");
+        CHECK_STR(s.coverage, "STATE_ONLY");
+        LevyLine l;
+        CHECK_STATUS(levy_result_line(mr, 0, &l), LEVY_OK);
+        CHECK_STR(l.taxability, "UNKNOWN");
+        levy_result_free(mr);
     }
     /* Shipped from San Jose to Mountain View, within California: its modified origin rule
      * takes the state and uniform local tax (6% + 1.25%) from the origin and the district
