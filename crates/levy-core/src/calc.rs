@@ -1205,9 +1205,14 @@ impl<D> Table<D> {
                 },
             ),
         };
+        // What the matrix knows of each line's product; a sale that owes nothing whatever
+        // the product (an exempt buyer, tax disabled, a zero-rate place) needs nothing of it.
         let mut taxability = Taxability::Known;
         for (l, sl) in lines.iter_mut().zip(&sale.lines) {
-            l.taxability = self.line_taxability(sl.tax_code, &l.jurisdictions, sale.date);
+            l.taxability = match zero_reason {
+                Some(_) => Taxability::Known,
+                None => self.line_taxability(sl.tax_code, &l.jurisdictions, sale.date),
+            };
             if l.taxability == Taxability::Unknown {
                 taxability = Taxability::Unknown;
             }
@@ -1953,7 +1958,13 @@ impl SaleGroups<'_> {
     fn applies(&mut self, group: u32, limit: Decimal, above: bool) -> bool {
         match self {
             SaleGroups::First { seen, line } => {
-                if !seen.contains(&(*line, group)) {
+                // The line's own pairs are the last ones noted.
+                let noted = seen
+                    .iter()
+                    .rev()
+                    .take_while(|(l, _)| l == line)
+                    .any(|&(_, g)| g == group);
+                if !noted {
                     seen.push((*line, group));
                 }
                 !above

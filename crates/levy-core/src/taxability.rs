@@ -281,14 +281,15 @@ impl TaxabilityIndex {
 fn place_span(keys: &[ArchivedTaxabilityKey], place: u64) -> std::ops::Range<usize> {
     let lo = keys.partition_point(|k| k.place.to_native() < place);
     let hi = keys.partition_point(|k| k.place.to_native() <= place);
-    lo..hi
+    // Keys out of order (a damaged table) find less, never a reversed span.
+    lo..hi.max(lo)
 }
 
 /// The span of `keys` (one place's, sorted by code) holding `code`'s keys.
 fn code_span(keys: &[ArchivedTaxabilityKey], code: u32) -> std::ops::Range<usize> {
     let lo = keys.partition_point(|k| k.tax_code.to_native() < code);
     let hi = keys.partition_point(|k| k.tax_code.to_native() <= code);
-    lo..hi
+    lo..hi.max(lo)
 }
 
 /// Whether one place's keys make `code`'s treatment known at the level `bit` on `day`:
@@ -304,12 +305,11 @@ fn known_at<D>(
 ) -> bool {
     let mut c = code;
     for _ in 0..64 {
-        let own: Vec<&ArchivedTaxabilityKey> = place_keys[code_span(place_keys, c.0)]
-            .iter()
-            .filter(|k| k.levels & bit != 0 && k.from.to_native() <= day && day <= k.to.to_native())
-            .collect();
-        if !own.is_empty() {
-            return own.iter().any(|k| k.known & bit != 0);
+        let mut own = place_keys[code_span(place_keys, c.0)].iter().filter(|k| {
+            k.levels & bit != 0 && k.from.to_native() <= day && day <= k.to.to_native()
+        });
+        if let Some(first) = own.next() {
+            return first.known & bit != 0 || own.any(|k| k.known & bit != 0);
         }
         match table.data().tax_codes.get(c.0 as usize) {
             Some(r) if r.parent.to_native() == u32::MAX => return true,

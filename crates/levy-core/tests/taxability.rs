@@ -231,6 +231,14 @@ fn an_unknown_level_makes_the_line_unknown_and_the_answer_partial() {
     let mut out = Vec::new();
     assert!(t.calculate_batch([(&loc, &s)], &mut out).is_empty());
     assert_eq!(out[0].taxability, Taxability::Unknown);
+    // An exempt buyer owes nothing whatever the product: nothing unknown to say.
+    let mut exempt = sale(&t, d0, &[("CANDY", "10000")]);
+    exempt.customer.exempt = true;
+    let c = t.calculate(&loc, &exempt).unwrap();
+    assert_eq!(
+        (c.total_tax, c.taxability, c.coverage),
+        (d("0"), Taxability::Known, Coverage::Full)
+    );
     // Where the answer holds the state alone, the state's cell suffices.
     let state = t.resolve(&at("37204", "US"), d0).unwrap();
     let c = t
@@ -448,4 +456,126 @@ fn a_per_sale_threshold_with_amounts_that_include_tax() {
         (c.lines[0].amount_excluding_tax, c.lines[0].tax),
         (d("398"), d("52"))
     );
+}
+
+mod threshold_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A table of one Ontario-like jurisdiction: general merchandise at `high`, prepared
+    /// food at `low` when the sale's prepared food totals at most `limit`, `high` above.
+    fn table(low: Decimal, high: Decimal, limit: Decimal) -> Table<AlignedBytes> {
+        let mut b = TableBuilder::new();
+        b.tax_code("GENERAL_MERCHANDISE", None, "goods").unwrap();
+        b.tax_code("PREPARED_FOOD", Some("GENERAL_MERCHANDISE"), "food")
+            .unwrap();
+        b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
+        b.category("PREPARED_FOOD", "PREPARED_FOOD");
+        let on = b
+            .jurisdiction(spec("CA-ON", Level::Province, "CA", "ON", TaxType::Gst))
+            .unwrap();
+        b.rule(RuleSpec::flat(
+            on,
+            "GENERAL_MERCHANDISE",
+            high,
+            Date::MIN,
+            Date::MAX,
+            "G",
+        ))
+        .unwrap();
+        for (rate, above) in [(low, false), (high, true)] {
+            let mut r = RuleSpec::flat(on, "PREPARED_FOOD", rate, Date::MIN, Date::MAX, "F");
+            r.sale = Some(SaleCondition {
+                group: 7,
+                limit,
+                above,
+            });
+            b.rule(r).unwrap();
+        }
+        b.region("CA", "ON", "ONTARIO", &[on], "").unwrap();
+        b.postal_prefix("CA", "M", "ON", None).unwrap();
+        Table::from_bytes(&b.build(0).unwrap()).unwrap()
+    }
+
+    /// Half-up rounding of a non-negative decimal to whole cents (minor units).
+    fn round(x: Decimal) -> Decimal {
+        x.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn each_side_applies_exactly_on_its_side_of_the_groups_total(
+            low in 0i64..=800,            // basis points
+            extra in 0i64..=1_500,
+            limit in 0i64..=2_000,        // cents
+            lines in proptest::collection::vec((any::<bool>(), 0i64..=1_500), 1..6),
+            included in any::<bool>(),
+        ) {
+            let (low, high) = (Decimal::new(low, 4), Decimal::new(low + extra, 4));
+            let limit_major = Decimal::new(limit, 2);
+            let t = table(low, high, limit_major);
+            let loc = t.resolve(&at("M5V 2T6", "CA"), day(2026, 3, 1)).unwrap();
+            let sale = Sale {
+                currency: Currency::from_code("CAD").unwrap(),
+                tax_included: included,
+                customer: Customer::default(),
+                automatic_tax: AutomaticTax::Auto,
+                date: day(2026, 3, 1),
+                origin_country: None,
+                rounding: Rounding::Line,
+                lines: lines
+                    .iter()
+                    .map(|&(food, cents)| SaleLine {
+                        amount: Decimal::from(cents),
+                        quantity: 1,
+                        per_unit: false,
+                        tax_code: t
+                            .category(if food { "PREPARED_FOOD" } else { "GENERAL_MERCHANDISE" })
+                            .unwrap(),
+                    })
+                    .collect(),
+            };
+            let c = t.calculate(&loc, &sale).unwrap();
+            // Every line adds up, and the totals are the lines' sums.
+            let mut sums = (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
+            for l in &c.lines {
+                prop_assert_eq!(l.amount_excluding_tax + l.tax, l.amount_including_tax);
+                sums = (sums.0 + l.tax, sums.1 + l.amount_excluding_tax, sums.2 + l.amount_including_tax);
+            }
+            prop_assert_eq!(sums, (c.total_tax, c.total_excluding_tax, c.total_including_tax));
+            // The food lines' total before tax decides the side; every food line is taxed at
+            // that side's rate, every other line at the general rate.
+            let food_total: Decimal = c
+                .lines
+                .iter()
+                .zip(&lines)
+                .filter(|(_, &(food, _))| food)
+                .map(|(l, _)| l.amount_excluding_tax)
+                .sum();
+            let side = if included {
+                // Before tax at the lower rate, as the answer works it out first.
+                let at_low: Decimal = lines
+                    .iter()
+                    .filter(|(food, _)| *food)
+                    .map(|&(_, cents)| round(Decimal::from(cents) / (Decimal::ONE + low)))
+                    .sum();
+                if at_low <= Decimal::from(limit) { low } else { high }
+            } else if food_total <= Decimal::from(limit) {
+                low
+            } else {
+                high
+            };
+            for (l, &(food, cents)) in c.lines.iter().zip(&lines) {
+                let rate = if food { side } else { high };
+                if included {
+                    let excl = round(Decimal::from(cents) / (Decimal::ONE + rate));
+                    prop_assert_eq!(l.amount_excluding_tax, excl);
+                } else {
+                    prop_assert_eq!(l.tax, round(Decimal::from(cents) * rate));
+                }
+            }
+        }
+    }
 }
