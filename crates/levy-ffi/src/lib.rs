@@ -242,23 +242,47 @@ pub extern "C" fn levy_status_message(status: c_int) -> *const c_char {
 }
 
 fn status_message(status: c_int) -> &'static CStr {
-    match status {
-        0 => c"ok",
-        1 => c"a required pointer argument was NULL",
-        2 => c"a string argument was not valid UTF-8",
-        3 => c"levy failed internally (a bug); the call had no effect",
-        4 => c"a file could not be read or written",
-        5 => c"the table file is not a valid levy table",
-        6 => c"an argument is out of its range",
-        7 => c"unknown currency",
-        8 => c"unknown product category or tax code",
-        9 => c"the address or IP address could not be resolved",
-        10 => c"invalid sale (line amount or quantity out of range)",
-        11 => c"index out of range",
-        12 => c"the service could not be opened",
-        13 => c"the sync stopped (ledger, network or central server); call it again",
-        _ => c"unknown status",
-    }
+    LevyStatus::ALL
+        .iter()
+        .find(|&&s| s as c_int == status)
+        .map_or(c"unknown status", |s| s.message())
+}
+
+/// The message of each status, by variant: the numbers are the enum's alone (written out
+/// above, where cbindgen reads them), and this list gives [`LevyStatus::message`] and
+/// [`LevyStatus::ALL`]. Its `match` is exhaustive, so a status added to the enum without
+/// a message here does not compile, and `ALL` holds every status.
+macro_rules! status_messages {
+    ($($variant:ident => $message:literal,)*) => {
+        impl LevyStatus {
+            /// Every status, once each, in the order of their numbers.
+            pub(crate) const ALL: &'static [LevyStatus] = &[$(LevyStatus::$variant,)*];
+
+            /// The English description [`levy_status_message`] answers.
+            pub(crate) const fn message(self) -> &'static CStr {
+                match self {
+                    $(LevyStatus::$variant => $message,)*
+                }
+            }
+        }
+    };
+}
+
+status_messages! {
+    LEVY_OK => c"ok",
+    LEVY_NULL_ARGUMENT => c"a required pointer argument was NULL",
+    LEVY_INVALID_UTF8 => c"a string argument was not valid UTF-8",
+    LEVY_PANIC => c"levy failed internally (a bug); the call had no effect",
+    LEVY_IO_ERROR => c"a file could not be read or written",
+    LEVY_INVALID_TABLE => c"the table file is not a valid levy table",
+    LEVY_INVALID_ARGUMENT => c"an argument is out of its range",
+    LEVY_UNKNOWN_CURRENCY => c"unknown currency",
+    LEVY_UNKNOWN_TAX_CODE => c"unknown product category or tax code",
+    LEVY_RESOLUTION_FAILED => c"the address or IP address could not be resolved",
+    LEVY_INVALID_SALE => c"invalid sale (line amount or quantity out of range)",
+    LEVY_INDEX_OUT_OF_RANGE => c"index out of range",
+    LEVY_SERVICE_ERROR => c"the service could not be opened",
+    LEVY_SYNC_ERROR => c"the sync stopped (ledger, network or central server); call it again",
 }
 
 /// The message of the most recent failed call on the calling thread (an empty string when
@@ -319,11 +343,18 @@ mod tests {
 
     #[test]
     fn every_status_has_its_own_message() {
-        let known: Vec<&CStr> = (0..=13)
+        // Every status once, in the order of their numbers, `LEVY_OK` first.
+        assert_eq!(LevyStatus::ALL[0], LevyStatus::LEVY_OK);
+        for pair in LevyStatus::ALL.windows(2) {
+            assert!((pair[0] as c_int) < (pair[1] as c_int), "{pair:?}");
+        }
+        let known: Vec<&CStr> = LevyStatus::ALL
+            .iter()
             // SAFETY: static strings.
-            .map(|s| unsafe { CStr::from_ptr(levy_status_message(s)) })
+            .map(|&s| unsafe { CStr::from_ptr(levy_status_message(s as c_int)) })
             .collect();
         for (i, m) in known.iter().enumerate() {
+            assert_eq!(*m, LevyStatus::ALL[i].message());
             assert_ne!(m.to_bytes(), b"unknown status", "status {i}");
             assert_eq!(
                 known.iter().filter(|o| *o == m).count(),
@@ -331,15 +362,11 @@ mod tests {
                 "status {i} shares its message"
             );
         }
-        // SAFETY: static string.
-        assert_eq!(
-            unsafe { CStr::from_ptr(levy_status_message(14)) }.to_bytes(),
-            b"unknown status"
-        );
-        // SAFETY: static string.
-        assert_eq!(
-            unsafe { CStr::from_ptr(levy_status_message(-1)) }.to_bytes(),
-            b"unknown status"
-        );
+        let past_the_last = LevyStatus::ALL[LevyStatus::ALL.len() - 1] as c_int + 1;
+        for unknown in [past_the_last, -1, c_int::MAX, c_int::MIN] {
+            // SAFETY: static string.
+            let m = unsafe { CStr::from_ptr(levy_status_message(unknown)) };
+            assert_eq!(m.to_bytes(), b"unknown status", "{unknown}");
+        }
     }
 }
