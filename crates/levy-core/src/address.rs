@@ -204,7 +204,7 @@ pub fn parse_us_zip(code: &str) -> Option<(u32, Option<u16>)> {
         Some(d as u32)
     }
     // As `str::trim`, without decoding the usual postal code's characters.
-    let b = crate::resolve::trim(code).as_bytes();
+    let b = trim(code).as_bytes();
     // Five digits; nine; or five, one separator, four.
     match b.len() {
         5 => Some((number(b)?, None)),
@@ -213,6 +213,17 @@ pub fn parse_us_zip(code: &str) -> Option<(u32, Option<u16>)> {
             Some((number(&b[..5])?, Some(number(&b[6..])? as u16)))
         }
         _ => None,
+    }
+}
+
+/// `s` without leading and trailing whitespace, as [`str::trim`] gives it, but without
+/// decoding a character when the string begins and ends with a visible ASCII one (a
+/// postal code, a country code: the usual field), which no whitespace can be.
+pub(crate) fn trim(s: &str) -> &str {
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (None, _) => s,
+        (Some(a), Some(b)) if a.is_ascii_graphic() && b.is_ascii_graphic() => s,
+        _ => s.trim(),
     }
 }
 
@@ -305,5 +316,30 @@ mod tests {
         assert_eq!(parse_us_zip("3720-31234"), None);
         assert_eq!(parse_us_zip("abcde"), None);
         assert_eq!(normalize_postal("k1a 0b1"), "K1A0B1");
+    }
+}
+
+#[cfg(test)]
+mod trim_tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut trims exactly as `str::trim`: strings drawn from ASCII letters and
+        /// digits, ASCII and Unicode whitespace (NBSP, the ideographic space, line and
+        /// paragraph separators) and other non-ASCII letters, at either end or inside.
+        #[test]
+        fn trims_as_str_trim(s in "[ a-z0-9\t\n\r\u{a0}\u{3000}\u{2028}\u{2029}é漢-]{0,12}") {
+            prop_assert_eq!(super::trim(&s), s.trim());
+        }
+    }
+
+    #[test]
+    fn keeps_visible_ends_and_trims_whitespace() {
+        // By hand: nothing to take off a plain ZIP; ASCII and Unicode spaces come off.
+        assert_eq!(super::trim("37203"), "37203");
+        assert_eq!(super::trim(" 37203\t"), "37203");
+        assert_eq!(super::trim("\u{a0}TN\u{3000}"), "TN");
+        assert_eq!(super::trim(""), "");
+        assert_eq!(super::trim(" "), "");
     }
 }

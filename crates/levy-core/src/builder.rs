@@ -1065,17 +1065,16 @@ impl TableBuilder {
             taxability,
             jsets,
             zips,
-            mut zip4,
-            mut streets,
+            zip4,
+            streets,
             mut regions,
             postal,
             ip_locations,
-            mut ipv4,
-            mut ipv6,
+            ipv4,
+            ipv6,
             ipv4_index_bits,
             ..
         } = self;
-
         // Tax codes: ids are positions in name order.
         let names: Vec<&String> = tax_codes.keys().collect();
         let code_id = |name: &str| -> Result<u32, BuildError> {
@@ -1084,52 +1083,7 @@ impl TableBuilder {
                 .map(|i| i as u32)
                 .map_err(|_| BuildError::UnknownTaxCode(name.to_string()))
         };
-        let mut code_records = Vec::with_capacity(tax_codes.len());
-        for (name, (parent, description, matrix, sst)) in &tax_codes {
-            let parent = match parent {
-                Some(p) => code_id(p)?,
-                None => u32::MAX,
-            };
-            code_records.push(TaxCodeRecord {
-                name: name.clone(),
-                parent,
-                description: description.clone(),
-                delivery: false,
-                matrix: *matrix && parent != u32::MAX,
-                sst: sst.clone(),
-            });
-        }
-        // Reject cycles in the taxonomy.
-        for (i, rec) in code_records.iter().enumerate() {
-            let mut p = rec.parent;
-            let mut steps = 0;
-            while p != u32::MAX {
-                steps += 1;
-                if p as usize == i || steps > code_records.len() {
-                    return Err(BuildError::BadTaxCode(
-                        rec.name.clone(),
-                        "parent chain loops",
-                    ));
-                }
-                p = code_records[p as usize].parent;
-            }
-        }
-        // Delivery codes: those with a proportional rule, and every code below one.
-        let mut proportional = vec![false; code_records.len()];
-        for r in rules.iter().filter(|r| r.proportional) {
-            proportional[code_id(&r.tax_code)? as usize] = true;
-        }
-        for i in 0..code_records.len() {
-            // The chain is loop-free (checked above), so the walk ends.
-            let mut c = i as u32;
-            while c != u32::MAX {
-                if proportional[c as usize] {
-                    code_records[i].delivery = true;
-                    break;
-                }
-                c = code_records[c as usize].parent;
-            }
-        }
+        let code_records = tax_code_records(&tax_codes, &rules, &code_id)?;
         let mut category_records = Vec::with_capacity(categories.len());
         for (name, code) in &categories {
             category_records.push(CategoryRecord {
@@ -1137,83 +1091,10 @@ impl TableBuilder {
                 tax_code: code_id(code)?,
             });
         }
-
-        // Rules, sorted by (jurisdiction, code, from) keeping the written order of ties.
-        let mut rule_records = Vec::with_capacity(rules.len());
-        for r in &rules {
-            rule_records.push(RuleRecord {
-                jurisdiction: r.jurisdiction.0,
-                tax_code: code_id(&r.tax_code)?,
-                from: r.from.0,
-                to: r.to.0,
-                rate: store_decimal(r.rate),
-                base_min: store_decimal(r.band.0),
-                base_max: store_decimal(r.band.1.unwrap_or(Decimal::MAX)),
-                unit_min: store_decimal(r.unit_range.0),
-                unit_max: store_decimal(r.unit_range.1.unwrap_or(Decimal::MAX)),
-                fee: store_decimal(r.fee),
-                rate_type: r.rate_type.clone(),
-                source: r.source,
-                proportional: r.proportional,
-                sale_group: r.sale.map_or(0, |c| c.group),
-                sale_limit: store_decimal(r.sale.map_or(Decimal::ZERO, |c| c.limit)),
-                sale_above: r.sale.is_some_and(|c| c.above),
-            });
-        }
-        rule_records.sort_by_key(|r| (r.jurisdiction, r.tax_code, r.from));
-        let rule_keys = rule_records.iter().map(rule_key).collect();
-        let mut rule_start = vec![0u32; jurisdictions.len() + 1];
-        for r in &rule_records {
-            rule_start[r.jurisdiction as usize + 1] += 1;
-        }
-        for i in 1..rule_start.len() {
-            rule_start[i] += rule_start[i - 1];
-        }
-
-        let mut holiday_records = Vec::with_capacity(holidays.len());
-        for h in &holidays {
-            let mut codes = Vec::with_capacity(h.tax_codes.len());
-            for c in &h.tax_codes {
-                codes.push(code_id(c)?);
-            }
-            let exclude = h
-                .exclude_codes
-                .iter()
-                .map(|c| code_id(c))
-                .collect::<Result<Vec<_>, _>>()?;
-            holiday_records.push(HolidayRecord {
-                name: h.name.clone(),
-                country: country_code(&h.country)?,
-                region: h.region.clone(),
-                include_local: h.include_local,
-                from: h.from.0,
-                to: h.to.0,
-                tax_codes: codes,
-                exclude_codes: exclude,
-                max_unit: store_decimal(h.max_unit.unwrap_or(Decimal::MAX)),
-                cap_inclusive: h.cap_inclusive,
-            });
-        }
-
-        let mut holiday_keys: Vec<HolidayKey> = holiday_records
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                let mut region = [0u8; 6];
-                region[..h.region.len()].copy_from_slice(h.region.as_bytes());
-                HolidayKey {
-                    country: h.country,
-                    region,
-                    from: h.from,
-                    to: h.to,
-                    holiday: i as u32,
-                }
-            })
-            .collect();
-        holiday_keys.sort_by_key(|k| (k.country, k.region, k.from, k.holiday));
-
+        let (rule_records, rule_keys, rule_start) =
+            rule_records(&rules, jurisdictions.len(), &code_id)?;
+        let (holiday_records, holiday_keys) = holiday_records(&holidays, &code_id)?;
         let (taxability_records, taxability_keys) = taxability_data(&taxability, code_id)?;
-
         let mut jset_start = Vec::with_capacity(jsets.len() + 1);
         let mut jset_items = Vec::new();
         jset_start.push(0u32);
@@ -1221,100 +1102,17 @@ impl TableBuilder {
             jset_items.extend_from_slice(s);
             jset_start.push(jset_items.len() as u32);
         }
-
-        // What each region's places name: the levels of every set a ZIP, ZIP+4 or street
-        // range of the region points to.
-        let levels_of = |jset: u32| -> u8 {
-            jsets.get(jset as usize).map_or(0, |members| {
-                members.iter().fold(0u8, |acc, &j| {
-                    acc | jurisdictions
-                        .get(j as usize)
-                        .map_or(0, |r| 1u8 << (r.level & 7))
-                })
-            })
+        let places = Places {
+            jurisdictions: &jurisdictions,
+            jsets: &jsets,
+            zips: &zips,
+            zip4: &zip4,
+            streets: &streets,
         };
-        let mut state_levels: HashMap<String, u8> = HashMap::new();
-        for z in zips.values() {
-            let bits = z.periods.iter().fold(0, |acc, p| acc | levels_of(p.jset));
-            *state_levels.entry(z.state.clone()).or_default() |= bits;
-        }
-        let zip_state: HashMap<u32, &str> =
-            zips.values().map(|z| (z.zip, z.state.as_str())).collect();
-        let mut extra: Vec<(String, u8)> = Vec::new();
-        for (zip5, jset) in zip4
-            .iter()
-            .map(|z| (z.zip5, z.jset))
-            .chain(streets.iter().map(|s| (s.zip5, s.jset)))
-        {
-            if let Some(state) = zip_state.get(&zip5) {
-                extra.push((state.to_string(), levels_of(jset)));
-            }
-        }
-        for (state, bits) in extra {
-            *state_levels.entry(state).or_default() |= bits;
-        }
-        for ((country, region), r) in regions.iter_mut() {
-            r.levels = levels_of(r.jset);
-            if country == b"US" {
-                r.levels |= state_levels.get(region).copied().unwrap_or(0);
-            }
-        }
-
-        // A ZIP of a state whose region-level answer is complete (a state without local
-        // taxes) is complete whatever its source said.
-        let mut zips = zips;
-        for z in zips.values_mut() {
-            let complete = regions
-                .get(&(*b"US", z.state.clone()))
-                .is_some_and(|r| r.coverage == Coverage::Full as u8);
-            if complete {
-                for p in &mut z.periods {
-                    p.coverage = Coverage::Full as u8;
-                }
-            }
-        }
-        let zip_records: Vec<ZipRecord> = zips.into_values().collect();
-        let zip5 = if zip_records.is_empty() {
-            Vec::new()
-        } else {
-            let mut dense = vec![u32::MAX; 100_000];
-            for (i, z) in zip_records.iter().enumerate() {
-                dense[z.zip as usize] = i as u32;
-            }
-            dense
-        };
-        zip4.sort_by_key(|z| (z.zip5, z.low, z.from));
-        streets.sort_by(|a, b| {
-            (a.zip5, &a.street, a.low, a.from).cmp(&(b.zip5, &b.street, b.low, b.from))
-        });
-
-        ipv4.sort_by_key(|r| r.start);
-        for w in ipv4.windows(2) {
-            if w[1].start <= w[0].end {
-                return Err(BuildError::IpOverlap(format!(
-                    "{} overlaps {}",
-                    std::net::Ipv4Addr::from(w[1].start),
-                    std::net::Ipv4Addr::from(w[0].end)
-                )));
-            }
-        }
-        ipv6.sort_by_key(|r| r.start);
-        for w in ipv6.windows(2) {
-            if w[1].start <= w[0].end {
-                return Err(BuildError::IpOverlap(format!(
-                    "{} overlaps {}",
-                    std::net::Ipv6Addr::from(w[1].start),
-                    std::net::Ipv6Addr::from(w[0].end)
-                )));
-            }
-        }
-        let ipv4_top_bits = ipv4_index_bits.unwrap_or_else(|| ipv4_index_bits_for(ipv4.len()));
-        let ipv4_top = ipv4_index(&ipv4, ipv4_top_bits);
-        let ipv6_prefix = ipv6
-            .iter()
-            .map(|r| u64::from_be_bytes(r.start[..8].try_into().expect("8 bytes")))
-            .collect();
-
+        places.region_levels(&mut regions);
+        let (zip_records, zip5) = zip_records(zips, &regions);
+        let (zip4, streets) = sorted_ranges(zip4, streets);
+        let ip = ip_data(ipv4, ipv6, ipv4_index_bits)?;
         Ok(TableData {
             manifest,
             jurisdictions,
@@ -1333,11 +1131,11 @@ impl TableBuilder {
             streets,
             regions: regions.into_values().collect(),
             postal_prefixes: postal.into_values().collect(),
-            ipv4,
-            ipv4_top,
-            ipv4_top_bits,
-            ipv6_prefix,
-            ipv6,
+            ipv4: ip.ipv4,
+            ipv4_top: ip.ipv4_top,
+            ipv4_top_bits: ip.ipv4_top_bits,
+            ipv6_prefix: ip.ipv6_prefix,
+            ipv6: ip.ipv6,
             ip_locations,
             taxability: taxability_records,
             taxability_keys,
@@ -1349,6 +1147,307 @@ impl TableBuilder {
     pub fn build(self, build_time: i64) -> Result<Vec<u8>, BuildError> {
         Ok(encode(&self.into_data()?, build_time))
     }
+}
+
+/// The tax codes as records (ids are positions in name order): each with its parent's id,
+/// refused when a parent chain loops, and marked a delivery code when it or a code above
+/// it has a proportional rule (a delivery charge's).
+fn tax_code_records(
+    tax_codes: &BTreeMap<String, (Option<String>, String, bool, String)>,
+    rules: &[RuleSpec],
+    code_id: &impl Fn(&str) -> Result<u32, BuildError>,
+) -> Result<Vec<TaxCodeRecord>, BuildError> {
+    let mut code_records = Vec::with_capacity(tax_codes.len());
+    for (name, (parent, description, matrix, sst)) in tax_codes {
+        let parent = match parent {
+            Some(p) => code_id(p)?,
+            None => u32::MAX,
+        };
+        code_records.push(TaxCodeRecord {
+            name: name.clone(),
+            parent,
+            description: description.clone(),
+            delivery: false,
+            matrix: *matrix && parent != u32::MAX,
+            sst: sst.clone(),
+        });
+    }
+    // Reject cycles in the taxonomy.
+    for (i, rec) in code_records.iter().enumerate() {
+        let mut p = rec.parent;
+        let mut steps = 0;
+        while p != u32::MAX {
+            steps += 1;
+            if p as usize == i || steps > code_records.len() {
+                return Err(BuildError::BadTaxCode(
+                    rec.name.clone(),
+                    "parent chain loops",
+                ));
+            }
+            p = code_records[p as usize].parent;
+        }
+    }
+    // Delivery codes: those with a proportional rule, and every code below one.
+    let mut proportional = vec![false; code_records.len()];
+    for r in rules.iter().filter(|r| r.proportional) {
+        proportional[code_id(&r.tax_code)? as usize] = true;
+    }
+    for i in 0..code_records.len() {
+        // The chain is loop-free (checked above), so the walk ends.
+        let mut c = i as u32;
+        while c != u32::MAX {
+            if proportional[c as usize] {
+                code_records[i].delivery = true;
+                break;
+            }
+            c = code_records[c as usize].parent;
+        }
+    }
+    Ok(code_records)
+}
+
+/// The rules as records, sorted by (jurisdiction, code, from) keeping the written order of
+/// ties; their compact keys; and each of the `jurisdictions`' first rule.
+#[allow(clippy::type_complexity)]
+fn rule_records(
+    rules: &[RuleSpec],
+    jurisdictions: usize,
+    code_id: &impl Fn(&str) -> Result<u32, BuildError>,
+) -> Result<(Vec<RuleRecord>, Vec<RuleKey>, Vec<u32>), BuildError> {
+    let mut rule_records = Vec::with_capacity(rules.len());
+    for r in rules {
+        rule_records.push(RuleRecord {
+            jurisdiction: r.jurisdiction.0,
+            tax_code: code_id(&r.tax_code)?,
+            from: r.from.0,
+            to: r.to.0,
+            rate: store_decimal(r.rate),
+            base_min: store_decimal(r.band.0),
+            base_max: store_decimal(r.band.1.unwrap_or(Decimal::MAX)),
+            unit_min: store_decimal(r.unit_range.0),
+            unit_max: store_decimal(r.unit_range.1.unwrap_or(Decimal::MAX)),
+            fee: store_decimal(r.fee),
+            rate_type: r.rate_type.clone(),
+            source: r.source,
+            proportional: r.proportional,
+            sale_group: r.sale.map_or(0, |c| c.group),
+            sale_limit: store_decimal(r.sale.map_or(Decimal::ZERO, |c| c.limit)),
+            sale_above: r.sale.is_some_and(|c| c.above),
+        });
+    }
+    rule_records.sort_by_key(|r| (r.jurisdiction, r.tax_code, r.from));
+    let rule_keys = rule_records.iter().map(rule_key).collect();
+    let mut rule_start = vec![0u32; jurisdictions + 1];
+    for r in &rule_records {
+        rule_start[r.jurisdiction as usize + 1] += 1;
+    }
+    for i in 1..rule_start.len() {
+        rule_start[i] += rule_start[i - 1];
+    }
+    Ok((rule_records, rule_keys, rule_start))
+}
+
+/// The holidays as records, in the order written, and their keys sorted by place.
+fn holiday_records(
+    holidays: &[HolidaySpec],
+    code_id: &impl Fn(&str) -> Result<u32, BuildError>,
+) -> Result<(Vec<HolidayRecord>, Vec<HolidayKey>), BuildError> {
+    let mut holiday_records = Vec::with_capacity(holidays.len());
+    for h in holidays {
+        let mut codes = Vec::with_capacity(h.tax_codes.len());
+        for c in &h.tax_codes {
+            codes.push(code_id(c)?);
+        }
+        let exclude = h
+            .exclude_codes
+            .iter()
+            .map(|c| code_id(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        holiday_records.push(HolidayRecord {
+            name: h.name.clone(),
+            country: country_code(&h.country)?,
+            region: h.region.clone(),
+            include_local: h.include_local,
+            from: h.from.0,
+            to: h.to.0,
+            tax_codes: codes,
+            exclude_codes: exclude,
+            max_unit: store_decimal(h.max_unit.unwrap_or(Decimal::MAX)),
+            cap_inclusive: h.cap_inclusive,
+        });
+    }
+    let mut holiday_keys: Vec<HolidayKey> = holiday_records
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let mut region = [0u8; 6];
+            region[..h.region.len()].copy_from_slice(h.region.as_bytes());
+            HolidayKey {
+                country: h.country,
+                region,
+                from: h.from,
+                to: h.to,
+                holiday: i as u32,
+            }
+        })
+        .collect();
+    holiday_keys.sort_by_key(|k| (k.country, k.region, k.from, k.holiday));
+    Ok((holiday_records, holiday_keys))
+}
+
+/// The places a builder holds, as the regions' levels are found from them.
+struct Places<'a> {
+    jurisdictions: &'a [JurisdictionRecord],
+    jsets: &'a [Vec<u32>],
+    zips: &'a BTreeMap<u32, ZipRecord>,
+    zip4: &'a [Zip4Record],
+    streets: &'a [StreetRecord],
+}
+
+impl Places<'_> {
+    /// The levels of the jurisdictions of set `jset`, as bits.
+    fn levels_of(&self, jset: u32) -> u8 {
+        self.jsets.get(jset as usize).map_or(0, |members| {
+            members.iter().fold(0u8, |acc, &j| {
+                acc | self
+                    .jurisdictions
+                    .get(j as usize)
+                    .map_or(0, |r| 1u8 << (r.level & 7))
+            })
+        })
+    }
+
+    /// Writes what each region's places name: the levels of its own set and, for a US
+    /// state, of every set a ZIP, ZIP+4 or street range of the state points to.
+    fn region_levels(&self, regions: &mut BTreeMap<([u8; 2], String), RegionRecord>) {
+        let mut state_levels: HashMap<String, u8> = HashMap::new();
+        for z in self.zips.values() {
+            let bits = z
+                .periods
+                .iter()
+                .fold(0, |acc, p| acc | self.levels_of(p.jset));
+            *state_levels.entry(z.state.clone()).or_default() |= bits;
+        }
+        let zip_state: HashMap<u32, &str> = self
+            .zips
+            .values()
+            .map(|z| (z.zip, z.state.as_str()))
+            .collect();
+        let mut extra: Vec<(String, u8)> = Vec::new();
+        for (zip5, jset) in self
+            .zip4
+            .iter()
+            .map(|z| (z.zip5, z.jset))
+            .chain(self.streets.iter().map(|s| (s.zip5, s.jset)))
+        {
+            if let Some(state) = zip_state.get(&zip5) {
+                extra.push((state.to_string(), self.levels_of(jset)));
+            }
+        }
+        for (state, bits) in extra {
+            *state_levels.entry(state).or_default() |= bits;
+        }
+        for ((country, region), r) in regions.iter_mut() {
+            r.levels = self.levels_of(r.jset);
+            if country == b"US" {
+                r.levels |= state_levels.get(region).copied().unwrap_or(0);
+            }
+        }
+    }
+}
+
+/// The ZIP records, by ZIP code, and the dense index of them (empty without ZIPs). A ZIP of
+/// a state whose region-level answer is complete (a state without local taxes) is complete
+/// whatever its source said.
+fn zip_records(
+    mut zips: BTreeMap<u32, ZipRecord>,
+    regions: &BTreeMap<([u8; 2], String), RegionRecord>,
+) -> (Vec<ZipRecord>, Vec<u32>) {
+    for z in zips.values_mut() {
+        let complete = regions
+            .get(&(*b"US", z.state.clone()))
+            .is_some_and(|r| r.coverage == Coverage::Full as u8);
+        if complete {
+            for p in &mut z.periods {
+                p.coverage = Coverage::Full as u8;
+            }
+        }
+    }
+    let zip_records: Vec<ZipRecord> = zips.into_values().collect();
+    let zip5 = if zip_records.is_empty() {
+        Vec::new()
+    } else {
+        let mut dense = vec![u32::MAX; 100_000];
+        for (i, z) in zip_records.iter().enumerate() {
+            dense[z.zip as usize] = i as u32;
+        }
+        dense
+    };
+    (zip_records, zip5)
+}
+
+/// The ZIP+4 ranges sorted by (ZIP5, low, from) and the street ranges by (ZIP5, street,
+/// low, from).
+fn sorted_ranges(
+    mut zip4: Vec<Zip4Record>,
+    mut streets: Vec<StreetRecord>,
+) -> (Vec<Zip4Record>, Vec<StreetRecord>) {
+    zip4.sort_by_key(|z| (z.zip5, z.low, z.from));
+    streets.sort_by(|a, b| {
+        (a.zip5, &a.street, a.low, a.from).cmp(&(b.zip5, &b.street, b.low, b.from))
+    });
+    (zip4, streets)
+}
+
+/// A table's IP ranges, sorted, with their indexes.
+struct IpData {
+    ipv4: Vec<Ipv4Record>,
+    ipv4_top: Vec<u32>,
+    ipv4_top_bits: u8,
+    ipv6_prefix: Vec<u64>,
+    ipv6: Vec<Ipv6Record>,
+}
+
+/// Sorts the IP ranges, refuses overlapping ones, and indexes them: the first-level IPv4
+/// index (`index_bits` wide, or as [`ipv4_index_bits_for`] chooses) and the IPv6 prefixes.
+fn ip_data(
+    mut ipv4: Vec<Ipv4Record>,
+    mut ipv6: Vec<Ipv6Record>,
+    index_bits: Option<u8>,
+) -> Result<IpData, BuildError> {
+    ipv4.sort_by_key(|r| r.start);
+    for w in ipv4.windows(2) {
+        if w[1].start <= w[0].end {
+            return Err(BuildError::IpOverlap(format!(
+                "{} overlaps {}",
+                std::net::Ipv4Addr::from(w[1].start),
+                std::net::Ipv4Addr::from(w[0].end)
+            )));
+        }
+    }
+    ipv6.sort_by_key(|r| r.start);
+    for w in ipv6.windows(2) {
+        if w[1].start <= w[0].end {
+            return Err(BuildError::IpOverlap(format!(
+                "{} overlaps {}",
+                std::net::Ipv6Addr::from(w[1].start),
+                std::net::Ipv6Addr::from(w[0].end)
+            )));
+        }
+    }
+    let ipv4_top_bits = index_bits.unwrap_or_else(|| ipv4_index_bits_for(ipv4.len()));
+    let ipv4_top = ipv4_index(&ipv4, ipv4_top_bits);
+    let ipv6_prefix = ipv6
+        .iter()
+        .map(|r| u64::from_be_bytes(r.start[..8].try_into().expect("8 bytes")))
+        .collect();
+    Ok(IpData {
+        ipv4,
+        ipv4_top,
+        ipv4_top_bits,
+        ipv6_prefix,
+        ipv6,
+    })
 }
 
 /// The matrix's cells as records, and their keys sorted by (place, tax code, from, cell).
@@ -1365,7 +1464,7 @@ fn taxability_data(
             .iter()
             .map(|n| code_id(n))
             .collect::<Result<Vec<u32>, _>>()?;
-        let place = crate::taxability::place_key(country, c.region.as_bytes());
+        let place = crate::derived::place_key(country, c.region.as_bytes());
         let known = if c.treatment == Treatment::Unknown {
             0
         } else {

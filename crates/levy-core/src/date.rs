@@ -15,6 +15,13 @@ impl Date {
     /// The latest representable day, used as "no end" on open intervals.
     pub const MAX: Date = Date(i32::MAX);
 
+    /// Whether the day lies from day `from` to day `to`, both included: whether a table
+    /// record of those days (a rule, a period, a range, a holiday) is in force on it.
+    #[inline]
+    pub(crate) fn within(self, from: i32, to: i32) -> bool {
+        from <= self.0 && self.0 <= to
+    }
+
     /// The day from a proleptic Gregorian year, month (1-12) and day (1-31).
     ///
     /// Returns `None` for a month or day that does not exist (February 30th, month 13).

@@ -43,6 +43,7 @@ pub mod address;
 mod builder;
 mod calc;
 mod date;
+mod derived;
 mod kinds;
 mod lookup;
 pub mod model;

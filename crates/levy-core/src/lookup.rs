@@ -6,7 +6,9 @@
 use rust_decimal::Decimal;
 
 use crate::kinds::{Level, TaxType};
-use crate::model::{ArchivedJurisdictionRecord, ArchivedRuleRecord};
+use crate::model::{
+    ArchivedJurisdictionRecord, ArchivedRuleKey, ArchivedRuleRecord, ArchivedZipRecord,
+};
 use crate::table::{load_decimal, Table};
 
 /// `Decimal::MAX.serialize()`: flags 0 (positive, scale 0), then a mantissa of 96 one bits.
@@ -159,6 +161,26 @@ impl<'t> Rule<'t> {
     }
 }
 
+impl ArchivedRuleKey {
+    /// Whether the rule of the key is in force on `date`.
+    #[inline]
+    pub(crate) fn in_force(&self, date: crate::Date) -> bool {
+        date.within(self.from.to_native(), self.to.to_native())
+    }
+
+    /// The rate of a fast rule's key, as a decimal and as its mantissa and scale; `None`
+    /// for a rule that is not fast (its record holds what the integer path cannot take) or
+    /// a scale no decimal holds.
+    #[inline]
+    pub(crate) fn fast_rate(&self) -> Option<(Decimal, i64, u32)> {
+        if !self.fast {
+            return None;
+        }
+        let (m, scale) = (self.rate_mantissa.to_native(), u32::from(self.rate_scale));
+        Some((Decimal::try_new(m, scale).ok()?, m, scale))
+    }
+}
+
 impl<D> Table<D> {
     /// A jurisdiction by id.
     pub fn jurisdiction(&self, id: JurisdictionId) -> Option<Jurisdiction<'_>> {
@@ -208,6 +230,46 @@ impl<D> Table<D> {
             }
             _ => (0, 0),
         }
+    }
+
+    /// The record of US ZIP code `zip5`, if the table knows it.
+    pub(crate) fn zip_record(&self, zip5: u32) -> Option<&ArchivedZipRecord> {
+        let d = self.data();
+        let i = d.zip5.get(zip5 as usize)?.to_native();
+        d.zips.get(i as usize)
+    }
+
+    /// The compact keys of every rule of `jurisdiction` for `code` (every period), walking
+    /// up the taxonomy to the nearest code that has any, and the id of the first, searched:
+    /// the jurisdiction's span of rule keys, then the code's keys in it (or its parent's).
+    pub(crate) fn search_rule_keys(
+        &self,
+        jurisdiction: JurisdictionId,
+        code: TaxCodeId,
+    ) -> (usize, &[ArchivedRuleKey]) {
+        let (start, end) = self.rule_span(jurisdiction);
+        // The compact keys, parallel to the rules (a damaged table whose key list is short
+        // finds no rules rather than reading out of bounds).
+        let keys = self.data().rule_keys.get(start..end).unwrap_or_default();
+        let mut found = (0, 0);
+        let mut c = Some(code);
+        for _ in 0..64 {
+            let Some(cur) = c else { break };
+            let lo = keys.partition_point(|r| r.tax_code.to_native() < cur.0);
+            // A code has few rules in a jurisdiction (its periods, its bands): counted
+            // one by one rather than searched.
+            let hi = lo
+                + keys[lo..]
+                    .iter()
+                    .take_while(|r| r.tax_code.to_native() == cur.0)
+                    .count();
+            if lo < hi {
+                found = (lo, hi);
+                break;
+            }
+            c = self.tax_code_parent(cur);
+        }
+        (start + found.0, &keys[found.0..found.1])
     }
 
     /// A tax code by exact name (`CLOTHING_GENERAL`).

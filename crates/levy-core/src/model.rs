@@ -245,7 +245,8 @@ pub struct TaxabilityRecord {
 #[derive(Archive, Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[rkyv(derive(Debug))]
 pub struct TaxabilityKey {
-    /// The place: country and region, as [`crate::calc`] packs them for holidays.
+    /// The place: country and region packed into one number, big-endian, as the holiday
+    /// keys order places (two country bytes, then the region, zero-padded to six).
     pub place: u64,
     /// Tax code id.
     pub tax_code: u32,

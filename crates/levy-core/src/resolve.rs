@@ -30,7 +30,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
-use crate::address::{normalize_postal, parse_street_line, parse_us_zip, StreetLine};
+use crate::address::{normalize_postal, parse_street_line, parse_us_zip, trim, StreetLine};
 use crate::date::Date;
 use crate::kinds::Coverage;
 use crate::lookup::JsetId;
@@ -322,17 +322,6 @@ impl<'t> IpPlace<'t> {
     }
 }
 
-/// `s` without leading and trailing whitespace, as [`str::trim`] gives it, but without
-/// decoding a character when the string begins and ends with a visible ASCII one (a
-/// postal code, a country code: the usual field), which no whitespace can be.
-pub(crate) fn trim(s: &str) -> &str {
-    match (s.as_bytes().first(), s.as_bytes().last()) {
-        (None, _) => s,
-        (Some(a), Some(b)) if a.is_ascii_graphic() && b.is_ascii_graphic() => s,
-        _ => s.trim(),
-    }
-}
-
 /// `s` in ASCII upper case, borrowed when it already is (the usual case).
 fn ascii_upper(s: &str) -> Cow<'_, str> {
     if s.bytes().any(|b| b.is_ascii_lowercase()) {
@@ -425,11 +414,6 @@ fn push_plus4_of(s: &mut String, postal: &str, plus4: u16) {
     }
 }
 
-/// Whether a record from day `from` to day `to`, both included, is in force on `date`.
-pub(crate) fn in_force(from: i32, to: i32, date: Date) -> bool {
-    from <= date.0 && date.0 <= to
-}
-
 /// The jurisdiction set of `plus4` among one ZIP5's ZIP+4 `ranges` (sorted by their low
 /// end) on `date`.
 fn zip4_jset(ranges: &[ArchivedZip4Record], plus4: u16, date: Date) -> Option<JsetId> {
@@ -438,9 +422,7 @@ fn zip4_jset(ranges: &[ArchivedZip4Record], plus4: u16, date: Date) -> Option<Js
     ranges[..end]
         .iter()
         .rev()
-        .find(|r| {
-            plus4 <= r.high.to_native() && in_force(r.from.to_native(), r.to.to_native(), date)
-        })
+        .find(|r| plus4 <= r.high.to_native() && date.within(r.from.to_native(), r.to.to_native()))
         .map(|r| JsetId(r.jset.to_native()))
 }
 
@@ -450,13 +432,41 @@ fn zip_period(zip: &ArchivedZipRecord, date: Date) -> Option<&ArchivedZipPeriod>
     let periods = zip.periods.as_slice();
     // Most ZIPs have one period (one source, one set): nothing to search.
     if let [p] = periods {
-        return in_force(p.from.to_native(), p.to.to_native(), date).then_some(p);
+        return date
+            .within(p.from.to_native(), p.to.to_native())
+            .then_some(p);
     }
     let i = periods
         .partition_point(|p| p.from.to_native() <= date.0)
         .checked_sub(1)?;
     let p = &periods[i];
-    in_force(p.from.to_native(), p.to.to_native(), date).then_some(p)
+    date.within(p.from.to_native(), p.to.to_native())
+        .then_some(p)
+}
+
+/// Writes the address used of a US address: its street line as parsed (`street_line`),
+/// unit, city and state (`region`) in upper case, the country `US`, and no postal code yet
+/// (the resolve writes the ZIP it matched).
+fn write_us_address(used: &mut Address, address: &Address, region: &str, street_line: &StreetLine) {
+    used.line1.clear();
+    match street_line.number {
+        Some(n) if !street_line.street.is_empty() => {
+            let _ = write!(used.line1, "{n} {}", street_line.street);
+        }
+        _ if street_line.street.is_empty() => {}
+        _ => used.line1.push_str(&street_line.street),
+    }
+    if street_line.unit.is_empty() {
+        set_upper(&mut used.line2, trim(&address.line2));
+    } else {
+        set(&mut used.line2, &street_line.unit);
+    }
+    set_upper(&mut used.city, trim(&address.city));
+    set(&mut used.region, region);
+    used.postal_code.clear();
+    if used.country != "US" {
+        set(&mut used.country, "US");
+    }
 }
 
 /// What decides a ZIP's place on a date: its usual answer, from memory, or its record.
@@ -465,105 +475,7 @@ enum ZipAnswer<'a> {
     Record(&'a ArchivedZipRecord),
 }
 
-/// Each ZIP code's usual answer, by ZIP code: when its record holds one period (one source,
-/// one set: most ZIPs), that period's set, coverage and days, in one word, so that a lookup
-/// reads one word instead of the ZIP's index entry, record and period in turn (three trips
-/// to memory on a large table, one after the other).
-///
-/// A word is filled on the ZIP's first lookup, from the table's bytes alone, so that any
-/// thread filling it writes the same value: relaxed atomics suffice. Its bits, from the
-/// lowest: the set id (29), the coverage code (2), the first and the last day in force as
-/// days since 1970 held within `0..=65535` (16 each), and a top bit set. [`ZipUsual::EMPTY`]
-/// is a word not yet filled; [`ZipUsual::NONE`] a ZIP without a usual answer (unknown to
-/// the table, several periods, a set id beyond the field). Days outside `1..=65534` are
-/// never answered from memory, so that the held days say what the true ones say: a first
-/// day before 1970 held as 0 is still before any such day, a last day after 2149 held as
-/// 65535 still after it.
-#[derive(Debug)]
-pub(crate) struct ZipUsual {
-    words: Box<[std::sync::atomic::AtomicU64]>,
-}
-
-impl ZipUsual {
-    const EMPTY: u64 = 0;
-    const NONE: u64 = u64::MAX;
-    const SET_BITS: u32 = 29;
-    const DAYS: std::ops::RangeInclusive<i32> = 1..=65534;
-
-    /// The word of a ZIP whose record is `zip` (`None`: unknown to the table).
-    fn word(zip: Option<&ArchivedZipRecord>) -> u64 {
-        let [p] = zip.map_or(&[][..], |z| z.periods.as_slice()) else {
-            return Self::NONE;
-        };
-        let jset = u64::from(p.jset.to_native());
-        // The set id `2^29 - 1` is left out too, so that no word is `NONE`.
-        if jset >= (1 << Self::SET_BITS) - 1 {
-            return Self::NONE;
-        }
-        let coverage = match Coverage::from_u8(p.coverage) {
-            Coverage::StateOnly => 0,
-            Coverage::Partial => 1,
-            Coverage::Full => 2,
-        };
-        let day = |d: i32| d.clamp(0, 65535) as u64;
-        jset | coverage << 29
-            | day(p.from.to_native()) << 31
-            | day(p.to.to_native()) << 47
-            | 1 << 63
-    }
-
-    /// The set and coverage a filled `word` gives on `date`; `None` when it holds no usual
-    /// answer or the period is not in force that day.
-    fn answer(word: u64, date: Date) -> Option<(JsetId, Coverage)> {
-        if word == Self::NONE {
-            return None;
-        }
-        let (from, to) = ((word >> 31) & 0xFFFF, (word >> 47) & 0xFFFF);
-        if !in_force(from as i32, to as i32, date) {
-            return None;
-        }
-        let coverage = match (word >> 29) & 3 {
-            2 => Coverage::Full,
-            1 => Coverage::Partial,
-            _ => Coverage::StateOnly,
-        };
-        Some((
-            JsetId((word & ((1 << Self::SET_BITS) - 1)) as u32),
-            coverage,
-        ))
-    }
-}
-
 impl<D> Table<D> {
-    fn zip_record(&self, zip5: u32) -> Option<&ArchivedZipRecord> {
-        let d = self.data();
-        let i = d.zip5.get(zip5 as usize)?.to_native();
-        d.zips.get(i as usize)
-    }
-
-    /// The set and coverage of ZIP `zip5` on `date` from its [`ZipUsual`] word (filled from
-    /// the record on first use); `None` when the ZIP has no usual answer that day, and the
-    /// record decides.
-    #[inline]
-    fn zip_usual(&self, zip5: u32, date: Date) -> Option<(JsetId, Coverage)> {
-        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-        if !ZipUsual::DAYS.contains(&date.0) {
-            return None;
-        }
-        let usual = self.zip_usual.get_or_init(|| ZipUsual {
-            words: (0..self.data().zip5.len())
-                .map(|_| AtomicU64::new(ZipUsual::EMPTY))
-                .collect(),
-        });
-        let slot = usual.words.get(zip5 as usize)?;
-        let mut word = slot.load(Relaxed);
-        if word == ZipUsual::EMPTY {
-            word = ZipUsual::word(self.zip_record(zip5));
-            slot.store(word, Relaxed);
-        }
-        ZipUsual::answer(word, date)
-    }
-
     /// The address `location` was resolved from, normalized (upper case, USPS
     /// abbreviations, ZIP+4 when it decided): the fields the input gave, and for a US ZIP
     /// code its state and, when no city was given, its city, read from this table. Call it
@@ -658,7 +570,7 @@ impl<D> Table<D> {
             .find(|r| {
                 number <= r.high.to_native()
                     && parity_ok(r.parity)
-                    && in_force(r.from.to_native(), r.to.to_native(), date)
+                    && date.within(r.from.to_native(), r.to.to_native())
             })
             .map(|r| JsetId(r.jset.to_native()))
     }
@@ -724,6 +636,9 @@ impl<D> Table<D> {
         }
     }
 
+    /// Resolves a US address (`region` its state, upper-cased, or empty): the address used
+    /// is written, then a street range decides, else a ZIP+4 range, else the ZIP's own
+    /// answer on `date`, else the state (see the module's table).
     fn resolve_us(
         &self,
         address: &Address,
@@ -741,101 +656,29 @@ impl<D> Table<D> {
             parse_street_line(&address.line1)
         };
         let has_street = street_line.number.is_some() && !street_line.street.is_empty();
-        let used = &mut out.address;
-        used.line1.clear();
-        match street_line.number {
-            Some(n) if !street_line.street.is_empty() => {
-                let _ = write!(used.line1, "{n} {}", street_line.street);
-            }
-            _ if street_line.street.is_empty() => {}
-            _ => used.line1.push_str(&street_line.street),
-        }
-        if street_line.unit.is_empty() {
-            set_upper(&mut used.line2, trim(&address.line2));
-        } else {
-            set(&mut used.line2, &street_line.unit);
-        }
-        set_upper(&mut used.city, trim(&address.city));
-        set(&mut used.region, region);
-        used.postal_code.clear();
-        if used.country != "US" {
-            set(&mut used.country, "US");
-        }
+        write_us_address(&mut out.address, address, region, &street_line);
         if postal.is_empty() {
-            return self.region_location(
-                out,
-                "US",
-                region,
-                ResolutionStatus::PostalOnly,
-                Precision::Province,
-            );
+            let (status, precision) = (ResolutionStatus::PostalOnly, Precision::Province);
+            return self.region_location(out, "US", region, status, precision);
         }
         let (zip5, plus4) = parse_us_zip(postal).ok_or_else(|| {
             ResolveError::MalformedPostal(address.postal_code.clone(), "US".into())
         })?;
-        // The ZIP's ZIP+4 ranges, asked for all at once before the ZIP's own record is
-        // read: on a large table each is a trip to memory, and they overlap instead of
-        // following each other (the search below then finds them in cache).
-        let zip4_ranges = plus4.map(|_| {
-            let (start, end) = self.zip4_span(zip5);
-            let ranges = &self.data().zip4[start..end];
-            crate::lookup::prefetch_slice(ranges);
-            ranges
-        });
-        // An address by ZIP alone (no ZIP+4, no street) takes the ZIP's own answer on
-        // `date` when it has one set for all its days (most): from memory, without reading
-        // the ZIP's record. The record is read when it is needed: to check a region given
-        // beside the ZIP, for any other ZIP, and beside a ZIP+4 or a street, which decide
-        // first (a word read for them would be one more trip to memory, seldom used).
+        let zip4_ranges = plus4.map(|_| self.zip4_ranges_fetched(zip5));
+        // An address by ZIP alone (no ZIP+4, no street) may take the ZIP's usual answer.
         let by_zip = plus4.is_none() && !has_street;
-        let answer = match by_zip.then(|| self.zip_usual(zip5, date)).flatten() {
-            Some(usual) if region.is_empty() => ZipAnswer::Usual(usual),
-            usual => {
-                let Some(zip) = self.zip_record(zip5) else {
-                    // A well-formed ZIP the table does not know: fall back to the state
-                    // when given.
-                    push_zip_of(&mut out.address.postal_code, postal, zip5, None);
-                    return self.region_location(
-                        out,
-                        "US",
-                        region,
-                        ResolutionStatus::PostalFallback1,
-                        Precision::Province,
-                    );
-                };
-                if !region.is_empty() && zip.state.as_str() != region {
-                    return Err(ResolveError::ZipStateMismatch {
-                        postal: zip_text(zip5, None),
-                        given: region.to_string(),
-                        actual: zip.state.as_str().to_string(),
-                    });
-                }
-                usual.map_or(ZipAnswer::Record(zip), ZipAnswer::Usual)
-            }
+        let Some(answer) = self.zip_answer(zip5, region, by_zip, date)? else {
+            // A well-formed ZIP the table does not know: fall back to the state when given.
+            push_zip_of(&mut out.address.postal_code, postal, zip5, None);
+            let (status, precision) = (ResolutionStatus::PostalFallback1, Precision::Province);
+            return self.region_location(out, "US", region, status, precision);
         };
         // The ZIP's state, and its city when none was given, complete the address when
         // it is asked for (`Table::address_used`).
         out.zip = Some(zip5);
-        let used = &mut out.address;
-        push_zip_of(&mut used.postal_code, postal, zip5, None);
-        if has_street {
-            if let Some(jset) = self.street_jset(
-                zip5,
-                &street_line.street,
-                street_line.number.unwrap_or(0),
-                date,
-            ) {
-                if let Some(p4) = plus4 {
-                    push_plus4_of(&mut used.postal_code, postal, p4);
-                }
-                out.place(
-                    Some(jset),
-                    ResolutionStatus::Exact,
-                    Precision::Street,
-                    Coverage::Full,
-                );
-                return Ok(());
-            }
+        push_zip_of(&mut out.address.postal_code, postal, zip5, None);
+        if has_street && self.place_by_street(&street_line, (zip5, plus4), postal, date, out) {
+            return Ok(());
         }
         let status = if no_line1 {
             ResolutionStatus::PostalOnly
@@ -844,11 +687,90 @@ impl<D> Table<D> {
         };
         if let (Some(p4), Some(ranges)) = (plus4, zip4_ranges) {
             if let Some(jset) = zip4_jset(ranges, p4, date) {
-                push_plus4_of(&mut used.postal_code, postal, p4);
+                push_plus4_of(&mut out.address.postal_code, postal, p4);
                 out.place(Some(jset), status, Precision::PostalPlus, Coverage::Full);
                 return Ok(());
             }
         }
+        self.place_by_zip(answer, status, date, out)
+    }
+
+    /// The ZIP+4 ranges of `zip5`, asked for all at once before the ZIP's own record is
+    /// read: on a large table each is a trip to memory, and they overlap instead of
+    /// following each other (the search then finds them in cache).
+    #[inline]
+    fn zip4_ranges_fetched(&self, zip5: u32) -> &[ArchivedZip4Record] {
+        let (start, end) = self.zip4_span(zip5);
+        let ranges = &self.data().zip4[start..end];
+        crate::lookup::prefetch_slice(ranges);
+        ranges
+    }
+
+    /// What decides ZIP `zip5`'s place on `date`, checked against the state `region` when
+    /// one is given; `None` for a ZIP the table does not know. An address by ZIP alone
+    /// (`by_zip`) takes the ZIP's own answer when it has one set for all its days (most):
+    /// from memory, without reading the ZIP's record. The record is read when it is needed:
+    /// to check a region given beside the ZIP, for any other ZIP, and beside a ZIP+4 or a
+    /// street, which decide first (a word read for them would be one more trip to memory,
+    /// seldom used).
+    #[inline]
+    fn zip_answer(
+        &self,
+        zip5: u32,
+        region: &str,
+        by_zip: bool,
+        date: Date,
+    ) -> Result<Option<ZipAnswer<'_>>, ResolveError> {
+        let usual = by_zip.then(|| self.zip_usual(zip5, date)).flatten();
+        if let (Some(usual), true) = (usual, region.is_empty()) {
+            return Ok(Some(ZipAnswer::Usual(usual)));
+        }
+        let Some(zip) = self.zip_record(zip5) else {
+            return Ok(None);
+        };
+        if !region.is_empty() && zip.state.as_str() != region {
+            return Err(ResolveError::ZipStateMismatch {
+                postal: zip_text(zip5, None),
+                given: region.to_string(),
+                actual: zip.state.as_str().to_string(),
+            });
+        }
+        Ok(Some(usual.map_or(ZipAnswer::Record(zip), ZipAnswer::Usual)))
+    }
+
+    /// Places `out` by the street range of `street_line` in ZIP `zip` (its ZIP5 and
+    /// plus-4), if one is in force on `date`, with the plus-4 of `postal` in the address
+    /// used; `false` when none matches.
+    fn place_by_street(
+        &self,
+        street_line: &StreetLine,
+        zip: (u32, Option<u16>),
+        postal: &str,
+        date: Date,
+        out: &mut Location,
+    ) -> bool {
+        let (street, number) = (&street_line.street, street_line.number.unwrap_or(0));
+        let Some(jset) = self.street_jset(zip.0, street, number, date) else {
+            return false;
+        };
+        if let Some(p4) = zip.1 {
+            push_plus4_of(&mut out.address.postal_code, postal, p4);
+        }
+        let (status, precision) = (ResolutionStatus::Exact, Precision::Street);
+        out.place(Some(jset), status, precision, Coverage::Full);
+        true
+    }
+
+    /// Places `out` by the ZIP's `answer` on `date`; a ZIP whose record holds no period
+    /// that day is answered for its state.
+    #[inline]
+    fn place_by_zip(
+        &self,
+        answer: ZipAnswer<'_>,
+        status: ResolutionStatus,
+        date: Date,
+        out: &mut Location,
+    ) -> Result<(), ResolveError> {
         let (jset, coverage) = match answer {
             ZipAnswer::Usual(usual) => usual,
             ZipAnswer::Record(zip) => match zip_period(zip, date) {
@@ -856,13 +778,8 @@ impl<D> Table<D> {
                 // No source says what taxes this ZIP on this date: answer for its state,
                 // and say that this is all the answer covers.
                 None => {
-                    return self.region_location(
-                        out,
-                        "US",
-                        zip.state.as_str(),
-                        status,
-                        Precision::Province,
-                    )
+                    let state = zip.state.as_str();
+                    return self.region_location(out, "US", state, status, Precision::Province);
                 }
             },
         };
@@ -1165,31 +1082,6 @@ mod error_type_tests {
         ];
         let types: Vec<&str> = all.iter().map(ResolveError::error_type).collect();
         assert_eq!(types, ResolveError::ERROR_TYPES);
-    }
-}
-
-#[cfg(test)]
-mod trim_tests {
-    use proptest::prelude::*;
-
-    proptest! {
-        /// The shortcut trims exactly as `str::trim`: strings drawn from ASCII letters and
-        /// digits, ASCII and Unicode whitespace (NBSP, the ideographic space, line and
-        /// paragraph separators) and other non-ASCII letters, at either end or inside.
-        #[test]
-        fn trims_as_str_trim(s in "[ a-z0-9\t\n\r\u{a0}\u{3000}\u{2028}\u{2029}é漢-]{0,12}") {
-            prop_assert_eq!(super::trim(&s), s.trim());
-        }
-    }
-
-    #[test]
-    fn keeps_visible_ends_and_trims_whitespace() {
-        // By hand: nothing to take off a plain ZIP; ASCII and Unicode spaces come off.
-        assert_eq!(super::trim("37203"), "37203");
-        assert_eq!(super::trim(" 37203\t"), "37203");
-        assert_eq!(super::trim("\u{a0}TN\u{3000}"), "TN");
-        assert_eq!(super::trim(""), "");
-        assert_eq!(super::trim(" "), "");
     }
 }
 
