@@ -151,196 +151,24 @@ impl Workload {
     /// the same data.
     pub fn from_table<D>(table: &Table<D>, keys: usize, seed: u64, date: Date) -> Workload {
         let mut rng = SplitMix(seed);
-        let d = table.data();
         let general = table
             .category("GENERAL_MERCHANDISE")
             .or_else(|| table.tax_code("GENERAL_MERCHANDISE"));
-        // The rate of each jurisdiction set, computed once.
-        let mut set_rates = std::collections::HashMap::new();
-        let mut rate_of = |jset: JsetId| -> i64 {
-            *set_rates.entry(jset.0).or_insert_with(|| {
-                let mut sum = Decimal::ZERO;
-                if let Some(code) = general {
-                    for j in table.jset(jset) {
-                        for (_, r) in table.rules_of(j) {
-                            let (from, to) = r.interval();
-                            if r.tax_code() == code && from <= date && date <= to && r.is_plain() {
-                                sum += r.rate();
-                            }
-                        }
-                    }
-                }
-                (sum * Decimal::from(RATE_SCALE as i64))
-                    .round()
-                    .try_into()
-                    .unwrap_or(0)
-            })
+        let mut rates = SetRates {
+            table,
+            general,
+            date,
+            rates: std::collections::HashMap::new(),
         };
-        let db = Connection::open_in_memory().expect("an in-memory SQLite database");
-        db.execute_batch(
-            "CREATE TABLE zip5 (zip INTEGER PRIMARY KEY, rate INTEGER NOT NULL);
-             CREATE TABLE zip4 (zip5 INTEGER, low INTEGER, high INTEGER, rate INTEGER);
-             CREATE INDEX zip4_key ON zip4 (zip5, low);
-             CREATE TABLE streets (zip5 INTEGER, street TEXT, low INTEGER, high INTEGER,
-                                   rate INTEGER);
-             CREATE INDEX streets_key ON streets (zip5, street, low);
-             CREATE TABLE ipv4 (start INTEGER PRIMARY KEY, end INTEGER, country TEXT,
-                                region TEXT);
-             CREATE TABLE ipv6 (start BLOB PRIMARY KEY, end BLOB, country TEXT, region TEXT)
-                 WITHOUT ROWID;",
-        )
-        .expect("create the baseline's tables");
+        let db = baseline_db();
         let tx = db.unchecked_transaction().expect("a transaction");
-
-        // ZIP5: every ZIP with a period in force on the date, else its state's set.
-        let mut zip5 = Vec::new();
-        {
-            let mut ins = tx
-                .prepare("INSERT INTO zip5 VALUES (?1, ?2)")
-                .expect("prepare");
-            for z in d.zips.iter() {
-                let zip = z.zip.to_native();
-                let jset = z
-                    .periods
-                    .iter()
-                    .find(|p| p.from.to_native() <= date.0 && date.0 <= p.to.to_native())
-                    .map(|p| JsetId(p.jset.to_native()))
-                    .or_else(|| table.region("US", z.state.as_str()).map(|r| r.0));
-                let Some(jset) = jset else { continue };
-                ins.execute(params![zip, rate_of(jset)]).expect("insert");
-                zip5.push(zip);
-            }
-        }
-        let zip5 = rng
-            .sample(zip5.len(), keys)
-            .into_iter()
-            .map(|i| (us_address("", &format!("{:05}", zip5[i])), zip5[i]))
-            .collect();
-
-        // ZIP+4: a random plus-4 inside each chosen range that is in force on the date.
-        let mut zip4 = Vec::new();
-        {
-            let mut ins = tx
-                .prepare("INSERT INTO zip4 VALUES (?1, ?2, ?3, ?4)")
-                .expect("prepare");
-            for r in d.zip4.iter() {
-                if r.from.to_native() <= date.0 && date.0 <= r.to.to_native() {
-                    let (z, lo, hi) = (r.zip5.to_native(), r.low.to_native(), r.high.to_native());
-                    ins.execute(params![z, lo, hi, rate_of(JsetId(r.jset.to_native()))])
-                        .expect("insert");
-                    zip4.push((z, lo, hi));
-                }
-            }
-        }
-        let zip4 = rng
-            .sample(zip4.len(), keys)
-            .into_iter()
-            .map(|i| {
-                let (z, lo, hi) = zip4[i];
-                let plus4 = lo + rng.below(u64::from(hi - lo) + 1) as u16;
-                (us_address("", &format!("{z:05}-{plus4:04}")), z, plus4)
-            })
-            .collect();
-
-        // Streets: a house number of the right parity inside each chosen range.
-        let mut streets = Vec::new();
-        {
-            let mut ins = tx
-                .prepare("INSERT INTO streets VALUES (?1, ?2, ?3, ?4, ?5)")
-                .expect("prepare");
-            for r in d.streets.iter() {
-                if r.from.to_native() <= date.0 && date.0 <= r.to.to_native() {
-                    let (z, lo, hi) = (r.zip5.to_native(), r.low.to_native(), r.high.to_native());
-                    let street = r.street.as_str();
-                    ins.execute(params![
-                        z,
-                        street,
-                        lo,
-                        hi,
-                        rate_of(JsetId(r.jset.to_native()))
-                    ])
-                    .expect("insert");
-                    streets.push((z, street.to_string(), lo, hi, r.parity));
-                }
-            }
-        }
-        let streets = rng
-            .sample(streets.len(), keys)
-            .into_iter()
-            .filter_map(|i| {
-                let (z, ref street, lo, hi, parity) = streets[i];
-                let mut n = lo + rng.below(u64::from(hi - lo) + 1) as u32;
-                let want = match parity {
-                    b'O' => Some(1),
-                    b'E' => Some(0),
-                    _ => None,
-                };
-                if want.is_some_and(|w| n % 2 != w) {
-                    n = if n < hi { n + 1 } else { n.checked_sub(1)? };
-                }
-                if n < lo || n == 0 {
-                    return None;
-                }
-                let line1 = format!("{n} {street}");
-                Some((us_address(&line1, &format!("{z:05}")), z, street.clone(), n))
-            })
-            .collect();
-
-        // IP ranges: a random address inside each chosen range.
-        let mut ins4 = tx
-            .prepare("INSERT INTO ipv4 VALUES (?1, ?2, ?3, ?4)")
-            .expect("prepare");
-        let mut ins6 = tx
-            .prepare("INSERT INTO ipv6 VALUES (?1, ?2, ?3, ?4)")
-            .expect("prepare");
-        let place = |loc: u32| {
-            d.ip_locations
-                .get(loc as usize)
-                .map(|p| {
-                    (
-                        String::from_utf8_lossy(&p.country).into_owned(),
-                        p.region.as_str().to_string(),
-                    )
-                })
-                .unwrap_or_default()
-        };
-        for r in d.ipv4.iter() {
-            let (c, reg) = place(r.location.to_native());
-            ins4.execute(params![r.start.to_native(), r.end.to_native(), c, reg])
-                .expect("insert");
-        }
-        for r in d.ipv6.iter() {
-            let (c, reg) = place(r.location.to_native());
-            ins6.execute(params![&r.start[..], &r.end[..], c, reg])
-                .expect("insert");
-        }
-        drop((ins4, ins6));
-        let ipv4 = rng
-            .sample(d.ipv4.len(), keys)
-            .into_iter()
-            .map(|i| {
-                let r = &d.ipv4[i];
-                let (s, e) = (r.start.to_native(), r.end.to_native());
-                Ipv4Addr::from(s + rng.below(u64::from(e - s) + 1) as u32)
-            })
-            .collect();
-        let ipv6 = rng
-            .sample(d.ipv6.len(), keys)
-            .into_iter()
-            .map(|i| {
-                let r = &d.ipv6[i];
-                let (s, e) = (u128::from_be_bytes(r.start), u128::from_be_bytes(r.end));
-                let span = e - s;
-                let off = if span >= u128::from(u64::MAX) {
-                    u128::from(rng.next())
-                } else {
-                    u128::from(rng.below(span as u64 + 1))
-                };
-                Ipv6Addr::from(s + off)
-            })
-            .collect();
+        // The keys of each kind in turn, from one generator: the same seed, the same keys.
+        let zip5 = zip5_keys(&tx, &mut rates, &mut rng, keys);
+        let zip4 = zip4_keys(&tx, &mut rates, &mut rng, keys);
+        let streets = street_keys(&tx, &mut rates, &mut rng, keys);
+        insert_ip_ranges(&tx, table);
+        let (ipv4, ipv6) = ip_keys(table, &mut rng, keys);
         tx.commit().expect("commit the baseline's data");
-
         let sale = Sale {
             currency: Currency::USD,
             tax_included: false,
@@ -403,6 +231,227 @@ impl Workload {
             self.ipv6.len(),
         ]
     }
+}
+
+/// The rate levy applies at each jurisdiction set on the day measured (the sum of its
+/// jurisdictions' plain general-merchandise rates), in units of 10^-10, computed once a set.
+struct SetRates<'t, D> {
+    table: &'t Table<D>,
+    general: Option<levy_core::TaxCodeId>,
+    date: Date,
+    rates: std::collections::HashMap<u32, i64>,
+}
+
+impl<D> SetRates<'_, D> {
+    fn of(&mut self, jset: JsetId) -> i64 {
+        let (table, general, date) = (self.table, self.general, self.date);
+        *self.rates.entry(jset.0).or_insert_with(|| {
+            let mut sum = Decimal::ZERO;
+            if let Some(code) = general {
+                for j in table.jset(jset) {
+                    for (_, r) in table.rules_of(j) {
+                        let (from, to) = r.interval();
+                        if r.tax_code() == code && from <= date && date <= to && r.is_plain() {
+                            sum += r.rate();
+                        }
+                    }
+                }
+            }
+            (sum * Decimal::from(RATE_SCALE as i64))
+                .round()
+                .try_into()
+                .unwrap_or(0)
+        })
+    }
+}
+
+/// An in-memory SQLite database with the baseline's tables, empty.
+fn baseline_db() -> Connection {
+    let db = Connection::open_in_memory().expect("an in-memory SQLite database");
+    db.execute_batch(
+        "CREATE TABLE zip5 (zip INTEGER PRIMARY KEY, rate INTEGER NOT NULL);
+         CREATE TABLE zip4 (zip5 INTEGER, low INTEGER, high INTEGER, rate INTEGER);
+         CREATE INDEX zip4_key ON zip4 (zip5, low);
+         CREATE TABLE streets (zip5 INTEGER, street TEXT, low INTEGER, high INTEGER,
+                               rate INTEGER);
+         CREATE INDEX streets_key ON streets (zip5, street, low);
+         CREATE TABLE ipv4 (start INTEGER PRIMARY KEY, end INTEGER, country TEXT,
+                            region TEXT);
+         CREATE TABLE ipv6 (start BLOB PRIMARY KEY, end BLOB, country TEXT, region TEXT)
+             WITHOUT ROWID;",
+    )
+    .expect("create the baseline's tables");
+    db
+}
+
+/// ZIP5 keys: every ZIP with a period in force on the day (else its state's set) into the
+/// baseline, and up to `keys` of them drawn, each as an address holding only the ZIP.
+fn zip5_keys<D>(
+    tx: &rusqlite::Transaction<'_>,
+    rates: &mut SetRates<'_, D>,
+    rng: &mut SplitMix,
+    keys: usize,
+) -> Vec<(Address, u32)> {
+    let (table, date) = (rates.table, rates.date);
+    let mut zip5 = Vec::new();
+    let mut ins = tx
+        .prepare("INSERT INTO zip5 VALUES (?1, ?2)")
+        .expect("prepare");
+    for z in table.data().zips.iter() {
+        let zip = z.zip.to_native();
+        let jset = z
+            .periods
+            .iter()
+            .find(|p| p.from.to_native() <= date.0 && date.0 <= p.to.to_native())
+            .map(|p| JsetId(p.jset.to_native()))
+            .or_else(|| table.region("US", z.state.as_str()).map(|r| r.0));
+        let Some(jset) = jset else { continue };
+        ins.execute(params![zip, rates.of(jset)]).expect("insert");
+        zip5.push(zip);
+    }
+    rng.sample(zip5.len(), keys)
+        .into_iter()
+        .map(|i| (us_address("", &format!("{:05}", zip5[i])), zip5[i]))
+        .collect()
+}
+
+/// ZIP+4 keys: every range in force on the day into the baseline, and a random plus-4
+/// inside each of up to `keys` ranges drawn.
+fn zip4_keys<D>(
+    tx: &rusqlite::Transaction<'_>,
+    rates: &mut SetRates<'_, D>,
+    rng: &mut SplitMix,
+    keys: usize,
+) -> Vec<(Address, u32, u16)> {
+    let date = rates.date;
+    let mut zip4 = Vec::new();
+    let mut ins = tx
+        .prepare("INSERT INTO zip4 VALUES (?1, ?2, ?3, ?4)")
+        .expect("prepare");
+    for r in rates.table.data().zip4.iter() {
+        if r.from.to_native() <= date.0 && date.0 <= r.to.to_native() {
+            let (z, lo, hi) = (r.zip5.to_native(), r.low.to_native(), r.high.to_native());
+            ins.execute(params![z, lo, hi, rates.of(JsetId(r.jset.to_native()))])
+                .expect("insert");
+            zip4.push((z, lo, hi));
+        }
+    }
+    rng.sample(zip4.len(), keys)
+        .into_iter()
+        .map(|i| {
+            let (z, lo, hi) = zip4[i];
+            let plus4 = lo + rng.below(u64::from(hi - lo) + 1) as u16;
+            (us_address("", &format!("{z:05}-{plus4:04}")), z, plus4)
+        })
+        .collect()
+}
+
+/// Street keys: every range in force on the day into the baseline, and a house number of
+/// the right parity inside each of up to `keys` ranges drawn.
+fn street_keys<D>(
+    tx: &rusqlite::Transaction<'_>,
+    rates: &mut SetRates<'_, D>,
+    rng: &mut SplitMix,
+    keys: usize,
+) -> Vec<(Address, u32, String, u32)> {
+    let date = rates.date;
+    let mut streets = Vec::new();
+    let mut ins = tx
+        .prepare("INSERT INTO streets VALUES (?1, ?2, ?3, ?4, ?5)")
+        .expect("prepare");
+    for r in rates.table.data().streets.iter() {
+        if r.from.to_native() <= date.0 && date.0 <= r.to.to_native() {
+            let (z, lo, hi) = (r.zip5.to_native(), r.low.to_native(), r.high.to_native());
+            let street = r.street.as_str();
+            let rate = rates.of(JsetId(r.jset.to_native()));
+            ins.execute(params![z, street, lo, hi, rate])
+                .expect("insert");
+            streets.push((z, street.to_string(), lo, hi, r.parity));
+        }
+    }
+    rng.sample(streets.len(), keys)
+        .into_iter()
+        .filter_map(|i| {
+            let (z, ref street, lo, hi, parity) = streets[i];
+            let mut n = lo + rng.below(u64::from(hi - lo) + 1) as u32;
+            let want = match parity {
+                b'O' => Some(1),
+                b'E' => Some(0),
+                _ => None,
+            };
+            if want.is_some_and(|w| n % 2 != w) {
+                n = if n < hi { n + 1 } else { n.checked_sub(1)? };
+            }
+            if n < lo || n == 0 {
+                return None;
+            }
+            let line1 = format!("{n} {street}");
+            Some((us_address(&line1, &format!("{z:05}")), z, street.clone(), n))
+        })
+        .collect()
+}
+
+/// Every IP range of the table into the baseline, with its place's country and region.
+fn insert_ip_ranges<D>(tx: &rusqlite::Transaction<'_>, table: &Table<D>) {
+    let d = table.data();
+    let mut ins4 = tx
+        .prepare("INSERT INTO ipv4 VALUES (?1, ?2, ?3, ?4)")
+        .expect("prepare");
+    let mut ins6 = tx
+        .prepare("INSERT INTO ipv6 VALUES (?1, ?2, ?3, ?4)")
+        .expect("prepare");
+    let place = |loc: u32| {
+        d.ip_locations
+            .get(loc as usize)
+            .map(|p| {
+                (
+                    String::from_utf8_lossy(&p.country).into_owned(),
+                    p.region.as_str().to_string(),
+                )
+            })
+            .unwrap_or_default()
+    };
+    for r in d.ipv4.iter() {
+        let (c, reg) = place(r.location.to_native());
+        ins4.execute(params![r.start.to_native(), r.end.to_native(), c, reg])
+            .expect("insert");
+    }
+    for r in d.ipv6.iter() {
+        let (c, reg) = place(r.location.to_native());
+        ins6.execute(params![&r.start[..], &r.end[..], c, reg])
+            .expect("insert");
+    }
+}
+
+/// IP keys: a random address inside each of up to `keys` IPv4 ranges drawn, then likewise
+/// IPv6.
+fn ip_keys<D>(table: &Table<D>, rng: &mut SplitMix, keys: usize) -> (Vec<Ipv4Addr>, Vec<Ipv6Addr>) {
+    let d = table.data();
+    let ipv4 = rng
+        .sample(d.ipv4.len(), keys)
+        .into_iter()
+        .map(|i| {
+            let r = &d.ipv4[i];
+            let (s, e) = (r.start.to_native(), r.end.to_native());
+            Ipv4Addr::from(s + rng.below(u64::from(e - s) + 1) as u32)
+        })
+        .collect();
+    let ipv6 = rng
+        .sample(d.ipv6.len(), keys)
+        .into_iter()
+        .map(|i| {
+            let r = &d.ipv6[i];
+            let (s, e) = (u128::from_be_bytes(r.start), u128::from_be_bytes(r.end));
+            let span = e - s;
+            let off = if span >= u128::from(u64::MAX) {
+                u128::from(rng.next())
+            } else {
+                u128::from(rng.below(span as u64 + 1))
+            };
+            Ipv6Addr::from(s + off)
+        })
+        .collect();
+    (ipv4, ipv6)
 }
 
 fn us_address(line1: &str, postal: &str) -> Address {
@@ -564,48 +613,14 @@ pub fn run(subject: &Subject<'_>, opts: &BenchOptions) -> Result<Vec<Measure>, S
     let (rounds, batch) = (opts.batches.max(1), opts.batch.max(1));
 
     say("open and verify");
-    let open_rounds = rounds.clamp(1, 20);
-    out.push(match subject.path {
-        Some(path) => {
-            let m = measure(
-                "open_verify",
-                "fs_read",
-                1,
-                open_rounds,
-                1,
-                |_| {
-                    let t = AnyTable::open_file(path).expect("the table opened once already");
-                    std::hint::black_box(t.header().archive_len);
-                },
-                |_| {
-                    let b = std::fs::read(path).expect("readable");
-                    std::hint::black_box(b.len());
-                },
-            );
-            std::hint::black_box(());
-            m
-        }
-        None => measure(
-            "open_verify",
-            "memcpy",
-            1,
-            open_rounds,
-            1,
-            |_| table.verify().expect("the embedded table verifies"),
-            |_| {
-                let b = table.bytes().to_vec();
-                std::hint::black_box(b.len());
-            },
-        ),
-    });
+    out.push(measure_open(subject, rounds.clamp(1, 20)));
 
     say("drawing keys and building the SQLite baseline");
     let w = Workload::from_table(table, opts.keys, opts.seed, opts.date);
-    let (sale, date) = (&w.sale, w.date);
     if w.sale.lines.is_empty() {
         return Err("the table has no GENERAL_MERCHANDISE category to price a sale".into());
     }
-
+    let date = w.date;
     // A measure the table has no keys for is left out of the output; progress says which
     // and why, so that a missing line is not mistaken for a failure.
     let left_out = |what: &str, keys: &str| {
@@ -613,114 +628,30 @@ pub fn run(subject: &Subject<'_>, opts: &BenchOptions) -> Result<Vec<Measure>, S
             "{what}: left out, the table holds no {keys} in force on {date}"
         ))
     };
+    let runs = Runs {
+        table,
+        w: &w,
+        rounds,
+        batch,
+    };
     if w.zip5.is_empty() {
         left_out("ZIP5 resolve + calculate and batch of sales", "ZIP5");
     } else {
         say("ZIP5 resolve + calculate");
-        let mut buffers = Buffers::default();
-        let keys = &w.zip5;
-        let mut stmt =
-            w.db.prepare_cached("SELECT rate FROM zip5 WHERE zip = ?1")
-                .map_err(|e| e.to_string())?;
-        out.push(measure(
-            "zip5_resolve_calculate",
-            "sqlite",
-            keys.len(),
-            rounds,
-            batch,
-            |first| {
-                for i in first..first + batch {
-                    let (a, _) = &keys[i % keys.len()];
-                    std::hint::black_box(levy_tax(table, a, sale, date, &mut buffers));
-                }
-            },
-            |first| {
-                for i in first..first + batch {
-                    let (a, _) = &keys[i % keys.len()];
-                    let zip: u32 = a.postal_code.parse().unwrap_or(0);
-                    let rate: i64 = stmt.query_row([zip], |r| r.get(0)).unwrap_or(0);
-                    std::hint::black_box(baseline_tax(AMOUNT_MINOR, rate));
-                }
-            },
-        ));
+        out.push(runs.zip5()?);
     }
-
     if w.zip4.is_empty() {
         left_out("ZIP+4 resolve + calculate", "ZIP+4 range");
     } else {
         say("ZIP+4 resolve + calculate");
-        let mut buffers = Buffers::default();
-        let keys = &w.zip4;
-        let mut stmt =
-            w.db.prepare_cached(
-                "SELECT rate, high FROM zip4 WHERE zip5 = ?1 AND low <= ?2
-                 ORDER BY low DESC LIMIT 1",
-            )
-            .map_err(|e| e.to_string())?;
-        out.push(measure(
-            "zip4_resolve_calculate",
-            "sqlite",
-            keys.len(),
-            rounds,
-            batch,
-            |first| {
-                for i in first..first + batch {
-                    let (a, _, _) = &keys[i % keys.len()];
-                    std::hint::black_box(levy_tax(table, a, sale, date, &mut buffers));
-                }
-            },
-            |first| {
-                for i in first..first + batch {
-                    let (a, _, _) = &keys[i % keys.len()];
-                    let (z, p) = a.postal_code.split_once('-').unwrap_or(("", ""));
-                    let (z, p): (u32, u16) = (z.parse().unwrap_or(0), p.parse().unwrap_or(0));
-                    let row: Option<(i64, u16)> = stmt
-                        .query_row(params![z, p], |r| Ok((r.get(0)?, r.get(1)?)))
-                        .ok();
-                    let rate = row.filter(|&(_, high)| p <= high).map_or(0, |r| r.0);
-                    std::hint::black_box(baseline_tax(AMOUNT_MINOR, rate));
-                }
-            },
-        ));
+        out.push(runs.zip4()?);
     }
-
     if w.streets.is_empty() {
         left_out("street resolve + calculate", "street range");
     } else {
         say("street resolve + calculate");
-        let mut buffers = Buffers::default();
-        let keys = &w.streets;
-        let mut stmt =
-            w.db.prepare_cached(
-                "SELECT rate, high FROM streets WHERE zip5 = ?1 AND street = ?2 AND low <= ?3
-                 ORDER BY low DESC LIMIT 1",
-            )
-            .map_err(|e| e.to_string())?;
-        out.push(measure(
-            "street_resolve_calculate",
-            "sqlite",
-            keys.len(),
-            rounds,
-            batch,
-            |first| {
-                for i in first..first + batch {
-                    let (a, _, _, _) = &keys[i % keys.len()];
-                    std::hint::black_box(levy_tax(table, a, sale, date, &mut buffers));
-                }
-            },
-            |first| {
-                for i in first..first + batch {
-                    let (_, z, street, n) = &keys[i % keys.len()];
-                    let row: Option<(i64, u32)> = stmt
-                        .query_row(params![z, street, n], |r| Ok((r.get(0)?, r.get(1)?)))
-                        .ok();
-                    let rate = row.filter(|&(_, high)| *n <= high).map_or(0, |r| r.0);
-                    std::hint::black_box(baseline_tax(AMOUNT_MINOR, rate));
-                }
-            },
-        ));
+        out.push(runs.streets()?);
     }
-
     let mmdb = match subject.mmdb {
         Some(p) => {
             Some(maxminddb::Reader::open_readfile(p).map_err(|e| format!("{}: {e}", p.display()))?)
@@ -740,26 +671,200 @@ pub fn run(subject: &Subject<'_>, opts: &BenchOptions) -> Result<Vec<Measure>, S
             ));
             continue;
         }
-        let ip_version = mmdb.as_ref().map(|r| r.metadata.ip_version);
-        // An IPv4-only database cannot answer IPv6 keys: compare those with SQLite.
-        let use_mmdb = match ip_version {
+        say(name);
+        out.push(runs.ip(name, &keys, v6, mmdb.as_ref())?);
+    }
+    if !w.zip5.is_empty() {
+        say("batch of sales");
+        out.push(runs.batch()?);
+    }
+    Ok(out)
+}
+
+/// Opening and verifying the table's file against reading it (`fs_read`), or, for the
+/// embedded table, verifying it against copying its bytes (`memcpy`).
+fn measure_open(subject: &Subject<'_>, rounds: usize) -> Measure {
+    let table = subject.table;
+    match subject.path {
+        Some(path) => {
+            let m = measure(
+                "open_verify",
+                "fs_read",
+                1,
+                rounds,
+                1,
+                |_| {
+                    let t = AnyTable::open_file(path).expect("the table opened once already");
+                    std::hint::black_box(t.header().archive_len);
+                },
+                |_| {
+                    let b = std::fs::read(path).expect("readable");
+                    std::hint::black_box(b.len());
+                },
+            );
+            std::hint::black_box(());
+            m
+        }
+        None => measure(
+            "open_verify",
+            "memcpy",
+            1,
+            rounds,
+            1,
+            |_| table.verify().expect("the embedded table verifies"),
+            |_| {
+                let b = table.bytes().to_vec();
+                std::hint::black_box(b.len());
+            },
+        ),
+    }
+}
+
+/// The measures on one workload: its table, keys and baseline, and the rounds and batch.
+struct Runs<'a> {
+    table: &'a AnyTable,
+    w: &'a Workload,
+    rounds: usize,
+    batch: usize,
+}
+
+impl Runs<'_> {
+    /// `zip5_resolve_calculate`: levy on the ZIP5 keys against the SQLite lookup by ZIP.
+    fn zip5(&self) -> Result<Measure, String> {
+        let (table, w, batch) = (self.table, self.w, self.batch);
+        let (sale, date) = (&w.sale, w.date);
+        let mut buffers = Buffers::default();
+        let keys = &w.zip5;
+        let mut stmt =
+            w.db.prepare_cached("SELECT rate FROM zip5 WHERE zip = ?1")
+                .map_err(|e| e.to_string())?;
+        Ok(measure(
+            "zip5_resolve_calculate",
+            "sqlite",
+            keys.len(),
+            self.rounds,
+            batch,
+            |first| {
+                for i in first..first + batch {
+                    let (a, _) = &keys[i % keys.len()];
+                    std::hint::black_box(levy_tax(table, a, sale, date, &mut buffers));
+                }
+            },
+            |first| {
+                for i in first..first + batch {
+                    let (a, _) = &keys[i % keys.len()];
+                    let zip: u32 = a.postal_code.parse().unwrap_or(0);
+                    let rate: i64 = stmt.query_row([zip], |r| r.get(0)).unwrap_or(0);
+                    std::hint::black_box(baseline_tax(AMOUNT_MINOR, rate));
+                }
+            },
+        ))
+    }
+
+    /// `zip4_resolve_calculate`: levy on the ZIP+4 keys against the SQLite range lookup.
+    fn zip4(&self) -> Result<Measure, String> {
+        let (table, w, batch) = (self.table, self.w, self.batch);
+        let (sale, date) = (&w.sale, w.date);
+        let mut buffers = Buffers::default();
+        let keys = &w.zip4;
+        let mut stmt =
+            w.db.prepare_cached(
+                "SELECT rate, high FROM zip4 WHERE zip5 = ?1 AND low <= ?2
+                 ORDER BY low DESC LIMIT 1",
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(measure(
+            "zip4_resolve_calculate",
+            "sqlite",
+            keys.len(),
+            self.rounds,
+            batch,
+            |first| {
+                for i in first..first + batch {
+                    let (a, _, _) = &keys[i % keys.len()];
+                    std::hint::black_box(levy_tax(table, a, sale, date, &mut buffers));
+                }
+            },
+            |first| {
+                for i in first..first + batch {
+                    let (a, _, _) = &keys[i % keys.len()];
+                    let (z, p) = a.postal_code.split_once('-').unwrap_or(("", ""));
+                    let (z, p): (u32, u16) = (z.parse().unwrap_or(0), p.parse().unwrap_or(0));
+                    let row: Option<(i64, u16)> = stmt
+                        .query_row(params![z, p], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .ok();
+                    let rate = row.filter(|&(_, high)| p <= high).map_or(0, |r| r.0);
+                    std::hint::black_box(baseline_tax(AMOUNT_MINOR, rate));
+                }
+            },
+        ))
+    }
+
+    /// `street_resolve_calculate`: levy on the street keys against the SQLite range lookup.
+    fn streets(&self) -> Result<Measure, String> {
+        let (table, w, batch) = (self.table, self.w, self.batch);
+        let (sale, date) = (&w.sale, w.date);
+        let mut buffers = Buffers::default();
+        let keys = &w.streets;
+        let mut stmt =
+            w.db.prepare_cached(
+                "SELECT rate, high FROM streets WHERE zip5 = ?1 AND street = ?2 AND low <= ?3
+                 ORDER BY low DESC LIMIT 1",
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(measure(
+            "street_resolve_calculate",
+            "sqlite",
+            keys.len(),
+            self.rounds,
+            batch,
+            |first| {
+                for i in first..first + batch {
+                    let (a, _, _, _) = &keys[i % keys.len()];
+                    std::hint::black_box(levy_tax(table, a, sale, date, &mut buffers));
+                }
+            },
+            |first| {
+                for i in first..first + batch {
+                    let (_, z, street, n) = &keys[i % keys.len()];
+                    let row: Option<(i64, u32)> = stmt
+                        .query_row(params![z, street, n], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .ok();
+                    let rate = row.filter(|&(_, high)| *n <= high).map_or(0, |r| r.0);
+                    std::hint::black_box(baseline_tax(AMOUNT_MINOR, rate));
+                }
+            },
+        ))
+    }
+
+    /// `ipv4_lookup` or `ipv6_lookup` (`v6`): levy's lookup of `keys` against `mmdb` when
+    /// it can answer them (an IPv4-only database cannot answer IPv6 keys), else against
+    /// the SQLite range lookup.
+    fn ip<S: AsRef<[u8]>>(
+        &self,
+        name: &str,
+        keys: &[IpAddr],
+        v6: bool,
+        mmdb: Option<&maxminddb::Reader<S>>,
+    ) -> Result<Measure, String> {
+        let (table, batch) = (self.table, self.batch);
+        let use_mmdb = match mmdb.map(|r| r.metadata.ip_version) {
             Some(6) => true,
             Some(_) => !v6,
             None => false,
         };
-        say(name);
         let levy = |first: usize| {
             for i in first..first + batch {
                 let ip = keys[i % keys.len()];
                 std::hint::black_box(table.lookup_ip(ip).map(|p| p.region().len()));
             }
         };
-        if let (true, Some(reader)) = (use_mmdb, mmdb.as_ref()) {
-            out.push(measure(
+        if let (true, Some(reader)) = (use_mmdb, mmdb) {
+            return Ok(measure(
                 name,
                 "maxminddb",
                 keys.len(),
-                rounds,
+                self.rounds,
                 batch,
                 levy,
                 |first| {
@@ -770,53 +875,36 @@ pub fn run(subject: &Subject<'_>, opts: &BenchOptions) -> Result<Vec<Measure>, S
                     }
                 },
             ));
-        } else {
-            let sql = if v6 {
-                "SELECT end, country, region FROM ipv6 WHERE start <= ?1
-                 ORDER BY start DESC LIMIT 1"
-            } else {
-                "SELECT end, country, region FROM ipv4 WHERE start <= ?1
-                 ORDER BY start DESC LIMIT 1"
-            };
-            let mut stmt = w.db.prepare_cached(sql).map_err(|e| e.to_string())?;
-            out.push(measure(
-                name,
-                "sqlite",
-                keys.len(),
-                rounds,
-                batch,
-                levy,
-                |first| {
-                    for i in first..first + batch {
-                        let found = match keys[i % keys.len()] {
-                            IpAddr::V4(a) => {
-                                let ip = u32::from(a);
-                                stmt.query_row([ip], |r| {
-                                    let end: u32 = r.get(0)?;
-                                    Ok((ip <= end).then(|| {
-                                        r.get_ref(2).map(|v| v.as_bytes().map(|b| b.len()))
-                                    }))
-                                })
-                            }
-                            IpAddr::V6(a) => {
-                                let ip = a.octets();
-                                stmt.query_row([&ip[..]], |r| {
-                                    let end: Vec<u8> = r.get(0)?;
-                                    Ok((ip[..] <= end[..]).then(|| {
-                                        r.get_ref(2).map(|v| v.as_bytes().map(|b| b.len()))
-                                    }))
-                                })
-                            }
-                        };
-                        std::hint::black_box(found.is_ok());
-                    }
-                },
-            ));
         }
+        let sql = if v6 {
+            "SELECT end, country, region FROM ipv6 WHERE start <= ?1
+             ORDER BY start DESC LIMIT 1"
+        } else {
+            "SELECT end, country, region FROM ipv4 WHERE start <= ?1
+             ORDER BY start DESC LIMIT 1"
+        };
+        let mut stmt = self.w.db.prepare_cached(sql).map_err(|e| e.to_string())?;
+        Ok(measure(
+            name,
+            "sqlite",
+            keys.len(),
+            self.rounds,
+            batch,
+            levy,
+            |first| {
+                for i in first..first + batch {
+                    let found = sqlite_ip_region(&mut stmt, keys[i % keys.len()]);
+                    std::hint::black_box(found.is_ok());
+                }
+            },
+        ))
     }
 
-    if !w.zip5.is_empty() {
-        say("batch of sales");
+    /// `batch_calculate`: `Table::calculate_batch` of a sale at each ZIP5 key's location
+    /// (resolved once) against an integer multiply per sale.
+    fn batch(&self) -> Result<Measure, String> {
+        let (table, w, batch) = (self.table, self.w, self.batch);
+        let (sale, date) = (&w.sale, w.date);
         let keys = &w.zip5;
         // The locations are resolved once; the batch calculates a sale at each, into
         // calculations reused from round to round.
@@ -833,11 +921,11 @@ pub fn run(subject: &Subject<'_>, opts: &BenchOptions) -> Result<Vec<Measure>, S
                 .collect()
         };
         let mut results: Vec<Calculation> = Vec::new();
-        out.push(measure(
+        Ok(measure(
             "batch_calculate",
             "integer_multiply",
             locations.len(),
-            rounds,
+            self.rounds,
             batch,
             |first| {
                 let n = locations.len();
@@ -852,9 +940,38 @@ pub fn run(subject: &Subject<'_>, opts: &BenchOptions) -> Result<Vec<Measure>, S
                 }
                 std::hint::black_box(sum);
             },
-        ));
+        ))
     }
-    Ok(out)
+}
+
+/// The length of a range's region as the SQLite baseline reads it.
+type SqliteRegion = rusqlite::Result<Result<usize, rusqlite::types::FromSqlError>>;
+
+/// The SQLite baseline's IP lookup: the range at or before `ip`, and its region's length
+/// when the range holds `ip`.
+fn sqlite_ip_region(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    ip: IpAddr,
+) -> rusqlite::Result<Option<SqliteRegion>> {
+    match ip {
+        IpAddr::V4(a) => {
+            let ip = u32::from(a);
+            stmt.query_row([ip], |r| {
+                let end: u32 = r.get(0)?;
+                Ok((ip <= end).then(|| r.get_ref(2).map(|v| v.as_bytes().map(|b| b.len()))))
+            })
+        }
+        IpAddr::V6(a) => {
+            let ip = a.octets();
+            stmt.query_row([&ip[..]], |r| {
+                let end: Vec<u8> = r.get(0)?;
+                Ok(
+                    (ip[..] <= end[..])
+                        .then(|| r.get_ref(2).map(|v| v.as_bytes().map(|b| b.len()))),
+                )
+            })
+        }
+    }
 }
 
 /// The fields `levy bench` reads from an IP database record: country and state, in either

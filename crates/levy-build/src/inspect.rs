@@ -57,6 +57,14 @@ pub fn info<D>(table: &Table<D>) -> String {
             e.period.as_str()
         );
     }
+    counts(&mut s, table);
+    coverage(&mut s, table);
+    s
+}
+
+/// `levy info`'s counts: jurisdictions by level, rules, codes, places and ranges.
+fn counts<D>(s: &mut String, table: &Table<D>) {
+    let d = table.data();
     let mut levels: BTreeMap<&str, usize> = BTreeMap::new();
     for j in 0..table.jurisdiction_count() {
         if let Some(j) = table.jurisdiction(levy_core::JurisdictionId(j as u32)) {
@@ -94,12 +102,17 @@ pub fn info<D>(table: &Table<D>) -> String {
         ),
     };
     let _ = writeln!(s, "IPv6 ranges     {}", d.ipv6.len());
+}
+
+/// `levy info`'s coverage: the levels the places of each US state and Canadian province
+/// name, and the coverage of an answer that knows only the region.
+fn coverage<D>(s: &mut String, table: &Table<D>) {
     let _ = writeln!(
         s,
         "coverage        levels the places of each US state and Canadian province name; \
          the coverage of an answer that knows only the region"
     );
-    for r in d.regions.iter() {
+    for r in table.data().regions.iter() {
         let country = std::str::from_utf8(&r.country).unwrap_or("??");
         if !matches!(country, "US" | "CA") || r.region.is_empty() {
             continue;
@@ -129,7 +142,6 @@ pub fn info<D>(table: &Table<D>) -> String {
             names.join(" ")
         );
     }
-    s
 }
 
 /// A rule added, removed or changed, named by jurisdiction code and tax code.

@@ -343,6 +343,9 @@ fn applies_to(
     Ok((TaxabilityLevels(levels), scopes))
 }
 
+/// Validates one cell of a place's matrix file (at `key`), `group` the last per-sale
+/// threshold group handed out: where it applies, which codes, how it treats them, when,
+/// and its source.
 fn cell(
     f: &str,
     key: &str,
@@ -352,53 +355,111 @@ fn cell(
     tax: &Taxonomy,
     group: &mut u32,
 ) -> Result<Cell, CuratedError> {
-    // Where.
-    let (levels, scopes, scope_text) = match (&row.level, &row.applies_to) {
+    let (levels, scopes, scope_text) = cell_where(f, key, row, folder, region)?;
+    let star = cell_codes(f, key, row, tax)?;
+    let treatment = cell_treatment(f, key, row, star)?;
+    let parts = cell_parts(f, key, row, treatment)?;
+    let sale_at_most = match &row.sale_at_most {
+        Some(s) => Some(amount(f, &format!("{key}.sale_at_most"), s)?),
+        None => None,
+    };
+    let group = match sale_at_most {
+        Some(_) => {
+            *group += 1;
+            *group
+        }
+        None => 0,
+    };
+    let (from, to) = optional_interval(f, key, &row.from, &row.to)?;
+    nonempty(f, &format!("{key}.source"), &row.source)?;
+    let as_of = date(f, &format!("{key}.as_of"), &row.as_of)?;
+    let label = cell_label(f, key, row, treatment, &parts)?;
+    Ok(Cell {
+        key: key.to_string(),
+        codes: if star { Vec::new() } else { row.codes.clone() },
+        scopes,
+        scope_text,
+        levels,
+        treatment,
+        summary: summary(treatment, &parts),
+        parts,
+        sale_at_most,
+        group,
+        from,
+        to,
+        label,
+        source: row.source.trim().to_string(),
+        as_of,
+        note: row.note.trim().to_string(),
+    })
+}
+
+/// Where a cell applies: its `level`, or in `us/` the jurisdictions it names
+/// (`applies_to`), as levels, scopes and the text written.
+fn cell_where(
+    f: &str,
+    key: &str,
+    row: &CellRow,
+    folder: Folder,
+    region: &str,
+) -> Result<(TaxabilityLevels, Vec<Scope>, String), CuratedError> {
+    match (&row.level, &row.applies_to) {
         (Some(level), None) => {
             let (l, s) = levels_of(f, key, folder, region, level)?;
-            (l, s, level.clone())
+            Ok((l, s, level.clone()))
         }
         (None, Some(list)) if folder == Folder::Us => {
             let (l, s) = applies_to(f, key, list)?;
-            (l, s, list.join(", "))
+            Ok((l, s, list.join(", ")))
         }
-        (None, Some(_)) => {
-            return Err(invalid(
-                f,
-                format!("{key}.applies_to"),
-                "only a US state's cells name jurisdictions",
-            ))
-        }
-        _ => {
-            return Err(invalid(
-                f,
-                key,
-                "give `level` (or, in us/, `applies_to`), not both",
-            ))
-        }
-    };
-    // What.
+        (None, Some(_)) => Err(invalid(
+            f,
+            format!("{key}.applies_to"),
+            "only a US state's cells name jurisdictions",
+        )),
+        _ => Err(invalid(
+            f,
+            key,
+            "give `level` (or, in us/, `applies_to`), not both",
+        )),
+    }
+}
+
+/// Checks the codes a cell names: known, no root, none twice; or `["*"]`, every code
+/// (answered `true`).
+fn cell_codes(f: &str, key: &str, row: &CellRow, tax: &Taxonomy) -> Result<bool, CuratedError> {
     let star = row.codes.len() == 1 && row.codes[0] == "*";
     if row.codes.is_empty() {
         return Err(invalid(f, format!("{key}.codes"), "names no tax code"));
     }
-    if !star {
-        for c in &row.codes {
-            tax.known(f, &format!("{key}.codes"), c)?;
-            if tax.is_root(c) {
-                return Err(invalid(
-                    f,
-                    format!("{key}.codes"),
-                    format!("{c} is a root of the taxonomy, known everywhere: leave it out"),
-                ));
-            }
-        }
-        let unique: BTreeSet<&String> = row.codes.iter().collect();
-        if unique.len() != row.codes.len() {
-            return Err(invalid(f, format!("{key}.codes"), "names a code twice"));
+    if star {
+        return Ok(true);
+    }
+    for c in &row.codes {
+        tax.known(f, &format!("{key}.codes"), c)?;
+        if tax.is_root(c) {
+            return Err(invalid(
+                f,
+                format!("{key}.codes"),
+                format!("{c} is a root of the taxonomy, known everywhere: leave it out"),
+            ));
         }
     }
-    // How.
+    let unique: BTreeSet<&String> = row.codes.iter().collect();
+    if unique.len() != row.codes.len() {
+        return Err(invalid(f, format!("{key}.codes"), "names a code twice"));
+    }
+    Ok(false)
+}
+
+/// A cell's treatment, with the fields that go with it: `rate` with `rate`, `parts` with
+/// `parts`, and every code (`star`) only exempt.
+fn cell_treatment(
+    f: &str,
+    key: &str,
+    row: &CellRow,
+    star: bool,
+) -> Result<Treatment, CuratedError> {
     let treatment = Treatment::parse(&row.treatment).ok_or_else(|| {
         invalid(
             f,
@@ -430,6 +491,17 @@ fn cell(
             "`parts` go with treatment = \"parts\", and only with them",
         ));
     }
+    Ok(treatment)
+}
+
+/// The rule parts a cell's treatment writes: the general rate, nothing, a rate of its own,
+/// its own parts, or none for an unknown cell (which must say why).
+fn cell_parts(
+    f: &str,
+    key: &str,
+    row: &CellRow,
+    treatment: Treatment,
+) -> Result<Vec<Part>, CuratedError> {
     let general = |scale| Part {
         rate: PartRate::General,
         scale,
@@ -442,7 +514,7 @@ fn cell(
         rate: PartRate::Fixed(r),
         ..general(Decimal::ONE)
     };
-    let parts: Vec<Part> = match treatment {
+    Ok(match treatment {
         Treatment::Taxable => vec![general(Decimal::ONE)],
         Treatment::Exempt => vec![fixed(Decimal::ZERO)],
         Treatment::Rate => {
@@ -454,34 +526,29 @@ fn cell(
             if rows.is_empty() {
                 return Err(invalid(f, format!("{key}.parts"), "no parts"));
             }
-            let parts: Vec<Part> = rows
-                .iter()
+            rows.iter()
                 .enumerate()
                 .map(|(n, p)| part(f, &format!("{key}.parts[{n}]"), p))
-                .collect::<Result<_, _>>()?;
-            parts
+                .collect::<Result<_, _>>()?
         }
         Treatment::Unknown => {
             nonempty(f, &format!("{key}.note"), &row.note)
                 .map_err(|_| invalid(f, format!("{key}.note"), "an unknown cell says why"))?;
             Vec::new()
         }
-    };
-    let sale_at_most = match &row.sale_at_most {
-        Some(s) => Some(amount(f, &format!("{key}.sale_at_most"), s)?),
-        None => None,
-    };
-    let group = match sale_at_most {
-        Some(_) => {
-            *group += 1;
-            *group
-        }
-        None => 0,
-    };
-    let (from, to) = optional_interval(f, key, &row.from, &row.to)?;
-    nonempty(f, &format!("{key}.source"), &row.source)?;
-    let as_of = date(f, &format!("{key}.as_of"), &row.as_of)?;
-    let label = match (&row.label, treatment) {
+    })
+}
+
+/// The rate type label of the rules a cell writes: its own `label`, else one that says
+/// what its treatment does (the general rules' own for a cell at the general rate).
+fn cell_label(
+    f: &str,
+    key: &str,
+    row: &CellRow,
+    treatment: Treatment,
+    parts: &[Part],
+) -> Result<String, CuratedError> {
+    Ok(match (&row.label, treatment) {
         (Some(l), _) => {
             nonempty(f, &format!("{key}.label"), l)?;
             l.clone()
@@ -496,24 +563,6 @@ fn cell(
             KEEP_LABEL.to_string()
         }
         (None, Treatment::Parts) => "SPECIAL TREATMENT".to_string(),
-    };
-    Ok(Cell {
-        key: key.to_string(),
-        codes: if star { Vec::new() } else { row.codes.clone() },
-        scopes,
-        scope_text,
-        levels,
-        treatment,
-        summary: summary(treatment, &parts),
-        parts,
-        sale_at_most,
-        group,
-        from,
-        to,
-        label,
-        source: row.source.trim().to_string(),
-        as_of,
-        note: row.note.trim().to_string(),
     })
 }
 

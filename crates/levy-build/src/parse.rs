@@ -424,6 +424,8 @@ pub fn parse_sst_boundaries<R: Read>(r: R) -> std::io::Result<Parsed<BoundaryRow
     Ok(Parsed { rows, errors })
 }
 
+/// One boundary record: its interval, its target (an address range, a ZIP+4 range or a
+/// ZIP range), and its state, county, place and special jurisdictions.
 fn boundary_row(rec: &csv::ByteRecord) -> Result<BoundaryRow, String> {
     use boundary_columns as c;
     let f = |i: usize| field(rec, i).trim_ascii();
@@ -443,50 +445,49 @@ fn boundary_row(rec: &csv::ByteRecord) -> Result<BoundaryRow, String> {
             f(c::END)
         ));
     }
-    let zip = |i: usize| {
-        digits(f(i), 5, 5)
-            .ok_or_else(|| format!("ZIP {:?} in field {} is not five digits", f(i), i + 1))
-    };
-    let plus4 = |i: usize| {
-        digits(f(i), 4, 4)
-            .map(|v| v as u16)
-            .ok_or_else(|| format!("plus-4 {:?} in field {} is not four digits", f(i), i + 1))
-    };
-    let target = match f(c::TYPE) {
-        "A" | "a" => {
-            let zip5 = if f(c::A_ZIP).is_empty() {
-                zip(c::ZIP_LOW)?
-            } else {
-                zip(c::A_ZIP)?
-            };
-            let house = |i: usize| {
-                digits(f(i), 1, 9).ok_or_else(|| {
-                    format!("house number {:?} in field {} is not a number", f(i), i + 1)
-                })
-            };
-            let (low, high) = (house(c::HOUSE_LOW)?, house(c::HOUSE_HIGH)?);
-            if low > high {
-                return Err(format!("house range {low}..{high} is empty"));
-            }
-            let parity = match f(c::PARITY) {
-                "O" | "o" => b'O',
-                "E" | "e" => b'E',
-                "B" | "b" | "" => b'B',
-                p => return Err(format!("odd/even indicator {p:?} is not O, E or B")),
-            };
-            let street =
-                levy_core::normalize_street(f(c::PRE), f(c::STREET), f(c::SUFFIX), f(c::POST));
-            if street.is_empty() {
-                return Err("empty street name".into());
-            }
-            BoundaryTarget::Address {
-                zip5,
-                low,
-                high,
-                parity,
-                street,
-            }
-        }
+    let target = boundary_target(rec)?;
+    let state = f(c::STATE);
+    digits(state, 2, 2).ok_or_else(|| format!("state FIPS {state:?} is not two digits"))?;
+    let county = f(c::COUNTY);
+    if !county.is_empty() && digits(county, 3, 3).is_none() {
+        return Err(format!("county FIPS {county:?} is not three digits"));
+    }
+    let place = f(c::PLACE);
+    if !place.is_empty() && digits(place, 5, 5).is_none() {
+        return Err(format!("place FIPS {place:?} is not five digits"));
+    }
+    Ok(BoundaryRow {
+        target,
+        from,
+        to,
+        state: state.to_string(),
+        county: county.to_string(),
+        place: place.to_string(),
+        specials: boundary_specials(rec)?,
+    })
+}
+
+/// The ZIP5 in field `i` of a boundary record.
+fn boundary_zip(rec: &csv::ByteRecord, i: usize) -> Result<u32, String> {
+    let v = field(rec, i).trim_ascii();
+    digits(v, 5, 5).ok_or_else(|| format!("ZIP {v:?} in field {} is not five digits", i + 1))
+}
+
+/// The plus-4 in field `i` of a boundary record.
+fn boundary_plus4(rec: &csv::ByteRecord, i: usize) -> Result<u16, String> {
+    let v = field(rec, i).trim_ascii();
+    digits(v, 4, 4)
+        .map(|v| v as u16)
+        .ok_or_else(|| format!("plus-4 {v:?} in field {} is not four digits", i + 1))
+}
+
+/// What a boundary record places, by its type: `A` an address range, `4` a ZIP+4 range,
+/// `Z` a ZIP range.
+fn boundary_target(rec: &csv::ByteRecord) -> Result<BoundaryTarget, String> {
+    use boundary_columns as c;
+    let (zip, plus4) = (|i| boundary_zip(rec, i), |i| boundary_plus4(rec, i));
+    Ok(match field(rec, c::TYPE).trim_ascii() {
+        "A" | "a" => address_target(rec)?,
         "4" => {
             let (zl, pl, zh, ph) = (
                 zip(c::ZIP_LOW)?,
@@ -517,17 +518,50 @@ fn boundary_row(rec: &csv::ByteRecord) -> Result<BoundaryRow, String> {
             }
         }
         t => return Err(format!("record type {t:?} is not A, 4 or Z")),
+    })
+}
+
+/// The address range of an `A` record: its ZIP, house numbers, parity and street.
+fn address_target(rec: &csv::ByteRecord) -> Result<BoundaryTarget, String> {
+    use boundary_columns as c;
+    let f = |i: usize| field(rec, i).trim_ascii();
+    let zip5 = if f(c::A_ZIP).is_empty() {
+        boundary_zip(rec, c::ZIP_LOW)?
+    } else {
+        boundary_zip(rec, c::A_ZIP)?
     };
-    let state = f(c::STATE);
-    digits(state, 2, 2).ok_or_else(|| format!("state FIPS {state:?} is not two digits"))?;
-    let county = f(c::COUNTY);
-    if !county.is_empty() && digits(county, 3, 3).is_none() {
-        return Err(format!("county FIPS {county:?} is not three digits"));
+    let house = |i: usize| {
+        digits(f(i), 1, 9)
+            .ok_or_else(|| format!("house number {:?} in field {} is not a number", f(i), i + 1))
+    };
+    let (low, high) = (house(c::HOUSE_LOW)?, house(c::HOUSE_HIGH)?);
+    if low > high {
+        return Err(format!("house range {low}..{high} is empty"));
     }
-    let place = f(c::PLACE);
-    if !place.is_empty() && digits(place, 5, 5).is_none() {
-        return Err(format!("place FIPS {place:?} is not five digits"));
+    let parity = match f(c::PARITY) {
+        "O" | "o" => b'O',
+        "E" | "e" => b'E',
+        "B" | "b" | "" => b'B',
+        p => return Err(format!("odd/even indicator {p:?} is not O, E or B")),
+    };
+    let street = levy_core::normalize_street(f(c::PRE), f(c::STREET), f(c::SUFFIX), f(c::POST));
+    if street.is_empty() {
+        return Err("empty street name".into());
     }
+    Ok(BoundaryTarget::Address {
+        zip5,
+        low,
+        high,
+        parity,
+        street,
+    })
+}
+
+/// The special jurisdictions of a boundary record, as (type, code): each slot of class,
+/// code and type that names one.
+fn boundary_specials(rec: &csv::ByteRecord) -> Result<Vec<(String, String)>, String> {
+    use boundary_columns as c;
+    let f = |i: usize| field(rec, i).trim_ascii();
     let mut specials = Vec::new();
     for slot in 0..c::SPECIAL_SLOTS {
         let base = c::SPECIAL + 3 * slot;
@@ -552,15 +586,7 @@ fn boundary_row(rec: &csv::ByteRecord) -> Result<BoundaryRow, String> {
         }
         specials.push((jtype.to_string(), code.to_string()));
     }
-    Ok(BoundaryRow {
-        target,
-        from,
-        to,
-        state: state.to_string(),
-        county: county.to_string(),
-        place: place.to_string(),
-        specials,
-    })
+    Ok(specials)
 }
 
 /// Whether a CDTFA row is a city or a county's unincorporated area.
