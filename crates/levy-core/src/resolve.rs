@@ -639,6 +639,12 @@ impl<D> Table<D> {
     /// Resolves a US address (`region` its state, upper-cased, or empty): the address used
     /// is written, then a street range decides, else a ZIP+4 range, else the ZIP's own
     /// answer on `date`, else the state (see the module's table).
+    ///
+    /// An address by ZIP alone (no ZIP+4, no street) takes the ZIP's own answer on `date`
+    /// when it has one set for all its days (most): from memory, without reading the ZIP's
+    /// record. The record is read when it is needed: to check a region given beside the
+    /// ZIP, for any other ZIP, and beside a ZIP+4 or a street, which decide first (a word
+    /// read for them would be one more trip to memory, seldom used).
     fn resolve_us(
         &self,
         address: &Address,
@@ -665,13 +671,18 @@ impl<D> Table<D> {
             ResolveError::MalformedPostal(address.postal_code.clone(), "US".into())
         })?;
         let zip4_ranges = plus4.map(|_| self.zip4_ranges_fetched(zip5));
-        // An address by ZIP alone (no ZIP+4, no street) may take the ZIP's usual answer.
         let by_zip = plus4.is_none() && !has_street;
-        let Some(answer) = self.zip_answer(zip5, region, by_zip, date)? else {
-            // A well-formed ZIP the table does not know: fall back to the state when given.
-            push_zip_of(&mut out.address.postal_code, postal, zip5, None);
-            let (status, precision) = (ResolutionStatus::PostalFallback1, Precision::Province);
-            return self.region_location(out, "US", region, status, precision);
+        let answer = match by_zip.then(|| self.zip_usual(zip5, date)).flatten() {
+            Some(usual) if region.is_empty() => ZipAnswer::Usual(usual),
+            usual => match self.zip_in_state(zip5, region)? {
+                Some(zip) => usual.map_or(ZipAnswer::Record(zip), ZipAnswer::Usual),
+                None => {
+                    // A well-formed ZIP the table does not know: the state, when given.
+                    push_zip_of(&mut out.address.postal_code, postal, zip5, None);
+                    let status = ResolutionStatus::PostalFallback1;
+                    return self.region_location(out, "US", region, status, Precision::Province);
+                }
+            },
         };
         // The ZIP's state, and its city when none was given, complete the address when
         // it is asked for (`Table::address_used`).
@@ -706,25 +717,13 @@ impl<D> Table<D> {
         ranges
     }
 
-    /// What decides ZIP `zip5`'s place on `date`, checked against the state `region` when
-    /// one is given; `None` for a ZIP the table does not know. An address by ZIP alone
-    /// (`by_zip`) takes the ZIP's own answer when it has one set for all its days (most):
-    /// from memory, without reading the ZIP's record. The record is read when it is needed:
-    /// to check a region given beside the ZIP, for any other ZIP, and beside a ZIP+4 or a
-    /// street, which decide first (a word read for them would be one more trip to memory,
-    /// seldom used).
-    #[inline]
-    fn zip_answer(
+    /// The record of ZIP `zip5`, checked against the state `region` when one is given;
+    /// `None` for a ZIP the table does not know.
+    fn zip_in_state(
         &self,
         zip5: u32,
         region: &str,
-        by_zip: bool,
-        date: Date,
-    ) -> Result<Option<ZipAnswer<'_>>, ResolveError> {
-        let usual = by_zip.then(|| self.zip_usual(zip5, date)).flatten();
-        if let (Some(usual), true) = (usual, region.is_empty()) {
-            return Ok(Some(ZipAnswer::Usual(usual)));
-        }
+    ) -> Result<Option<&ArchivedZipRecord>, ResolveError> {
         let Some(zip) = self.zip_record(zip5) else {
             return Ok(None);
         };
@@ -735,7 +734,7 @@ impl<D> Table<D> {
                 actual: zip.state.as_str().to_string(),
             });
         }
-        Ok(Some(usual.map_or(ZipAnswer::Record(zip), ZipAnswer::Usual)))
+        Ok(Some(zip))
     }
 
     /// Places `out` by the street range of `street_line` in ZIP `zip` (its ZIP5 and

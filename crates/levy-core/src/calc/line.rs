@@ -129,7 +129,7 @@ impl<D> Table<D> {
         let Some(jset) = ctx.location.jset else {
             return false;
         };
-        let date = ctx.sale.date;
+        let (date, exempt) = (ctx.sale.date, &ctx.sale.customer.exemptions);
         let mut proportional = false;
         let mut holidays = None;
         let holiday_today = self.any_holiday_on(date);
@@ -153,10 +153,12 @@ impl<D> Table<D> {
             } else {
                 None
             };
+            // Most lines have nothing that could zero them: nothing to look up.
+            let zeroing = ctx.zero_reason.is_some() || ctx.reverse_charge || !exempt.is_empty();
             let terms = Terms {
                 jurisdiction: jid,
                 sourced,
-                zeroed: zeroed_in(ctx, &jur),
+                zeroed: if zeroing { zeroed_in(ctx, &jur) } else { None },
                 holiday: hol.map(|(i, h)| (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)),
             };
             for (rid, key) in self.rule_keys_for(jid, line.tax_code, date) {
@@ -232,6 +234,7 @@ impl<D> Table<D> {
 /// buyer, tax disabled, a zero-rate place), an exemption certificate of the jurisdiction's
 /// region (with its index), or the reverse charge of a cross-border business sale of VAT
 /// or GST.
+#[inline]
 fn zeroed_in(ctx: &LineCtx<'_>, jur: &Jurisdiction<'_>) -> Option<(Note, Option<usize>)> {
     let exemption = ctx.sale.customer.exemptions.iter().position(|e| {
         e.country.eq_ignore_ascii_case(jur.country())
