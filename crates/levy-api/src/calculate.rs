@@ -156,6 +156,8 @@ pub(crate) struct Calculated {
     pub(crate) rounding: &'static str,
     /// `Levy-Sourcing`: the sourcing rule applied.
     pub(crate) sourcing: &'static str,
+    /// `Levy-Taxability`: `KNOWN`, or `UNKNOWN; ...` with what the matrix does not know.
+    pub(crate) taxability: std::borrow::Cow<'static, str>,
 }
 
 impl Calculated {
@@ -165,6 +167,7 @@ impl Calculated {
         ctx.set_header(crate::COVERAGE_HEADER, self.coverage);
         ctx.set_header(crate::ROUNDING_HEADER, self.rounding);
         ctx.set_header(crate::SOURCING_HEADER, self.sourcing);
+        ctx.set_header(crate::TAXABILITY_HEADER, &self.taxability);
     }
 }
 
@@ -334,6 +337,7 @@ pub(crate) fn compute(
     // Whether the answer holds the location's local taxes, and which address decided
     // them: said in levy's headers.
     let (coverage, rounding) = (calc.coverage.as_str(), calc.rounding.as_str());
+    let taxability = taxability_header(table, &calc, date);
     let sourcing = match origin {
         Some(Err(_)) => "DESTINATION; origin-unresolved",
         _ => calc.sourcing.as_str(),
@@ -399,7 +403,35 @@ pub(crate) fn compute(
         coverage,
         rounding,
         sourcing,
+        taxability,
     })
+}
+
+/// The `Levy-Taxability` header of a calculation: `KNOWN` (the usual, without allocating),
+/// or `UNKNOWN;` and each unknown line's code with the places and levels that lack it.
+fn taxability_header(
+    table: &levy_core::AnyTable,
+    calc: &levy_core::Calculation,
+    date: levy_core::Date,
+) -> std::borrow::Cow<'static, str> {
+    if calc.taxability == levy_core::Taxability::Known {
+        return std::borrow::Cow::Borrowed("KNOWN");
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for line in &calc.lines {
+        if line.taxability == levy_core::Taxability::Known {
+            continue;
+        }
+        let code = table.tax_code_name(line.tax_code).unwrap_or("?");
+        for (place, level) in table.taxability_gaps(line.tax_code, &line.jurisdictions, date) {
+            let country = place.split('-').next().unwrap_or("");
+            let part = format!("{code} in {place} {}", level.name(country));
+            if !parts.contains(&part) {
+                parts.push(part);
+            }
+        }
+    }
+    std::borrow::Cow::Owned(format!("UNKNOWN; {}", parts.join(", ")))
 }
 
 /// A calculation in the version's shape, as a [`Value`] (a platform calculation adds its

@@ -70,6 +70,11 @@ error_kinds! {
     NumberTooLarge = ("NUMBER_TOO_LARGE", 400),
     /// A string longer than its field allows.
     StringTooLong = ("STRING_TOO_LONG", 400),
+    /// A string (a body field, a metadata key or value, a path or query parameter) holding
+    /// a character a ledger cannot store: NUL (U+0000), which PostgreSQL's text cannot
+    /// hold. Refused alike whatever the ledger, so that a till's SQLite ledger takes
+    /// nothing its central PostgreSQL one would refuse.
+    InvalidCharacter = ("INVALID_CHARACTER", 400),
     /// An array with more elements than allowed.
     TooManyItems = ("TOO_MANY_ITEMS", 400),
     /// The body is not a JSON object.
@@ -463,6 +468,7 @@ mod tests {
             ErrorKind::PositiveNumberRequired => 400,
             ErrorKind::NumberTooLarge => 400,
             ErrorKind::StringTooLong => 400,
+            ErrorKind::InvalidCharacter => 400,
             ErrorKind::TooManyItems => 400,
             ErrorKind::InvalidJson => 400,
             ErrorKind::InvalidEmail => 400,

@@ -18,6 +18,25 @@ use crate::error::{ApiError, ErrorKind};
 /// Longest string accepted in an ordinary field (ids, names, categories).
 pub(crate) const MAX_STRING: usize = 255;
 
+/// Refuses a string that holds a character a ledger cannot store: NUL (U+0000), which
+/// PostgreSQL's `text` cannot hold (every other character of a Rust string both ledgers
+/// hold). `INVALID_CHARACTER`, naming the field.
+pub(crate) fn storable(field: &str, s: &str) -> Result<(), ApiError> {
+    match s.find('\0') {
+        None => Ok(()),
+        Some(at) => Err(ApiError::field(
+            ErrorKind::InvalidCharacter,
+            field,
+            format!(
+                "{field} holds the NUL character (U+0000) at character {}, which the ledger cannot store",
+                s[..at].chars().count()
+            ),
+            "a string without NUL (U+0000)",
+            "a string with NUL",
+        )),
+    }
+}
+
 /// A request body's JSON, parsed once. Keys and strings are borrowed from the body when
 /// they hold no escape, numbers keep their text, and an object's fields are sorted by
 /// name, the last of a repeated name winning (as in a [`Map`]). Reading a body this way
@@ -425,6 +444,9 @@ impl<'a> Obj<'a> {
                         format!("string of {} characters", s.chars().count()),
                     ));
                 }
+                if s.contains('\0') {
+                    storable(&self.path(name), s)?;
+                }
                 Ok(Some(s.as_ref()))
             }
             Some(v) => Err(ApiError::incorrect_type(&self.path(name), "string", v)),
@@ -558,6 +580,10 @@ impl<'a> Obj<'a> {
                     ));
                 }
                 for (k, v) in map {
+                    storable(&self.path(name), k)?;
+                    if let Node::String(s) = v {
+                        storable(&format!("{}.{k}", self.path(name)), s)?;
+                    }
                     let key_len = k.chars().count();
                     if key_len >= 255 {
                         let field = self.path(name);

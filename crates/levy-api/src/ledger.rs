@@ -8,6 +8,7 @@
 //! negative (they take money back).
 
 use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
 
 use crate::store::{RefundRecord, TransactionRecord};
 
@@ -30,24 +31,83 @@ impl NexusChange {
     }
 }
 
+/// A transaction's running refund total, as the ledger keeps it beside the transaction: how
+/// many refunds it has had (reversed ones included: the next refund's place), and per line
+/// the sales and tax that its refunds not reversed took back (zero or negative). A refund,
+/// reversal or deletion reads this one record instead of every earlier refund, so its cost
+/// does not grow with the refunds a sale has had.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refunded {
+    /// Refunds recorded so far, reversed ones included.
+    pub count: i64,
+    /// Per line of the transaction: `(sales, tax)` taken back by refunds not reversed.
+    pub lines: Vec<(Decimal, Decimal)>,
+}
+
+impl Refunded {
+    /// The total of `refunds` (all of one transaction of `lines` lines), as a ledger that
+    /// kept no running total yet computes it once.
+    pub fn of(lines: usize, refunds: &[RefundRecord]) -> Refunded {
+        let mut total = Refunded {
+            count: 0,
+            lines: vec![(Decimal::ZERO, Decimal::ZERO); lines],
+        };
+        for r in refunds {
+            total.add(r);
+            if r.reversed_at.is_some() {
+                total.give_back(r);
+            }
+        }
+        total
+    }
+
+    /// Counts a new refund and takes its lines.
+    pub fn add(&mut self, refund: &RefundRecord) {
+        self.count += 1;
+        self.apply(refund, Decimal::ONE);
+    }
+
+    /// A refund reversed: what it took is given back (its place stays counted).
+    pub fn give_back(&mut self, refund: &RefundRecord) {
+        self.apply(refund, Decimal::NEGATIVE_ONE);
+    }
+
+    fn apply(&mut self, refund: &RefundRecord, sign: Decimal) {
+        for rl in &refund.lines {
+            if rl.index >= self.lines.len() {
+                self.lines
+                    .resize(rl.index + 1, (Decimal::ZERO, Decimal::ZERO));
+            }
+            if let Some(slot) = self.lines.get_mut(rl.index) {
+                slot.0 += sign * rl.line.amount_excluding_tax;
+                slot.1 += sign * rl.line.tax_amount;
+            }
+        }
+    }
+
+    /// What still may be refunded of each line of `tx` after these refunds: `(sales
+    /// excluding tax, tax)`.
+    pub fn remaining(&self, tx: &TransactionRecord) -> Vec<(Decimal, Decimal)> {
+        tx.lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let (s, t) = self
+                    .lines
+                    .get(i)
+                    .copied()
+                    .unwrap_or((Decimal::ZERO, Decimal::ZERO));
+                (l.amount_excluding_tax + s, l.tax_amount + t)
+            })
+            .collect()
+    }
+}
+
 /// What still may be refunded of each line of `tx`: `(sales excluding tax, tax)`, both
 /// zero or more. Refunds that were reversed give back nothing, so what they took may be
 /// refunded again.
 pub fn remaining(tx: &TransactionRecord, refunds: &[RefundRecord]) -> Vec<(Decimal, Decimal)> {
-    let mut left: Vec<(Decimal, Decimal)> = tx
-        .lines
-        .iter()
-        .map(|l| (l.amount_excluding_tax, l.tax_amount))
-        .collect();
-    for r in refunds.iter().filter(|r| r.reversed_at.is_none()) {
-        for rl in &r.lines {
-            if let Some(slot) = left.get_mut(rl.index) {
-                slot.0 += rl.line.amount_excluding_tax;
-                slot.1 += rl.line.tax_amount;
-            }
-        }
-    }
-    left
+    Refunded::of(tx.lines.len(), refunds).remaining(tx)
 }
 
 /// The sales (excluding tax) of some lines, for nexus totals.
@@ -64,15 +124,12 @@ pub fn transaction_effect(live: bool, tx: &TransactionRecord) -> Option<NexusCha
     })
 }
 
-/// Deleting a transaction: in live mode, what remains of it after its refunds (so what
-/// was already refunded is not taken off twice) and one transaction fewer.
-pub fn deletion_effect(
-    live: bool,
-    tx: &TransactionRecord,
-    refunds: &[RefundRecord],
-) -> Option<NexusChange> {
+/// Deleting a transaction: in live mode, what remains of it after its refunds (`left`, as
+/// [`Refunded::remaining`] gives it: so what was already refunded is not taken off twice)
+/// and one transaction fewer.
+pub fn deletion_effect(live: bool, left: &[(Decimal, Decimal)]) -> Option<NexusChange> {
     live.then(|| NexusChange {
-        sales: -nexus_sales(remaining(tx, refunds).into_iter().map(|(s, _)| s)),
+        sales: -nexus_sales(left.iter().map(|(s, _)| *s)),
         count: -1,
     })
 }
@@ -130,12 +187,16 @@ pub fn take_refund(
 }
 
 /// A full refund: for each line with something left, its index and the amounts to refund
-/// (`(sales, tax)`, negative). Empty when the transaction was already refunded in full.
+/// (`(sales, tax)`, zero or negative). Empty when the transaction was already refunded in
+/// full. An amount refunded beyond the line (a ledger written before refund limits held
+/// for synced refunds) counts as nothing left, never as something to give back: a refund
+/// is never positive.
 pub fn full_refund(left: &[(Decimal, Decimal)]) -> Vec<(usize, Decimal, Decimal)> {
     left.iter()
         .enumerate()
-        .filter(|(_, (s, t))| !s.is_zero() || !t.is_zero())
-        .map(|(i, (s, t))| (i, -*s, -*t))
+        .map(|(i, (s, t))| (i, (*s).max(Decimal::ZERO), (*t).max(Decimal::ZERO)))
+        .filter(|(_, s, t)| !s.is_zero() || !t.is_zero())
+        .map(|(i, s, t)| (i, -s, -t))
         .collect()
 }
 
@@ -239,14 +300,15 @@ mod tests {
         // Refunded 2500 of line 0: 15000 - 2500 = 12500 remain, so -12500 and -1; with
         // the 2500 the refund took off already, the place is back to 0.
         let refunds = [refund(&[(0, -2_500, -175)], false)];
+        let left = remaining(&tx(), &refunds);
         assert_eq!(
-            deletion_effect(true, &tx(), &refunds),
+            deletion_effect(true, &left),
             Some(NexusChange {
                 sales: d(-12_500),
                 count: -1
             })
         );
-        assert_eq!(deletion_effect(false, &tx(), &refunds), None);
+        assert_eq!(deletion_effect(false, &left), None);
     }
 
     #[test]
@@ -290,7 +352,7 @@ mod tests {
             refund_effect(true, &first),
             reversal_effect(true, &tx, &first),
             refund_effect(true, &second),
-            deletion_effect(true, &tx, &[first.clone(), second.clone()]),
+            deletion_effect(true, &remaining(&tx, &[first.clone(), second.clone()])),
         ];
         let total = changes.iter().flatten().fold((d(0), 0), |t, c| c.apply(t));
         assert_eq!(total, (d(0), 0));
@@ -326,5 +388,31 @@ mod tests {
             [(0, d(-7_500), d(-525)), (2, d(0), d(-10))]
         );
         assert!(full_refund(&[(d(0), d(0))]).is_empty());
+        // Refunded beyond the line (-5000 left): nothing to refund, never +5000.
+        assert!(full_refund(&[(d(-5_000), d(-350))]).is_empty());
+        assert_eq!(full_refund(&[(d(-5_000), d(10))]), [(0, d(0), d(-10))]);
+    }
+
+    #[test]
+    fn the_running_total_is_what_the_refunds_add_up_to() {
+        // Refund 2500/175 and 5000/350, the second reversed, then 1000/70: the running
+        // total kept refund by refund is the one computed from all three at once, and
+        // leaves 6500/455 and 5000/350.
+        let a = refund(&[(0, -2_500, -175)], false);
+        let mut b = refund(&[(0, -5_000, -350)], false);
+        let c = refund(&[(0, -1_000, -70)], false);
+        let mut kept = Refunded::of(2, &[]);
+        kept.add(&a);
+        kept.add(&b);
+        kept.give_back(&b);
+        b.reversed_at = Some(1);
+        kept.add(&c);
+        assert_eq!(kept, Refunded::of(2, &[a.clone(), b.clone(), c.clone()]));
+        assert_eq!(kept.count, 3);
+        assert_eq!(
+            kept.remaining(&tx()),
+            [(d(6_500), d(455)), (d(5_000), d(350))]
+        );
+        assert_eq!(kept.remaining(&tx()), remaining(&tx(), &[a, b, c]));
     }
 }

@@ -107,6 +107,13 @@ pub struct Request {
 /// response that calculates (`POST /tax/calculations`, platform calculations).
 pub const COVERAGE_HEADER: &str = "Levy-Coverage";
 
+/// The response header that says whether the table's taxability matrix knows how every
+/// jurisdiction of the answer treats every line's product: `KNOWN`, or `UNKNOWN` followed
+/// by the codes it does not know and where (`UNKNOWN; CANDY in US-DC state`): such a line
+/// was taxed at the rule its code inherits, and `Levy-Coverage` is then at most `PARTIAL`
+/// (see [`levy_core::Taxability`]). Sent with every response that calculates.
+pub const TAXABILITY_HEADER: &str = "Levy-Taxability";
+
 /// The response header of a calculation that names the sourcing rule applied:
 /// `DESTINATION`, `ORIGIN`, `MODIFIED_ORIGIN` or `ORIGIN_WITH_USE_TAX` (see
 /// [`levy_core::Sourcing`]); `DESTINATION; origin-unresolved` when an `origin_address` was

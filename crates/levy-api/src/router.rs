@@ -259,7 +259,11 @@ fn parse_query(raw: &str) -> Result<Vec<(String, String)>, ApiError> {
     for part in raw.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = part.split_once('=').unwrap_or((part, ""));
         match (percent_decode(k, true), percent_decode(v, true)) {
-            (Some(k), Some(v)) => out.push((k, v)),
+            (Some(k), Some(v)) => {
+                crate::json::storable("query", &k)?;
+                crate::json::storable(&k, &v)?;
+                out.push((k, v))
+            }
             _ => {
                 return Err(ApiError::of(
                     ErrorKind::InvalidQuery,
@@ -371,7 +375,8 @@ fn dispatch_inner(
             e.expected = Some("GET".into());
             return error_response(&e, version, id);
         }
-        return match parse_query(&req.query)
+        return match crate::json::storable("path", &params[0])
+            .and_then(|()| parse_query(&req.query))
             .and_then(|q| certificates::document(service, &params[0], &q))
         {
             Ok(r) => r,
@@ -413,6 +418,10 @@ fn dispatch_inner(
     if let Err(e) = service.rate.take(&scope, &service.limits) {
         return error_response(&e, version, id);
     }
+    let _entered = match service.in_flight.enter(&scope, &service.limits) {
+        Ok(entered) => entered,
+        Err(e) => return error_response(&e, version, id),
+    };
     match route(service, req, version, &scope, defer) {
         Ok((body, headers, commit)) => {
             let mut r = match body {
@@ -501,6 +510,9 @@ fn route(
                 continue;
             }
             if method == req.method {
+                for p in &params {
+                    crate::json::storable("path", p)?;
+                }
                 let ctx = Ctx {
                     service,
                     req,

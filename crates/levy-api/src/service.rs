@@ -28,8 +28,10 @@ pub enum TableSource {
 pub struct ServiceConfig {
     /// The rate table.
     pub table: TableSource,
-    /// The ledger: an SQLite file path (created when absent), `:memory:`, or a PostgreSQL
-    /// database URL (`postgres://…`, in a build with the `postgres` feature).
+    /// The ledger: an SQLite file path (created when absent, in a directory that exists),
+    /// `:memory:`, or a PostgreSQL connection string (`postgres://…` or `key=value` pairs,
+    /// in a build with the `postgres` feature); anything else is refused
+    /// ([`crate::store::locate`]).
     pub ledger: String,
     /// The API keys.
     pub keys: KeySource,
@@ -45,6 +47,8 @@ pub struct Service {
     /// The largest request body answered; a larger one is `413 REQUEST_TOO_LARGE`.
     pub(crate) body_limit: usize,
     pub(crate) rate: crate::limits::RateLimiter,
+    /// Requests of each account and mode being answered ([`crate::Limits::concurrent_requests`]).
+    pub(crate) in_flight: crate::limits::InFlight,
     /// The key that signs certificate download URLs, read from the ledger once.
     pub(crate) url_key: std::sync::OnceLock<[u8; 32]>,
 }
@@ -155,6 +159,7 @@ impl Service {
             limits: crate::limits::Limits::NONE,
             body_limit: DEFAULT_BODY_LIMIT,
             rate: crate::limits::RateLimiter::default(),
+            in_flight: crate::limits::InFlight::default(),
             url_key: std::sync::OnceLock::new(),
         };
         // The URL-signing secret is made (or read) now, so that a service that cannot

@@ -19,14 +19,18 @@ pub use crate::ledger::{nexus_sales, remaining};
 #[cfg(feature = "postgres")]
 mod copy;
 mod layout;
+mod location;
 mod pack;
+#[cfg(feature = "postgres")]
+mod pg_tls;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod seal;
 pub(crate) use seal::from_json as open_sealed;
 mod sqlite;
 #[cfg(feature = "postgres")]
-pub use copy::{copy_ledger, CopyReport};
+pub use copy::{copy_ledger, CopyReport, Skipped};
+pub use location::{locate, redact, Location};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 pub use sqlite::{inspect, worker_busy, workers_idle, LedgerReport, SqliteStore};
@@ -41,24 +45,28 @@ pub fn read_stored_calculation(stored: &[u8]) -> Result<CalculationRecord, Store
     seal::from_json(&text)
 }
 
-/// Whether a ledger location names a PostgreSQL database (`postgres://…` or
-/// `postgresql://…`) rather than an SQLite file.
+/// Whether a ledger location names a PostgreSQL database (a `postgres://…` or
+/// `postgresql://…` URL, or `key=value` pairs) rather than an SQLite file ([`locate`]).
 pub fn is_postgres_url(ledger: &str) -> bool {
-    ledger.starts_with("postgres://") || ledger.starts_with("postgresql://")
+    matches!(locate(ledger), Ok(Location::Postgres(_)))
 }
 
-/// Opens the ledger at `ledger`: a PostgreSQL database for a `postgres://` URL (in a
-/// build with the `postgres` feature), an SQLite file (or `:memory:`) otherwise.
+/// Opens the ledger at `ledger`, read by [`locate`]: a PostgreSQL database for a
+/// connection string (in a build with the `postgres` feature), an SQLite file (or
+/// `:memory:`) otherwise; a location that is neither is refused.
 pub fn open(ledger: &str) -> Result<Box<dyn Store>, StoreError> {
-    if is_postgres_url(ledger) {
-        #[cfg(feature = "postgres")]
-        return Ok(Box::new(PostgresStore::open(ledger)?));
-        #[cfg(not(feature = "postgres"))]
-        return Err(StoreError::ledger(
-            "this build of levy has no PostgreSQL support (the levy-api feature `postgres`)",
-        ));
+    match locate(ledger)? {
+        Location::Postgres(_url) => {
+            #[cfg(feature = "postgres")]
+            return Ok(Box::new(PostgresStore::open(&_url)?));
+            #[cfg(not(feature = "postgres"))]
+            return Err(StoreError::ledger(
+                "this build of levy has no PostgreSQL support (the levy-api feature `postgres`)",
+            ));
+        }
+        Location::Memory => Ok(Box::new(SqliteStore::open(":memory:")?)),
+        Location::Sqlite(path) => Ok(Box::new(SqliteStore::open(&path)?)),
     }
-    Ok(Box::new(SqliteStore::open(ledger)?))
 }
 
 /// A kind of record, as a [`StoreError`] names it.
@@ -491,9 +499,23 @@ pub struct NexusTotal {
     pub count: i64,
 }
 
-/// Builds a refund from a transaction and its earlier refunds, inside the store's write.
-pub type RefundBuilder =
-    Box<dyn FnOnce(&TransactionRecord, &[RefundRecord]) -> Result<RefundRecord, ApiError> + Send>;
+/// Builds a refund from a transaction and what remains to refund of each of its lines
+/// (`(sales, tax)`, from the transaction's running refund total, [`crate::ledger::Refunded`]),
+/// inside the store's write.
+pub type RefundBuilder = Box<
+    dyn FnOnce(&TransactionRecord, &[(Decimal, Decimal)]) -> Result<RefundRecord, ApiError> + Send,
+>;
+
+/// What an account and mode store of calculations (and platform calculations) not yet
+/// purged ([`Store::stored_calculations`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoredCalculations {
+    /// How many.
+    pub count: u64,
+    /// Their bytes as the ledger stores them (SQLite: packed; PostgreSQL: the sealed
+    /// record's text).
+    pub bytes: u64,
+}
 
 /// The ledger's operations. Each is atomic; each write is durable when it returns `Ok`.
 pub trait Store: PlatformStore + Send + Sync {
@@ -573,9 +595,11 @@ pub trait Store: PlatformStore + Send + Sync {
         Ok(Commit::resolved(self.insert_calculation(scope, calc)))
     }
     /// How many calculations and platform calculations `scope` stores that have not
-    /// expired yet (up to a minute's worth of expired ones may still be counted: they are
-    /// purged every minute). Used for [`crate::Limits::stored_calculations`].
-    fn stored_calculations(&self, scope: &Scope) -> Result<u64, StoreError>;
+    /// expired yet, and their bytes (up to a minute's worth of expired ones may still be
+    /// counted: they are purged every minute). Used for
+    /// [`crate::Limits::stored_calculations`] and
+    /// [`crate::Limits::stored_calculation_bytes`].
+    fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError>;
     /// A calculation that has not expired at `now`.
     fn calculation(
         &self,
@@ -592,9 +616,12 @@ pub trait Store: PlatformStore + Send + Sync {
     /// Marks a transaction deleted and takes what remains of it off the nexus totals.
     /// Errors: [`StoreError::NotFound`], [`StoreError::AlreadyDeleted`].
     fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), StoreError>;
-    /// Adds the refund that `build` makes from the transaction and its refunds so far,
-    /// atomically with the check. [`StoreError::NotFound`] for an unknown or deleted one;
-    /// [`StoreError::Rejected`] with `build`'s error when it refuses.
+    /// Adds the refund that `build` makes from the transaction and what remains of it
+    /// (its running refund total, not its refunds one by one), atomically with the check.
+    /// [`StoreError::NotFound`] for an unknown or deleted transaction;
+    /// [`StoreError::Rejected`] with `build`'s error when it refuses;
+    /// [`StoreError::Duplicate`] (of [`RecordKind::Refund`]) when the refund's id is
+    /// already a refund's in this account and mode.
     fn insert_refund(
         &self,
         scope: &Scope,
@@ -604,6 +631,18 @@ pub trait Store: PlatformStore + Send + Sync {
     /// Refunds of a transaction, oldest first.
     fn refunds(&self, scope: &Scope, transaction_id: &str)
         -> Result<Vec<RefundRecord>, StoreError>;
+    /// Up to `limit` refunds of a transaction, oldest first, after the refund `after`
+    /// (from the first when `None`). [`StoreError::NotFound`] (of [`RecordKind::Refund`])
+    /// when `after` is not a refund of that transaction.
+    fn refunds_page(
+        &self,
+        scope: &Scope,
+        transaction_id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<RefundRecord>, StoreError>;
+    /// A refund by its id, of any transaction of the scope.
+    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>, StoreError>;
     /// Reverses a refund. [`StoreError::NotFound`], [`StoreError::AlreadyReversed`].
     fn reverse_refund(
         &self,

@@ -24,9 +24,20 @@ pub struct SyncOptions {
     /// The till's account (its internal id, or the name of an inline key's account) whose
     /// records to send; needed only when the outbox holds several.
     pub account: Option<String>,
-    /// Records per request, 1 to 1,000.
+    /// Records per request, 1 to 1,000. A request also stays within [`BODY_BUDGET`] bytes
+    /// (the central server's default body limit), so a batch of large records is sent in
+    /// several requests.
     pub batch: usize,
 }
+
+/// The most bytes of one request's body: the central server's default body limit (1 MiB,
+/// `levy serve --body-limit`) less room for the headers' and the envelope's variations.
+/// A server that answers 413 all the same makes the budget halve for the rest of the run.
+pub const BODY_BUDGET: usize = (1 << 20) - 4096;
+
+/// How often a request answered 429 (the account's rate or requests at once) is tried
+/// again, after the `Retry-After` it names, before the sync stops.
+const RATE_RETRIES: u32 = 60;
 
 /// Why a sync stopped: the ledger, the network or the central server; what was marked
 /// before it stopped stays marked, and a new sync goes on from there.
@@ -81,6 +92,23 @@ impl SyncReport {
     }
 }
 
+/// Puts the events the central ledger refused as conflicts back in the till's outbox, of
+/// the key's mode, so that the next [`sync`] sends them again (once their cause is
+/// settled: the central order id freed, its body limit raised). How many.
+pub fn retry_conflicts(ledger: &str, key: &str) -> Result<usize, SyncError> {
+    let live = key.starts_with("sk_live_");
+    if !live && !key.starts_with("sk_test_") {
+        return Err("the key must be a levy key (sk_test_… or sk_live_…)".into());
+    }
+    if !std::path::Path::new(ledger).is_file() {
+        return Err(format!("{ledger}: no such ledger file").into());
+    }
+    let store = SqliteStore::open(ledger).map_err(|e| e.to_string())?;
+    store
+        .retry_conflicts(live)
+        .map_err(|e| SyncError(e.to_string()))
+}
+
 /// Sends the outbox, batch after batch, until nothing unsent remains.
 pub fn sync(args: &SyncOptions) -> Result<SyncReport, SyncError> {
     let live = if args.key.starts_with("sk_live_") {
@@ -113,11 +141,16 @@ pub fn sync(args: &SyncOptions) -> Result<SyncReport, SyncError> {
             accounts.into_iter().next()
         }
     };
-    let url = format!("{}/tax/sync", args.to.trim_end_matches('/'));
-    let agent = ureq::AgentBuilder::new()
-        .timeout(Duration::from_secs(60))
-        .build();
+    let central = Central {
+        url: format!("{}/tax/sync", args.to.trim_end_matches('/')),
+        key: args.key.clone(),
+        live,
+        agent: ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(60))
+            .build(),
+    };
     let mut report = SyncReport::default();
+    let mut budget = BODY_BUDGET;
     if let Some(account) = account {
         loop {
             let events = store
@@ -126,64 +159,31 @@ pub fn sync(args: &SyncOptions) -> Result<SyncReport, SyncError> {
             if events.is_empty() {
                 break;
             }
-            let body = json!({
-                "livemode": live,
-                "events": events.iter().map(|e| json!({"seq": e.seq, "kind": e.kind, "record": e.record})).collect::<Vec<_>>(),
-            });
-            let answer = agent
-                .post(&url)
-                .set("Authorization", &format!("Bearer {}", args.key))
-                .set("Content-Type", "application/json")
-                .send_string(&body.to_string());
-            let text = match answer {
-                Ok(r) => r.into_string().map_err(|e| e.to_string())?,
-                Err(ureq::Error::Status(status, r)) => {
-                    let text = r.into_string().unwrap_or_default();
-                    return Err(format!("{url} answered {status}: {text}").into());
-                }
-                Err(e) => return Err(format!("{url}: {e}").into()),
-            };
-            let answer: Value = serde_json::from_str(&text)
-                .map_err(|e| format!("{url} answered something that is not JSON ({e})"))?;
-            let results = answer["results"]
-                .as_array()
-                .ok_or_else(|| format!("{url} answered without results: {text}"))?;
-            if results.len() != events.len() {
-                return Err(format!(
-                    "{url} answered {} results for {} records",
-                    results.len(),
-                    events.len()
-                )
-                .into());
-            }
-            let mut marks = Vec::with_capacity(events.len());
-            for (event, result) in events.iter().zip(results) {
-                if result["seq"].as_i64() != Some(event.seq) {
-                    return Err(format!("{url} answered out of order: {result}").into());
-                }
-                let conflict = match result["outcome"].as_str() {
-                    Some("recorded") => {
-                        report.recorded += 1;
-                        None
+            let encoded: Vec<String> = events.iter().map(encode).collect();
+            let mut start = 0;
+            while start < events.len() {
+                let end = within(&encoded, start, budget);
+                let marks = match central.send(&encoded[start..end])? {
+                    Sent::Answered(text) => {
+                        central.read_answer(&text, &events[start..end], &mut report)?
                     }
-                    Some("already_recorded") => {
-                        report.already += 1;
-                        None
+                    Sent::TooLarge if end - start > 1 => {
+                        // The server's limit is below the budget: halve it and try again.
+                        budget = (encoded[start..end].iter().map(String::len).sum::<usize>() / 2)
+                            .max(1);
+                        continue;
                     }
-                    Some("conflict") => {
-                        Some(result["message"].as_str().unwrap_or("conflict").to_string())
-                    }
-                    _ => return Err(format!("{url} answered an unknown outcome: {result}").into()),
+                    Sent::TooLarge => vec![OutboxMark {
+                        seq: events[start].seq,
+                        conflict: Some(format!(
+                            "the record is {} bytes, more than the central server takes in one request (413 REQUEST_TOO_LARGE); raise its --body-limit, then run levy sync --retry-conflicts",
+                            encoded[start].len()
+                        )),
+                    }],
                 };
-                if result["table_hash_known"] == json!(false) {
-                    report.unknown_table += 1;
-                }
-                marks.push(OutboxMark {
-                    seq: event.seq,
-                    conflict,
-                });
+                store.mark_outbox(marks).map_err(|e| e.to_string())?;
+                start = end;
             }
-            store.mark_outbox(marks).map_err(|e| e.to_string())?;
         }
     }
     report.conflicts = store
@@ -193,4 +193,131 @@ pub fn sync(args: &SyncOptions) -> Result<SyncReport, SyncError> {
         .map(|(_, kind, id, why)| (kind, id, why))
         .collect();
     Ok(report)
+}
+
+/// One event as it goes in a request's `events`.
+fn encode(e: &crate::store::OutboxEvent) -> String {
+    json!({"seq": e.seq, "kind": e.kind, "record": e.record}).to_string()
+}
+
+/// The end of the events from `start` that fit in `budget` bytes together (at least one).
+fn within(encoded: &[String], start: usize, budget: usize) -> usize {
+    let mut bytes = 0;
+    let mut end = start;
+    while end < encoded.len() {
+        bytes += encoded[end].len() + 1;
+        if end > start && bytes > budget {
+            break;
+        }
+        end += 1;
+    }
+    end
+}
+
+/// What a request to the central server came to.
+enum Sent {
+    /// 200, with the body.
+    Answered(String),
+    /// 413: the body is over the server's limit.
+    TooLarge,
+}
+
+/// The central server's sync endpoint.
+struct Central {
+    url: String,
+    key: String,
+    live: bool,
+    agent: ureq::Agent,
+}
+
+impl Central {
+    /// Sends events (encoded), waiting out 429s as `Retry-After` says.
+    fn send(&self, events: &[String]) -> Result<Sent, SyncError> {
+        let body = format!(
+            "{{\"livemode\":{},\"events\":[{}]}}",
+            self.live,
+            events.join(",")
+        );
+        let url = &self.url;
+        for _ in 0..RATE_RETRIES {
+            let answer = self
+                .agent
+                .post(url)
+                .set("Authorization", &format!("Bearer {}", self.key))
+                .set("Content-Type", "application/json")
+                .send_string(&body);
+            match answer {
+                Ok(r) => return Ok(Sent::Answered(r.into_string().map_err(|e| e.to_string())?)),
+                Err(ureq::Error::Status(413, _)) => return Ok(Sent::TooLarge),
+                Err(ureq::Error::Status(429, r)) => {
+                    let wait = r
+                        .header("Retry-After")
+                        .and_then(|s| s.trim().parse::<u64>().ok())
+                        .unwrap_or(1)
+                        .clamp(1, 60);
+                    std::thread::sleep(Duration::from_secs(wait));
+                }
+                Err(ureq::Error::Status(status, r)) => {
+                    let text = r.into_string().unwrap_or_default();
+                    return Err(format!("{url} answered {status}: {text}").into());
+                }
+                Err(e) => return Err(format!("{url}: {e}").into()),
+            }
+        }
+        Err(format!(
+            "{url} answered 429 (too many requests) {RATE_RETRIES} times in a row; try again later"
+        )
+        .into())
+    }
+
+    /// The marks of the events a 200 answered, counted in `report`.
+    fn read_answer(
+        &self,
+        text: &str,
+        events: &[crate::store::OutboxEvent],
+        report: &mut SyncReport,
+    ) -> Result<Vec<OutboxMark>, SyncError> {
+        let url = &self.url;
+        let answer: Value = serde_json::from_str(text)
+            .map_err(|e| format!("{url} answered something that is not JSON ({e})"))?;
+        let results = answer["results"]
+            .as_array()
+            .ok_or_else(|| format!("{url} answered without results: {text}"))?;
+        if results.len() != events.len() {
+            return Err(format!(
+                "{url} answered {} results for {} records",
+                results.len(),
+                events.len()
+            )
+            .into());
+        }
+        let mut marks = Vec::with_capacity(events.len());
+        for (event, result) in events.iter().zip(results) {
+            if result["seq"].as_i64() != Some(event.seq) {
+                return Err(format!("{url} answered out of order: {result}").into());
+            }
+            let conflict = match result["outcome"].as_str() {
+                Some("recorded") => {
+                    report.recorded += 1;
+                    None
+                }
+                Some("already_recorded") => {
+                    report.already += 1;
+                    None
+                }
+                Some("conflict") => {
+                    Some(result["message"].as_str().unwrap_or("conflict").to_string())
+                }
+                _ => return Err(format!("{url} answered an unknown outcome: {result}").into()),
+            };
+            if result["table_hash_known"] == json!(false) {
+                report.unknown_table += 1;
+            }
+            marks.push(OutboxMark {
+                seq: event.seq,
+                conflict,
+            });
+        }
+        Ok(marks)
+    }
 }

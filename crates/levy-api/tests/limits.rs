@@ -46,7 +46,7 @@ fn the_request_rate_is_limited_per_account_and_mode() {
     let svc = service().with_limits(Limits {
         requests_per_second: 1,
         burst: 2,
-        stored_calculations: 0,
+        ..Limits::NONE
     });
     assert_eq!(raw(&svc, "GET", "/tax/ping", TEST_KEY, "").status, 200);
     assert_eq!(raw(&svc, "GET", "/tax/ping", TEST_KEY, "").status, 200);
@@ -71,9 +71,8 @@ fn stored_calculations_are_limited_per_account_and_mode_across_restarts() {
     let dir = levy_testkit::TempDir::new("levy-limits");
     let path = dir.join("ledger.sqlite");
     let limits = Limits {
-        requests_per_second: 0,
-        burst: 0,
         stored_calculations: 3,
+        ..Limits::NONE
     };
     let open = || {
         Service::open(ServiceConfig {

@@ -31,7 +31,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Calculate the tax of a sale.
-    Calc(calc::CalcArgs),
+    Calc(Box<calc::CalcArgs>),
     /// Compile published rate and boundary files and the curated rules into a table.
     Build(build_cmd::BuildArgs),
     /// Print a table's header, manifest and counts; or, with --ledger, a ledger's size,

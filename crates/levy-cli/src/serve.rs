@@ -1,7 +1,7 @@
 //! The `levy serve` and `levy keys new` commands.
 //!
 //! ```text
-//! levy serve [--listen 127.0.0.1:8787] [--table FILE] [--ledger FILE] [--keys FILE]
+//! levy serve [--listen 127.0.0.1:8787] [--table FILE] [--ledger FILE|CONNECTION] [--keys FILE]
 //! levy keys new --account NAME [--keys FILE]
 //! ```
 //!
@@ -40,9 +40,16 @@ pub struct ServeArgs {
     /// SIGHUP has nothing to reload.
     #[arg(long, value_name = "FILE")]
     pub table: Option<PathBuf>,
-    /// Ledger database (SQLite) for transactions, refunds and the other stored resources.
-    #[arg(long, value_name = "FILE", default_value = "./levy-ledger.sqlite")]
-    pub ledger: PathBuf,
+    /// The ledger for transactions, refunds and the other stored resources: an SQLite file
+    /// (one that exists, or a new one in a directory that exists), or a PostgreSQL
+    /// database (`postgres://user@host/db`, or `host=… dbname=…` pairs; `sslmode` and
+    /// `sslrootcert` as libpq reads them). Anything else is refused.
+    #[arg(
+        long,
+        value_name = "FILE|CONNECTION",
+        default_value = "./levy-ledger.sqlite"
+    )]
+    pub ledger: String,
     /// Keys file written by `levy keys new`.
     #[arg(long, value_name = "FILE", default_value = "./levy-keys.toml")]
     pub keys: PathBuf,
@@ -71,6 +78,15 @@ pub struct ServeArgs {
     /// beyond it, 429. 0 turns the limit off.
     #[arg(long, value_name = "N", default_value_t = levy_api::Limits::default().stored_calculations)]
     pub max_stored_calculations: u64,
+    /// Bytes of unexpired calculations each account and mode may store (as the ledger
+    /// stores them); beyond it, 429. 0 turns the limit off.
+    #[arg(long, value_name = "BYTES", default_value_t = levy_api::Limits::default().stored_calculation_bytes)]
+    pub max_stored_calculation_bytes: u64,
+    /// Requests of each account (its test and live keys together) answered at once; one
+    /// more is answered 429 at once, so that one account cannot hold every ledger
+    /// connection. 0 turns the limit off.
+    #[arg(long, value_name = "N", default_value_t = levy_api::Limits::default().concurrent_requests)]
+    pub max_concurrent_requests: u32,
     /// Answer every request on the async worker threads, each write waiting for its
     /// commit in place (for measurements; see ServeOptions::inline).
     #[arg(long, hide = true)]
@@ -174,13 +190,15 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
     };
     let config = levy_api::ServiceConfig {
         table,
-        ledger: args.ledger.to_string_lossy().into_owned(),
+        ledger: args.ledger.clone(),
         keys: levy_api::KeySource::File(args.keys.clone()),
     };
     let limits = levy_api::Limits {
         requests_per_second: args.rate_limit,
         burst: args.burst,
         stored_calculations: args.max_stored_calculations,
+        stored_calculation_bytes: args.max_stored_calculation_bytes,
+        concurrent_requests: args.max_concurrent_requests,
     };
     let service = Arc::new(
         levy_api::Service::open(config)
@@ -372,10 +390,7 @@ mod tests {
             "127.0.0.1:8787".parse::<std::net::SocketAddr>().unwrap()
         );
         assert_eq!(args.table, None);
-        assert_eq!(
-            args.ledger,
-            std::path::PathBuf::from("./levy-ledger.sqlite")
-        );
+        assert_eq!(args.ledger, "./levy-ledger.sqlite");
         assert_eq!(args.keys, std::path::PathBuf::from("./levy-keys.toml"));
         assert_eq!(args.body_limit, 1_048_576);
 

@@ -21,15 +21,25 @@ pub struct SyncArgs {
     /// account) whose records to send; needed only when the outbox holds several.
     #[arg(long, value_name = "ID")]
     pub account: Option<String>,
-    /// Records per request.
+    /// Records per request, 1 to 1,000; a request also stays within 1 MiB (the central
+    /// server's default body limit), so large records go in smaller requests.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub batch: usize,
+    /// Send again the records the central server refused as conflicts before, once their
+    /// cause is settled (the central order id freed, its --body-limit raised).
+    #[arg(long)]
+    pub retry_conflicts: bool,
 }
 
-/// Runs the sync.
+/// Runs the sync (after putting the conflicts back in the outbox, with
+/// `--retry-conflicts`).
 pub fn run(args: &SyncArgs) -> Result<SyncReport, SyncError> {
+    let ledger = args.ledger.to_string_lossy().into_owned();
+    if args.retry_conflicts {
+        levy_api::sync_client::retry_conflicts(&ledger, &args.key)?;
+    }
     levy_api::sync_client::sync(&SyncOptions {
-        ledger: args.ledger.to_string_lossy().into_owned(),
+        ledger,
         to: args.to.clone(),
         key: args.key.clone(),
         account: args.account.clone(),

@@ -396,7 +396,7 @@ fn servers_started_together_migrate_once() {
         threads.into_iter().map(|t| t.join().unwrap()).collect()
     });
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert_eq!(fleet.sql("SELECT schema_version FROM levy_ledger"), "1");
+    assert_eq!(fleet.sql("SELECT schema_version FROM levy_ledger"), "2");
     for (_, base) in &servers {
         let a = Client::new(base).bare("GET", "/tax/ping", &fleet.test_key, None);
         assert_eq!(a.status, 200, "{}", a.text);
@@ -587,8 +587,9 @@ fn drive(bases: &[String], key: &str, clients: usize, seconds: u64, label: &str)
     )
 }
 
-/// `levy serve` without the per-account request rate limit.
-const UNLIMITED: &[&str] = &["--rate-limit", "0"];
+/// `levy serve` without the per-account request rate limit, nor the limit of requests at
+/// once.
+const UNLIMITED: &[&str] = &["--rate-limit", "0", "--max-concurrent-requests", "0"];
 
 /// A measurement, not a check: `POST /tax/transactions` on an SQLite ledger, on one
 /// PostgreSQL server and on three, in the same run, 16 clients, 8 s each. Run with

@@ -23,7 +23,7 @@ key=$("$levy" keys new --account loadtest --keys "$work/keys.toml" |
     awk '/test key:/ {print $3}')
 export LEVY_KEY=$key
 "$levy" serve --keys "$work/keys.toml" --ledger "$work/ledger.sqlite" --log warn \
-    --rate-limit 0 --listen "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+    --rate-limit 0 --max-concurrent-requests 0 --listen "127.0.0.1:$port" >"$work/server.log" 2>&1 &
 server=$!
 for _ in $(seq 50); do
     curl -fs -o /dev/null -H "Authorization: Bearer $key" "http://127.0.0.1:$port/tax/ping" && break

@@ -612,7 +612,7 @@ fn plain_response(
 /// with, from names made once (a name made from text is copied into a buffer of its own);
 /// any other from its text.
 fn response_header_name(name: &str) -> Result<HeaderName, header::InvalidHeaderName> {
-    const LEVY: [(&str, HeaderName); 3] = [
+    const LEVY: [(&str, HeaderName); 4] = [
         (
             levy_api::COVERAGE_HEADER,
             HeaderName::from_static("levy-coverage"),
@@ -624,6 +624,10 @@ fn response_header_name(name: &str) -> Result<HeaderName, header::InvalidHeaderN
         (
             levy_api::SOURCING_HEADER,
             HeaderName::from_static("levy-sourcing"),
+        ),
+        (
+            levy_api::TAXABILITY_HEADER,
+            HeaderName::from_static("levy-taxability"),
         ),
     ];
     match LEVY.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
@@ -690,6 +694,7 @@ mod tests {
             levy_api::COVERAGE_HEADER,
             levy_api::ROUNDING_HEADER,
             levy_api::SOURCING_HEADER,
+            levy_api::TAXABILITY_HEADER,
             "Content-Type",
             "Retry-After",
         ] {

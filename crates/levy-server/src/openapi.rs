@@ -13,8 +13,9 @@
 //!   not after the version wins) the list is the schema's `anyOf`.
 //!
 //! A version's document has only that version's operations and fields, its own error
-//! format, the `X-API-Version` header fixed to it, and `product_category` enumerated from
-//! the rate table the server runs on. Every object schema is closed
+//! format, the `X-API-Version` header fixed to it, `product_category` enumerated from the
+//! rate table the server runs on, and every free string patterned to hold no NUL
+//! ([`NO_NUL`]), which the service refuses. Every object schema is closed
 //! (`additionalProperties: false`) except metadata, so a request the document accepts is a
 //! request the service accepts, field for field.
 
@@ -93,7 +94,58 @@ pub fn for_version(version: ApiVersion, categories: &[&str]) -> Value {
          version at once."
     ));
     doc["info"]["x-api-version"] = Value::from(v);
+    forbid_nul(&mut doc);
     doc
+}
+
+/// The pattern of every free string of a version's document: no NUL (U+0000), which the
+/// service refuses in any string (400 `INVALID_CHARACTER`: a PostgreSQL ledger cannot
+/// store it).
+pub const NO_NUL: &str = "^[^\\x00]*$";
+
+/// Gives every string schema without an `enum` or `const` of its own (beside its own
+/// pattern, if it has one), and the keys of every open object (metadata), the [`NO_NUL`]
+/// pattern, so that a request the document accepts is one the service accepts.
+fn forbid_nul(node: &mut Value) {
+    match node {
+        Value::Object(map) => {
+            let string = match map.get("type") {
+                Some(Value::String(t)) => t == "string",
+                Some(Value::Array(types)) => types.iter().any(|t| t == "string"),
+                _ => false,
+            };
+            if string && !["enum", "const"].iter().any(|k| map.contains_key(*k)) {
+                if map.contains_key("pattern") {
+                    // A pattern of its own (a name that is not blank): both must match.
+                    let all = map
+                        .entry("allOf")
+                        .or_insert_with(|| Value::Array(Vec::new()));
+                    if let Some(all) = all.as_array_mut() {
+                        all.push(serde_json::json!({ "pattern": NO_NUL }));
+                    }
+                } else {
+                    map.insert("pattern".into(), Value::from(NO_NUL));
+                }
+            }
+            // An open object (metadata): its keys are strings too.
+            let open = map
+                .get("additionalProperties")
+                .is_some_and(|a| *a != Value::Bool(false));
+            if open {
+                let names = map
+                    .entry("propertyNames")
+                    .or_insert_with(|| serde_json::json!({}));
+                if let Some(names) = names.as_object_mut() {
+                    names
+                        .entry("pattern")
+                        .or_insert_with(|| Value::from(NO_NUL));
+                }
+            }
+            map.values_mut().for_each(forbid_nul);
+        }
+        Value::Array(items) => items.iter_mut().for_each(forbid_nul),
+        _ => {}
+    }
 }
 
 /// Removes every reference to the `X-API-Version` parameter.

@@ -59,7 +59,11 @@ fn metadata(o: &mut Obj<'_>) -> Result<Option<Map<String, Value>>, ApiError> {
                 ));
             }
             for (k, v) in map {
+                crate::json::storable(&path, k)?;
                 let field = format!("{path}.{k}");
+                if let Node::String(s) = v {
+                    crate::json::storable(&field, s)?;
+                }
                 let key_len = k.chars().count();
                 if key_len > MAX_METADATA_CHARS {
                     return Err(ApiError::field(

@@ -9,4 +9,5 @@ pub(crate) mod platform;
 pub(crate) mod products;
 pub(crate) mod refunds;
 pub(crate) mod sync;
+pub(crate) mod sync_check;
 pub(crate) mod transactions;

@@ -8,7 +8,7 @@ use crate::json::{Obj, MAX_STRING};
 use crate::ledger::{self, Excess};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
-use crate::store::{LineRecord, RefundLineRecord, RefundRecord, TransactionRecord};
+use crate::store::{LineRecord, RefundLineRecord, RefundRecord, StoreError, TransactionRecord};
 use crate::ApiVersion;
 
 /// A refund in the version's shape.
@@ -89,6 +89,20 @@ fn partial_line(o: &mut Obj<'_>) -> Result<PartialLine, ApiError> {
     };
     let sales = non_positive(o, "sales_amount_refunded")?;
     let tax = non_positive(o, "tax_amount_refunded")?;
+    if sales.is_zero() && tax.is_zero() {
+        // A refund of nothing changes nothing but costs a write: refused.
+        let field = o.path("sales_amount_refunded");
+        return Err(ApiError::field(
+            ErrorKind::NegativeNumberRequired,
+            &field,
+            format!(
+                "{} refunds nothing: sales_amount_refunded and tax_amount_refunded are both 0; one of them must be negative",
+                o.path("").trim_end_matches('.')
+            ),
+            "a negative sales_amount_refunded or tax_amount_refunded",
+            "0 and 0",
+        ));
+    }
     Ok(PartialLine {
         product,
         line_id,
@@ -211,8 +225,8 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             Ok((tx, full, processed_at, lines))
         })?;
     let id = crate::ids::new_id("ref_tr_");
-    let build = Box::new(move |tx: &TransactionRecord, earlier: &[RefundRecord]| {
-        let mut left = ledger::remaining(tx, earlier);
+    let build = Box::new(move |tx: &TransactionRecord, left: &[(Decimal, Decimal)]| {
+        let mut left = left.to_vec();
         let mut out = Vec::new();
         if full {
             for (i, sales, tax) in ledger::full_refund(&left) {
@@ -279,15 +293,58 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     Ok(render(&refund, ctx.version, ctx.testmode()))
 }
 
-/// `GET /tax/transactions/{id}/refunds`.
+/// Refunds per page of `GET /tax/transactions/{id}/refunds`, when `limit` is not given,
+/// and the most a page may hold.
+pub(crate) const REFUND_PAGE: usize = 100;
+
+/// `GET /tax/transactions/{id}/refunds?cursor=…&limit=…`: up to `limit` refunds (1 to
+/// [`REFUND_PAGE`], [`REFUND_PAGE`] by default), oldest first, after the refund `cursor`
+/// (the `last_refund_id` of the page before); `has_more` when more follow.
 pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
-    ctx.query_params(&[])?;
+    let (mut cursor, mut limit) = (None, REFUND_PAGE);
+    for (k, v) in ctx.query_params(&["cursor", "limit"])? {
+        match k {
+            "cursor" => cursor = Some(v),
+            _ => {
+                limit = v
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=REFUND_PAGE).contains(n))
+                    .ok_or_else(|| {
+                        ApiError::field(
+                            ErrorKind::InvalidQueryParameter,
+                            "limit",
+                            format!("limit must be a whole number from 1 to {REFUND_PAGE}"),
+                            format!("1 to {REFUND_PAGE}"),
+                            v,
+                        )
+                    })?
+            }
+        }
+    }
     let id = &ctx.params[0];
     let tx = crate::read::transaction(ctx, id)?;
-    let refunds = ctx.service.store.refunds(ctx.scope, &tx.id)?;
-    Ok(
-        json!({ "refunds": refunds.iter().map(|r| render(r, ctx.version, ctx.testmode())).collect::<Vec<_>>() }),
-    )
+    let mut page = ctx
+        .service
+        .store
+        .refunds_page(ctx.scope, &tx.id, cursor, limit + 1)
+        .map_err(|e| match e {
+            StoreError::NotFound { id, .. } => ApiError::field(
+                ErrorKind::InvalidQueryParameter,
+                "cursor",
+                format!("cursor {id:?} is not a refund of transaction {}", tx.id),
+                "the last_refund_id of the page before",
+                id,
+            ),
+            other => other.into(),
+        })?;
+    let has_more = page.len() > limit;
+    page.truncate(limit);
+    Ok(json!({
+        "refunds": page.iter().map(|r| render(r, ctx.version, ctx.testmode())).collect::<Vec<_>>(),
+        "has_more": has_more,
+        "last_refund_id": page.last().map(|r| r.id.clone()),
+    }))
 }
 
 /// `POST /tax/refund_reversals`: marks the refund reversed; what it took back may be

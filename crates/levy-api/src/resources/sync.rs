@@ -1,14 +1,27 @@
 //! `POST /tax/sync` (a levy extension): a till hands the central ledger what it recorded
 //! offline, from its outbox (`levy sync`). The till's receipt is the truth: records are
-//! stored with the till's ids and amounts, not recalculated. Every event is idempotent by
-//! its record's id, so a sync may be sent again, whole or in part, at any time: what is
-//! already recorded (the same content) is `already_recorded`; the same id or order id with
-//! other content is a `conflict`, reported and never merged.
+//! stored with the till's ids and amounts, not recalculated. But the central ledger keeps
+//! its own rules: every record is checked as strictly as the interface checks a request
+//! (`sync_check`), and a refund, reversal or deletion goes through the same ledger rules
+//! as the interface's (a refund takes no more than remains, in the store's write).
+//!
+//! Every event is idempotent by its record's id, so a sync may be sent again, whole or in
+//! part, in any order, at any time: what is already recorded (the same content) is
+//! `already_recorded`; the same id or order id with other content, a refund that does not
+//! fit, or a record the central side cannot take is a `conflict`, reported and never
+//! merged, and the events after it go on.
+//!
+//! What fails the whole request instead (nothing of it is applied): a body that is not a
+//! batch of events, a record whose seal does not match or that is not a record of its
+//! kind, two events with one `seq`, and a record of the other mode than the key's (each
+//! record says its mode, `livemode`, inside its seal).
 
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
+use super::sync_check::{self, short};
 use crate::error::{ApiError, ErrorKind};
 use crate::json::{Node, Obj};
 use crate::router::Ctx;
@@ -17,16 +30,47 @@ use crate::store::{open_sealed, RecordKind, RefundRecord, StoreError, Transactio
 /// Events per request, at most.
 pub(crate) const MAX_EVENTS: usize = 1000;
 
+/// What an event records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Transaction,
+    Refund,
+    Reversal,
+    Deletion,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Transaction => "transaction",
+            Kind::Refund => "refund",
+            Kind::Reversal => "reversal",
+            Kind::Deletion => "deletion",
+        }
+    }
+}
+
 /// A record of an event, checked against its seal and read.
 enum Record {
     Transaction(Box<TransactionRecord>),
-    Refund(RefundRecord),
+    Refund(Box<RefundRecord>),
 }
 
 struct Event {
     seq: i64,
-    kind: &'static str,
+    kind: Kind,
     record: Record,
+    /// Why the central ledger cannot take the record (`sync_check`), if it cannot.
+    refused: Option<String>,
+}
+
+impl Event {
+    fn id(&self) -> &str {
+        match &self.record {
+            Record::Transaction(t) => &t.id,
+            Record::Refund(r) => &r.id,
+        }
+    }
 }
 
 /// What became of one event.
@@ -46,7 +90,35 @@ fn invalid(field: &str, why: impl std::fmt::Display) -> ApiError {
     )
 }
 
-fn read_event(root: &Obj<'_>, i: usize, v: &Node<'_>) -> Result<Event, ApiError> {
+/// The record's mode, taken out of it: a till's outbox writes `livemode` into every record
+/// it seals.
+fn take_mode(field: &str, value: &mut Value) -> Result<bool, ApiError> {
+    let Some(object) = value.as_object_mut() else {
+        return Err(invalid(field, "not a JSON object"));
+    };
+    match object.remove("livemode") {
+        Some(Value::Bool(live)) => Ok(live),
+        Some(_) => Err(invalid(field, "livemode is not a boolean")),
+        None => Err(invalid(
+            field,
+            "it does not say its mode (livemode); send it with levy sync of this release or later",
+        )),
+    }
+}
+
+fn mode_mismatch(live_key: bool) -> ApiError {
+    let (key, records) = if live_key {
+        ("a live key", "test records")
+    } else {
+        ("a test key", "live records")
+    };
+    ApiError::of(
+        ErrorKind::SyncModeMismatch,
+        format!("{key} cannot sync {records}; send them with a key of their mode"),
+    )
+}
+
+fn read_event(root: &Obj<'_>, i: usize, v: &Node<'_>, live: bool) -> Result<Event, ApiError> {
     let mut o = root.element("events", i, v)?;
     let seq = o
         .opt_int("seq")?
@@ -58,12 +130,11 @@ fn read_event(root: &Obj<'_>, i: usize, v: &Node<'_>) -> Result<Event, ApiError>
             seq,
         ));
     }
-    let kind = o.req_str("kind", 16)?;
-    let kind: &'static str = match kind {
-        "transaction" => "transaction",
-        "refund" => "refund",
-        "reversal" => "reversal",
-        "deletion" => "deletion",
+    let kind = match o.req_str("kind", 16)? {
+        "transaction" => Kind::Transaction,
+        "refund" => Kind::Refund,
+        "reversal" => Kind::Reversal,
+        "deletion" => Kind::Deletion,
         other => {
             let field = o.path("kind");
             return Err(ApiError::field(
@@ -77,24 +148,38 @@ fn read_event(root: &Obj<'_>, i: usize, v: &Node<'_>) -> Result<Event, ApiError>
     };
     let field = o.path("record");
     let text = o.req_str("record", usize::MAX)?;
+    let mut value: Value = open_sealed(text).map_err(|e| invalid(&field, e))?;
+    if take_mode(&field, &mut value)? != live {
+        return Err(mode_mismatch(live));
+    }
     let record = match kind {
-        "transaction" | "deletion" => {
-            let t: TransactionRecord = open_sealed(text).map_err(|e| invalid(&field, e))?;
-            if (kind == "deletion") != t.deleted_at.is_some() {
+        Kind::Transaction | Kind::Deletion => {
+            let t: TransactionRecord =
+                serde_json::from_value(value).map_err(|e| invalid(&field, e))?;
+            if (kind == Kind::Deletion) != t.deleted_at.is_some() {
                 return Err(invalid(&field, "deleted_at does not fit the event"));
             }
             Record::Transaction(Box::new(t))
         }
-        _ => {
-            let r: RefundRecord = open_sealed(text).map_err(|e| invalid(&field, e))?;
-            if (kind == "reversal") != r.reversed_at.is_some() {
+        Kind::Refund | Kind::Reversal => {
+            let r: RefundRecord = serde_json::from_value(value).map_err(|e| invalid(&field, e))?;
+            if (kind == Kind::Reversal) != r.reversed_at.is_some() {
                 return Err(invalid(&field, "reversed_at does not fit the event"));
             }
-            Record::Refund(r)
+            Record::Refund(Box::new(r))
         }
     };
     o.finish()?;
-    Ok(Event { seq, kind, record })
+    let refused = match &record {
+        Record::Transaction(t) => sync_check::transaction(t).err(),
+        Record::Refund(r) => sync_check::refund(r).err(),
+    };
+    Ok(Event {
+        seq,
+        kind,
+        record,
+        refused,
+    })
 }
 
 /// Whether two records are the same receipt (the central side's copy may since have been
@@ -113,130 +198,180 @@ fn same_refund(a: &RefundRecord, b: &RefundRecord) -> bool {
     a == b
 }
 
-fn apply(ctx: &Ctx<'_>, event: Event) -> Result<Outcome, ApiError> {
+/// A transaction event: the same transaction already there, or a new one.
+fn record_transaction(ctx: &Ctx<'_>, t: &TransactionRecord) -> Result<Outcome, ApiError> {
     let store = &ctx.service.store;
-    let scope = ctx.scope;
-    Ok(match (event.kind, event.record) {
-        ("transaction", Record::Transaction(t)) => {
-            let existing = |t: &TransactionRecord| -> Result<Option<Outcome>, ApiError> {
-                Ok(store.transaction(scope, &t.id)?.map(|e| {
-                    if same_transaction(&e, t) {
-                        Outcome::Already
-                    } else {
-                        Outcome::Conflict(format!(
-                            "transaction {} is already recorded with other content",
-                            t.id
-                        ))
-                    }
-                }))
-            };
-            if let Some(o) = existing(&t)? {
-                return Ok(o);
+    let existing = |t: &TransactionRecord| -> Result<Option<Outcome>, ApiError> {
+        Ok(store.transaction(ctx.scope, &t.id)?.map(|e| {
+            if same_transaction(&e, t) {
+                Outcome::Already
+            } else {
+                Outcome::Conflict(format!(
+                    "transaction {} is already recorded with other content",
+                    t.id
+                ))
             }
-            match store.insert_transaction(scope, (*t).clone()) {
-                Ok(()) => Outcome::Recorded,
-                Err(StoreError::Duplicate { .. }) => match existing(&t)? {
-                    // Sent twice at once: the other request recorded it.
-                    Some(o) => o,
-                    None => Outcome::Conflict(format!(
-                        "order id {:?} is already recorded by another transaction",
-                        t.reference_order_id
-                    )),
-                },
-                Err(e) => return Err(e.into()),
-            }
-        }
-        ("deletion", Record::Transaction(t)) => {
-            match store.delete_transaction(scope, &t.id, t.deleted_at.unwrap_or_default()) {
-                Ok(()) => Outcome::Recorded,
-                Err(StoreError::AlreadyDeleted { .. }) => Outcome::Already,
-                Err(StoreError::NotFound { .. }) => {
-                    Outcome::Conflict(format!("transaction {} is not in the central ledger", t.id))
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        ("refund", Record::Refund(r)) => {
-            // Decided inside the store's write, beside the refunds already there.
-            let seen: Arc<Mutex<Option<Outcome>>> = Arc::default();
-            let (mine, verdict) = (r.clone(), Arc::clone(&seen));
-            let result = store.insert_refund(
-                scope,
-                &r.transaction_id,
-                Box::new(move |_tx, refunds| {
-                    if let Some(e) = refunds.iter().find(|e| e.id == mine.id) {
-                        let o = if same_refund(e, &mine) {
-                            Outcome::Already
-                        } else {
-                            Outcome::Conflict(format!(
-                                "refund {} is already recorded with other content",
-                                mine.id
-                            ))
-                        };
-                        *verdict.lock().unwrap_or_else(|e| e.into_inner()) = Some(o);
-                        return Err(ApiError::of(ErrorKind::InternalError, "decided"));
-                    }
-                    Ok(mine)
-                }),
-            );
-            match result {
-                Ok(_) => Outcome::Recorded,
-                Err(StoreError::Rejected(_)) => seen
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take()
-                    .unwrap_or(Outcome::Conflict("refused".into())),
-                Err(StoreError::NotFound {
-                    what: RecordKind::Transaction,
-                    ..
-                }) => Outcome::Conflict(format!(
-                    "transaction {} is not in the central ledger (or deleted there)",
-                    r.transaction_id
-                )),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        ("reversal", Record::Refund(r)) => {
-            match store.reverse_refund(scope, &r.id, r.reversed_at.unwrap_or_default()) {
-                Ok(_) => Outcome::Recorded,
-                Err(StoreError::AlreadyReversed { .. }) => Outcome::Already,
-                Err(StoreError::NotFound { .. }) => {
-                    Outcome::Conflict(format!("refund {} is not in the central ledger", r.id))
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        _ => unreachable!("read_event pairs each kind with its record"),
+        }))
+    };
+    if let Some(o) = existing(t)? {
+        return Ok(o);
+    }
+    Ok(match store.insert_transaction(ctx.scope, t.clone()) {
+        Ok(()) => Outcome::Recorded,
+        Err(StoreError::Duplicate { .. }) => match existing(t)? {
+            // Sent twice at once: the other request recorded it.
+            Some(o) => o,
+            None => Outcome::Conflict(format!(
+                "order id {:?} is already recorded by another transaction",
+                t.reference_order_id
+            )),
+        },
+        Err(e) => return Err(e.into()),
     })
 }
 
-/// The batch's new transactions (ids the ledger does not hold), stored in one write: one
-/// commit for a whole batch of sales instead of one each. When any of them collides (an
-/// order id the ledger holds for another sale, or the same batch sent twice at once),
-/// nothing is stored and every event goes its own way ([`apply`]). Storing them before the
-/// batch's other events keeps every refund, reversal and deletion after its sale.
-fn bulk_insert(
-    ctx: &Ctx<'_>,
-    events: &[Event],
-) -> Result<std::collections::HashMap<i64, Outcome>, ApiError> {
+/// A deletion event: the central copy of the same transaction, deleted now or before.
+fn record_deletion(ctx: &Ctx<'_>, t: &TransactionRecord) -> Result<Outcome, ApiError> {
+    let store = &ctx.service.store;
+    let not_there =
+        || Outcome::Conflict(format!("transaction {} is not in the central ledger", t.id));
+    Ok(match store.transaction(ctx.scope, &t.id)? {
+        None => not_there(),
+        Some(e) if !same_transaction(&e, t) => Outcome::Conflict(format!(
+            "transaction {} is recorded centrally with other content; its deletion is not applied",
+            t.id
+        )),
+        Some(e) if e.deleted_at.is_some() => Outcome::Already,
+        Some(_) => {
+            match store.delete_transaction(ctx.scope, &t.id, t.deleted_at.unwrap_or_default()) {
+                Ok(()) => Outcome::Recorded,
+                Err(StoreError::AlreadyDeleted { .. }) => Outcome::Already,
+                Err(StoreError::NotFound { .. }) => not_there(),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    })
+}
+
+/// The refund already recorded under `r`'s id, compared with it.
+fn refund_there(ctx: &Ctx<'_>, r: &RefundRecord) -> Result<Option<Outcome>, ApiError> {
+    Ok(ctx.service.store.refund(ctx.scope, &r.id)?.map(|e| {
+        if same_refund(&e, r) {
+            Outcome::Already
+        } else {
+            Outcome::Conflict(format!(
+                "refund {} is already recorded centrally with other content (another sale's refund, or other amounts)",
+                r.id
+            ))
+        }
+    }))
+}
+
+/// A refund event: the same refund already there (whatever became of its sale since), or
+/// a new one that fits what remains of its sale in the central ledger.
+fn record_refund(ctx: &Ctx<'_>, r: &RefundRecord) -> Result<Outcome, ApiError> {
+    if let Some(o) = refund_there(ctx, r)? {
+        return Ok(o);
+    }
+    // Decided inside the store's write, against the sale's running refund total.
+    let why: Arc<Mutex<Option<String>>> = Arc::default();
+    let (mine, refused) = (r.clone(), Arc::clone(&why));
+    let result = ctx.service.store.insert_refund(
+        ctx.scope,
+        &r.transaction_id,
+        Box::new(
+            move |tx, left| match sync_check::refund_fits(&mine, tx, left) {
+                Ok(()) => Ok(mine),
+                Err(reason) => {
+                    *refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
+                    Err(ApiError::of(ErrorKind::RefundExceedsTransaction, reason))
+                }
+            },
+        ),
+    );
+    Ok(match result {
+        Ok(_) => Outcome::Recorded,
+        Err(StoreError::Rejected(e)) => Outcome::Conflict(
+            why.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .unwrap_or(e.message),
+        ),
+        Err(StoreError::NotFound {
+            what: RecordKind::Transaction,
+            ..
+        }) => Outcome::Conflict(format!(
+            "transaction {} of refund {} is not in the central ledger (or deleted there)",
+            r.transaction_id, r.id
+        )),
+        // Another request recorded a refund of this id meanwhile.
+        Err(StoreError::Duplicate { .. }) => refund_there(ctx, r)?
+            .unwrap_or_else(|| Outcome::Conflict(format!("refund id {} is already taken", r.id))),
+        Err(e) => return Err(e.into()),
+    })
+}
+
+/// A reversal event: the central copy of the same refund, reversed now or before.
+fn record_reversal(ctx: &Ctx<'_>, r: &RefundRecord) -> Result<Outcome, ApiError> {
+    let store = &ctx.service.store;
+    let not_there = || Outcome::Conflict(format!("refund {} is not in the central ledger", r.id));
+    Ok(match store.refund(ctx.scope, &r.id)? {
+        None => not_there(),
+        Some(e) if !same_refund(&e, r) => Outcome::Conflict(format!(
+            "refund {} is recorded centrally with other content; its reversal is not applied",
+            r.id
+        )),
+        Some(e) if e.reversed_at.is_some() => Outcome::Already,
+        Some(_) => {
+            match store.reverse_refund(ctx.scope, &r.id, r.reversed_at.unwrap_or_default()) {
+                Ok(_) => Outcome::Recorded,
+                Err(StoreError::AlreadyReversed { .. }) => Outcome::Already,
+                Err(StoreError::NotFound { .. }) => not_there(),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    })
+}
+
+fn apply(ctx: &Ctx<'_>, event: &Event) -> Result<Outcome, ApiError> {
+    if let Some(why) = &event.refused {
+        return Ok(Outcome::Conflict(format!(
+            "the central ledger cannot take this {}: {why}",
+            event.kind.as_str()
+        )));
+    }
+    match (&event.record, event.kind) {
+        (Record::Transaction(t), Kind::Transaction) => record_transaction(ctx, t),
+        (Record::Transaction(t), _) => record_deletion(ctx, t),
+        (Record::Refund(r), Kind::Refund) => record_refund(ctx, r),
+        (Record::Refund(r), _) => record_reversal(ctx, r),
+    }
+}
+
+/// The batch's new transactions (valid, with ids the ledger does not hold), stored in one
+/// write: one commit for a whole batch of sales instead of one each. When any of them
+/// collides (an order id the ledger holds for another sale, or the same batch sent twice
+/// at once), nothing is stored and every event goes its own way ([`apply`]). Storing them
+/// before the batch's other events keeps every refund, reversal and deletion after its
+/// sale. The outcomes decided, by the event's place in the batch.
+fn bulk_insert(ctx: &Ctx<'_>, events: &[Event]) -> Result<HashMap<usize, Outcome>, ApiError> {
     let store = &ctx.service.store;
     let mut fresh = Vec::new();
-    for e in events {
-        if let ("transaction", Record::Transaction(t)) = (e.kind, &e.record) {
-            if store.transaction(ctx.scope, &t.id)?.is_none() {
-                fresh.push((e.seq, t.clone()));
+    let mut ids = HashSet::new();
+    for (i, e) in events.iter().enumerate() {
+        if let (Kind::Transaction, Record::Transaction(t), None) = (e.kind, &e.record, &e.refused) {
+            if ids.insert(t.id.as_str()) && store.transaction(ctx.scope, &t.id)?.is_none() {
+                fresh.push((i, t));
             }
         }
     }
-    let mut decided = std::collections::HashMap::new();
+    let mut decided = HashMap::new();
     if fresh.len() < 2 {
         return Ok(decided);
     }
-    let records = fresh.iter().map(|(_, t)| (**t).clone()).collect();
+    let records = fresh.iter().map(|(_, t)| (***t).clone()).collect();
     match store.insert_transactions(ctx.scope, records) {
-        Ok(()) => {
-            decided.extend(fresh.into_iter().map(|(seq, _)| (seq, Outcome::Recorded)));
-        }
+        Ok(()) => decided.extend(fresh.into_iter().map(|(i, _)| (i, Outcome::Recorded))),
         Err(StoreError::Duplicate { .. }) => {}
         Err(e) => return Err(e.into()),
     }
@@ -245,10 +380,14 @@ fn bulk_insert(
 
 /// `POST /tax/sync`.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    let live = ctx.scope.live;
     let (livemode, events) = crate::read::body(ctx, |o| {
         let livemode = o
             .opt_bool("livemode")?
             .ok_or_else(|| ApiError::missing(&o.path("livemode"), "boolean"))?;
+        if livemode != live {
+            return Err(mode_mismatch(live));
+        }
         let items = o
             .opt_array("events")?
             .ok_or_else(|| ApiError::missing(&o.path("events"), "array"))?;
@@ -262,38 +401,42 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         let events = items
             .iter()
             .enumerate()
-            .map(|(i, v)| read_event(o, i, v))
+            .map(|(i, v)| read_event(o, i, v, live))
             .collect::<Result<Vec<_>, _>>()?;
         Ok((livemode, events))
     })?;
-    if livemode != ctx.scope.live {
-        let (key, records) = if ctx.scope.live {
-            ("a live key", "test records")
-        } else {
-            ("a test key", "live records")
-        };
-        return Err(ApiError::of(
-            ErrorKind::SyncModeMismatch,
-            format!("{key} cannot sync {records}; send them with a key of their mode"),
-        ));
+    // The client marks each event by its `seq`: two events of one `seq` cannot both be
+    // answered.
+    let mut seen = HashSet::new();
+    for (i, e) in events.iter().enumerate() {
+        if !seen.insert(e.seq) {
+            let field = format!("events[{i}].seq");
+            return Err(ApiError::field(
+                ErrorKind::InvalidSyncRecord,
+                &field,
+                format!("{field}: seq {} is given to two events of the batch", e.seq),
+                "each event's own place in the outbox",
+                e.seq.to_string(),
+            ));
+        }
     }
+    // Each event is a write: the batch counts as that many requests against the
+    // account's rate.
+    ctx.service.rate.charge(
+        ctx.scope,
+        &ctx.service.limits,
+        events.len().saturating_sub(1),
+    )?;
     let table_hash = ctx.service.table().hash_hex();
     let mut decided = bulk_insert(ctx, &events)?;
     let mut results = Vec::with_capacity(events.len());
-    for event in events {
-        let (seq, kind) = (event.seq, event.kind);
-        let (id, hash) = match &event.record {
-            Record::Transaction(t) => (
-                t.id.clone(),
-                (kind == "transaction").then(|| t.table_hash.clone()),
-            ),
-            Record::Refund(r) => (r.id.clone(), None),
-        };
-        let outcome = match decided.remove(&seq) {
+    for (i, event) in events.iter().enumerate() {
+        let outcome = match decided.remove(&i) {
             Some(o) => o,
             None => apply(ctx, event)?,
         };
-        let mut result = json!({"seq": seq, "kind": kind, "id": id});
+        let mut result =
+            json!({"seq": event.seq, "kind": event.kind.as_str(), "id": short(event.id())});
         match outcome {
             Outcome::Recorded => result["outcome"] = json!("recorded"),
             Outcome::Already => result["outcome"] = json!("already_recorded"),
@@ -302,10 +445,11 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                 result["message"] = json!(why);
             }
         }
-        if let Some(hash) = hash {
+        if let (Kind::Transaction, Record::Transaction(t)) = (event.kind, &event.record) {
             // A table this server does not hold (or a record from before hashes were
             // kept): the till calculated with rates the central side cannot vouch for.
-            result["table_hash_known"] = json!(hash.as_deref() == Some(table_hash.as_str()));
+            result["table_hash_known"] =
+                json!(t.table_hash.as_deref() == Some(table_hash.as_str()));
         }
         results.push(result);
     }

@@ -133,13 +133,29 @@ pub(super) struct Rows {
     pub(super) rows: Vec<Vec<Cell>>,
 }
 
-/// What was copied: rows per table.
+/// A record `levy ledger copy` could not carry into PostgreSQL, left behind and reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// Its table (`transactions`).
+    pub table: String,
+    /// Its id, with a NUL written `\0`.
+    pub id: String,
+    /// Why it was left behind.
+    pub why: String,
+}
+
+/// What was copied: rows per table, and the records left behind.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CopyReport {
     /// `(table, rows)`, in the order copied.
     pub tables: Vec<(String, u64)>,
     /// Expired calculations left behind (they can no longer become transactions).
     pub expired_calculations: u64,
+    /// Records PostgreSQL cannot hold (a NUL in an id: the SQLite ledger of an older
+    /// release took it), and the records that depend on them (a skipped transaction's
+    /// refunds, a skipped certificate's document). The nexus totals are copied as they
+    /// were, so they still count the skipped sales.
+    pub skipped: Vec<Skipped>,
 }
 
 impl CopyReport {
@@ -153,8 +169,23 @@ impl CopyReport {
             "{:<24}{:>10} (not copied)\n",
             "expired calculations", self.expired_calculations
         ));
+        if !self.skipped.is_empty() {
+            out.push_str(&format!(
+                "{:<24}{:>10} (not copied: PostgreSQL cannot hold them; the nexus totals still count them)\n",
+                "records left behind",
+                self.skipped.len()
+            ));
+            for s in &self.skipped {
+                out.push_str(&format!("  {} {}: {}\n", s.table, s.id, s.why));
+            }
+        }
         out
     }
+}
+
+/// A text written for a report: NUL as `\0`.
+fn shown(text: &[u8]) -> String {
+    String::from_utf8_lossy(text).replace('\0', "\\0")
 }
 
 fn sqlite_err(e: rusqlite::Error) -> StoreError {
@@ -184,13 +215,58 @@ fn cell(value: ValueRef<'_>, col: Col, table: &str) -> Result<Cell, StoreError> 
     })
 }
 
+/// The column of a row that PostgreSQL's text cannot hold (one with a NUL), if any.
+fn unstorable<'a>(
+    row: &rusqlite::Row<'_>,
+    cols: &[(&'a str, Col)],
+) -> Result<Option<&'a str>, StoreError> {
+    for (i, (name, col)) in cols.iter().enumerate() {
+        if matches!(col, Col::Text | Col::OptText) {
+            if let ValueRef::Text(t) = row.get_ref(i).map_err(sqlite_err)? {
+                if t.contains(&0) {
+                    return Ok(Some(name));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The value of column `name` of a row, as text for a report.
+fn text_of(row: &rusqlite::Row<'_>, cols: &[(&str, Col)], name: &str) -> String {
+    cols.iter()
+        .position(|(n, _)| *n == name)
+        .and_then(|i| match row.get_ref(i) {
+            Ok(ValueRef::Text(t)) => Some(shown(t)),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Which rows of a table depend on a skipped row of another: `(table, column, table it
+/// names, that table's column)`.
+const DEPENDS: &[(&str, &str, &str, &str)] = &[
+    ("refunds", "transaction_id", "transactions", "id"),
+    (
+        "certificate_documents",
+        "certificate_id",
+        "certificates",
+        "id",
+    ),
+];
+
 /// Reads every table of an SQLite ledger (opened read-only), checking each sealed record;
-/// calculations that expired before `now` are left out and counted.
-fn export(path: &str, now: i64) -> Result<(Vec<Rows>, u64), StoreError> {
+/// calculations that expired before `now` are left out and counted; rows PostgreSQL cannot
+/// hold, and the rows that depend on them, are left out and reported.
+fn export(path: &str, now: i64) -> Result<(Vec<Rows>, u64, Vec<Skipped>), StoreError> {
     let conn =
         Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sqlite_err)?;
     let mut out = Vec::new();
     let mut expired = 0u64;
+    let mut skipped: Vec<Skipped> = Vec::new();
+    // The ids of skipped rows, by table: rows naming them are skipped too.
+    let mut gone: std::collections::HashMap<&str, std::collections::HashSet<String>> =
+        std::collections::HashMap::new();
     for (table, cols) in TABLES {
         let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
         let expiring = names.contains(&"expires_at");
@@ -212,6 +288,40 @@ fn export(path: &str, now: i64) -> Result<(Vec<Rows>, u64), StoreError> {
         .map_err(sqlite_err)?;
         let mut rows = Vec::new();
         while let Some(row) = query.next().map_err(sqlite_err)? {
+            let key = if cols.iter().any(|(n, _)| *n == "id") {
+                "id"
+            } else {
+                cols[0].0
+            };
+            let id = text_of(row, cols, key);
+            if let Some(col) = unstorable(row, cols)? {
+                skipped.push(Skipped {
+                    table: table.to_string(),
+                    id: id.clone(),
+                    why: format!(
+                        "its {col} holds NUL (U+0000), which PostgreSQL's text cannot hold"
+                    ),
+                });
+                gone.entry(table).or_default().insert(id);
+                continue;
+            }
+            let orphan = DEPENDS.iter().find(|(t, col, parent, _)| {
+                *t == *table
+                    && gone
+                        .get(parent)
+                        .is_some_and(|ids| ids.contains(&text_of(row, cols, col)))
+            });
+            if let Some((_, col, parent, _)) = orphan {
+                skipped.push(Skipped {
+                    table: table.to_string(),
+                    id: id.clone(),
+                    why: format!(
+                        "its {col} names {} left behind",
+                        parent.trim_end_matches('s')
+                    ),
+                });
+                continue;
+            }
             let mut cells = Vec::with_capacity(cols.len() + 1);
             for (i, (_, col)) in cols.iter().enumerate() {
                 cells.push(cell(row.get_ref(i).map_err(sqlite_err)?, *col, table)?);
@@ -239,13 +349,26 @@ fn export(path: &str, now: i64) -> Result<(Vec<Rows>, u64), StoreError> {
             rows,
         });
     }
-    out.push(merchants(&conn)?);
-    out.push(nexus(&conn)?);
-    Ok((out, expired))
+    out.push(merchants(&conn, &mut skipped)?);
+    out.push(nexus(&conn, &mut skipped)?);
+    Ok((out, expired, skipped))
+}
+
+/// Whether a text holds NUL; reported as left behind when it does.
+fn left_behind(skipped: &mut Vec<Skipped>, table: &str, id: &str, texts: &[&str]) -> bool {
+    if texts.iter().any(|t| t.contains('\0')) {
+        skipped.push(Skipped {
+            table: table.to_string(),
+            id: id.replace('\0', "\\0"),
+            why: "it holds NUL (U+0000), which PostgreSQL's text cannot hold".to_string(),
+        });
+        return true;
+    }
+    false
 }
 
 /// Merchants, with the `status` column PostgreSQL keeps beside the record.
-fn merchants(conn: &Connection) -> Result<Rows, StoreError> {
+fn merchants(conn: &Connection, skipped: &mut Vec<Skipped>) -> Result<Rows, StoreError> {
     let mut stmt = conn
         .prepare(
             "SELECT account, live, id, reference_merchant_id, data FROM merchants ORDER BY rowid",
@@ -257,11 +380,19 @@ fn merchants(conn: &Connection) -> Result<Rows, StoreError> {
         let data: String = row.get(4).map_err(sqlite_err)?;
         let record: MerchantRecord = serde_json::from_str(unseal(&data)?)
             .map_err(|e| StoreError::ledger(format!("a stored merchant is unreadable: {e}")))?;
+        let (account, id, reference): (String, String, String) = (
+            row.get(0).map_err(sqlite_err)?,
+            row.get(2).map_err(sqlite_err)?,
+            row.get(3).map_err(sqlite_err)?,
+        );
+        if left_behind(skipped, "merchants", &id, &[&account, &id, &reference]) {
+            continue;
+        }
         let cells: Vec<Cell> = vec![
-            Box::new(row.get::<_, String>(0).map_err(sqlite_err)?),
+            Box::new(account),
             Box::new(row.get::<_, i64>(1).map_err(sqlite_err)? != 0),
-            Box::new(row.get::<_, String>(2).map_err(sqlite_err)?),
-            Box::new(row.get::<_, String>(3).map_err(sqlite_err)?),
+            Box::new(id),
+            Box::new(reference),
             Box::new(record.status),
             Box::new(data),
         ];
@@ -275,7 +406,7 @@ fn merchants(conn: &Connection) -> Result<Rows, StoreError> {
 }
 
 /// Nexus totals, unsealed (checked) and copied as exact `numeric`.
-fn nexus(conn: &Connection) -> Result<Rows, StoreError> {
+fn nexus(conn: &Connection, skipped: &mut Vec<Skipped>) -> Result<Rows, StoreError> {
     let mut stmt = conn
         .prepare(
             "SELECT account, country, region, currency, sales, count FROM nexus ORDER BY rowid",
@@ -287,9 +418,18 @@ fn nexus(conn: &Connection) -> Result<Rows, StoreError> {
         let count: i64 = row.get(5).map_err(sqlite_err)?;
         let sealed: String = row.get(4).map_err(sqlite_err)?;
         let sales = super::sqlite::unseal_nexus(&sealed, count)?;
+        let texts: Vec<String> = (0..4)
+            .map(|i| row.get::<_, String>(i))
+            .collect::<Result<_, _>>()
+            .map_err(sqlite_err)?;
+        let place = format!("{} {} {} {}", texts[0], texts[1], texts[2], texts[3]);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        if left_behind(skipped, "nexus", &place, &refs) {
+            continue;
+        }
         let mut cells: Vec<Cell> = Vec::with_capacity(6);
-        for i in 0..4 {
-            cells.push(Box::new(row.get::<_, String>(i).map_err(sqlite_err)?));
+        for t in texts {
+            cells.push(Box::new(t));
         }
         cells.push(Box::new(sales.to_string()));
         cells.push(Box::new(count));
@@ -316,18 +456,19 @@ pub fn copy_ledger(from: &str, to: &str) -> Result<CopyReport, StoreError> {
     }
     if !is_postgres_url(to) {
         return Err(StoreError::ledger(
-            "the ledger to copy to must be a PostgreSQL database (postgres://…)",
+            "the ledger to copy to must be a PostgreSQL database (postgres://… or host=… dbname=…)",
         ));
     }
     if !std::path::Path::new(from).is_file() {
         return Err(StoreError::ledger(format!("{from}: no such ledger file")));
     }
     drop(SqliteStore::open(from)?);
-    let (tables, expired) = export(from, crate::ids::now())?;
+    let (tables, expired, skipped) = export(from, crate::ids::now())?;
     let target = PostgresStore::open(to)?;
     let copied = target.import(tables)?;
     Ok(CopyReport {
         tables: copied,
         expired_calculations: expired,
+        skipped,
     })
 }

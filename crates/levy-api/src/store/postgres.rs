@@ -42,7 +42,7 @@ use super::seal::{from_json, to_json};
 use super::*;
 
 /// The current schema version (`levy_ledger.schema_version`).
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// The advisory lock taken while the schema is checked and migrated, so that processes
 /// starting together migrate once: "LEVY" in ASCII.
@@ -56,7 +56,8 @@ const POOL_SIZE: usize = 16;
 const COUNT_TTL: Duration = Duration::from_secs(10);
 
 /// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE customers (
     account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
     reference_customer_id TEXT, data TEXT NOT NULL, deleted_at BIGINT,
@@ -116,10 +117,17 @@ CREATE TABLE certificate_requests (
 );
 CREATE INDEX certificate_requests_account ON certificate_requests (account, id);
 CREATE TABLE secrets (name TEXT NOT NULL PRIMARY KEY, value BYTEA NOT NULL);
-"#];
+"#,
+    // Schema 2: each transaction's running refund total (`crate::ledger::Refunded`,
+    // sealed), so that a refund reads one record instead of every earlier refund. NULL
+    // until the transaction's first refund, reversal or deletion computes it.
+    "ALTER TABLE transactions ADD COLUMN refunded TEXT;",
+];
 
-/// Unexpired calculations per account and mode, counted at most every [`COUNT_TTL`].
-type CalculationCounts = std::sync::Arc<Mutex<std::collections::HashMap<Scope, (u64, Instant)>>>;
+/// Unexpired calculations per account and mode (how many, and their bytes), counted at
+/// most every [`COUNT_TTL`].
+type CalculationCounts =
+    std::sync::Arc<Mutex<std::collections::HashMap<Scope, (StoredCalculations, Instant)>>>;
 
 /// The PostgreSQL implementation of [`Store`].
 pub struct PostgresStore {
@@ -138,15 +146,34 @@ impl std::fmt::Debug for PostgresStore {
     }
 }
 
+/// An error and its causes, as one line (a TLS failure's cause is the reason: the
+/// certificate's issuer unknown, a name that does not match).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 fn pg_err(e: tokio_postgres::Error) -> StoreError {
     match e.as_db_error() {
         Some(db) => StoreError::ledger(format!("PostgreSQL: {}", db.message())),
-        None => StoreError::ledger(format!("PostgreSQL: {e}")),
+        None => StoreError::ledger(format!("PostgreSQL: {}", with_causes(&e))),
     }
 }
 
 fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
-    StoreError::ledger(format!("could not reach the PostgreSQL ledger: {e}"))
+    StoreError::ledger(format!(
+        "could not reach the PostgreSQL ledger: {}",
+        with_causes(&e)
+    ))
 }
 
 /// Maps an insert's or update's error: a unique violation is the client's id of `what`
@@ -354,6 +381,68 @@ async fn get_refunds(
     .await
 }
 
+/// A transaction's running refund total ([`crate::ledger::Refunded`]): as kept beside it,
+/// or, for a transaction that has none yet, computed once from its refunds. Read under the
+/// transaction's row lock.
+async fn get_refunded(
+    c: &impl Conn,
+    account: &str,
+    live: bool,
+    tx: &TransactionRecord,
+) -> Result<crate::ledger::Refunded, StoreError> {
+    let row = c
+        .opt(
+            "SELECT refunded FROM transactions WHERE account = $1 AND live = $2 AND id = $3",
+            &[&account, &live, &tx.id],
+        )
+        .await
+        .map_err(pg_err)?;
+    let kept: Option<String> = match row {
+        Some(r) => r.try_get(0).map_err(pg_err)?,
+        None => None,
+    };
+    match kept {
+        Some(text) => from_json(&text),
+        None => Ok(crate::ledger::Refunded::of(
+            tx.lines.len(),
+            &get_refunds(c, account, live, &tx.id).await?,
+        )),
+    }
+}
+
+/// Keeps a transaction's running refund total.
+async fn set_refunded(
+    c: &impl Conn,
+    account: &str,
+    live: bool,
+    id: &str,
+    refunded: &crate::ledger::Refunded,
+) -> Result<(), StoreError> {
+    let data = to_json(refunded)?;
+    c.exec(
+        "UPDATE transactions SET refunded = $4 WHERE account = $1 AND live = $2 AND id = $3",
+        &[&account, &live, &id, &data],
+    )
+    .await
+    .map_err(pg_err)?;
+    Ok(())
+}
+
+/// A refund by id.
+async fn get_refund(
+    c: &impl Conn,
+    account: &str,
+    live: bool,
+    id: &str,
+) -> Result<Option<RefundRecord>, StoreError> {
+    one(
+        c,
+        "SELECT data FROM refunds WHERE account = $1 AND live = $2 AND id = $3",
+        &[&account, &live, &id],
+    )
+    .await
+}
+
 /// Inserts one transaction and, in live mode, adds it to the nexus totals.
 async fn insert_tx(
     c: &deadpool_postgres::Transaction<'_>,
@@ -443,6 +532,22 @@ async fn migrate(pool: Pool, target: String) -> Result<(), StoreError> {
         .map_err(pg_err)?
         .try_get(0)
         .map_err(pg_err)?;
+    // Text columns hold what requests send: an encoding other than UTF8 (or SQL_ASCII,
+    // which stores bytes as they come) would refuse some characters with an error.
+    let encoding: String = tx
+        .query_one("SELECT pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()", &[])
+        .await
+        .map_err(pg_err)?
+        .try_get(0)
+        .map_err(pg_err)?;
+    if encoding != "UTF8" && encoding != "SQL_ASCII" {
+        return Err(StoreError::NotALedger {
+            path: target,
+            why: format!(
+                "its encoding is {encoding}, which cannot hold every character a request may send; create the database with ENCODING 'UTF8' (createdb -E UTF8 -T template0)"
+            ),
+        });
+    }
     let version: i64 = if marked {
         let row = tx
             .query_one("SELECT application, schema_version FROM levy_ledger", &[])
@@ -522,31 +627,22 @@ async fn purge(pool: &Pool) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The location without its password, for messages.
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
-    }
-}
-
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`,
-    /// or any form `tokio-postgres` reads; `host=/path` for a Unix socket) and brings its
-    /// schema up to date. An empty database becomes a ledger; a database whose schema
-    /// holds other tables is refused and left untouched. Connections are made without
-    /// TLS (`sslmode=require` is refused).
+    /// or `key=value` pairs as libpq and tokio-postgres read them; `host=/path` for a Unix
+    /// socket) and brings its schema up to date. An empty database becomes a ledger; a
+    /// database whose schema holds other tables, or whose encoding cannot hold every
+    /// character (other than UTF8 and SQL_ASCII), is refused and left untouched.
+    ///
+    /// TLS (rustls) follows libpq's `sslmode`: `disable` (and no `sslmode`), `prefer`,
+    /// `require`, `verify-ca` and `verify-full`, the last two against the CA certificates
+    /// of `sslrootcert` (a PEM file, or `system`).
     pub fn open(url: &str) -> Result<PostgresStore, StoreError> {
-        let target = redact(url);
-        let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
-            StoreError::ledger(format!("{target} is not a PostgreSQL connection URL: {e}"))
-        })?;
+        let target = super::location::redact(url);
+        let connection = super::pg_tls::connection(url)
+            .map_err(|e| StoreError::ledger(format!("{target}: {e}")))?;
+        let tls = connection.tls;
+        let mut config = connection.config;
         if config.get_application_name().is_none() {
             config.application_name("levy");
         }
@@ -568,13 +664,13 @@ impl PostgresStore {
             .map_err(|e| {
                 StoreError::ledger(format!("could not start the PostgreSQL client: {e}"))
             })?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = match tls {
+            Some(tls) => Manager::from_config(config, tls, manager_config),
+            None => Manager::from_config(config, NoTls, manager_config),
+        };
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(deadpool_postgres::Runtime::Tokio1)
@@ -665,6 +761,7 @@ impl PostgresStore {
         data: String,
     ) -> Commit {
         let (commit, completer) = Commit::new();
+        let bytes = data.len() as u64;
         let (pool, counts, scope) = (
             self.pool.clone(),
             std::sync::Arc::clone(&self.counts),
@@ -689,7 +786,8 @@ impl PostgresStore {
                     .unwrap_or_else(|e| e.into_inner())
                     .get_mut(&scope)
                 {
-                    *n += 1;
+                    n.count += 1;
+                    n.bytes += bytes;
                 }
             }
             completer.complete(result);
@@ -964,7 +1062,7 @@ impl Store for PostgresStore {
         ))
     }
 
-    fn stored_calculations(&self, scope: &Scope) -> Result<u64, StoreError> {
+    fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError> {
         if let Some((n, at)) = self
             .counts
             .lock()
@@ -976,21 +1074,29 @@ impl Store for PostgresStore {
             }
         }
         let (account, live) = (scope.account.clone(), scope.live);
-        let n: i64 = self.read(move |client| async move {
+        let (count, bytes): (i64, i64) = self.read(move |client| async move {
             let row = client
                 .opt(
                     "SELECT (SELECT count(*) FROM calculations WHERE account = $1 AND live = $2)
-                          + (SELECT count(*) FROM platform_calculations WHERE account = $1 AND live = $2)",
+                          + (SELECT count(*) FROM platform_calculations WHERE account = $1 AND live = $2),
+                            (SELECT coalesce(sum(octet_length(data)), 0) FROM calculations WHERE account = $1 AND live = $2)
+                          + (SELECT coalesce(sum(octet_length(data)), 0) FROM platform_calculations WHERE account = $1 AND live = $2)",
                     &[&&*account, &live],
                 )
                 .await
                 .map_err(pg_err)?;
             match row {
-                Some(row) => row.try_get::<_, i64>(0).map_err(pg_err),
-                None => Ok(0),
+                Some(row) => Ok((
+                    row.try_get::<_, i64>(0).map_err(pg_err)?,
+                    row.try_get::<_, i64>(1).map_err(pg_err)?,
+                )),
+                None => Ok((0, 0)),
             }
         })?;
-        let n = n.max(0) as u64;
+        let n = StoredCalculations {
+            count: count.max(0) as u64,
+            bytes: bytes.max(0) as u64,
+        };
         self.counts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -1057,8 +1163,8 @@ impl Store for PostgresStore {
             .await
             .map_err(pg_err)?;
             if live {
-                let refunds = get_refunds(&tx, &account, live, &id).await?;
-                if let Some(change) = crate::ledger::deletion_effect(live, &t, &refunds) {
+                let left = get_refunded(&tx, &account, live, &t).await?.remaining(&t);
+                if let Some(change) = crate::ledger::deletion_effect(live, &left) {
                     add_nexus(&tx, &account, &t, change).await?;
                 }
             }
@@ -1088,15 +1194,17 @@ impl Store for PostgresStore {
                     what: RecordKind::Transaction,
                     id: id.clone(),
                 })?;
-            let refunds = get_refunds(&tx, &account, live, &id).await?;
-            let refund = build(&t, &refunds)?;
-            let (seq, data) = (refunds.len() as i64, to_json(&refund)?);
+            let mut refunded = get_refunded(&tx, &account, live, &t).await?;
+            let refund = build(&t, &refunded.remaining(&t))?;
+            let (seq, data) = (refunded.count, to_json(&refund)?);
             tx.exec(
                 "INSERT INTO refunds (account, live, id, transaction_id, seq, data) VALUES ($1, $2, $3, $4, $5, $6)",
                 &[&&*account, &live, &refund.id, &id, &seq, &data],
             )
             .await
-            .map_err(pg_err)?;
+            .map_err(conflict(RecordKind::Refund, &refund.id))?;
+            refunded.add(&refund);
+            set_refunded(&tx, &account, live, &id, &refunded).await?;
             if let Some(change) = crate::ledger::refund_effect(live, &refund) {
                 add_nexus(&tx, &account, &t, change).await?;
             }
@@ -1118,6 +1226,51 @@ impl Store for PostgresStore {
         self.read(move |client| async move { get_refunds(&client, &account, live, &id).await })
     }
 
+    fn refunds_page(
+        &self,
+        scope: &Scope,
+        transaction_id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<RefundRecord>, StoreError> {
+        let (account, live, id) = (
+            scope.account.clone(),
+            scope.live,
+            transaction_id.to_string(),
+        );
+        let after = after.map(str::to_string);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(move |client| async move {
+            let from: i64 = match &after {
+                None => -1,
+                Some(cursor) => client
+                    .opt(
+                        "SELECT seq FROM refunds WHERE account = $1 AND live = $2 AND id = $3 AND transaction_id = $4",
+                        &[&&*account, &live, cursor, &id],
+                    )
+                    .await
+                    .map_err(pg_err)?
+                    .ok_or_else(|| StoreError::NotFound {
+                        what: RecordKind::Refund,
+                        id: cursor.clone(),
+                    })?
+                    .try_get(0)
+                    .map_err(pg_err)?,
+            };
+            many(
+                &client,
+                "SELECT data FROM refunds WHERE account = $1 AND live = $2 AND transaction_id = $3 AND seq > $4 ORDER BY seq LIMIT $5",
+                &[&&*account, &live, &id, &from, &limit],
+            )
+            .await
+        })
+    }
+
+    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>, StoreError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.read(move |client| async move { get_refund(&client, &account, live, &id).await })
+    }
+
     fn reverse_refund(
         &self,
         scope: &Scope,
@@ -1127,12 +1280,7 @@ impl Store for PostgresStore {
         let (account, live, id) = (scope.account.clone(), scope.live, refund_id.to_string());
         self.write(move |mut client| async move {
             let tx = begin(&mut client).await?;
-            let found: Option<RefundRecord> = one(
-                &tx,
-                "SELECT data FROM refunds WHERE account = $1 AND live = $2 AND id = $3",
-                &[&&*account, &live, &id],
-            )
-            .await?;
+            let found = get_refund(&tx, &account, live, &id).await?;
             let Some(unlocked) = found else {
                 return Err(StoreError::NotFound {
                     what: RecordKind::Refund,
@@ -1146,16 +1294,17 @@ impl Store for PostgresStore {
                 .ok_or_else(|| {
                     StoreError::ledger(format!("refund {id} names a missing transaction"))
                 })?;
-            let mut refund: RefundRecord = one(
-                &tx,
-                "SELECT data FROM refunds WHERE account = $1 AND live = $2 AND id = $3",
-                &[&&*account, &live, &id],
-            )
-            .await?
-            .ok_or_else(|| StoreError::ledger(format!("refund {id} vanished")))?;
+            let mut refund: RefundRecord = get_refund(&tx, &account, live, &id)
+                .await?
+                .ok_or_else(|| StoreError::ledger(format!("refund {id} vanished")))?;
             if refund.reversed_at.is_some() {
                 return Err(StoreError::AlreadyReversed { id: id.clone() });
             }
+            // Read before the refund is marked: computed from the refunds, it must still
+            // count this one.
+            let mut refunded = get_refunded(&tx, &account, live, &t).await?;
+            refunded.give_back(&refund);
+            set_refunded(&tx, &account, live, &t.id, &refunded).await?;
             refund.reversed_at = Some(at);
             let data = to_json(&refund)?;
             tx.exec(

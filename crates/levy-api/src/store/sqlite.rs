@@ -36,7 +36,7 @@ use super::seal::{damaged, digest, from_json, seal, to_json, unseal};
 use super::*;
 
 /// The current schema version (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 5;
+const SCHEMA_VERSION: i64 = 6;
 
 /// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -121,7 +121,28 @@ CREATE INDEX outbox_unsent ON outbox (live, state, seq);
     // Schema 5: calculations are purged by rowid (`purge_calculations`), so the index on
     // their expiry, which every calculation paid an insert for, goes.
     "DROP INDEX IF EXISTS calculations_expiry;",
+    // Schema 6: each transaction's running refund total (`crate::ledger::Refunded`,
+    // sealed), so that a refund reads one record instead of every earlier refund. NULL
+    // until the transaction's first refund, reversal or deletion computes it. The column
+    // is added by `add_refunded_column` (when it is not there yet).
+    "",
 ];
+
+/// Schema 6: the `refunded` column of transactions, unless the file has it already.
+fn add_refunded_column(conn: &Connection) -> Result<(), StoreError> {
+    let has: bool = conn
+        .query_row(
+            "SELECT count(*) > 0 FROM pragma_table_info('transactions') WHERE name = 'refunded'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(sqlite_err)?;
+    if !has {
+        conn.execute_batch("ALTER TABLE transactions ADD COLUMN refunded TEXT;")
+            .map_err(sqlite_err)?;
+    }
+    Ok(())
+}
 
 type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
 type Job = Box<dyn FnOnce(&Connection) -> Reply + Send>;
@@ -140,10 +161,11 @@ enum Durability {
     Cached,
 }
 
-/// Unexpired calculations stored per account and mode, counted once from the ledger and
-/// then kept up to date in memory; emptied by every purge (and counted again when next
-/// asked), so it never drifts for long.
-type CalculationCounts = std::sync::Arc<Mutex<std::collections::HashMap<Scope, u64>>>;
+/// Unexpired calculations stored per account and mode (how many, and their bytes), counted
+/// once from the ledger and then kept up to date in memory; emptied by every purge (and
+/// counted again when next asked), so it never drifts for long.
+type CalculationCounts =
+    std::sync::Arc<Mutex<std::collections::HashMap<Scope, StoredCalculations>>>;
 
 /// The SQLite implementation of [`Store`].
 pub struct SqliteStore {
@@ -439,6 +461,9 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
         if i + 1 == 4 {
             fill_outbox(&tx)?;
         }
+        if i + 1 == 6 {
+            add_refunded_column(&tx)?;
+        }
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
             .map_err(sqlite_err)?;
         tx.commit().map_err(sqlite_err)?;
@@ -567,14 +592,15 @@ fn get_certificates(
     }
 }
 
-/// Counts a calculation just stored for `scope` (when its count is known).
-fn count_one_more(counts: &CalculationCounts, scope: &Scope) {
+/// Counts a calculation of `bytes` just stored for `scope` (when its count is known).
+fn count_one_more(counts: &CalculationCounts, scope: &Scope, bytes: usize) {
     if let Some(n) = counts
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get_mut(scope)
     {
-        *n += 1;
+        n.count += 1;
+        n.bytes += bytes as u64;
     }
 }
 
@@ -1383,6 +1409,68 @@ fn get_refunds(
     Ok(out)
 }
 
+/// A transaction's running refund total ([`crate::ledger::Refunded`]): as kept beside it,
+/// or, for a transaction that has none yet (stored before schema 6, or never refunded),
+/// computed once from its refunds.
+fn get_refunded(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    tx: &TransactionRecord,
+) -> Result<crate::ledger::Refunded, StoreError> {
+    let kept: Option<String> = conn
+        .prepare_cached(
+            "SELECT refunded FROM transactions WHERE account = ?1 AND live = ?2 AND id = ?3",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_row(params![account, live, tx.id], |r| r.get(0))
+                .optional()
+        })
+        .map_err(sqlite_err)?
+        .flatten();
+    match kept {
+        Some(text) => from_json(&text),
+        None => Ok(crate::ledger::Refunded::of(
+            tx.lines.len(),
+            &get_refunds(conn, account, live, &tx.id)?,
+        )),
+    }
+}
+
+/// Keeps a transaction's running refund total.
+fn set_refunded(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    id: &str,
+    refunded: &crate::ledger::Refunded,
+) -> Result<(), StoreError> {
+    let data = to_json(refunded)?;
+    conn.prepare_cached(
+        "UPDATE transactions SET refunded = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3",
+    )
+    .and_then(|mut stmt| stmt.execute(params![account, live, id, data]))
+    .map_err(sqlite_err)?;
+    Ok(())
+}
+
+/// A refund by id.
+fn get_refund(
+    conn: &Connection,
+    account: &str,
+    live: bool,
+    id: &str,
+) -> Result<Option<RefundRecord>, StoreError> {
+    let data: Option<String> = conn
+        .prepare_cached("SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND id = ?3")
+        .and_then(|mut stmt| {
+            stmt.query_row(params![account, live, id], |r| r.get(0))
+                .optional()
+        })
+        .map_err(sqlite_err)?;
+    data.map(|d| from_json(&d)).transpose()
+}
+
 /// Inserts one transaction and, in live mode, adds it to the nexus totals.
 fn insert_tx(
     conn: &Connection,
@@ -1578,6 +1666,7 @@ impl Store for SqliteStore {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at) = (calc.id.clone(), calc.expires_at);
         let data = pack_calculation(calc)?;
+        let bytes = data.len();
         let (counts, scope) = (std::sync::Arc::clone(&self.counts), scope.clone());
         Ok(self.submit_statement(
             Durability::Cached,
@@ -1588,11 +1677,11 @@ impl Store for SqliteStore {
                 stmt.execute(params![&*account, live, id, expires_at, data]).map_err(sqlite_err)?;
                 Ok(())
             },
-            move || count_one_more(&counts, &scope),
+            move || count_one_more(&counts, &scope, bytes),
         ))
     }
 
-    fn stored_calculations(&self, scope: &Scope) -> Result<u64, StoreError> {
+    fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError> {
         if let Some(n) = self
             .counts
             .lock()
@@ -1602,16 +1691,22 @@ impl Store for SqliteStore {
             return Ok(*n);
         }
         let (account, live) = (scope.account.clone(), scope.live);
-        let n: i64 = self.read(move |conn| {
+        // `length` of a blob reads its size, not its bytes.
+        let (count, bytes): (i64, i64) = self.read(move |conn| {
             conn.query_row(
                 "SELECT (SELECT count(*) FROM calculations WHERE account = ?1 AND live = ?2)
-                      + (SELECT count(*) FROM platform_calculations WHERE account = ?1 AND live = ?2)",
+                      + (SELECT count(*) FROM platform_calculations WHERE account = ?1 AND live = ?2),
+                        (SELECT coalesce(sum(length(data)), 0) FROM calculations WHERE account = ?1 AND live = ?2)
+                      + (SELECT coalesce(sum(length(data)), 0) FROM platform_calculations WHERE account = ?1 AND live = ?2)",
                 params![&*account, live],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .map_err(sqlite_err)
         })?;
-        let n = n.max(0) as u64;
+        let n = StoredCalculations {
+            count: count.max(0) as u64,
+            bytes: bytes.max(0) as u64,
+        };
         self.counts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -1665,8 +1760,8 @@ impl Store for SqliteStore {
             )
             .map_err(sqlite_err)?;
             if live {
-                let refunds = get_refunds(conn, &account, live, &id)?;
-                if let Some(change) = crate::ledger::deletion_effect(live, &tx, &refunds) {
+                let left = get_refunded(conn, &account, live, &tx)?.remaining(&tx);
+                if let Some(change) = crate::ledger::deletion_effect(live, &left) {
                     add_nexus(conn, &account, &tx, change)?;
                 }
             }
@@ -1694,13 +1789,18 @@ impl Store for SqliteStore {
                         id: id.clone(),
                     }
                 })?;
-            let refunds = get_refunds(conn, &account, live, &id)?;
-            let refund = build(&tx, &refunds)?;
-            conn.execute(
+            let mut refunded = get_refunded(conn, &account, live, &tx)?;
+            let refund = build(&tx, &refunded.remaining(&tx))?;
+            let data = to_json(&refund)?;
+            conn.prepare_cached(
                 "INSERT INTO refunds (account, live, id, transaction_id, seq, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![&*account, live, refund.id, id, refunds.len() as i64, to_json(&refund)?],
             )
-            .map_err(sqlite_err)?;
+            .and_then(|mut stmt| {
+                stmt.execute(params![&*account, live, refund.id, id, refunded.count, data])
+            })
+            .map_err(conflict(RecordKind::Refund, &refund.id))?;
+            refunded.add(&refund);
+            set_refunded(conn, &account, live, &id, &refunded)?;
             if let Some(change) = crate::ledger::refund_effect(live, &refund) {
                 add_nexus(conn, &account, &tx, change)?;
             }
@@ -1722,6 +1822,50 @@ impl Store for SqliteStore {
         self.read(move |conn| get_refunds(conn, &account, live, &id))
     }
 
+    fn refunds_page(
+        &self,
+        scope: &Scope,
+        transaction_id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<RefundRecord>, StoreError> {
+        let (account, live, id) = (
+            scope.account.clone(),
+            scope.live,
+            transaction_id.to_string(),
+        );
+        let after = after.map(str::to_string);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read_snapshot(move |conn| {
+            let from: i64 = match &after {
+                None => -1,
+                Some(cursor) => conn
+                    .prepare_cached(
+                        "SELECT seq FROM refunds WHERE account = ?1 AND live = ?2 AND id = ?3 AND transaction_id = ?4",
+                    )
+                    .and_then(|mut stmt| {
+                        stmt.query_row(params![&*account, live, cursor, id], |r| r.get(0))
+                            .optional()
+                    })
+                    .map_err(sqlite_err)?
+                    .ok_or_else(|| StoreError::NotFound {
+                        what: RecordKind::Refund,
+                        id: cursor.clone(),
+                    })?,
+            };
+            query_all(
+                conn,
+                "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND transaction_id = ?3 AND seq > ?4 ORDER BY seq LIMIT ?5",
+                params![&*account, live, id, from, limit],
+            )
+        })
+    }
+
+    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>, StoreError> {
+        let (account, live, id) = (scope.account.clone(), scope.live, id.to_string());
+        self.read(move |conn| get_refund(conn, &account, live, &id))
+    }
+
     fn reverse_refund(
         &self,
         scope: &Scope,
@@ -1730,22 +1874,11 @@ impl Store for SqliteStore {
     ) -> Result<RefundRecord, StoreError> {
         let (account, live, id) = (scope.account.clone(), scope.live, refund_id.to_string());
         self.write(move |conn| {
-            let data: Option<String> = conn
-                .query_row(
-                    "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND id = ?3",
-                    params![&*account, live, id],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(sqlite_err)?;
-            let mut refund: RefundRecord = match data {
-                Some(d) => from_json(&d)?,
-                None => {
-                    return Err(StoreError::NotFound {
-                        what: RecordKind::Refund,
-                        id: id.clone(),
-                    })
-                }
+            let Some(mut refund) = get_refund(conn, &account, live, &id)? else {
+                return Err(StoreError::NotFound {
+                    what: RecordKind::Refund,
+                    id: id.clone(),
+                });
             };
             if refund.reversed_at.is_some() {
                 return Err(StoreError::AlreadyReversed { id: id.clone() });
@@ -1753,6 +1886,11 @@ impl Store for SqliteStore {
             let tx = get_transaction(conn, &account, live, &refund.transaction_id)?.ok_or_else(
                 || StoreError::ledger(format!("refund {id} names a missing transaction")),
             )?;
+            // Read before the refund is marked: computed from the refunds, it must still
+            // count this one.
+            let mut refunded = get_refunded(conn, &account, live, &tx)?;
+            refunded.give_back(&refund);
+            set_refunded(conn, &account, live, &tx.id, &refunded)?;
             refund.reversed_at = Some(at);
             conn.execute(
                 "UPDATE refunds SET data = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -1954,6 +2092,7 @@ impl PlatformStore for SqliteStore {
         let (account, live) = (scope.account.clone(), scope.live);
         let (id, expires_at) = (calc.id.clone(), calc.order.expires_at);
         let data = pack_record(calc)?;
+        let bytes = data.len();
         let (counts, scope) = (std::sync::Arc::clone(&self.counts), scope.clone());
         Ok(self.submit_statement(
             Durability::Cached,
@@ -1964,7 +2103,7 @@ impl PlatformStore for SqliteStore {
                 stmt.execute(params![&*account, live, id, expires_at, data]).map_err(sqlite_err)?;
                 Ok(())
             },
-            move || count_one_more(&counts, &scope),
+            move || count_one_more(&counts, &scope, bytes),
         ))
     }
 
@@ -2159,7 +2298,8 @@ impl PlatformStore for SqliteStore {
 
 /// The record an outbox event sends: a transaction or refund as it was when the event
 /// was written (a transaction before its deletion, a refund before its reversal), or as
-/// it is now for a deletion or a reversal (which carry its time).
+/// it is now for a deletion or a reversal (which carry its time), with its mode
+/// (`livemode`) inside the seal, so that the central ledger checks it against the key's.
 fn outbox_record(
     conn: &Connection,
     account: &str,
@@ -2168,33 +2308,32 @@ fn outbox_record(
     id: &str,
 ) -> Result<String, StoreError> {
     let missing = || StoreError::ledger(format!("the outbox names a missing record {id}"));
-    match kind {
+    let mut value = match kind {
         "transaction" | "deletion" => {
             let mut tx = get_transaction(conn, account, live, id)?.ok_or_else(missing)?;
             if kind == "transaction" {
                 tx.deleted_at = None;
             }
-            to_json(&tx)
+            serde_json::to_value(&tx)
         }
         "refund" | "reversal" => {
-            let data: Option<String> = conn
-                .query_row(
-                    "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND id = ?3",
-                    params![account, live, id],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(sqlite_err)?;
-            let mut refund: RefundRecord = from_json(&data.ok_or_else(missing)?)?;
+            let mut refund = get_refund(conn, account, live, id)?.ok_or_else(missing)?;
             if kind == "refund" {
                 refund.reversed_at = None;
             }
-            to_json(&refund)
+            serde_json::to_value(&refund)
         }
-        other => Err(StoreError::ledger(format!(
-            "the outbox holds an event of unknown kind {other:?}"
-        ))),
+        other => {
+            return Err(StoreError::ledger(format!(
+                "the outbox holds an event of unknown kind {other:?}"
+            )))
+        }
     }
+    .map_err(StoreError::ledger)?;
+    if let Some(object) = value.as_object_mut() {
+        object.insert("livemode".to_string(), serde_json::Value::Bool(live));
+    }
+    to_json(&value)
 }
 
 /// The outbox of a till's ledger: what `levy sync` sends to a central ledger.
@@ -2252,6 +2391,19 @@ impl SqliteStore {
                 .query_map(params![live], |r| r.get::<_, String>(0))
                 .map_err(sqlite_err)?;
             rows.collect::<Result<_, _>>().map_err(sqlite_err)
+        })
+    }
+
+    /// Puts the events of one mode the central ledger refused as conflicts back in the
+    /// outbox, to be sent again (once their cause is settled: the central order id freed,
+    /// its body limit raised); returns how many.
+    pub fn retry_conflicts(&self, live: bool) -> Result<usize, StoreError> {
+        self.write(move |conn| {
+            conn.execute(
+                "UPDATE outbox SET state = 'unsent', note = NULL WHERE live = ?1 AND state = 'conflict'",
+                params![live],
+            )
+            .map_err(sqlite_err)
         })
     }
 

@@ -1,0 +1,441 @@
+//! `POST /tax/sync` holds the central ledger's rules (issue 38, findings 1, 3 and 4): a
+//! till's refunds, reversals and deletions go through the same ledger rules as the
+//! interface's; every record is checked as strictly as a request; the mode is the
+//! record's own, checked against the key; a record the central side cannot take is a
+//! conflict and the events after it go on; a batch sent again, in any order, is
+//! recognised event by event.
+//!
+//! The till is an SQLite ledger in a scratch directory; the central ledger is the suite's
+//! (`levy_testkit::postgres::ledger_or`: PostgreSQL under `LEVY_TEST_LEDGER=postgres`,
+//! memory otherwise), so every test runs on both stores.
+
+mod common;
+use common::*;
+use levy_api::store::{OutboxMark, SqliteStore};
+use levy_api::*;
+use serde_json::{json, Value};
+
+/// A till: a service on its own SQLite file.
+struct Till {
+    _dir: levy_testkit::TempDir,
+    path: String,
+}
+
+impl Till {
+    fn new(name: &str) -> Till {
+        let dir = levy_testkit::TempDir::new(name);
+        let path = dir.join("till.sqlite").to_string_lossy().into_owned();
+        Till { _dir: dir, path }
+    }
+
+    /// The till's interface (opened for one use: the outbox is read by a store of its
+    /// own, as `levy sync` reads it).
+    fn service(&self) -> Service {
+        levy_testkit::service::with_ledger(table(), &self.path)
+    }
+
+    /// The unsent events of the till's live outbox, as `levy sync` sends them.
+    fn events(&self) -> Vec<Value> {
+        let store = SqliteStore::open(&self.path).unwrap();
+        store
+            .outbox(true, None, 1000)
+            .unwrap()
+            .into_iter()
+            .map(|e| json!({"seq": e.seq, "kind": e.kind, "record": e.record}))
+            .collect()
+    }
+
+    /// Marks every unsent event sent (as a sync that reached the central ledger).
+    fn mark_sent(&self) {
+        let store = SqliteStore::open(&self.path).unwrap();
+        let marks = store
+            .outbox(true, None, 1000)
+            .unwrap()
+            .into_iter()
+            .map(|e| OutboxMark {
+                seq: e.seq,
+                conflict: None,
+            })
+            .collect();
+        store.mark_outbox(marks).unwrap();
+    }
+}
+
+/// Sends events to the central service with the live key: status and body.
+fn send(central: &Service, events: &[Value]) -> (u16, Value) {
+    post(
+        central,
+        "/tax/sync",
+        LIVE_KEY,
+        Some("2026-03-01"),
+        &json!({"livemode": true, "events": events}).to_string(),
+    )
+}
+
+/// The outcomes of a 200 answer, in order.
+fn outcomes(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A live sale of `amount` on `svc`; its id.
+fn live_sale(svc: &Service, amount: &str, order: &str) -> String {
+    sale(svc, LIVE_KEY, amount, order)["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn full_refund(svc: &Service, tx: &str) -> (u16, Value) {
+    post(
+        svc,
+        "/tax/refunds",
+        LIVE_KEY,
+        None,
+        &json!({"transaction_id": tx, "type": "full"}).to_string(),
+    )
+}
+
+fn partial_refund(svc: &Service, tx: &str, sales: i64, tax: i64) -> (u16, Value) {
+    post(
+        svc,
+        "/tax/refunds",
+        LIVE_KEY,
+        None,
+        &json!({"transaction_id": tx, "type": "partial", "line_items": [
+            {"reference_line_item_id": "line-1", "sales_amount_refunded": sales, "tax_amount_refunded": tax}]})
+        .to_string(),
+    )
+}
+
+fn refunds_of(svc: &Service, tx: &str) -> Vec<Value> {
+    let (s, v) = get(
+        svc,
+        &format!("/tax/transactions/{tx}/refunds"),
+        LIVE_KEY,
+        None,
+    );
+    assert_eq!(s, 200, "{v}");
+    v["refunds"].as_array().unwrap().clone()
+}
+
+/// A change to a record, named for messages.
+type Forgery = (&'static str, Box<dyn Fn(&mut Value)>);
+
+/// A sealed record's record, as JSON.
+fn unsealed(sealed: &str) -> Value {
+    serde_json::from_str::<Value>(sealed).unwrap()["record"].clone()
+}
+
+/// `record` sealed as a levy ledger seals it: its JSON and the first 128 bits of its
+/// BLAKE3 hash.
+fn seal(record: &Value) -> String {
+    let json = record.to_string();
+    let sum = hex::encode(&blake3::hash(json.as_bytes()).as_bytes()[..16]);
+    format!(r#"{{"blake3":"{sum}","record":{json}}}"#)
+}
+
+/// An event with its record changed by `f` and sealed again (as anyone holding a key could
+/// send it).
+fn forged(event: &Value, seq: i64, f: impl FnOnce(&mut Value)) -> Value {
+    let mut record = unsealed(event["record"].as_str().unwrap());
+    f(&mut record);
+    json!({"seq": seq, "kind": event["kind"], "record": seal(&record)})
+}
+
+/// Finding 1: a sale synced, refunded in full centrally, then refunded in full on the till
+/// and synced again. The till's refund is a conflict (it would take back what is gone),
+/// never stored; a full refund through the interface afterwards is refused, never a
+/// positive refund.
+#[test]
+fn a_synced_refund_beyond_what_remains_is_a_conflict_never_stored() {
+    let till = Till::new("sync-double-refund");
+    let central = service();
+    let tx = live_sale(&till.service(), "10000", "till-1");
+    let (s, v) = send(&central, &till.events());
+    assert_eq!(
+        (s, outcomes(&v)),
+        (200, vec!["recorded".to_string()]),
+        "{v}"
+    );
+    till.mark_sent();
+
+    let (s, v) = full_refund(&central, &tx);
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = full_refund(&till.service(), &tx);
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = send(&central, &till.events());
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(outcomes(&v), ["conflict"], "{v}");
+    let why = v["results"][0]["message"].as_str().unwrap();
+    assert!(why.contains("remain"), "{why}");
+
+    // One refund centrally, of -10000 and -925; nothing more can be refunded.
+    let refunds = refunds_of(&central, &tx);
+    assert_eq!(refunds.len(), 1, "{refunds:?}");
+    assert_eq!(
+        n(&refunds[0]["line_items"][0]["amount_excluding_tax"]),
+        "-10000"
+    );
+    let (s, v) = full_refund(&central, &tx);
+    assert_eq!(s, 400, "{v}");
+    assert_eq!(old_code(&v), "refund_exceeds_transaction");
+    assert_eq!(refunds_of(&central, &tx).len(), 1);
+    // Live nexus: 10000 sold, 10000 refunded.
+    assert_eq!(central.nexus_totals("shop").unwrap()[0].sales, 0.into());
+}
+
+/// Finding 1, partial refunds: the till refunds 60.00 after the central side refunded
+/// 50.00 of the 100.00 line: a conflict; a till refund that fits is recorded.
+#[test]
+fn synced_partial_refunds_take_no_more_than_remains() {
+    let till = Till::new("sync-partial-refund");
+    let central = service();
+    let tx = live_sale(&till.service(), "10000", "till-2");
+    assert_eq!(send(&central, &till.events()).0, 200);
+    till.mark_sent();
+    assert_eq!(partial_refund(&central, &tx, -5000, -462).0, 200);
+    assert_eq!(partial_refund(&till.service(), &tx, -6000, -555).0, 200);
+    let (_, v) = send(&central, &till.events());
+    assert_eq!(outcomes(&v), ["conflict"], "{v}");
+    till.mark_sent();
+    assert_eq!(partial_refund(&till.service(), &tx, -4000, -370).0, 200);
+    let (_, v) = send(&central, &till.events());
+    assert_eq!(outcomes(&v), ["recorded"], "{v}");
+    assert_eq!(refunds_of(&central, &tx).len(), 2);
+}
+
+/// Finding 3: a batch the central ledger committed, sent again (a sync killed before it
+/// marked the batch), whole and in reverse order: every event is recognised, a refund of
+/// a sale deleted since included, and no conflict appears.
+#[test]
+fn a_committed_batch_sent_again_in_any_order_is_already_recorded() {
+    let till = Till::new("sync-resend");
+    let central = service();
+    let svc = till.service();
+    let kept = live_sale(&svc, "10000", "till-a");
+    let deleted = live_sale(&svc, "20000", "till-b");
+    let (s, r1) = partial_refund(&svc, &kept, -1000, -92);
+    assert_eq!(s, 200, "{r1}");
+    let (s, r2) = partial_refund(&svc, &deleted, -2000, -185);
+    assert_eq!(s, 200, "{r2}");
+    let (s, v) = post(
+        &svc,
+        "/tax/refund_reversals",
+        LIVE_KEY,
+        None,
+        &json!({"refund_id": r1["id"]}).to_string(),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = call(
+        &svc,
+        "DELETE",
+        &format!("/tax/transactions/{deleted}"),
+        Some(LIVE_KEY),
+        None,
+        "",
+    );
+    assert_eq!(s, 200, "{v}");
+    drop(svc);
+    let events = till.events();
+    assert_eq!(events.len(), 6);
+    let (s, v) = send(&central, &events);
+    assert_eq!(s, 200, "{v}");
+    assert!(outcomes(&v).iter().all(|o| o == "recorded"), "{v}");
+    let totals = central.nexus_totals("shop").unwrap();
+    // 10000 + 20000 sold; 1000 refunded and given back; 20000 - 2000 deleted.
+    assert_eq!(totals[0].sales, 10000.into());
+    for order in [events.clone(), events.iter().rev().cloned().collect()] {
+        let (s, v) = send(&central, &order);
+        assert_eq!(s, 200, "{v}");
+        assert!(outcomes(&v).iter().all(|o| o == "already_recorded"), "{v}");
+    }
+    assert_eq!(central.nexus_totals("shop").unwrap(), totals);
+    assert_eq!(refunds_of(&central, &kept).len(), 1);
+}
+
+/// Finding 4: records that no request could make are conflicts, never stored, and the
+/// events after them go on. Each forged record is sealed again, as anyone holding a key
+/// could seal it.
+#[test]
+fn records_no_request_could_make_are_conflicts_and_the_batch_goes_on() {
+    let till = Till::new("sync-forged");
+    let central = service();
+    let svc = till.service();
+    let tx = live_sale(&svc, "10000", "till-f");
+    assert_eq!(partial_refund(&svc, &tx, -1000, -92).0, 200);
+    drop(svc);
+    let events = till.events();
+    let (sale, refund) = (&events[0], &events[1]);
+    let long = "x".repeat(10_000);
+    let bad_sales: Vec<Forgery> = vec![
+        ("empty id", Box::new(|r| r["id"] = json!(""))),
+        (
+            "long order id",
+            Box::new(move |r| r["reference_order_id"] = json!(long.clone())),
+        ),
+        ("currency XXX", Box::new(|r| r["currency"] = json!("XXX"))),
+        (
+            "quantity 0",
+            Box::new(|r| r["lines"][0]["quantity"] = json!(0)),
+        ),
+        ("no lines", Box::new(|r| r["lines"] = json!([]))),
+        (
+            "tax not adding up",
+            Box::new(|r| r["lines"][0]["amount_including_tax"] = json!("10000")),
+        ),
+        (
+            "tax not the jurisdictions'",
+            Box::new(|r| {
+                r["lines"][0]["tax_amount"] = json!("0");
+                r["lines"][0]["amount_including_tax"] = json!("10000");
+            }),
+        ),
+        (
+            "NUL in the order id",
+            Box::new(|r| r["reference_order_id"] = json!("a\u{0}b")),
+        ),
+    ];
+    for (what, f) in &bad_sales {
+        let mut event = forged(sale, 1, |r| f(r));
+        // A fresh id, so that only the fault makes it a conflict.
+        if *what != "empty id" {
+            let mut record = unsealed(event["record"].as_str().unwrap());
+            record["id"] = json!(format!("tr_forged_{}", what.replace(' ', "_")));
+            event["record"] = json!(seal(&record));
+        }
+        let (s, v) = send(&central, &[event]);
+        assert_eq!(s, 200, "{what}: {v}");
+        assert_eq!(outcomes(&v), ["conflict"], "{what}: {v}");
+    }
+    // None of them was stored: the real sale is the first transaction of order till-f.
+    let (s, v) = send(&central, std::slice::from_ref(sale));
+    assert_eq!(outcomes(&v), ["recorded"], "{s} {v}");
+
+    let bad_refunds: Vec<Forgery> = vec![
+        (
+            "a positive refund",
+            Box::new(|r| {
+                r["lines"][0]["line"]["amount_excluding_tax"] = json!("1000");
+                r["lines"][0]["line"]["tax_amount"] = json!("92");
+                r["lines"][0]["line"]["amount_including_tax"] = json!("1092");
+            }),
+        ),
+        (
+            "more than the sale",
+            Box::new(|r| {
+                r["lines"][0]["line"]["amount_excluding_tax"] = json!("-20000");
+                r["lines"][0]["line"]["amount_including_tax"] = json!("-20092");
+            }),
+        ),
+        ("line 99", Box::new(|r| r["lines"][0]["index"] = json!(99))),
+        (
+            "a zero refund",
+            Box::new(|r| {
+                r["lines"][0]["line"]["amount_excluding_tax"] = json!("0");
+                r["lines"][0]["line"]["tax_amount"] = json!("0");
+                r["lines"][0]["line"]["amount_including_tax"] = json!("0");
+            }),
+        ),
+        (
+            "another line's ids",
+            Box::new(|r| r["lines"][0]["line"]["line_item_id"] = json!("li_other")),
+        ),
+    ];
+    for (what, f) in &bad_refunds {
+        let event = forged(refund, 2, |r| {
+            f(r);
+            r["id"] = json!(format!("ref_tr_forged_{}", what.replace(' ', "_")));
+        });
+        // The events after a conflict go on: the real refund after each forged one.
+        let (s, v) = send(&central, &[event]);
+        assert_eq!(s, 200, "{what}: {v}");
+        assert_eq!(outcomes(&v), ["conflict"], "{what}: {v}");
+    }
+    assert!(refunds_of(&central, &tx).is_empty());
+    let (_, v) = send(&central, std::slice::from_ref(refund));
+    assert_eq!(outcomes(&v), ["recorded"], "{v}");
+
+    // A refund id already used on another sale: a conflict, not a 500 for the batch.
+    let other = live_sale(&central, "5000", "central-1");
+    let reused = forged(refund, 3, |r| {
+        r["transaction_id"] = json!(other);
+    });
+    let after = forged(sale, 4, |r| {
+        r["id"] = json!("tr_after_the_reused_refund");
+        r["reference_order_id"] = json!("till-after");
+    });
+    let (s, v) = send(&central, &[reused, after]);
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(outcomes(&v), ["conflict", "recorded"], "{v}");
+    assert!(refunds_of(&central, &other).is_empty());
+}
+
+/// Finding 4: the mode is the record's own, sealed in it, and checked against the key: a
+/// test record sent with a live key (and `livemode: true`) is refused, as is a record that
+/// does not say its mode. Two events of one `seq` are refused before anything is applied.
+#[test]
+fn the_mode_is_the_records_and_two_events_of_one_seq_are_refused() {
+    let till = Till::new("sync-mode");
+    let central = service();
+    live_sale(&till.service(), "10000", "till-m");
+    let events = till.events();
+    let test_record = forged(&events[0], 1, |r| r["livemode"] = json!(false));
+    let (s, v) = send(&central, &[test_record]);
+    assert_eq!(s, 403, "{v}");
+    assert_eq!(flat_type(&v, 403), "SYNC_MODE_MISMATCH");
+    let no_mode = forged(&events[0], 1, |r| {
+        r.as_object_mut().unwrap().remove("livemode");
+    });
+    let (s, v) = send(&central, &[no_mode]);
+    assert_eq!(s, 400, "{v}");
+    assert_eq!(flat_type(&v, 400), "INVALID_SYNC_RECORD");
+
+    // A sale and a refund of one seq: refused whole, nothing stored.
+    let svc = till.service();
+    let tx = live_sale(&svc, "10000", "till-n");
+    assert_eq!(partial_refund(&svc, &tx, -1000, -92).0, 200);
+    drop(svc);
+    let events = till.events();
+    let mut twins: Vec<Value> = events[1..].to_vec();
+    twins[1]["seq"] = twins[0]["seq"].clone();
+    let (s, v) = send(&central, &twins);
+    assert_eq!(s, 400, "{v}");
+    assert_eq!(flat_type(&v, 400), "INVALID_SYNC_RECORD");
+    let (s, _) = get(&central, &format!("/tax/transactions/{tx}"), LIVE_KEY, None);
+    assert_eq!(s, 404);
+    // Each with its own seq: both recorded.
+    let (_, v) = send(&central, &events[1..]);
+    assert_eq!(outcomes(&v), ["recorded", "recorded"], "{v}");
+    assert_eq!(refunds_of(&central, &tx).len(), 1);
+}
+
+/// A sync batch counts one request per event against the account's rate: with a bucket
+/// of 10, a batch of 5 events passes and a batch of 8 right after is refused (429), with
+/// nothing of it stored.
+#[test]
+fn a_sync_batch_counts_its_events_against_the_rate() {
+    let till = Till::new("sync-rate");
+    let svc = till.service();
+    for i in 0..13 {
+        live_sale(&svc, "100", &format!("rate-{i}"));
+    }
+    drop(svc);
+    let events = till.events();
+    let central = service().with_limits(Limits {
+        requests_per_second: 1,
+        burst: 10,
+        ..Limits::NONE
+    });
+    let (s, v) = send(&central, &events[..5]);
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = send(&central, &events[5..]);
+    assert_eq!(s, 429, "{v}");
+    assert_eq!(flat_type(&v, 429), "RATE_LIMITED");
+    let (s, v) = get(&central, "/tax/transactions/nothing", LIVE_KEY, None);
+    assert_eq!(s, 404, "{v}");
+}
