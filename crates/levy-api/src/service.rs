@@ -198,10 +198,19 @@ impl Service {
 
     /// Reads the keys again from the source the service was opened with and puts them in
     /// place of the old ones, atomically: a key no longer in the file stops working for
-    /// the next request. On an error (an unreadable or invalid file) the old keys stay.
+    /// the next request. A keys file that no longer exists revokes every key (removing the
+    /// file never keeps a removed key alive); on any other error (an unreadable or invalid
+    /// file) the old keys stay and the error says why, and the caller tries again.
     /// Returns how many keys are now accepted.
     pub fn reload_keys(&self) -> Result<usize, ApiError> {
-        let ring = Keyring::load(&self.key_source)?;
+        let ring = match &self.key_source {
+            KeySource::File(path)
+                if matches!(std::fs::metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) =>
+            {
+                Keyring::default()
+            }
+            source => Keyring::load(source)?,
+        };
         let n = ring.len();
         self.keys.store(Arc::new(ring));
         Ok(n)

@@ -302,7 +302,8 @@ async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf
         }
     };
     while hup.recv().await.is_some() {
-        reload_keys(&service, "SIGHUP");
+        // A failed reload is retried by the keys poll, which sees the file's state as new.
+        let _ = reload_keys(&service, "SIGHUP");
         let Some(path) = table.clone() else {
             tracing::warn!(target: LOG_TARGET, "SIGHUP: serving the built-in table, which has no file to reload; start with --table FILE");
             continue;
@@ -324,12 +325,21 @@ async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf
     }
 }
 
-/// Reads the keys file again and swaps the keys in; on an error the old keys stay.
-fn reload_keys(service: &levy_api::Service, why: &str) {
+/// Reads the keys file again and swaps the keys in; on an error the old keys stay (a
+/// deleted keys file revokes every key: see `Service::reload_keys`). Whether it succeeded.
+fn reload_keys(service: &levy_api::Service, why: &str) -> bool {
     match service.reload_keys() {
-        Ok(n) => tracing::info!(target: LOG_TARGET, keys = n, "{why}: keys reloaded"),
+        Ok(0) => {
+            tracing::error!(target: LOG_TARGET, "{why}: the keys file holds no key (or is gone): every request is refused until keys are added");
+            true
+        }
+        Ok(n) => {
+            tracing::info!(target: LOG_TARGET, keys = n, "{why}: keys reloaded");
+            true
+        }
         Err(e) => {
-            tracing::error!(target: LOG_TARGET, error = %e, "{why}: keys reload failed; the old keys stay in use")
+            tracing::error!(target: LOG_TARGET, error = %e, "{why}: keys reload failed; the old keys stay in use until a reload succeeds (tried again every second)");
+            false
         }
     }
 }
@@ -337,27 +347,65 @@ fn reload_keys(service: &levy_api::Service, why: &str) {
 /// How often `levy serve` looks at the keys file for a change.
 pub const KEYS_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Reloads the keys whenever the keys file's modification time, size or inode changes
-/// (`levy keys new` replaces the file by renaming a new one over it).
+/// What the keys poll compares: the file's modification time, size, inode, mode and a
+/// hash of its content (a file rewritten within one second to the same size is still
+/// seen); `None` when it cannot be read.
+type KeysStamp = Option<(std::time::SystemTime, u64, u64, u32, [u8; 32])>;
+
+/// The keys file's [`KeysStamp`] now. At most the first 4 MiB are hashed: a keys file is a
+/// few kilobytes.
+fn keys_stamp(path: &std::path::Path) -> KeysStamp {
+    use std::io::Read;
+    let m = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let (ino, mode) = (
+        std::os::unix::fs::MetadataExt::ino(&m),
+        std::os::unix::fs::MetadataExt::mode(&m),
+    );
+    #[cfg(not(unix))]
+    let (ino, mode) = (0, 0);
+    let mut content = Vec::new();
+    let readable = std::fs::File::open(path)
+        .and_then(|f| f.take(4 << 20).read_to_end(&mut content))
+        .is_ok();
+    let hash = if readable {
+        *blake3::hash(&content).as_bytes()
+    } else {
+        [0; 32]
+    };
+    Some((m.modified().ok()?, m.len(), ino, mode, hash))
+}
+
+/// Reloads the keys whenever the keys file changes: its modification time, size, inode,
+/// mode or content (`levy keys new` replaces the file by renaming a new one over it). A
+/// reload that fails is tried again every poll until one succeeds, so a change made while
+/// the file could not be read (a moment of mode 000, a half-written file) is never missed.
+/// A deleted file revokes every key.
 async fn reload_keys_on_change(service: Arc<levy_api::Service>, path: PathBuf) {
-    fn stamp(path: &std::path::Path) -> Option<(std::time::SystemTime, u64, u64)> {
-        let m = std::fs::metadata(path).ok()?;
-        #[cfg(unix)]
-        let ino = std::os::unix::fs::MetadataExt::ino(&m);
-        #[cfg(not(unix))]
-        let ino = 0;
-        Some((m.modified().ok()?, m.len(), ino))
-    }
-    let mut last = stamp(&path);
+    let mut last = keys_stamp(&path);
+    let mut failed = false;
     loop {
         tokio::time::sleep(KEYS_POLL).await;
-        let now = stamp(&path);
-        if now != last {
-            last = now;
-            let service = Arc::clone(&service);
-            let _ = tokio::task::spawn_blocking(move || reload_keys(&service, "keys file changed"))
-                .await;
+        let now = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || keys_stamp(&path))
+                .await
+                .unwrap_or(None)
+        };
+        if now == last && !failed {
+            continue;
         }
+        let service = Arc::clone(&service);
+        let why = if failed {
+            "keys reload retried"
+        } else {
+            "keys file changed"
+        };
+        let ok = tokio::task::spawn_blocking(move || reload_keys(&service, why))
+            .await
+            .unwrap_or(false);
+        failed = !ok;
+        last = now;
     }
 }
 
@@ -367,6 +415,38 @@ async fn reload_on_sighup(_service: Arc<levy_api::Service>, _table: Option<PathB
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_keys_stamp_sees_content_and_mode_not_only_time_and_size() {
+        // A keys file rewritten in place to the same size with its old modification time
+        // (an editor that keeps it, a copy with -p) is still a change; so is its mode.
+        let dir = std::env::temp_dir().join(format!("levy-keys-stamp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("keys.toml");
+        std::fs::write(&path, "aaaa").unwrap();
+        let when = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let first = keys_stamp(&path);
+        assert!(first.is_some());
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut &file, b"bbbb").unwrap();
+        file.set_modified(when).unwrap();
+        drop(file);
+        let second = keys_stamp(&path);
+        assert_eq!(
+            (first.unwrap().0, first.unwrap().1),
+            (second.unwrap().0, second.unwrap().1)
+        );
+        assert_ne!(first, second, "same time and size, other content");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            assert_ne!(keys_stamp(&path), second, "another mode");
+        }
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(keys_stamp(&path), None, "a deleted file has no stamp");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
     use clap::Parser;
 
     #[derive(Parser)]

@@ -604,6 +604,25 @@ fn keys_reload() {
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(ping(&late_test), 200);
     assert_eq!(ping(&setup.test_key), 200);
+    // The fix arrives in the same file (no rename): the keys of the fixed file apply, the
+    // accounts it no longer names are refused.
+    std::fs::write(&setup.keys, &shop_only).unwrap();
+    eventually("an account the fixed file drops refused", || {
+        ping(&late_test) == 401
+    });
+    assert_eq!(ping(&setup.test_key), 200);
+    // An empty keys file refuses every key; so does a deleted one: deleting the file never
+    // keeps a removed key alive.
+    std::fs::write(&setup.keys, "").unwrap();
+    eventually("every key refused with an empty keys file", || {
+        ping(&setup.test_key) == 401
+    });
+    std::fs::write(&setup.keys, &shop_only).unwrap();
+    eventually("the key accepted again", || ping(&setup.test_key) == 200);
+    std::fs::remove_file(&setup.keys).unwrap();
+    eventually("every key refused once the keys file is deleted", || {
+        ping(&setup.test_key) == 401
+    });
 
     child.kill().unwrap();
     child.wait().unwrap();
