@@ -19,14 +19,14 @@ pub struct BenchArgs {
     /// Print one JSON object per measure (JSON Lines) instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Distinct keys drawn from the table per measure.
-    #[arg(long, default_value_t = 100_000)]
+    /// Distinct keys drawn from the table per measure (at least 1).
+    #[arg(long, default_value_t = 100_000, value_parser = at_least_one)]
     pub keys: usize,
-    /// Timed rounds per measure.
-    #[arg(long, default_value_t = 200)]
+    /// Timed rounds per measure (at least 1).
+    #[arg(long, default_value_t = 200, value_parser = at_least_one)]
     pub rounds: usize,
-    /// Operations per round.
-    #[arg(long, default_value_t = 1_000)]
+    /// Operations per round (at least 1).
+    #[arg(long, default_value_t = 1_000, value_parser = at_least_one)]
     pub batch: usize,
     /// Seed of the key order (the same seed draws the same keys).
     #[arg(long, default_value_t = 0x1e5_0b3e)]
@@ -34,6 +34,16 @@ pub struct BenchArgs {
     /// Day the sales are dated, YYYY-MM-DD; today when absent.
     #[arg(long)]
     pub date: Option<String>,
+}
+
+/// A count of at least 1: a bench of no keys, rounds or operations measures nothing, and is
+/// refused rather than quietly run as one.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Runs `levy bench`; returns what to print.
@@ -47,9 +57,9 @@ pub fn run(args: &BenchArgs) -> Result<String, String> {
     }
     let date = crate::calc::date_or_today(args.date.as_deref())?;
     let mut opts = BenchOptions::new(date);
-    opts.keys = args.keys.max(1);
-    opts.batches = args.rounds.max(1);
-    opts.batch = args.batch.max(1);
+    opts.keys = args.keys;
+    opts.batches = args.rounds;
+    opts.batch = args.batch;
     opts.seed = args.seed;
     opts.progress = true;
     let subject = Subject {

@@ -637,6 +637,17 @@ fn bench_measures_the_embedded_default_beside_sqlite_as_json_lines() {
 }
 
 #[test]
+fn bench_refuses_zero_keys_rounds_or_batch() {
+    // A bench of nothing measures nothing: refused with what to fix, not run as one.
+    for flag in ["--keys", "--rounds", "--batch"] {
+        let o = levy(&["bench", flag, "0"]);
+        assert!(!o.status.success(), "{flag} 0 accepted");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag) && err.contains("at least 1"), "{err}");
+    }
+}
+
+#[test]
 fn bench_refuses_a_missing_ip_database() {
     let o = levy(&["bench", "--mmdb", "/nonexistent/dbip.mmdb", "--keys", "10"]);
     assert!(!o.status.success());
