@@ -1,0 +1,666 @@
+//! The input columns of `calculate_batch`: which names are read, which Arrow types each
+//! accepts, and their values row by row in one layout whatever the producer wrote (string,
+//! large string or string view; any integer width; any decimal; dates, timestamps or text).
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Decimal128Type, Int64Type};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, Int64Array, LargeStringArray,
+    RecordBatch, StringArray, StringViewArray,
+};
+use arrow_schema::{DataType, Schema, TimeUnit};
+use levy_core::{Currency, Date, Decimal};
+
+use crate::sale::{self, Place, Product, Terms};
+
+/// What a column holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Amount,
+    Integer,
+    Text,
+    Postal,
+    Day,
+    Flag,
+}
+
+/// Every column `calculate_batch` reads, named as `levy calc`'s flags are (with
+/// underscores). Any other column is ignored (or passed through with `keep`).
+const COLUMNS: [(&str, Kind); 19] = [
+    ("amount", Kind::Amount),
+    ("quantity", Kind::Integer),
+    ("category", Kind::Text),
+    ("tax_code", Kind::Text),
+    ("postal_code", Kind::Postal),
+    ("province", Kind::Text),
+    ("country", Kind::Text),
+    ("city", Kind::Text),
+    ("street", Kind::Text),
+    ("date", Kind::Day),
+    ("currency", Kind::Text),
+    ("tax_included", Kind::Flag),
+    ("exempt", Kind::Flag),
+    ("rounding", Kind::Text),
+    ("origin_postal_code", Kind::Postal),
+    ("origin_province", Kind::Text),
+    ("origin_country", Kind::Text),
+    ("origin_city", Kind::Text),
+    ("origin_street", Kind::Text),
+];
+
+/// The names of the columns `calculate_batch` reads.
+pub fn column_names() -> impl Iterator<Item = &'static str> {
+    COLUMNS.iter().map(|(n, _)| *n)
+}
+
+/// How amounts are written: the unit results come back in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Integers: minor units (cents).
+    Minor,
+    /// Decimals of this scale: major units (dollars).
+    Major {
+        /// Decimal places.
+        scale: u32,
+    },
+}
+
+/// Why the input cannot be read at all (as opposed to a bad row).
+#[derive(Debug)]
+pub enum SchemaError {
+    /// A wrong type (Python `TypeError`).
+    Type(String),
+    /// A missing or conflicting column (Python `ValueError`).
+    Value(String),
+}
+
+/// What the schema says, checked once for the whole input.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Index of each of [`COLUMNS`] in the input, when present.
+    index: [Option<usize>; COLUMNS.len()],
+    /// The unit of `amount`.
+    pub unit: Unit,
+}
+
+fn describe(t: &DataType) -> String {
+    format!("{t}")
+}
+
+fn is_text(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => true,
+        DataType::Dictionary(_, v) => is_text(v),
+        _ => false,
+    }
+}
+
+fn is_int(t: &DataType) -> bool {
+    t.is_integer() || matches!(t, DataType::Null)
+}
+
+fn accepts(kind: Kind, t: &DataType) -> bool {
+    match kind {
+        Kind::Amount => {
+            t.is_integer()
+                || matches!(
+                    t,
+                    DataType::Decimal32(..)
+                        | DataType::Decimal64(..)
+                        | DataType::Decimal128(..)
+                        | DataType::Decimal256(..)
+                )
+        }
+        Kind::Integer => is_int(t),
+        Kind::Text => is_text(t),
+        Kind::Postal => is_text(t) || is_int(t),
+        Kind::Day => {
+            is_text(t)
+                || matches!(
+                    t,
+                    DataType::Date32 | DataType::Date64 | DataType::Timestamp(..)
+                )
+        }
+        Kind::Flag => matches!(t, DataType::Boolean | DataType::Null) || t.is_integer(),
+    }
+}
+
+fn expected(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Amount => {
+            "integer minor units (cents) or a decimal in major units (dollars); floats cannot \
+             hold cents exactly: cast to a decimal first (pyarrow.decimal128(18, 2), \
+             polars.Decimal(18, 2), DECIMAL(18, 2))"
+        }
+        Kind::Integer => "an integer",
+        Kind::Text => "text",
+        Kind::Postal => "text, or an integer ZIP code",
+        Kind::Day => "a date, a timestamp (its UTC day) or text YYYY-MM-DD",
+        Kind::Flag => "a boolean",
+    }
+}
+
+impl Plan {
+    /// Checks `schema`: `amount` present and of an exact type, every known column of a type
+    /// it can be read as, a place to resolve, and not both `category` and `tax_code`.
+    pub fn new(schema: &Schema) -> Result<Plan, SchemaError> {
+        let mut index = [None; COLUMNS.len()];
+        for (slot, (name, kind)) in index.iter_mut().zip(COLUMNS) {
+            let Ok(i) = schema.index_of(name) else {
+                continue;
+            };
+            let t = schema.field(i).data_type();
+            if !accepts(kind, t) {
+                return Err(SchemaError::Type(format!(
+                    "column {name:?} is {}: expected {}",
+                    describe(t),
+                    expected(kind)
+                )));
+            }
+            *slot = Some(i);
+        }
+        let Some(amount) = index[0] else {
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            return Err(SchemaError::Value(format!(
+                "no \"amount\" column (the input has: {}); calculate_batch reads {}",
+                names.join(", "),
+                column_names().collect::<Vec<_>>().join(", ")
+            )));
+        };
+        if index[2].is_some() && index[3].is_some() {
+            return Err(SchemaError::Value(
+                "both \"category\" and \"tax_code\" columns: give one (a category such as \
+                 CLOTHING, or a tax code such as CLOTHING_GENERAL)"
+                    .into(),
+            ));
+        }
+        let has_place = ["postal_code", "province", "country"]
+            .iter()
+            .any(|n| schema.index_of(n).is_ok());
+        if !has_place {
+            return Err(SchemaError::Value(
+                "no place to tax at: give a \"postal_code\" column (and \"province\", \
+                 \"country\", \"city\", \"street\" as you have them)"
+                    .into(),
+            ));
+        }
+        let unit = match schema.field(amount).data_type() {
+            DataType::Decimal32(_, s)
+            | DataType::Decimal64(_, s)
+            | DataType::Decimal128(_, s)
+            | DataType::Decimal256(_, s) => {
+                if *s < 0 {
+                    return Err(SchemaError::Type(format!(
+                        "column \"amount\" has a negative scale ({s}): cast it to a decimal \
+                         with a scale of at least 0"
+                    )));
+                }
+                Unit::Major { scale: *s as u32 }
+            }
+            _ => Unit::Minor,
+        };
+        Ok(Plan { index, unit })
+    }
+
+    fn column(&self, batch: &RecordBatch, name: &str) -> Option<ArrayRef> {
+        let k = COLUMNS.iter().position(|(n, _)| *n == name)?;
+        self.index[k].map(|i| Arc::clone(batch.column(i)))
+    }
+}
+
+/// A text column in whichever layout it came.
+#[derive(Clone, Debug)]
+enum Text {
+    Utf8(StringArray),
+    Large(LargeStringArray),
+    View(StringViewArray),
+}
+
+impl Text {
+    fn of(array: &ArrayRef) -> Result<Option<Text>, String> {
+        Ok(Some(match array.data_type() {
+            DataType::Null => return Ok(None),
+            DataType::Utf8 => Text::Utf8(array.as_string::<i32>().clone()),
+            DataType::LargeUtf8 => Text::Large(array.as_string::<i64>().clone()),
+            DataType::Utf8View => Text::View(array.as_string_view().clone()),
+            _ => {
+                let cast = arrow_cast::cast(array, &DataType::Utf8).map_err(|e| e.to_string())?;
+                Text::Utf8(cast.as_string::<i32>().clone())
+            }
+        }))
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<&str> {
+        match self {
+            Text::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
+            Text::Large(a) => a.is_valid(i).then(|| a.value(i)),
+            Text::View(a) => a.is_valid(i).then(|| a.value(i)),
+        }
+    }
+}
+
+/// A postal code column: text, or ZIP codes written as integers (leading zeros lost).
+#[derive(Clone, Debug)]
+enum Postal {
+    Text(Text),
+    Number(Int64Array),
+}
+
+/// A postal code for one row: borrowed text, or an integer ZIP spelled out.
+pub struct PostalBuf {
+    buf: [u8; 10],
+    len: usize,
+}
+
+impl PostalBuf {
+    fn new() -> PostalBuf {
+        PostalBuf {
+            buf: [0; 10],
+            len: 0,
+        }
+    }
+
+    /// `n` as a ZIP code: five digits, or ZIP+4 (`37203-1234`) for nine.
+    fn zip(&mut self, n: i64) -> Result<&str, String> {
+        let (digits, dash) = match n {
+            0..=99_999 => (5, false),
+            100_000..=999_999_999 => (9, true),
+            _ => return Err(format!("postal code {n} is not a ZIP code")),
+        };
+        let mut v = n as u64;
+        let len = if dash { 10 } else { 5 };
+        let mut pos = len;
+        for k in 0..digits {
+            if dash && k == 4 {
+                pos -= 1;
+                self.buf[pos] = b'-';
+            }
+            pos -= 1;
+            self.buf[pos] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        self.len = len;
+        // The buffer holds ASCII digits and a dash only.
+        Ok(std::str::from_utf8(&self.buf[..self.len]).unwrap_or(""))
+    }
+}
+
+impl Postal {
+    fn of(array: &ArrayRef) -> Result<Option<Postal>, String> {
+        if array.data_type().is_integer() {
+            let cast = arrow_cast::cast(array, &DataType::Int64).map_err(|e| e.to_string())?;
+            return Ok(Some(Postal::Number(
+                cast.as_primitive::<Int64Type>().clone(),
+            )));
+        }
+        Ok(Text::of(array)?.map(Postal::Text))
+    }
+
+    #[inline]
+    fn get<'a>(&'a self, i: usize, buf: &'a mut PostalBuf) -> Result<&'a str, String> {
+        match self {
+            Postal::Text(t) => Ok(t.get(i).unwrap_or("")),
+            Postal::Number(a) if a.is_valid(i) => buf.zip(a.value(i)),
+            Postal::Number(_) => Ok(""),
+        }
+    }
+}
+
+/// The amount column.
+#[derive(Clone, Debug)]
+enum Amount {
+    Minor(Int64Array),
+    Major(Decimal128Array, u32),
+}
+
+/// The date column.
+#[derive(Clone, Debug)]
+enum Day {
+    Date(Date32Array),
+    /// Timestamps as integers, and how many make a day.
+    Timestamp(Int64Array, i64),
+    Text(Text),
+}
+
+/// One batch's columns, in one layout.
+pub struct Columns {
+    amount: Amount,
+    quantity: Option<Int64Array>,
+    category: Option<Text>,
+    tax_code: Option<Text>,
+    postal_code: Option<Postal>,
+    province: Option<Text>,
+    country: Option<Text>,
+    city: Option<Text>,
+    street: Option<Text>,
+    date: Option<Day>,
+    currency: Option<Text>,
+    tax_included: Option<BooleanArray>,
+    exempt: Option<BooleanArray>,
+    rounding: Option<Text>,
+    origin_postal_code: Option<Postal>,
+    origin_province: Option<Text>,
+    origin_country: Option<Text>,
+    origin_city: Option<Text>,
+    origin_street: Option<Text>,
+    /// The day of rows without one.
+    today: Date,
+}
+
+fn text(plan: &Plan, batch: &RecordBatch, name: &str) -> Result<Option<Text>, String> {
+    plan.column(batch, name)
+        .map(|a| Text::of(&a).map_err(|e| format!("column {name:?}: {e}")))
+        .transpose()
+        .map(Option::flatten)
+}
+
+fn postal(plan: &Plan, batch: &RecordBatch, name: &str) -> Result<Option<Postal>, String> {
+    plan.column(batch, name)
+        .map(|a| Postal::of(&a).map_err(|e| format!("column {name:?}: {e}")))
+        .transpose()
+        .map(Option::flatten)
+}
+
+fn flag(plan: &Plan, batch: &RecordBatch, name: &str) -> Result<Option<BooleanArray>, String> {
+    let Some(a) = plan.column(batch, name) else {
+        return Ok(None);
+    };
+    if a.data_type() == &DataType::Null {
+        return Ok(None);
+    }
+    let cast =
+        arrow_cast::cast(&a, &DataType::Boolean).map_err(|e| format!("column {name:?}: {e}"))?;
+    Ok(Some(cast.as_boolean().clone()))
+}
+
+fn day(plan: &Plan, batch: &RecordBatch) -> Result<Option<Day>, String> {
+    let Some(a) = plan.column(batch, "date") else {
+        return Ok(None);
+    };
+    let err = |e: arrow_schema::ArrowError| format!("column \"date\": {e}");
+    Ok(Some(match a.data_type() {
+        DataType::Null => return Ok(None),
+        DataType::Date32 => Day::Date(a.as_primitive::<Date32Type>().clone()),
+        DataType::Date64 => {
+            let cast = arrow_cast::cast(&a, &DataType::Date32).map_err(err)?;
+            Day::Date(cast.as_primitive::<Date32Type>().clone())
+        }
+        DataType::Timestamp(unit, _) => {
+            let per_day = match unit {
+                TimeUnit::Second => 86_400,
+                TimeUnit::Millisecond => 86_400_000,
+                TimeUnit::Microsecond => 86_400_000_000,
+                TimeUnit::Nanosecond => 86_400_000_000_000,
+            };
+            let cast = arrow_cast::cast(&a, &DataType::Int64).map_err(err)?;
+            Day::Timestamp(cast.as_primitive::<Int64Type>().clone(), per_day)
+        }
+        _ => match Text::of(&a).map_err(|e| format!("column \"date\": {e}"))? {
+            Some(t) => Day::Text(t),
+            None => return Ok(None),
+        },
+    }))
+}
+
+impl Columns {
+    /// The columns of `batch` (whose schema `plan` checked).
+    pub fn new(plan: &Plan, batch: &RecordBatch, today: Date) -> Result<Columns, String> {
+        let a = plan
+            .column(batch, "amount")
+            .ok_or_else(|| "no \"amount\" column".to_string())?;
+        let amount = match plan.unit {
+            Unit::Minor => {
+                let cast = arrow_cast::cast(&a, &DataType::Int64)
+                    .map_err(|e| format!("column \"amount\": {e}"))?;
+                Amount::Minor(cast.as_primitive::<Int64Type>().clone())
+            }
+            Unit::Major { scale } => {
+                let cast = arrow_cast::cast(&a, &DataType::Decimal128(38, scale as i8))
+                    .map_err(|e| format!("column \"amount\": {e}"))?;
+                Amount::Major(cast.as_primitive::<Decimal128Type>().clone(), scale)
+            }
+        };
+        let quantity = match plan.column(batch, "quantity") {
+            Some(q) if q.data_type() != &DataType::Null => {
+                let cast = arrow_cast::cast(&q, &DataType::Int64)
+                    .map_err(|e| format!("column \"quantity\": {e}"))?;
+                Some(cast.as_primitive::<Int64Type>().clone())
+            }
+            _ => None,
+        };
+        Ok(Columns {
+            amount,
+            quantity,
+            category: text(plan, batch, "category")?,
+            tax_code: text(plan, batch, "tax_code")?,
+            postal_code: postal(plan, batch, "postal_code")?,
+            province: text(plan, batch, "province")?,
+            country: text(plan, batch, "country")?,
+            city: text(plan, batch, "city")?,
+            street: text(plan, batch, "street")?,
+            date: day(plan, batch)?,
+            currency: text(plan, batch, "currency")?,
+            tax_included: flag(plan, batch, "tax_included")?,
+            exempt: flag(plan, batch, "exempt")?,
+            rounding: text(plan, batch, "rounding")?,
+            origin_postal_code: postal(plan, batch, "origin_postal_code")?,
+            origin_province: text(plan, batch, "origin_province")?,
+            origin_country: text(plan, batch, "origin_country")?,
+            origin_city: text(plan, batch, "origin_city")?,
+            origin_street: text(plan, batch, "origin_street")?,
+            today,
+        })
+    }
+}
+
+/// Per-thread buffers for reading rows.
+pub struct RowBufs {
+    postal: PostalBuf,
+    origin_postal: PostalBuf,
+}
+
+impl Default for RowBufs {
+    fn default() -> RowBufs {
+        RowBufs::new()
+    }
+}
+
+impl RowBufs {
+    /// Empty buffers.
+    pub fn new() -> RowBufs {
+        RowBufs {
+            postal: PostalBuf::new(),
+            origin_postal: PostalBuf::new(),
+        }
+    }
+}
+
+/// One row, read: the sale's terms, and its one line.
+pub struct Row<'a> {
+    /// Everything but the line.
+    pub terms: Terms<'a>,
+    /// Amount, minor units.
+    pub amount: Decimal,
+    /// Quantity.
+    pub quantity: u32,
+    /// The product.
+    pub product: Product<'a>,
+}
+
+#[inline]
+fn opt(t: &Option<Text>, i: usize) -> &str {
+    match t {
+        Some(t) => t.get(i).unwrap_or(""),
+        None => "",
+    }
+}
+
+#[inline]
+fn yes(b: &Option<BooleanArray>, i: usize) -> bool {
+    match b {
+        Some(b) => b.is_valid(i) && b.value(i),
+        None => false,
+    }
+}
+
+/// A decimal of `scale` from its integer, when it fits rust_decimal (28 digits).
+fn decimal(v: i128, scale: u32) -> Option<Decimal> {
+    if v.unsigned_abs() >= 1u128 << 96 || scale > 28 {
+        return None;
+    }
+    Some(Decimal::from_i128_with_scale(v, scale))
+}
+
+/// A decimal amount `v` of `scale` places in major units, as whole minor units of
+/// `currency`, by integer arithmetic; `None` when it is negative, has digits finer than the
+/// currency's minor unit, or does not fit (the slower path then says which).
+#[inline]
+fn minor_units(v: i128, scale: u32, currency: Currency) -> Option<Decimal> {
+    const POW10: [i128; 20] = {
+        let mut p = [1i128; 20];
+        let mut n = 1;
+        while n < 20 {
+            p[n] = p[n - 1] * 10;
+            n += 1;
+        }
+        p
+    };
+    if v < 0 {
+        return None;
+    }
+    let digits = currency.minor_units();
+    let minor = if scale == digits {
+        // Dollars with cents: the decimal's integer is the cents.
+        v
+    } else if scale > digits {
+        let div = *POW10.get((scale - digits) as usize)?;
+        if v % div != 0 {
+            return None;
+        }
+        v / div
+    } else {
+        v.checked_mul(*POW10.get((digits - scale) as usize)?)?
+    };
+    i64::try_from(minor).ok().map(Decimal::from)
+}
+
+impl Columns {
+    /// The currency of row `i`.
+    #[inline]
+    pub fn currency(&self, i: usize) -> Result<Currency, String> {
+        match &self.currency {
+            None => Ok(Currency::USD),
+            Some(t) => match t.get(i) {
+                None | Some("USD") => Ok(Currency::USD),
+                Some(c) => sale::currency(c),
+            },
+        }
+    }
+
+    /// Row `i`, read and checked.
+    pub fn row<'a>(&'a self, i: usize, bufs: &'a mut RowBufs) -> Result<Row<'a>, String> {
+        let currency = self.currency(i)?;
+        let amount = match &self.amount {
+            Amount::Minor(a) => {
+                if a.is_null(i) {
+                    return Err("amount is missing".into());
+                }
+                let v = a.value(i);
+                if v < 0 {
+                    return Err(format!(
+                        "amount {v} is negative: amounts must not be negative"
+                    ));
+                }
+                Decimal::from(v)
+            }
+            Amount::Major(a, scale) => {
+                if a.is_null(i) {
+                    return Err("amount is missing".into());
+                }
+                match minor_units(a.value(i), *scale, currency) {
+                    Some(minor) => minor,
+                    // Negative, finer than the currency, or too large: the message.
+                    None => {
+                        let major = decimal(a.value(i), *scale)
+                            .ok_or_else(|| "amount is too large".to_string())?;
+                        sale::major_to_minor(major, currency)?
+                    }
+                }
+            }
+        };
+        let quantity = match &self.quantity {
+            Some(q) if q.is_valid(i) => sale::quantity(q.value(i))?,
+            _ => 1,
+        };
+        let product = match (&self.category, &self.tax_code) {
+            (Some(c), _) => c.get(i).map(Product::Category),
+            (None, Some(t)) => t.get(i).map(Product::TaxCode),
+            (None, None) => None,
+        }
+        .unwrap_or(Product::DEFAULT);
+        let date = match &self.date {
+            None => self.today,
+            Some(Day::Date(d)) => match d.is_valid(i) {
+                true => Date(d.value(i)),
+                false => self.today,
+            },
+            Some(Day::Timestamp(t, per_day)) => match t.is_valid(i) {
+                true => Date(
+                    i32::try_from(t.value(i).div_euclid(*per_day))
+                        .map_err(|_| "date is out of range".to_string())?,
+                ),
+                false => self.today,
+            },
+            Some(Day::Text(t)) => match t.get(i) {
+                Some(s) if !s.trim().is_empty() => sale::parse_date(s)?,
+                _ => self.today,
+            },
+        };
+        let rounding = match &self.rounding {
+            Some(r) => sale::rounding(r.get(i).unwrap_or(""))?,
+            None => levy_core::Rounding::Line,
+        };
+        let RowBufs {
+            postal,
+            origin_postal,
+        } = bufs;
+        let to = Place {
+            street: opt(&self.street, i),
+            city: opt(&self.city, i),
+            province: opt(&self.province, i),
+            postal_code: match &self.postal_code {
+                Some(p) => p.get(i, postal)?,
+                None => "",
+            },
+            country: opt(&self.country, i),
+        };
+        let from = Place {
+            street: opt(&self.origin_street, i),
+            city: opt(&self.origin_city, i),
+            province: opt(&self.origin_province, i),
+            postal_code: match &self.origin_postal_code {
+                Some(p) => p.get(i, origin_postal)?,
+                None => "",
+            },
+            country: "",
+        };
+        Ok(Row {
+            terms: Terms {
+                to,
+                from: from.has_address().then_some(from),
+                origin_country: opt(&self.origin_country, i),
+                date,
+                currency,
+                tax_included: yes(&self.tax_included, i),
+                exempt: yes(&self.exempt, i),
+                rounding,
+            },
+            amount,
+            quantity,
+            product,
+        })
+    }
+}
