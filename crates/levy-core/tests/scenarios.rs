@@ -195,7 +195,7 @@ fn new_york_clothing_at_110() {
     assert_eq!(c.lines[0].jurisdictions[0].taxable_base, d("11000"));
     // Including tax, $112.00 has no exact pre-image: 109.99 owes 0 (total 109.99) and 110.00
     // owes 4.40 (total 114.40). levy takes the greatest amount below the threshold, 10999,
-    // and the tax is the remainder, 11200 − 10999 = 201 (documented in calc.rs).
+    // and the tax is the remainder, 11200 − 10999 = 201 (documented in calc/mod.rs).
     let (_, i) = both_ways(&t, "10001", "CLOTHING", 0, 11_200, day());
     assert_eq!(i.total_excluding_tax, d("10999"));
     assert_eq!(i.total_tax, d("201"));
