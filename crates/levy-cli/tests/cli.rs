@@ -314,6 +314,35 @@ fn calc_approximates_a_us_ip_to_a_zip_of_its_state() {
 }
 
 #[test]
+fn a_table_that_is_not_a_regular_file_is_refused_at_once() {
+    // `/dev/zero` would read forever (the issue measured 8-10 GB in 8 s): info, diff and
+    // calc refuse it without reading, saying why.
+    for args in [
+        vec!["info", "/dev/zero"],
+        vec!["diff", "/dev/zero", "/dev/zero"],
+        vec![
+            "calc",
+            "--table",
+            "/dev/zero",
+            "--postal-code",
+            "37203",
+            "--line",
+            "1",
+        ],
+    ] {
+        let started = std::time::Instant::now();
+        let o = levy(&args);
+        assert!(!o.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
 fn a_damaged_table_is_refused_by_calc_and_info() {
     let dir = temp_dir("damaged");
     std::fs::write(

@@ -361,14 +361,29 @@ fn sighup_reload() {
         total_tax(&Client::new(&base), &setup.test_key).unwrap(),
         old
     );
-    // The server maps the table file it serves (no heap copy): it is in its memory map.
+    // The server holds its own copy of the table it serves (no mapping of the file): a
+    // table copied over it in place (`cp`, which truncates the file and writes it again)
+    // changes nothing until SIGHUP, and does not bring the server down.
     let maps = std::fs::read_to_string(format!("/proc/{}/maps", child.id())).unwrap();
     let table = std::fs::canonicalize(&setup.table).unwrap();
     assert!(
-        maps.lines().any(|l| l.ends_with(table.to_str().unwrap())),
-        "{} is not mapped by the server",
+        !maps.lines().any(|l| l.ends_with(table.to_str().unwrap())),
+        "{} is mapped by the server",
         table.display()
     );
+    let served = std::fs::read(&setup.table).unwrap();
+    std::fs::write(&setup.table, b"").unwrap();
+    std::fs::write(
+        &setup.table,
+        common::table_bytes_with_city_rate(Decimal::new(300, 4)),
+    )
+    .unwrap();
+    assert_eq!(
+        total_tax(&Client::new(&base), &setup.test_key).unwrap(),
+        old,
+        "the table in use changed with the file"
+    );
+    std::fs::write(&setup.table, &served).unwrap();
 
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU64::new(0));

@@ -105,40 +105,83 @@ unsafe impl TableBytes for AnyBytes {}
 pub type AnyTable = Table<AnyBytes>;
 
 impl AnyTable {
-    /// Opens a table file: the one way levy opens table files, used by `levy calc`,
-    /// `levy serve` (at start and on every reload), levy-api and liblevy.
+    /// Opens a table file: the way levy opens table files, used by `levy calc`, `levy
+    /// serve` (at start and on every reload), levy-api and liblevy.
     ///
-    /// The file is memory-mapped, not copied: the table's bytes appear in the process's
-    /// memory map (`/proc/PID/maps`) and in no heap buffer. The header is checked, the
-    /// content hash (BLAKE3) is verified over every byte, and the archive is validated, so
-    /// a damaged, truncated or foreign file is refused with a [`TableError`] that says what
-    /// to do, and never answers a calculation.
+    /// The file is read into memory the process owns (one read of the whole file, which
+    /// verifying the hash needs anyway), so that nothing done to the file afterwards can
+    /// change or take away the bytes a running process answers from: a table copied over
+    /// in place (`cp new.levy live.levy`), truncated, or on a network share that goes away
+    /// leaves the process answering from the table it opened until it reopens one. The
+    /// header is checked, the content hash (BLAKE3) is verified over every byte, and the
+    /// archive is validated, so a damaged, truncated or foreign file is refused with a
+    /// [`TableError`] that says what to do, and never answers a calculation. Only a regular
+    /// file is opened: a device (`/dev/zero`), a FIFO or a directory is refused without
+    /// reading it.
+    ///
+    /// The cost is the table's size in memory per process (25 MB for the default, 42 MB for
+    /// a table of every shared source), where a mapping shares the page cache between
+    /// processes: [`AnyTable::open_file_mapped`] maps instead, under a contract.
+    pub fn open_file(path: impl AsRef<std::path::Path>) -> Result<AnyTable, TableError> {
+        let path = path.as_ref();
+        let (mut file, len) = open_regular(path)?;
+        let bytes = AlignedBytes::read_exact_len(&mut file, len).map_err(|e| io_error(path, &e))?;
+        Table::open(AnyBytes::Owned(bytes))
+    }
+
+    /// Opens a table file by mapping it into memory: its pages are shared with every other
+    /// process that maps it and read from the page cache as they are needed (the hash is
+    /// verified over every byte at open, as [`AnyTable::open_file`] does), so several
+    /// processes on one machine (Spark executors, many tills) hold one copy.
     ///
     /// # The one contract: table files are replaced, never rewritten
     ///
-    /// A mapping shows the file as it is now. A table file must therefore not be modified
-    /// or truncated in place while a process has it open; a new table is written to a new
-    /// file and renamed over the old one, which is what `levy build` does. Processes that
-    /// have the old file open keep reading the old file's bytes until they reopen it.
-    pub fn open_file(path: impl AsRef<std::path::Path>) -> Result<AnyTable, TableError> {
+    /// A mapping shows the file as it is now. A mapped table file must therefore not be
+    /// modified or truncated in place while a process has it open (a truncated mapping ends
+    /// the process with SIGBUS); a new table is written to a new file and renamed over the
+    /// old one, which is what `levy build` does. Processes that have the old file open keep
+    /// reading the old file's bytes until they reopen it.
+    pub fn open_file_mapped(path: impl AsRef<std::path::Path>) -> Result<AnyTable, TableError> {
         let path = path.as_ref();
-        let io = |e: std::io::Error| TableError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
+        let (mut file, len) = open_regular(path)?;
         if len < table::HEADER_LEN as u64 {
             // Too short to be a table (and an empty file cannot be mapped): read what is
             // there so that the header check names the problem.
-            let bytes = std::fs::read(path).map_err(io)?;
-            return Table::open(AnyBytes::Owned(AlignedBytes::copy_from(&bytes)));
+            let bytes =
+                AlignedBytes::read_exact_len(&mut file, len).map_err(|e| io_error(path, &e))?;
+            return Table::open(AnyBytes::Owned(bytes));
         }
         // SAFETY: the mapping is read-only and private to this table; the one way for it to
         // change under us is another process rewriting the file in place, which the
         // contract above rules out (levy writes table files by rename). `populate` reads the
         // file in now, as verifying the hash reads every byte anyway.
-        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(io)?;
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
+            .map_err(|e| io_error(path, &e))?;
         Table::open(AnyBytes::Mmap(map))
+    }
+}
+
+/// A table file opened for reading, with its length: refused, without being opened, when
+/// it is not a regular file (a device such as `/dev/zero` reads forever; a FIFO blocks the
+/// opener until a writer comes).
+fn open_regular(path: &std::path::Path) -> Result<(std::fs::File, u64), TableError> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
+    if !meta.is_file() {
+        return Err(TableError::Io {
+            path: path.display().to_string(),
+            message: "not a regular file (a device, a FIFO or a directory): a table is a file \
+                      that `levy build` writes"
+                .into(),
+        });
+    }
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
+    let len = file.metadata().map_err(|e| io_error(path, &e))?.len();
+    Ok((file, len))
+}
+
+fn io_error(path: &std::path::Path, e: &std::io::Error) -> TableError {
+    TableError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
     }
 }

@@ -130,7 +130,7 @@ unsafe impl TableBytes for &'static [u8] {}
 // SAFETY: an Arc<[u8]> is immutable and its allocation does not move.
 unsafe impl TableBytes for std::sync::Arc<[u8]> {}
 // SAFETY: the mapping is fixed for its life as long as the file is not rewritten in place,
-// which `AnyTable::open_file`'s contract (and any caller that maps a table itself) rules out.
+// which `AnyTable::open_file_mapped`'s contract (and any caller that maps a table itself) rules out.
 unsafe impl TableBytes for memmap2::Mmap {}
 // SAFETY: as for Vec.
 unsafe impl TableBytes for AlignedBytes {}
@@ -145,6 +145,41 @@ impl AlignedBytes {
         let mut v = AlignedVec::<16>::with_capacity(bytes.len());
         v.extend_from_slice(bytes);
         AlignedBytes(v)
+    }
+
+    /// Reads exactly `len` bytes of `reader` into a new aligned buffer: an error when it
+    /// holds fewer, or more (a file that changed length while it was read), so that the
+    /// buffer is never larger than the length asked for, whatever the reader is.
+    pub fn read_exact_len(reader: &mut impl std::io::Read, len: u64) -> std::io::Result<Self> {
+        let size = usize::try_from(len).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                "larger than memory can hold",
+            )
+        })?;
+        let mut v = AlignedVec::<16>::with_capacity(size);
+        let mut chunk = vec![0u8; 1 << 20];
+        while v.len() < size {
+            let want = chunk.len().min(size - v.len());
+            let n = reader.read(&mut chunk[..want])?;
+            if n == 0 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "the file ended after {} of {len} bytes (it changed while it was read)",
+                        v.len()
+                    ),
+                ));
+            }
+            v.extend_from_slice(&chunk[..n]);
+        }
+        let mut probe = [0u8; 1];
+        if reader.read(&mut probe)? != 0 {
+            return Err(std::io::Error::other(format!(
+                "the file is longer than its {len} bytes (it changed while it was read)"
+            )));
+        }
+        Ok(AlignedBytes(v))
     }
 }
 
@@ -377,7 +412,7 @@ impl<D> Table<D> {
 impl Table<AlignedBytes> {
     /// Opens a table from bytes of any alignment by copying them into aligned memory
     /// (verified and validated as [`Table::open`] does). For files, use
-    /// [`crate::AnyTable::open_file`], which maps them instead of copying.
+    /// [`crate::AnyTable::open_file`], which reads them straight into aligned memory.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, TableError> {
         Table::open(AlignedBytes::copy_from(bytes))
     }

@@ -252,11 +252,65 @@ fn temp_path(tag: &str) -> (levy_testkit::TempDir, std::path::PathBuf) {
 }
 
 #[test]
-fn open_file_maps_the_table_and_holds_no_copy() {
+fn open_file_holds_its_own_copy_that_no_change_to_the_file_reaches() {
+    let bytes = common::scenario_bytes();
+    let (_dir, path) = temp_path("owned");
+    std::fs::write(&path, &bytes).unwrap();
+    let t = AnyTable::open_file(&path).unwrap();
+    let before = t.resolve(&us_zip("37203"), common::day()).unwrap().jset;
+    // The file copied over in place (truncated, then written: what `cp` does) and then cut
+    // short: the open table reads its own bytes, unchanged, and keeps answering.
+    std::fs::write(&path, b"not a table any more").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(4)
+        .unwrap();
+    t.verify().unwrap();
+    assert_eq!(
+        t.resolve(&us_zip("37203"), common::day()).unwrap().jset,
+        before
+    );
+    // And the file is in no mapping of this process.
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let canonical = std::fs::canonicalize(&path).unwrap();
+    assert!(!maps
+        .lines()
+        .any(|l| l.ends_with(canonical.to_str().unwrap())));
+}
+
+#[test]
+fn open_file_refuses_what_is_not_a_regular_file_without_reading_it() {
+    // /dev/zero would read forever, a FIFO would block the opener until a writer came, a
+    // directory is no table: each is refused at once, saying why.
+    let (dir, _) = temp_path("special");
+    let fifo = dir.join("fifo.levy");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    let mut paths = vec![std::path::PathBuf::from("/dev/zero"), dir.to_path_buf()];
+    if made.is_ok_and(|s| s.success()) {
+        paths.push(fifo);
+    }
+    for p in paths {
+        for e in [
+            AnyTable::open_file(&p).unwrap_err(),
+            AnyTable::open_file_mapped(&p).unwrap_err(),
+        ] {
+            assert!(
+                e.to_string().contains("not a regular file"),
+                "{}: {e}",
+                p.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn open_file_mapped_maps_the_table_and_holds_no_copy() {
     let bytes = common::scenario_bytes();
     let (_dir, path) = temp_path("mapped");
     std::fs::write(&path, &bytes).unwrap();
-    let t = AnyTable::open_file(&path).unwrap();
+    let t = AnyTable::open_file_mapped(&path).unwrap();
     assert_eq!(t.bytes().len(), bytes.len());
     // The file is in this process's memory map, and the table reads from that mapping.
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();

@@ -310,7 +310,7 @@ impl Table {
     #[staticmethod]
     fn open(py: Python<'_>, path: PathBuf) -> PyResult<Table> {
         guard(|| {
-            let opened = py.detach(|| AnyTable::open_file(&path));
+            let opened = py.detach(|| AnyTable::open_file_mapped(&path));
             let table = opened.map_err(table_err)?;
             Ok(Table::new(table, Some(path)))
         })
