@@ -79,62 +79,111 @@ fn csv_builder() -> csv::ReaderBuilder {
     b
 }
 
-/// Reads every record of `r`, handing each to `each` with its 1-based line number (counted
-/// from line breaks in the bytes, so quoted fields and CRLF endings count right). A record
-/// `each` rejects, or that the CSV reader cannot split, becomes a [`RowError`].
+/// The longest line a published file may hold: 1 MiB. The longest real line (an SST
+/// boundary record with its twenty special jurisdictions) is a few hundred bytes; a longer
+/// one is not one of these files, and reading it whole would hold it in memory.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// The longest text of a bad row's message: a field echoed back is cut, so that a file of
+/// 5,000-character fields gives short, readable errors.
+pub const MAX_MESSAGE: usize = 240;
+
+/// A reader that fails, naming the line, when a line is longer than [`MAX_LINE`], and
+/// counts the lines it has passed: the files are read as they stream in, in bounded
+/// memory, whatever their size.
+struct LineLimit<R> {
+    inner: R,
+    /// Bytes since the last line break.
+    run: usize,
+    /// Line breaks passed.
+    lines: u64,
+}
+
+impl<R: Read> Read for LineLimit<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                self.lines += 1;
+                self.run = 0;
+            } else {
+                self.run += 1;
+                if self.run > MAX_LINE {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "line {} is longer than {MAX_LINE} bytes: not a published rate or boundary file",
+                            self.lines + 1
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// A bad row's message, cut to [`MAX_MESSAGE`] characters (on a character boundary) with
+/// how long it was.
+fn cut(message: String) -> String {
+    if message.len() <= MAX_MESSAGE {
+        return message;
+    }
+    let mut end = MAX_MESSAGE;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &message[..end], message.len())
+}
+
+/// A name read from a file: its control characters (NUL, tabs, line breaks, DEL) dropped,
+/// so that no jurisdiction or place is named with bytes no store or terminal shows.
+fn text(s: &str) -> String {
+    s.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// Reads every record of `r` as it streams in (see [`LineLimit`]), handing each to `each`
+/// with its 1-based line number (the CSV reader's own count, in which quoted fields and
+/// CRLF endings count right). A record `each` rejects, or that the CSV reader cannot split,
+/// becomes a [`RowError`]; a line longer than [`MAX_LINE`] fails the file.
 fn records<R: Read>(
     r: R,
     builder: &csv::ReaderBuilder,
-    each: impl FnMut(u64, &csv::ByteRecord) -> Result<(), String>,
-) -> std::io::Result<Vec<RowError>> {
-    Ok(records_in(&read_all(r)?, builder, each))
-}
-
-fn read_all<R: Read>(mut r: R) -> std::io::Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    r.read_to_end(&mut buf)?;
-    Ok(buf)
-}
-
-/// [`records`] over bytes already read.
-fn records_in(
-    buf: &[u8],
-    builder: &csv::ReaderBuilder,
     mut each: impl FnMut(u64, &csv::ByteRecord) -> Result<(), String>,
-) -> Vec<RowError> {
-    let mut rdr = builder.from_reader(buf);
+) -> std::io::Result<Vec<RowError>> {
+    let limited = LineLimit {
+        inner: r,
+        run: 0,
+        lines: 0,
+    };
+    let mut rdr = builder.from_reader(std::io::BufReader::new(limited));
     let mut rec = csv::ByteRecord::new();
     let mut errors = Vec::new();
-    let (mut at, mut line) = (0usize, 1u64);
-    let mut line_of = |offset: Option<u64>| {
-        let off = offset
-            .map_or(at, |o| usize::try_from(o).unwrap_or(usize::MAX))
-            .min(buf.len());
-        if off > at {
-            line += buf[at..off].iter().filter(|&&b| b == b'\n').count() as u64;
-            at = off;
-        }
-        line
-    };
     loop {
         match rdr.read_byte_record(&mut rec) {
             Ok(false) => break,
             Ok(true) => {
-                let l = line_of(rec.position().map(|p| p.byte()));
+                let l = rec.position().map_or(0, |p| p.line());
                 if let Err(message) = each(l, &rec) {
-                    errors.push(RowError { line: l, message });
+                    errors.push(RowError {
+                        line: l,
+                        message: cut(message),
+                    });
                 }
             }
             Err(e) => {
-                let l = line_of(e.position().map(|p| p.byte()));
+                if let csv::ErrorKind::Io(io) = e.kind() {
+                    return Err(std::io::Error::new(io.kind(), io.to_string()));
+                }
+                let l = e.position().map_or(0, |p| p.line());
                 errors.push(RowError {
                     line: l,
-                    message: e.to_string(),
+                    message: cut(e.to_string()),
                 });
             }
         }
     }
-    errors
+    Ok(errors)
 }
 
 fn field(rec: &csv::ByteRecord, i: usize) -> &str {
@@ -209,7 +258,7 @@ fn zip5_row(rec: &csv::ByteRecord) -> Result<Zip5Row, String> {
     }
     let zip = digits(field(rec, 1), 5, 5)
         .ok_or_else(|| format!("ZIP {:?} is not five digits", field(rec, 1)))?;
-    let region_name = field(rec, 2).to_uppercase();
+    let region_name = text(field(rec, 2)).to_uppercase();
     if region_name.is_empty() {
         return Err("empty TaxRegionName".into());
     }
@@ -405,23 +454,29 @@ pub mod boundary_columns {
 
 /// Reads an SST boundary file (no header).
 pub fn parse_sst_boundaries<R: Read>(r: R) -> std::io::Result<Parsed<BoundaryRow>> {
-    let buf = read_all(r)?;
-    // Boundary files run to millions of records: size the rows once.
-    let mut rows = Vec::with_capacity(buf.iter().filter(|&&b| b == b'\n').count() + 1);
-    let mut n = 0u64;
-    let errors = records_in(
-        &buf,
+    let mut rows = Vec::new();
+    let errors = each_sst_boundary(r, |line, row| rows.push((line, row)))?;
+    Ok(Parsed { rows, errors })
+}
+
+/// Reads an SST boundary file (no header) as it streams in, handing each record to `each`
+/// with its line number as it is read (boundary files run to millions of records: the
+/// build places each one and keeps no list of them). Returns the rows it could not read.
+pub fn each_sst_boundary<R: Read>(
+    r: R,
+    mut each: impl FnMut(u64, BoundaryRow),
+) -> std::io::Result<Vec<RowError>> {
+    records(
+        r,
         csv::ReaderBuilder::new().has_headers(false).flexible(true),
         |line, rec| {
-            n += 1;
             if rec.len() == 1 && field(rec, 0).trim_ascii().is_empty() {
                 return Ok(());
             }
-            rows.push((line, boundary_row(rec)?));
+            each(line, boundary_row(rec)?);
             Ok(())
         },
-    );
-    Ok(Parsed { rows, errors })
+    )
 }
 
 /// One boundary record: its interval, its target (an address range, a ZIP+4 range or a
@@ -664,7 +719,7 @@ fn cdtfa_row(rec: &csv::ByteRecord) -> Result<CdtfaRow, String> {
     if rec.len() < 4 {
         return Err(format!("expected at least 4 fields, found {}", rec.len()));
     }
-    let location = field(rec, 0).to_string();
+    let location = text(field(rec, 0));
     if location.is_empty() {
         return Err("empty location".into());
     }
@@ -672,14 +727,14 @@ fn cdtfa_row(rec: &csv::ByteRecord) -> Result<CdtfaRow, String> {
     // `Del Norte County,Del Norte,County,Please refer to ...`.
     if rec.len() == 4 && cdtfa_kind(field(rec, 3)).is_none() {
         if let Some(kind) = cdtfa_kind(field(rec, 2)) {
-            let notes = field(rec, 3).to_string();
+            let notes = text(field(rec, 3));
             if notes.is_empty() {
                 return Err("no rate and no note".into());
             }
             return Ok(CdtfaRow {
                 location,
                 rate: None,
-                county: field(rec, 1).to_string(),
+                county: text(field(rec, 1)),
                 kind,
                 notes,
             });
@@ -687,7 +742,7 @@ fn cdtfa_row(rec: &csv::ByteRecord) -> Result<CdtfaRow, String> {
     }
     let kind = cdtfa_kind(field(rec, 3))
         .ok_or_else(|| format!("type {:?} is not City or County", field(rec, 3)))?;
-    let notes = field(rec, 4).to_string();
+    let notes = text(field(rec, 4));
     let rate = match field(rec, 1) {
         "" if !notes.is_empty() => None,
         "" => return Err("no rate and no note".into()),
@@ -700,7 +755,7 @@ fn cdtfa_row(rec: &csv::ByteRecord) -> Result<CdtfaRow, String> {
     Ok(CdtfaRow {
         location,
         rate,
-        county: field(rec, 2).to_string(),
+        county: text(field(rec, 2)),
         kind,
         notes,
     })
@@ -891,5 +946,36 @@ mod tests {
             Date::from_ymd(2011, 1, 1).unwrap()
         );
         assert!(sst_date("20110230").is_err());
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_fails_the_file_without_holding_it() {
+        // An endless line (a file of one 200 MB line, or a device): the reader gives up
+        // once the line passes MAX_LINE, having held about that much, and names the line.
+        let endless = std::io::Read::take(std::io::repeat(b'x'), 1 << 40);
+        let e = parse_zip5(endless).unwrap_err();
+        assert!(e.to_string().contains("line 1 is longer than"), "{e}");
+        let text = format!("{}\n{}\n", "State,ZipCode", "y".repeat(MAX_LINE + 1));
+        let e = parse_sst_rates(text.as_bytes()).unwrap_err();
+        assert!(e.to_string().contains("line 2 is longer than"), "{e}");
+    }
+
+    #[test]
+    fn names_lose_their_control_characters_and_echoed_fields_are_cut() {
+        // A NUL and a tab inside a region name are dropped from the name.
+        let row = "TN,37203,NASH\u{0}VILLE\tTOWN,0.0925,0.07,0.0225,0,0,0\n";
+        let parsed = parse_zip5(row.as_bytes()).unwrap();
+        assert_eq!(parsed.rows[0].1.region_name, "NASHVILLETOWN");
+        // A 5,000-character bad field comes back cut, saying how long the message was.
+        let bad = format!(
+            "47,00,{},0.07,0.07,0.04,0.04,20260101,29991231\n",
+            "9".repeat(5_000)
+        );
+        let parsed = parse_sst_rates(bad.as_bytes()).unwrap();
+        let m = &parsed.errors[0].message;
+        assert!(
+            m.len() < MAX_MESSAGE + 40 && m.contains("bytes in all"),
+            "{m}"
+        );
     }
 }

@@ -254,7 +254,6 @@ fn build_time(opts: &BuildOptions, latest_period: Option<Date>) -> Result<i64, B
 /// Reads one input file as a source of its own: its manifest entry, its rows by its
 /// format's module, then its rules layered over the earlier sources'.
 fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError> {
-    let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
     let name = file_name(path);
     let period = period_of(kind, &name);
     if let Some((_, d)) = &period {
@@ -263,7 +262,7 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
     let source = ctx.b.add_source(SourceEntry {
         kind: kind.as_str().to_string(),
         name: name.clone(),
-        sha256: hex::encode(Sha256::digest(&bytes)),
+        sha256: String::new(),
         rows_read: 0,
         rows_skipped: 0,
         period: period.as_ref().map(|p| p.0.clone()).unwrap_or_default(),
@@ -272,37 +271,67 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
     let from = period.map(|p| p.1);
     let display = path.display().to_string();
     let io = |e| io_err(path, e);
+    // The file streams through its reader, hashed as it goes: a file of any size is read
+    // in bounded memory (the SHA-256 of the manifest is the file's, as before).
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut hashed = Hashed {
+        inner: std::io::BufReader::with_capacity(1 << 16, file),
+        hash: Sha256::new(),
+    };
     let (read, skipped) = match kind {
         InputKind::Zip5 => {
-            let parsed = parse::parse_zip5(&bytes[..]).map_err(io)?;
+            let parsed = parse::parse_zip5(&mut hashed).map_err(io)?;
             zip5::zip5(ctx, parsed, from.unwrap_or(Date::MIN), source, &display)?
         }
         InputKind::SstRates => {
-            let parsed = parse::parse_sst_rates(&bytes[..]).map_err(io)?;
+            let parsed = parse::parse_sst_rates(&mut hashed).map_err(io)?;
             sst_rates::sst_rates(ctx, parsed, source, &display)?
         }
         InputKind::SstBoundaries => {
-            let parsed = parse::parse_sst_boundaries(&bytes[..]).map_err(io)?;
-            sst_boundaries::sst_boundaries(ctx, parsed, source, &display)?
+            sst_boundaries::sst_boundaries(ctx, &mut hashed, source, &display)?
         }
         InputKind::Cdtfa => {
-            let parsed = parse::parse_cdtfa(&bytes[..]).map_err(io)?;
+            let parsed = parse::parse_cdtfa(&mut hashed).map_err(io)?;
             cdtfa::cdtfa(ctx, parsed, from.unwrap_or(Date::MIN), source, &display)?
         }
         InputKind::IpCsv => {
-            let parsed = parse::parse_ip_csv(&bytes[..]).map_err(io)?;
+            let parsed = parse::parse_ip_csv(&mut hashed).map_err(io)?;
             ip::ip_csv(ctx, parsed, &display)?
         }
         InputKind::ZipCounty => {
-            let parsed = parse::parse_zip_county(&bytes[..]).map_err(io)?;
+            let parsed = parse::parse_zip_county(&mut hashed).map_err(io)?;
             zip_county::zip_county(ctx, parsed, source, &display)?
         }
-        InputKind::IpMmdb => ip::ip_mmdb(ctx, &bytes, &display)?,
+        InputKind::IpMmdb => {
+            // A MaxMind database is read as a whole: its reader needs every byte at once.
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut hashed, &mut bytes).map_err(io)?;
+            ip::ip_mmdb(ctx, &bytes, &display)?
+        }
     };
+    // What a reader left unread (a CSV reader stops at the last record) is hashed too.
+    std::io::copy(&mut hashed, &mut std::io::sink()).map_err(io)?;
+    if let Some(e) = ctx.b.source_mut(source) {
+        e.sha256 = hex::encode(hashed.hash.finalize());
+    }
     ctx.commit(source, &display)?;
     if let Some(e) = ctx.b.source_mut(source) {
         e.rows_read = read;
         e.rows_skipped = skipped;
     }
     Ok(())
+}
+
+/// A reader that hashes what passes through it.
+struct Hashed<R> {
+    inner: R,
+    hash: Sha256,
+}
+
+impl<R: std::io::Read> std::io::Read for Hashed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
 }
