@@ -14,8 +14,8 @@ use crate::read::{positive, Input, IpInput, VALIDITY_SECONDS};
 use crate::render::{self, LineKind, Num};
 use crate::router::Ctx;
 use crate::store::{
-    CalculationReads, CalculationRecord, CertificateRecord, JurisdictionRecord, LineRecord,
-    PlaceRecord,
+    CalculationReads, CalculationRecord, CertificateRecord, CustomerKind, JurisdictionRecord,
+    LineRecord, PlaceRecord, ReviewStatus,
 };
 use crate::ApiVersion;
 
@@ -259,16 +259,14 @@ pub(crate) fn compute(
     // The stored customer's type wins; then the request's; then the fallback type.
     let customer_type = stored_customer
         .as_ref()
-        .and_then(|c| c.kind.clone())
-        .or_else(|| input.customer_type.clone())
-        .or_else(|| {
-            if stored_customer.is_none() {
-                input.fallback_type.clone()
-            } else {
-                None
-            }
+        .and_then(|c| c.kind)
+        .or(input.customer_type)
+        .or(if stored_customer.is_none() {
+            input.fallback_type
+        } else {
+            None
         })
-        .unwrap_or_else(|| "CONSUMER".to_string());
+        .unwrap_or(CustomerKind::Consumer);
     let tax_ids = if input.tax_ids.is_empty() {
         stored_customer
             .as_ref()
@@ -295,10 +293,9 @@ pub(crate) fn compute(
         tax_included: input.tax_included,
         customer: Customer {
             exempt: stored_customer.as_ref().is_some_and(|c| c.is_tax_exempt),
-            kind: if customer_type == "BUSINESS" {
-                CustomerType::Business
-            } else {
-                CustomerType::Consumer
+            kind: match customer_type {
+                CustomerKind::Business => CustomerType::Business,
+                CustomerKind::Consumer => CustomerType::Consumer,
             },
             tax_ids: tax_ids
                 .iter()
@@ -540,7 +537,9 @@ impl Serialize for CalculationView<'_> {
 /// Whether a certificate exempts a sale made at `at`: approved, and `valid_from <= at <
 /// expires_at` (that is, `active` or `expiring` at that time).
 pub(crate) fn in_force(c: &CertificateRecord, at: i64) -> bool {
-    c.review_status == "active" && c.valid_from <= at && c.expires_at.is_none_or(|e| at < e)
+    c.review_status == ReviewStatus::Active
+        && c.valid_from <= at
+        && c.expires_at.is_none_or(|e| at < e)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use levy_core::ResolveError;
 
-use crate::store::{RecordKind, StoreError};
+use crate::store::{RecordKind, Refusal, StoreError};
 
 /// Declares [`ErrorKind`], [`ErrorKind::ALL`], [`ErrorKind::name`] and
 /// [`ErrorKind::status`] from one list, so that a kind cannot be left out of `ALL` or lack a
@@ -421,12 +421,73 @@ impl From<StoreError> for ApiError {
             }
             StoreError::RequestInvalid { .. } => ApiError::of(ErrorKind::RequestInvalid, message),
             StoreError::Internal(_) => ApiError::of(ErrorKind::InternalError, message),
-            StoreError::Rejected(e) => e,
+            StoreError::Rejected(r) => ApiError::from(r),
             StoreError::Ledger(_)
             | StoreError::Damaged { .. }
             | StoreError::NotALedger { .. }
             | StoreError::SchemaTooNew { .. }
             | StoreError::FileDamaged { .. } => ApiError::of(ErrorKind::LedgerError, message),
+        }
+    }
+}
+
+/// The interface's error for a refusal of the ledger's rules, naming the field at fault.
+impl From<Refusal> for ApiError {
+    fn from(r: Refusal) -> ApiError {
+        let message = r.to_string();
+        let refund_exceeds = ErrorKind::RefundExceedsTransaction;
+        match r {
+            Refusal::RefundedInFull { transaction } => ApiError::field(
+                refund_exceeds,
+                "transaction_id",
+                message,
+                "a transaction with an amount left to refund",
+                transaction,
+            ),
+            Refusal::NoSuchLine { line, named, .. } => ApiError::field(
+                ErrorKind::LineItemNotFound,
+                &format!("line_items[{line}]"),
+                message,
+                "the reference_product_id or reference_line_item_id of a line of the transaction",
+                named,
+            ),
+            Refusal::AmbiguousLine { line, product, .. } => ApiError::field(
+                ErrorKind::AmbiguousLineItem,
+                &format!("line_items[{line}]"),
+                message,
+                "reference_line_item_id",
+                product,
+            ),
+            Refusal::Exceeds {
+                line,
+                excess,
+                asked,
+                left,
+            } => ApiError::field(
+                refund_exceeds,
+                &format!("line_items[{line}].{}", excess.field()),
+                message,
+                format!("at least {}", -left),
+                asked.to_string(),
+            ),
+            Refusal::QuantityExceeds { line, asked, most } => ApiError::field(
+                refund_exceeds,
+                &format!("line_items[{line}].quantity"),
+                message,
+                format!("at most {most}"),
+                asked.to_string(),
+            ),
+            Refusal::DoesNotFit { .. } => ApiError::of(refund_exceeds, message),
+            Refusal::MerchantDeleted { id } => ApiError::field(
+                ErrorKind::MerchantDeleted,
+                "id",
+                message,
+                "an active merchant",
+                id,
+            ),
+            // A refusal added to the ledger later: its message, as a request it refuses.
+            #[allow(unreachable_patterns)]
+            _ => ApiError::of(ErrorKind::Error, message),
         }
     }
 }
@@ -697,10 +758,20 @@ mod tests {
             (ledger.status(), ledger.message.as_str()),
             (500, "the ledger could not complete the request: disk full")
         );
-        let rejected = ApiError::missing("line_items", "array");
+        let exceeds = ApiError::from(StoreError::Rejected(Refusal::Exceeds {
+            line: 1,
+            excess: crate::store::Excess::Tax,
+            asked: rust_decimal::Decimal::from(-80),
+            left: rust_decimal::Decimal::from(70),
+        }));
         assert_eq!(
-            ApiError::from(StoreError::Rejected(rejected.clone())),
-            rejected
+            (exceeds.status(), exceeds.field.as_deref(), exceeds.message.as_str()),
+            (
+                400,
+                Some("line_items[1].tax_amount_refunded"),
+                "line_items[1].tax_amount_refunded would refund 80 but only 70 remains to be refunded"
+            )
         );
+        assert_eq!(exceeds.expected.as_deref(), Some("at least -70"));
     }
 }

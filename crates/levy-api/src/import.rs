@@ -53,7 +53,7 @@ use crate::json::{Node, Obj, MAX_STRING};
 use crate::keys::Scope;
 use crate::store::{
     CertificateBatch, CertificateRecord, CertificateRequestRecord, CoverageRecord, DocumentInfo,
-    LinkedBuyerRecord, Store,
+    LinkedBuyerRecord, RequestStatus, ReviewStatus, Store,
 };
 
 /// The largest document accepted, in bytes (10 MiB).
@@ -97,18 +97,26 @@ fn invalid(field: &str, message: String, expected: &str, received: impl Into<Str
     ApiError::field(ErrorKind::InvalidImport, field, message, expected, received)
 }
 
-fn one_of(o: &mut Obj<'_>, name: &str, allowed: &[&str]) -> Result<String, ApiError> {
+/// A stored state (`T`, one of `allowed`) by its name.
+fn one_of<T: Copy + std::fmt::Display>(
+    o: &mut Obj<'_>,
+    name: &str,
+    allowed: &[T],
+) -> Result<T, ApiError> {
     let v = o.req_str(name, 32)?;
-    if !allowed.contains(&v) {
-        let field = o.path(name);
-        return Err(invalid(
-            &field,
-            format!("{field} must be one of {}", allowed.join(", ")),
-            &allowed.join(" | "),
-            v,
-        ));
+    match allowed.iter().find(|a| a.to_string() == v) {
+        Some(a) => Ok(*a),
+        None => {
+            let field = o.path(name);
+            let names: Vec<String> = allowed.iter().map(T::to_string).collect();
+            Err(invalid(
+                &field,
+                format!("{field} must be one of {}", names.join(", ")),
+                &names.join(" | "),
+                v,
+            ))
+        }
     }
-    Ok(v.to_string())
 }
 
 fn coverage(o: &mut Obj<'_>) -> Result<Vec<CoverageRecord>, ApiError> {
@@ -299,7 +307,7 @@ pub fn import_certificates(
     };
     let map = crate::json::parse_body(json)?;
     let mut root = Obj::root(&map);
-    let now = crate::ids::now();
+    let now = crate::clock::now();
     let mut batch = CertificateBatch::default();
     let mut report = ImportReport::default();
     let certs: &[Node<'_>] = root.opt_array("certificates")?.unwrap_or(&[]);
@@ -315,11 +323,7 @@ pub fn import_certificates(
             ));
         }
         let kind = o.req_str("type", 64)?.to_string();
-        let review = one_of(
-            &mut o,
-            "status",
-            &["processing", "needs_info", "active", "invalid"],
-        )?;
+        let review = one_of(&mut o, "status", ReviewStatus::ALL)?;
         let jurisdictions = coverage(&mut o)?;
         let valid_from = seconds(&mut o, "valid_from")?.unwrap_or(now);
         let expires_at = seconds(&mut o, "expires_at")?;
@@ -370,11 +374,7 @@ pub fn import_certificates(
                 "customer or linked_buyer",
             ));
         }
-        let status = one_of(
-            &mut o,
-            "status",
-            &["pending", "fulfilled", "canceled", "invalid"],
-        )?;
+        let status = one_of(&mut o, "status", RequestStatus::ALL)?;
         let kind = o.opt_str("type", 64)?.map(str::to_string);
         let jurisdictions = coverage(&mut o)?;
         let certificate_id = match o.opt_str("certificate", MAX_STRING)? {
@@ -411,7 +411,7 @@ pub fn import_certificates(
         batch.requests.push(CertificateRequestRecord {
             id,
             reference,
-            status: status.clone(),
+            status,
             customer_id,
             linked_buyer: linked,
             kind,
@@ -419,7 +419,7 @@ pub fn import_certificates(
             certificate_id,
             created_at: now,
             updated_at: now,
-            canceled_at: (status == "canceled").then_some(now),
+            canceled_at: (status == RequestStatus::Canceled).then_some(now),
         });
     }
     root.finish()?;

@@ -53,14 +53,7 @@ pub struct KeyEntry {
     pub key: String,
 }
 
-/// Who a request acts for: an account in one mode.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Scope {
-    /// The account.
-    pub account: Arc<str>,
-    /// Live (production) mode; false for test mode.
-    pub live: bool,
-}
+pub use crate::store::Scope;
 
 /// The keys a service accepts, by the SHA-256 of the key.
 #[derive(Debug, Default)]
@@ -238,14 +231,18 @@ pub fn create_account_keys(path: &Path, account: &str) -> Result<(String, String
     };
     // API keys are secrets: made from the operating system's generator only, never from
     // the clock (`new_keys` fails when the generator does).
-    let test = format!(
-        "sk_test_{}",
-        hex::encode(&crate::ids::random_bytes32()?[..16])
-    );
-    let live = format!(
-        "sk_live_{}",
-        hex::encode(&crate::ids::random_bytes32()?[..16])
-    );
+    let secret = || {
+        crate::random::bytes32()
+            .map(|b| hex::encode(&b[..16]))
+            .map_err(|e| {
+                ApiError::of(
+                    ErrorKind::InternalError,
+                    format!("the operating system's random number generator failed: {e}"),
+                )
+            })
+    };
+    let test = format!("sk_test_{}", secret()?);
+    let live = format!("sk_live_{}", secret()?);
     let entry = |key: &str| FileKey {
         mode: mode_of(key).to_string(),
         sha256: hex::encode(sha256(key)),
@@ -256,7 +253,7 @@ pub fn create_account_keys(path: &Path, account: &str) -> Result<(String, String
         Some(a) => a.key.extend(keys),
         None => file.account.push(AccountEntry {
             name: account.to_string(),
-            id: Some(format!("acct_{}", crate::ids::random_hex())),
+            id: Some(format!("acct_{}", crate::random::hex128())),
             key: keys,
         }),
     }
@@ -273,7 +270,7 @@ mod tests {
 
     #[test]
     fn keys_file_round_trip() {
-        let dir = std::env::temp_dir().join(format!("levy-keys-{}", crate::ids::random_hex()));
+        let dir = std::env::temp_dir().join(format!("levy-keys-{}", crate::random::hex128()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("keys.toml");
         let (test, live) = create_account_keys(&path, "shop").unwrap();

@@ -51,15 +51,15 @@
 #![warn(missing_docs)]
 
 mod calculate;
-mod commit;
+mod clock;
 mod error;
 mod ids;
 pub mod import;
 mod import_file;
 mod json;
 pub mod keys;
-pub mod ledger;
 mod limits;
+mod random;
 mod read;
 mod render;
 mod resources;
@@ -70,15 +70,16 @@ pub mod store;
 pub mod sync_client;
 mod version;
 
-pub use commit::Commit;
 pub use error::{ApiError, ErrorKind};
-pub use ids::fill_random;
 pub use import::{import_certificates, ImportReport, ImportedItem};
 pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};
 pub use limits::Limits;
+pub use random::fill_random;
 pub use router::error_response;
 pub use service::{Answer, Service, ServiceConfig, TableSource, DEFAULT_BODY_LIMIT};
+pub use store::rules as ledger;
+pub use store::Commit;
 pub use store::NexusTotal;
 pub use version::ApiVersion;
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::error::{ApiError, ErrorKind};
 use crate::json::{Obj, MAX_STRING};
 use crate::router::Ctx;
-use crate::store::{MerchantRecord, TaxIdRecord, TransactionRecord};
+use crate::store::{CustomerKind, MerchantRecord, TaxIdRecord, TransactionRecord};
 use crate::ApiVersion;
 
 /// Reads a POST body as a JSON object, runs `f` on it and checks that every field was taken.
@@ -55,10 +55,13 @@ pub(crate) fn valid_email(s: &str) -> bool {
 }
 
 /// Reads `CONSUMER` or `BUSINESS`.
-pub(crate) fn customer_type(obj: &mut Obj<'_>, name: &str) -> Result<Option<String>, ApiError> {
+pub(crate) fn customer_type(
+    obj: &mut Obj<'_>,
+    name: &str,
+) -> Result<Option<CustomerKind>, ApiError> {
     match obj.opt_str(name, 16)? {
         None => Ok(None),
-        Some(t @ ("CONSUMER" | "BUSINESS")) => Ok(Some(t.to_string())),
+        Some(t) if CustomerKind::parse(t).is_some() => Ok(CustomerKind::parse(t)),
         Some(other) => {
             let field = obj.path(name);
             Err(ApiError::field(
@@ -141,8 +144,8 @@ pub(crate) struct IpInput {
 /// A calculation request, read.
 pub(crate) struct Input {
     pub(crate) customer_id: Option<String>,
-    pub(crate) customer_type: Option<String>,
-    pub(crate) fallback_type: Option<String>,
+    pub(crate) customer_type: Option<CustomerKind>,
+    pub(crate) fallback_type: Option<CustomerKind>,
     pub(crate) tax_ids: Vec<TaxIdRecord>,
     pub(crate) address: Option<Address>,
     pub(crate) ip: Option<IpInput>,
@@ -284,8 +287,8 @@ fn line(o: &mut Obj<'_>, default_category: Option<&str>) -> Result<LineInput, Ap
 /// The buyer part of a calculation body (`customer`).
 pub(crate) struct CustomerInput {
     pub customer_id: Option<String>,
-    pub customer_type: Option<String>,
-    pub fallback_type: Option<String>,
+    pub customer_type: Option<CustomerKind>,
+    pub fallback_type: Option<CustomerKind>,
     pub tax_ids: Vec<TaxIdRecord>,
     pub address: Option<Address>,
     pub ip: Option<IpInput>,

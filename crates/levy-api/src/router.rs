@@ -2,7 +2,6 @@
 
 use serde_json::Value;
 
-use crate::commit::Commit;
 use crate::error::{ApiError, ErrorKind};
 use crate::keys::Scope;
 use crate::resources::{
@@ -10,6 +9,7 @@ use crate::resources::{
     transactions,
 };
 use crate::service::Service;
+use crate::store::Commit;
 use crate::{render, ApiVersion, Request, Response};
 
 /// What a handler sees.

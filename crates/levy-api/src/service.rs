@@ -204,9 +204,7 @@ impl Service {
     /// Returns how many keys are now accepted.
     pub fn reload_keys(&self) -> Result<usize, ApiError> {
         let ring = match &self.key_source {
-            KeySource::File(path)
-                if matches!(std::fs::metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) =>
-            {
+            KeySource::File(path) if matches!(std::fs::metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) => {
                 Keyring::default()
             }
             source => Keyring::load(source)?,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::store::{OutboxMark, SqliteStore};
+use crate::store::{OutboxMark, SqliteStore, Store};
 
 /// What to sync, and where to.
 #[derive(Clone, Debug)]

@@ -11,7 +11,7 @@
 
 mod common;
 use common::*;
-use levy_api::store::{OutboxMark, SqliteStore};
+use levy_api::store::{OutboxMark, SqliteStore, Store};
 use levy_api::*;
 use serde_json::{json, Value};
 

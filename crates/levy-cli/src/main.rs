@@ -82,8 +82,9 @@ struct InfoArgs {
 
 fn run_info(args: &InfoArgs) -> Result<(), String> {
     if let Some(ledger) = &args.ledger {
-        let report =
-            levy_api::store::inspect(&ledger.to_string_lossy()).map_err(|e| e.to_string())?;
+        // Said as the interface says a ledger error (`LEDGER_ERROR (500): …`), as before.
+        let report = levy_api::store::inspect(&ledger.to_string_lossy())
+            .map_err(|e| levy_api::ApiError::from(e).to_string())?;
         if args.json {
             println!(
                 "{}",

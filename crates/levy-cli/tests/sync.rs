@@ -187,6 +187,7 @@ fn a_record_too_large_for_the_server_is_set_aside_and_the_rest_goes_on() {
     till_sale(&till, calc_body(&[10_000]), "small-1");
     drop(till);
     let record = {
+        use levy_api::store::Store;
         let store = levy_api::store::SqliteStore::open(&s.till.to_string_lossy()).unwrap();
         store.outbox(true, None, 1).unwrap().remove(0).record
     };

@@ -95,7 +95,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         &input,
         &reads,
         crate::ids::new_id("calc_"),
-        crate::ids::now(),
+        crate::clock::now(),
     )?;
     crate::limits::check_quota(ctx.service, ctx.scope)?;
     let record = &calculated.record;

@@ -9,7 +9,7 @@ use crate::json::num;
 use crate::keys::Scope;
 use crate::router::Ctx;
 use crate::service::Service;
-use crate::store::{CertificateRecord, CertificateRequestRecord, LinkedBuyerRecord};
+use crate::store::{CertificateRecord, CertificateRequestRecord, LinkedBuyerRecord, ReviewStatus};
 use crate::Response;
 
 /// A certificate lapsing within this many seconds (30 days) reads as `expiring`.
@@ -25,10 +25,10 @@ const URL_SECRET: &str = "certificate_download_url";
 /// The status a certificate shows at `now`: the review outcome, with an approved one
 /// reading `expired` from its `expires_at` on and `expiring` in the 30 days before.
 pub(crate) fn status(c: &CertificateRecord, now: i64) -> &str {
-    match (c.review_status.as_str(), c.expires_at) {
-        ("active", Some(e)) if now >= e => "expired",
-        ("active", Some(e)) if now >= e - EXPIRING_WINDOW_SECONDS => "expiring",
-        (s, _) => s,
+    match (c.review_status, c.expires_at) {
+        (ReviewStatus::Active, Some(e)) if now >= e => "expired",
+        (ReviewStatus::Active, Some(e)) if now >= e - EXPIRING_WINDOW_SECONDS => "expiring",
+        (s, _) => s.as_str(),
     }
 }
 
@@ -65,7 +65,7 @@ fn signature(key: &[u8; 32], id: &str, expires: i64, nonce: &str) -> [u8; 32] {
 pub(crate) fn sign_url(service: &Service, id: &str, expires: i64) -> Result<String, ApiError> {
     let key = url_key(service)?;
     // A fresh nonce makes every minted URL distinct, even two in the same second.
-    let nonce = crate::ids::random_hex();
+    let nonce = crate::random::hex128();
     Ok(format!(
         "{}?expires={expires}&nonce={nonce}&signature={}",
         document_path(id),
@@ -128,7 +128,7 @@ pub(crate) fn document(
             "the download URL has been altered; fetch the certificate again for a new one",
         ));
     }
-    if crate::ids::now() >= expires {
+    if crate::clock::now() >= expires {
         return Err(forbidden(
             ErrorKind::DownloadUrlExpired,
             "the download URL has expired; fetch the certificate again for a new one",
@@ -312,7 +312,7 @@ pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         "cursor",
         "limit",
     ])?;
-    let now = crate::ids::now();
+    let now = crate::clock::now();
     let mut customer_id: Option<String> = None;
     let mut jurisdiction: Option<(Option<String>, String)> = None;
     let (mut status_f, mut kind) = (None, None);
@@ -410,7 +410,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                 id,
             )
         })?;
-    render(ctx, &c, crate::ids::now())
+    render(ctx, &c, crate::clock::now())
 }
 
 /// `GET /tax/certificate-requests`: filters `customer_id`, `reference_customer_id`,
@@ -447,7 +447,7 @@ pub(crate) fn list_requests(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             customer_id
                 .as_ref()
                 .is_none_or(|c| r.customer_id.as_ref() == Some(c))
-                && status_f.is_none_or(|s| r.status == s)
+                && status_f.is_none_or(|s| r.status.as_str() == s)
         })
         .collect();
     let (items, has_more) = page(matching, |r| &r.id, cursor, limit);
@@ -493,7 +493,7 @@ pub(crate) fn cancel_request(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let r = ctx.service.store.cancel_certificate_request(
         &ctx.scope.account,
         &ctx.params[0],
-        crate::ids::now(),
+        crate::clock::now(),
     )?;
     render_request(ctx, &r)
 }

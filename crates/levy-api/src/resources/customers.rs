@@ -6,7 +6,7 @@ use crate::error::{ApiError, ErrorKind};
 use crate::json::MAX_STRING;
 use crate::read::{customer_type, tax_ids, valid_email};
 use crate::router::Ctx;
-use crate::store::CustomerRecord;
+use crate::store::{CustomerKind, CustomerRecord};
 use crate::ApiVersion;
 
 /// The query parameter that says what kind of id the path holds.
@@ -24,7 +24,7 @@ fn render(c: &CustomerRecord, ctx: &Ctx<'_>) -> Value {
         "created_at": c.created_at,
     });
     if ctx.version >= ApiVersion::V2025_05_12 {
-        v["type"] = json!(c.kind.as_deref().unwrap_or("CONSUMER"));
+        v["type"] = json!(c.kind.unwrap_or(CustomerKind::Consumer));
         v["tax_ids"] = json!(c.tax_ids);
     }
     v
@@ -59,7 +59,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             is_tax_exempt,
             kind,
             tax_ids: ids,
-            created_at: crate::ids::now(),
+            created_at: crate::clock::now(),
         })
     })?;
     ctx.service
@@ -103,7 +103,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     ctx.query_params(&[])?;
     let id = &ctx.params[0];
-    let now = crate::ids::now();
+    let now = crate::clock::now();
     if ctx.service.store.delete_customer(ctx.scope, id, now)? {
         Ok(json!({ "object": "tax.customer", "id": id, "deleted_at": now }))
     } else {

@@ -6,7 +6,10 @@ use serde_json::{json, Map, Value};
 use crate::error::{ApiError, ErrorKind};
 use crate::json::{Node, Obj, MAX_STRING};
 use crate::router::Ctx;
-use crate::store::{AddressRecord, MerchantFilter, MerchantRecord, TaxIdRecord};
+use crate::store::{
+    AddressRecord, MerchantChange, MerchantFilter, MerchantRecord, MerchantStatus, MerchantUpdate,
+    TaxIdRecord,
+};
 
 /// Merchants per list page.
 pub(crate) const PAGE: usize = 50;
@@ -185,7 +188,7 @@ fn fields(o: &mut Obj<'_>) -> Result<Fields, ApiError> {
 /// `POST /tax/merchants`: `reference_merchant_id`, `name` and `default_address` are
 /// required; `email`, `tax_ids`, `metadata` optional.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
-    let now = crate::ids::now();
+    let now = crate::clock::now();
     let record = crate::read::body(ctx, |o| {
         let f = fields(o)?;
         let reference = f
@@ -202,7 +205,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             email: f.email,
             default_address: address,
             tax_ids: f.tax_ids.unwrap_or_default(),
-            status: "active".into(),
+            status: MerchantStatus::Active,
             created_at: now,
             updated_at: now,
             deleted_at: None,
@@ -225,41 +228,24 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// `POST /tax/merchants/{id}`: partial update; each field given replaces the stored one
 /// (`metadata` as a whole). `updated_at` moves only when something changed.
 pub(crate) fn update(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
-    let now = crate::ids::now();
+    let now = crate::clock::now();
     let f = crate::read::body(ctx, fields)?;
-    let id = ctx.params[0].clone();
-    let for_err = id.clone();
-    let change = Box::new(move |m: &mut MerchantRecord| {
-        if m.status == "deleted" {
-            return Err(crate::read::merchant_deleted(&for_err, "id"));
-        }
-        let before = m.clone();
-        if let Some(r) = f.reference {
-            m.reference_merchant_id = r;
-        }
-        if let Some(n) = f.name {
-            m.name = n;
-        }
-        if let Some(e) = f.email {
-            m.email = Some(e);
-        }
-        if let Some(a) = f.address {
-            m.default_address = a;
-        }
-        if let Some(t) = f.tax_ids {
-            m.tax_ids = t;
-        }
-        if let Some(md) = f.metadata {
-            m.metadata = md;
-        }
-        if *m != before {
-            m.updated_at = now;
-        }
-        Ok(())
-    });
-    match ctx.service.store.change_merchant(ctx.scope, &id, change)? {
+    let id = &ctx.params[0];
+    let change = MerchantChange::Update(Box::new(MerchantUpdate {
+        reference: f.reference,
+        name: f.name,
+        email: f.email,
+        default_address: f.address,
+        tax_ids: f.tax_ids,
+        metadata: f.metadata,
+    }));
+    match ctx
+        .service
+        .store
+        .change_merchant(ctx.scope, id, change, now)?
+    {
         Some(m) => Ok(render(&m, ctx.testmode())),
-        None => Err(crate::read::merchant_not_found(&id, "id")),
+        None => Err(crate::read::merchant_not_found(id, "id")),
     }
 }
 
@@ -267,19 +253,16 @@ pub(crate) fn update(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// set). Deleting again answers the same merchant, unchanged.
 pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     ctx.query_params(&[])?;
-    let now = crate::ids::now();
-    let id = ctx.params[0].clone();
-    let change = Box::new(move |m: &mut MerchantRecord| {
-        if m.status != "deleted" {
-            m.status = "deleted".into();
-            m.deleted_at = Some(now);
-            m.updated_at = now;
-        }
-        Ok(())
-    });
-    match ctx.service.store.change_merchant(ctx.scope, &id, change)? {
+    let now = crate::clock::now();
+    let id = &ctx.params[0];
+    let change = MerchantChange::Delete;
+    match ctx
+        .service
+        .store
+        .change_merchant(ctx.scope, id, change, now)?
+    {
         Some(m) => Ok(render(&m, ctx.testmode())),
-        None => Err(crate::read::merchant_not_found(&id, "id")),
+        None => Err(crate::read::merchant_not_found(id, "id")),
     }
 }
 

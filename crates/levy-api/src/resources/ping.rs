@@ -11,7 +11,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     Ok(json!({
         "status": "ok",
         "env": if ctx.testmode() { "test" } else { "prod" },
-        "timestamp": crate::ids::iso8601(crate::ids::now()),
+        "timestamp": crate::clock::iso8601(crate::clock::now()),
         "api_version": ctx.version.as_str(),
     }))
 }

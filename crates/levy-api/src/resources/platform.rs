@@ -17,8 +17,8 @@ use crate::read::{self, Input};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
 use crate::store::{
-    CalculationReads, LineRecord, PlatformCalculationRecord, PlatformTransactionInfo,
-    TransactionRecord,
+    CalculationReads, LineRecord, MerchantStatus, PlatformCalculationRecord,
+    PlatformTransactionInfo, TransactionRecord,
 };
 
 /// The platform roles.
@@ -154,7 +154,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         Ok((input, merchant_id, fee_lines, roles))
     })?;
     let merchant = crate::read::merchant(ctx, &merchant_id, "merchant.merchant_id")?;
-    if merchant.status == "deleted" {
+    if merchant.status == MerchantStatus::Deleted {
         return Err(crate::read::merchant_deleted(
             &merchant_id,
             "merchant.merchant_id",
@@ -171,9 +171,9 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         country: a.country.clone(),
     });
     // One clock for both parts, so order and fees are taxed on the same day.
-    input.transacted_at = Some(input.transacted_at.unwrap_or_else(crate::ids::now));
+    input.transacted_at = Some(input.transacted_at.unwrap_or_else(crate::clock::now));
     let id = crate::ids::new_id("plat_calc_");
-    let now = crate::ids::now();
+    let now = crate::clock::now();
     let table = ctx.service.table.load();
     // One read of the ledger for the order's lines and the fee lines together.
     let products: Vec<Option<&str>> = input
@@ -219,7 +219,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// `payment_processor`, the fees as a second transaction. Answers
 /// `{"object": "list", "transactions": [...]}`, the order first.
 pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
-    let now = crate::ids::now();
+    let now = crate::clock::now();
     let (calc_id, order_id, payment_id, processed_at) = crate::read::body(ctx, |o| {
         Ok((
             o.req_str("platform_calculation_id", MAX_STRING)?

@@ -38,7 +38,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                 category,
             ));
         }
-        let now = crate::ids::now();
+        let now = crate::clock::now();
         Ok(ProductRecord {
             reference_product_id: id.to_string(),
             reference_product_name: name.to_string(),
@@ -74,7 +74,7 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let id = &ctx.params[0];
     if ctx.service.store.delete_product(ctx.scope, id)? {
         Ok(
-            json!({ "object": "tax.product", "reference_product_id": id, "deleted_at": crate::ids::now() }),
+            json!({ "object": "tax.product", "reference_product_id": id, "deleted_at": crate::clock::now() }),
         )
     } else {
         Err(crate::read::not_found(

@@ -5,10 +5,9 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
 use crate::json::{Obj, MAX_STRING};
-use crate::ledger::{self, Excess};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
-use crate::store::{LineRecord, RefundLineRecord, RefundRecord, StoreError, TransactionRecord};
+use crate::store::{PartialRefundLine, RefundAsk, RefundRecord, RefundStamp, StoreError};
 use crate::ApiVersion;
 
 /// A refund in the version's shape.
@@ -23,14 +22,6 @@ pub(crate) fn render(r: &RefundRecord, v: ApiVersion, testmode: bool) -> Value {
         "line_items": r.lines.iter().map(|l| render::line(&l.line, v, LineKind::Ledger)).collect::<Vec<_>>(),
         "reversed_at": r.reversed_at,
     })
-}
-
-struct PartialLine {
-    product: Option<String>,
-    line_id: Option<String>,
-    quantity: Option<u32>,
-    sales: Decimal,
-    tax: Decimal,
 }
 
 fn non_positive(o: &mut Obj<'_>, name: &str) -> Result<Decimal, ApiError> {
@@ -60,7 +51,7 @@ fn non_positive(o: &mut Obj<'_>, name: &str) -> Result<Decimal, ApiError> {
     Ok(d)
 }
 
-fn partial_line(o: &mut Obj<'_>) -> Result<PartialLine, ApiError> {
+fn partial_line(o: &mut Obj<'_>) -> Result<PartialRefundLine, ApiError> {
     let product = o
         .opt_str("reference_product_id", MAX_STRING)?
         .map(str::to_string);
@@ -103,7 +94,7 @@ fn partial_line(o: &mut Obj<'_>) -> Result<PartialLine, ApiError> {
             "0 and 0",
         ));
     }
-    Ok(PartialLine {
+    Ok(PartialRefundLine {
         product,
         line_id,
         quantity,
@@ -112,77 +103,9 @@ fn partial_line(o: &mut Obj<'_>) -> Result<PartialLine, ApiError> {
     })
 }
 
-/// The refunded line: the transaction's line with the refunded amounts, and each
-/// jurisdiction's tax due scaled by the share of the line's tax refunded.
-fn refund_line(line: &LineRecord, quantity: u32, sales: Decimal, tax: Decimal) -> LineRecord {
-    let mut out = line.clone();
-    out.quantity = quantity;
-    out.amount_excluding_tax = sales;
-    out.tax_amount = tax;
-    out.amount_including_tax = sales + tax;
-    for j in &mut out.jurisdictions {
-        if line.tax_amount.is_zero() {
-            j.tax_due = Decimal::ZERO;
-            j.fee = Decimal::ZERO;
-        } else {
-            j.tax_due = (j.tax_due * tax / line.tax_amount).normalize();
-            j.fee = (j.fee * tax / line.tax_amount).normalize();
-        }
-    }
-    out
-}
-
-fn exceeds(i: usize, what: &str, asked: Decimal, left: Decimal) -> ApiError {
-    ApiError::field(
-        ErrorKind::RefundExceedsTransaction,
-        &format!("line_items[{i}].{what}"),
-        format!(
-            "line_items[{i}].{what} would refund {} but only {} remains to be refunded",
-            -asked, left
-        ),
-        format!("at least {}", -left),
-        asked.to_string(),
-    )
-}
-
-fn find_line(tx: &TransactionRecord, l: &PartialLine, i: usize) -> Result<usize, ApiError> {
-    let matches: Vec<usize> = tx
-        .lines
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| match (&l.line_id, &l.product) {
-            (Some(id), p) => {
-                (t.reference_line_item_id.as_ref() == Some(id) || &t.line_item_id == id)
-                    && p.as_ref()
-                        .is_none_or(|p| t.reference_product_id.as_ref() == Some(p))
-            }
-            (None, Some(p)) => t.reference_product_id.as_ref() == Some(p),
-            (None, None) => false,
-        })
-        .map(|(k, _)| k)
-        .collect();
-    match matches.as_slice() {
-        [k] => Ok(*k),
-        [] => Err(ApiError::field(
-            ErrorKind::LineItemNotFound,
-            &format!("line_items[{i}]"),
-            format!("transaction {} has no line matching line_items[{i}]", tx.id),
-            "the reference_product_id or reference_line_item_id of a line of the transaction",
-            l.line_id.clone().or_else(|| l.product.clone()).unwrap_or_default(),
-        )),
-        _ => Err(ApiError::field(
-            ErrorKind::AmbiguousLineItem,
-            &format!("line_items[{i}]"),
-            format!("several lines of transaction {} match line_items[{i}]; give reference_line_item_id", tx.id),
-            "reference_line_item_id",
-            l.product.clone().unwrap_or_default(),
-        )),
-    }
-}
-
 /// `POST /tax/refunds`.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
-    let now = crate::ids::now();
+    let now = crate::clock::now();
     let (transaction_id, full, processed_at, lines) =
         crate::read::body(ctx, |o| {
             let tx = o.req_str("transaction_id", MAX_STRING)?.to_string();
@@ -224,72 +147,20 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             }
             Ok((tx, full, processed_at, lines))
         })?;
-    let id = crate::ids::new_id("ref_tr_");
-    let build = Box::new(move |tx: &TransactionRecord, left: &[(Decimal, Decimal)]| {
-        let mut left = left.to_vec();
-        let mut out = Vec::new();
-        if full {
-            for (i, sales, tax) in ledger::full_refund(&left) {
-                out.push(RefundLineRecord {
-                    index: i,
-                    line: refund_line(&tx.lines[i], tx.lines[i].quantity, sales, tax),
-                });
-            }
-            if out.is_empty() {
-                return Err(ApiError::field(
-                    ErrorKind::RefundExceedsTransaction,
-                    "transaction_id",
-                    format!("transaction {} has already been refunded in full", tx.id),
-                    "a transaction with an amount left to refund",
-                    tx.id.clone(),
-                ));
-            }
-        } else {
-            for (i, l) in lines.iter().enumerate() {
-                let k = find_line(tx, l, i)?;
-                let after = match ledger::take_refund(left[k], l.sales, l.tax) {
-                    Ok(after) => after,
-                    Err(Excess::Sales) => {
-                        return Err(exceeds(i, "sales_amount_refunded", l.sales, left[k].0))
-                    }
-                    Err(Excess::Tax) => {
-                        return Err(exceeds(i, "tax_amount_refunded", l.tax, left[k].1))
-                    }
-                };
-                let quantity = l.quantity.unwrap_or(tx.lines[k].quantity);
-                if quantity > tx.lines[k].quantity {
-                    return Err(ApiError::field(
-                        ErrorKind::RefundExceedsTransaction,
-                        &format!("line_items[{i}].quantity"),
-                        format!(
-                            "line_items[{i}].quantity is more than the line's quantity {}",
-                            tx.lines[k].quantity
-                        ),
-                        format!("at most {}", tx.lines[k].quantity),
-                        quantity.to_string(),
-                    ));
-                }
-                left[k] = after;
-                out.push(RefundLineRecord {
-                    index: k,
-                    line: refund_line(&tx.lines[k], quantity, l.sales, l.tax),
-                });
-            }
-        }
-        Ok(RefundRecord {
-            id,
-            transaction_id: tx.id.clone(),
-            refund_type: if full { "full" } else { "partial" }.to_string(),
-            processed_at: processed_at.unwrap_or(now),
-            created_at: now,
-            lines: out,
-            reversed_at: None,
-        })
-    });
+    let stamp = RefundStamp {
+        id: crate::ids::new_id("ref_tr_"),
+        processed_at: processed_at.unwrap_or(now),
+        created_at: now,
+    };
+    let ask = if full {
+        RefundAsk::Full(stamp)
+    } else {
+        RefundAsk::Partial(stamp, lines)
+    };
     let refund = ctx
         .service
         .store
-        .insert_refund(ctx.scope, &transaction_id, build)?;
+        .insert_refund(ctx.scope, &transaction_id, ask)?;
     Ok(render(&refund, ctx.version, ctx.testmode()))
 }
 
@@ -355,6 +226,6 @@ pub(crate) fn reverse(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let refund = ctx
         .service
         .store
-        .reverse_refund(ctx.scope, &refund_id, crate::ids::now())?;
+        .reverse_refund(ctx.scope, &refund_id, crate::clock::now())?;
     Ok(render(&refund, ctx.version, ctx.testmode()))
 }

@@ -17,7 +17,6 @@
 //! record says its mode, `livemode`, inside its seal).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
@@ -25,7 +24,9 @@ use super::sync_check::{self, short};
 use crate::error::{ApiError, ErrorKind};
 use crate::json::{Node, Obj};
 use crate::router::Ctx;
-use crate::store::{open_sealed, RecordKind, RefundRecord, StoreError, TransactionRecord};
+use crate::store::{
+    open_sealed, RecordKind, RefundAsk, RefundRecord, StoreError, TransactionRecord,
+};
 
 /// Events per request, at most.
 pub(crate) const MAX_EVENTS: usize = 1000;
@@ -274,29 +275,13 @@ fn record_refund(ctx: &Ctx<'_>, r: &RefundRecord) -> Result<Outcome, ApiError> {
         return Ok(o);
     }
     // Decided inside the store's write, against the sale's running refund total.
-    let why: Arc<Mutex<Option<String>>> = Arc::default();
-    let (mine, refused) = (r.clone(), Arc::clone(&why));
-    let result = ctx.service.store.insert_refund(
-        ctx.scope,
-        &r.transaction_id,
-        Box::new(
-            move |tx, left| match sync_check::refund_fits(&mine, tx, left) {
-                Ok(()) => Ok(mine),
-                Err(reason) => {
-                    *refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
-                    Err(ApiError::of(ErrorKind::RefundExceedsTransaction, reason))
-                }
-            },
-        ),
-    );
+    let result =
+        ctx.service
+            .store
+            .insert_refund(ctx.scope, &r.transaction_id, RefundAsk::Synced(r.clone()));
     Ok(match result {
         Ok(_) => Outcome::Recorded,
-        Err(StoreError::Rejected(e)) => Outcome::Conflict(
-            why.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take()
-                .unwrap_or(e.message),
-        ),
+        Err(StoreError::Rejected(refusal)) => Outcome::Conflict(refusal.to_string()),
         Err(StoreError::NotFound {
             what: RecordKind::Transaction,
             ..

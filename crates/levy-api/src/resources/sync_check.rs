@@ -294,68 +294,6 @@ pub(crate) fn refund(r: &RefundRecord) -> Result<(), Why> {
     Ok(())
 }
 
-/// Whether refund `r` fits what remains of its transaction `tx` (`left` per line, as the
-/// central ledger holds it): every line names a line of the transaction by its index and
-/// is that line (same ids and tax code), refunds no more of it than remains and no more
-/// than its quantity.
-pub(crate) fn refund_fits(
-    r: &RefundRecord,
-    tx: &TransactionRecord,
-    left: &[(Decimal, Decimal)],
-) -> Result<(), Why> {
-    if r.transaction_id != tx.id {
-        return Err(format!(
-            "the refund names transaction {}",
-            short(&r.transaction_id)
-        ));
-    }
-    let mut left = left.to_vec();
-    for (i, rl) in r.lines.iter().enumerate() {
-        let Some(sold) = tx.lines.get(rl.index) else {
-            return Err(format!(
-                "line_items[{i}] refunds line {} of transaction {}, which has {} lines",
-                rl.index,
-                tx.id,
-                tx.lines.len()
-            ));
-        };
-        let l = &rl.line;
-        if l.line_item_id != sold.line_item_id
-            || l.reference_product_id != sold.reference_product_id
-            || l.reference_line_item_id != sold.reference_line_item_id
-            || l.product_tax_code != sold.product_tax_code
-        {
-            return Err(format!(
-                "line_items[{i}] is not line {} of transaction {} (its ids or tax code differ)",
-                rl.index, tx.id
-            ));
-        }
-        if l.quantity > sold.quantity {
-            return Err(format!(
-                "line_items[{i}] refunds a quantity of {}, more than the line's {}",
-                l.quantity, sold.quantity
-            ));
-        }
-        let slot = &mut left[rl.index];
-        match crate::ledger::take_refund(*slot, l.amount_excluding_tax, l.tax_amount) {
-            Ok(after) => *slot = after,
-            Err(_) => {
-                return Err(format!(
-                    "refund {} would take back {} of sales and {} of tax of line {} of transaction {}, but only {} and {} remain in the central ledger",
-                    r.id,
-                    -l.amount_excluding_tax,
-                    -l.tax_amount,
-                    rl.index,
-                    tx.id,
-                    slot.0.max(Decimal::ZERO),
-                    slot.1.max(Decimal::ZERO)
-                ))
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The first 64 characters of `s`, for a message about a value that may be long.
 pub(crate) fn short(s: &str) -> String {
     s.chars().take(64).collect()

@@ -9,7 +9,7 @@ use crate::store::TransactionRecord;
 
 /// `POST /tax/transactions`.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
-    let now = crate::ids::now();
+    let now = crate::clock::now();
     let (calculation_id, order_id, processed_at, metadata) = crate::read::body(ctx, |o| {
         Ok((
             o.req_str("calculation_id", MAX_STRING)?.to_string(),
@@ -72,7 +72,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     ctx.query_params(&[])?;
     let id = &ctx.params[0];
-    let now = crate::ids::now();
+    let now = crate::clock::now();
     ctx.service
         .store
         .delete_transaction(ctx.scope, id, now)

@@ -393,7 +393,7 @@ fn merchants(conn: &Connection, skipped: &mut Vec<Skipped>) -> Result<Rows, Stor
             Box::new(row.get::<_, i64>(1).map_err(sqlite_err)? != 0),
             Box::new(id),
             Box::new(reference),
-            Box::new(record.status),
+            Box::new(record.status.as_str()),
             Box::new(data),
         ];
         rows.push(cells);
@@ -463,7 +463,7 @@ pub fn copy_ledger(from: &str, to: &str) -> Result<CopyReport, StoreError> {
         return Err(StoreError::ledger(format!("{from}: no such ledger file")));
     }
     drop(SqliteStore::open(from)?);
-    let (tables, expired, skipped) = export(from, crate::ids::now())?;
+    let (tables, expired, skipped) = export(from, crate::clock::now())?;
     let target = PostgresStore::open(to)?;
     let copied = target.import(tables)?;
     Ok(CopyReport {

@@ -29,6 +29,7 @@ use serde_json::{Map, Value};
 
 use super::seal::damaged;
 use super::StoreError;
+use crate::store::CustomerKind;
 use crate::store::{CalculationRecord, JurisdictionRecord, LineRecord, PlaceRecord};
 
 /// Appends `record` in layout 1 to `out`. Fails only if its metadata cannot be written as
@@ -64,7 +65,7 @@ pub(super) fn write_calculation(
     w.0.push(u8::from(*tax_included));
     w.str(automatic_tax);
     w.opt_str(customer_id.as_deref());
-    w.str(customer_type);
+    w.str(customer_type.as_str());
     let PlaceRecord {
         status,
         precision,
@@ -128,7 +129,8 @@ pub(super) fn read_calculation(bytes: &[u8]) -> Result<CalculationRecord, StoreE
     let tax_included = r.bool()?;
     let automatic_tax = r.string()?;
     let customer_id = r.opt_string()?;
-    let customer_type = r.string()?;
+    let customer_type =
+        CustomerKind::parse(&r.string()?).ok_or_else(|| damaged("customer type"))?;
     let place = PlaceRecord {
         status: r.string()?,
         precision: r.string()?,

@@ -1,8 +1,9 @@
 //! The ledger's money rules, as pure functions over records: what a transaction, a
 //! deletion, a refund and a reversal do to the live nexus totals, and what of a
-//! transaction may still be refunded. A [`crate::store::Store`] implementation reads the
-//! records, calls these, and writes what they return; it computes none of it itself, so
-//! every implementation (SQLite today, another database later) applies the same rules.
+//! transaction may still be refunded, and how a merchant changes. The store's recipes
+//! (`store/recipes.rs`) read the records, call these, and write what they return; no
+//! database computes any of it itself, so every store applies the same rules. The rules of a
+//! new refund are in [`super::refund`].
 //!
 //! Amounts are in minor units. A transaction's lines are positive; a refund's lines are
 //! negative (they take money back).
@@ -10,7 +11,10 @@
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::store::{RefundRecord, TransactionRecord};
+use super::error::Refusal;
+use super::records::{
+    MerchantChange, MerchantRecord, MerchantStatus, RefundRecord, TransactionRecord,
+};
 
 /// A change to one place's live nexus total (the place, currency and account are the
 /// transaction's): sales excluding tax to add (negative to take off) and transactions to
@@ -169,6 +173,16 @@ pub enum Excess {
     Tax,
 }
 
+impl Excess {
+    /// The refund line's field of that amount (`sales_amount_refunded`).
+    pub fn field(self) -> &'static str {
+        match self {
+            Excess::Sales => "sales_amount_refunded",
+            Excess::Tax => "tax_amount_refunded",
+        }
+    }
+}
+
 /// Takes a partial refund line (`sales` and `tax`, zero or negative) from what remains of
 /// its transaction line (`left`, as [`remaining`] gives it): what remains afterwards, or
 /// which amount is too large (the sales checked first).
@@ -198,6 +212,57 @@ pub fn full_refund(left: &[(Decimal, Decimal)]) -> Vec<(usize, Decimal, Decimal)
         .filter(|(_, s, t)| !s.is_zero() || !t.is_zero())
         .map(|(i, s, t)| (i, -s, -t))
         .collect()
+}
+
+/// Applies `change` to merchant `m` (asked for as `asked`) at `at`: an update replaces the
+/// fields given (`updated_at` moves only when something changed), and is refused for a
+/// deleted merchant; a deletion marks it deleted, once.
+pub fn change_merchant(
+    m: &mut MerchantRecord,
+    asked: &str,
+    change: MerchantChange,
+    at: i64,
+) -> Result<(), Refusal> {
+    match change {
+        MerchantChange::Delete => {
+            if m.status != MerchantStatus::Deleted {
+                m.status = MerchantStatus::Deleted;
+                m.deleted_at = Some(at);
+                m.updated_at = at;
+            }
+        }
+        MerchantChange::Update(f) => {
+            let f = *f;
+            if m.status == MerchantStatus::Deleted {
+                return Err(Refusal::MerchantDeleted {
+                    id: asked.to_string(),
+                });
+            }
+            let before = m.clone();
+            if let Some(r) = f.reference {
+                m.reference_merchant_id = r;
+            }
+            if let Some(n) = f.name {
+                m.name = n;
+            }
+            if let Some(e) = f.email {
+                m.email = Some(e);
+            }
+            if let Some(a) = f.default_address {
+                m.default_address = a;
+            }
+            if let Some(t) = f.tax_ids {
+                m.tax_ids = t;
+            }
+            if let Some(md) = f.metadata {
+                m.metadata = md;
+            }
+            if *m != before {
+                m.updated_at = at;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

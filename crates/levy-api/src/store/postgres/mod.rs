@@ -1,0 +1,572 @@
+//! The PostgreSQL ledger: one database shared by any number of levy processes, through a
+//! pool of connections (`tokio-postgres` with `deadpool-postgres`).
+//!
+//! # The same guarantees as the SQLite ledger
+//!
+//! - **Nothing is acknowledged before it is committed.** Every write is one PostgreSQL
+//!   transaction, committed with `synchronous_commit = on` (flushed to PostgreSQL's WAL)
+//!   before the method returns. Calculations, 24-hour quotes, are committed with
+//!   `synchronous_commit = off`, as the SQLite ledger commits them without a flush:
+//!   PostgreSQL crashing (not levy) can lose the last fraction of a second of them.
+//! - **Isolation.** Every query names the account and the mode.
+//! - **One winner per order id.** A unique index on (account, mode, order id, kind); the
+//!   loser's insert fails with `unique_violation`, answered as [`StoreError::Duplicate`].
+//! - **Refunds, reversals and deletions exact under concurrency.** Inside a write, every
+//!   read of a transaction, refund, merchant or certificate request locks its row
+//!   (`SELECT … FOR UPDATE`), so two processes refunding one sale take turns; the recipes
+//!   and the money rules are the store's own, as for SQLite.
+//! - **Nexus totals consistent.** Each change is one `INSERT … ON CONFLICT DO UPDATE`
+//!   adding [`crate::ledger::NexusChange`] to the row, in the same transaction as the record
+//!   that causes it. Totals are `numeric`, exact.
+//! - **Damage is an error.** Records are stored sealed with their digest, as in the SQLite
+//!   ledger ([`super::seal`]); run PostgreSQL with data checksums (`initdb
+//!   --data-checksums`) so that damaged pages are found too.
+//!
+//! # Threads
+//!
+//! The [`Store`] trait and the statements are synchronous. The store owns a small Tokio
+//! runtime on which its connections run; a read or write runs on a thread of that
+//! runtime's blocking pool, each statement awaited there (`Handle::block_on`), and the
+//! caller waits for the answer (from any thread, inside another runtime's blocking pool
+//! included). [`Store::submit_calculation`] does not wait: its [`Commit`] resolves when the
+//! insert has committed.
+//!
+//! `schema.rs` holds the migrations; `queries.rs`, `platform.rs` and `outbox.rs` the
+//! statements.
+
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use serde::Deserialize;
+use tokio::runtime::Handle;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row};
+
+use super::seal::{from_json, to_json};
+use super::*;
+
+mod outbox;
+mod platform;
+mod queries;
+mod schema;
+
+use queries::Pg;
+use schema::MIGRATION_LOCK;
+
+/// Connections per process.
+const POOL_SIZE: usize = 16;
+
+/// How long a stored-calculation count is used before it is counted again. Other
+/// processes' calculations are seen within this time.
+const COUNT_TTL: Duration = Duration::from_secs(10);
+
+/// Unexpired calculations per account and mode (how many, and their bytes), counted at
+/// most every [`COUNT_TTL`].
+type CalculationCounts =
+    std::sync::Arc<Mutex<std::collections::HashMap<Scope, (StoredCalculations, Instant)>>>;
+
+/// The PostgreSQL ledger, a [`Database`] (and so a [`Store`]).
+pub struct PostgresStore {
+    pool: Pool,
+    runtime: Option<tokio::runtime::Runtime>,
+    counts: CalculationCounts,
+    /// The database, for messages (no password).
+    target: String,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An error and its causes, as one line (a TLS failure's cause is the reason: the
+/// certificate's issuer unknown, a name that does not match).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
+pub(super) fn pg_err(e: tokio_postgres::Error) -> StoreError {
+    match e.as_db_error() {
+        Some(db) => StoreError::ledger(format!("PostgreSQL: {}", db.message())),
+        None => StoreError::ledger(format!("PostgreSQL: {}", with_causes(&e))),
+    }
+}
+
+pub(super) fn pool_err(e: deadpool_postgres::PoolError) -> StoreError {
+    StoreError::ledger(format!(
+        "could not reach the PostgreSQL ledger: {}",
+        with_causes(&e)
+    ))
+}
+
+/// Maps an insert's or update's error: a unique violation is the client's id of `what`
+/// already taken ([`StoreError::Duplicate`]), anything else a database error.
+pub(super) fn conflict(
+    what: RecordKind,
+    value: &str,
+) -> impl FnOnce(tokio_postgres::Error) -> StoreError + '_ {
+    move |e| {
+        if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+            StoreError::Duplicate {
+                what,
+                value: value.to_string(),
+            }
+        } else {
+            pg_err(e)
+        }
+    }
+}
+
+/// The text of column `i` of a row.
+pub(super) fn text(row: &Row, i: usize) -> Result<String, StoreError> {
+    row.try_get(i).map_err(pg_err)
+}
+
+/// A sealed record in column 0 of a row.
+fn record<T: for<'de> Deserialize<'de>>(row: &Row) -> Result<T, StoreError> {
+    from_json(&text(row, 0)?)
+}
+
+pub(super) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+/// A connection or a transaction: statements prepared once per connection and cached.
+pub(super) trait Conn: Sync {
+    fn opt<'a>(
+        &'a self,
+        sql: &'static str,
+        params: Params<'a>,
+    ) -> impl Future<Output = Result<Option<Row>, tokio_postgres::Error>> + Send + 'a;
+    fn all<'a>(
+        &'a self,
+        sql: &'static str,
+        params: Params<'a>,
+    ) -> impl Future<Output = Result<Vec<Row>, tokio_postgres::Error>> + Send + 'a;
+    fn exec<'a>(
+        &'a self,
+        sql: &'static str,
+        params: Params<'a>,
+    ) -> impl Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a;
+}
+
+macro_rules! conn_impl {
+    ($t:ty) => {
+        impl Conn for $t {
+            fn opt<'a>(
+                &'a self,
+                sql: &'static str,
+                params: Params<'a>,
+            ) -> impl Future<Output = Result<Option<Row>, tokio_postgres::Error>> + Send + 'a {
+                async move {
+                    let st = self.prepare_cached(sql).await?;
+                    self.query_opt(&st, params).await
+                }
+            }
+            fn all<'a>(
+                &'a self,
+                sql: &'static str,
+                params: Params<'a>,
+            ) -> impl Future<Output = Result<Vec<Row>, tokio_postgres::Error>> + Send + 'a {
+                async move {
+                    let st = self.prepare_cached(sql).await?;
+                    self.query(&st, params).await
+                }
+            }
+            fn exec<'a>(
+                &'a self,
+                sql: &'static str,
+                params: Params<'a>,
+            ) -> impl Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a {
+                async move {
+                    let st = self.prepare_cached(sql).await?;
+                    self.execute(&st, params).await
+                }
+            }
+        }
+    };
+}
+conn_impl!(deadpool_postgres::Client);
+conn_impl!(deadpool_postgres::Transaction<'_>);
+
+pub(super) async fn one<T: for<'de> Deserialize<'de>>(
+    c: &impl Conn,
+    sql: &'static str,
+    params: Params<'_>,
+) -> Result<Option<T>, StoreError> {
+    match c.opt(sql, params).await.map_err(pg_err)? {
+        Some(row) => Ok(Some(record(&row)?)),
+        None => Ok(None),
+    }
+}
+
+pub(super) async fn many<T: for<'de> Deserialize<'de>>(
+    c: &impl Conn,
+    sql: &'static str,
+    params: Params<'_>,
+) -> Result<Vec<T>, StoreError> {
+    let rows = c.all(sql, params).await.map_err(pg_err)?;
+    rows.iter().map(record).collect()
+}
+
+/// Begins a write that is acknowledged only once flushed: a transaction with
+/// `synchronous_commit = on` (the pool's connections default to `off`, for calculations).
+/// Every write but a calculation begins here.
+pub(super) async fn begin(
+    client: &mut deadpool_postgres::Client,
+) -> Result<deadpool_postgres::Transaction<'_>, StoreError> {
+    let tx = client.transaction().await.map_err(pg_err)?;
+    tx.batch_execute("SET LOCAL synchronous_commit TO on")
+        .await
+        .map_err(pg_err)?;
+    Ok(tx)
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/database`,
+    /// or `key=value` pairs as libpq and tokio-postgres read them; `host=/path` for a Unix
+    /// socket) and brings its schema up to date. An empty database becomes a ledger; a
+    /// database whose schema holds other tables, or whose encoding cannot hold every
+    /// character (other than UTF8 and SQL_ASCII), is refused and left untouched.
+    ///
+    /// TLS (rustls) follows libpq's `sslmode`: `disable` (and no `sslmode`), `prefer`,
+    /// `require`, `verify-ca` and `verify-full`, the last two against the CA certificates
+    /// of `sslrootcert` (a PEM file, or `system`).
+    pub fn open(url: &str) -> Result<PostgresStore, StoreError> {
+        let target = super::location::redact(url);
+        let connection = super::pg_tls::connection(url)
+            .map_err(|e| StoreError::ledger(format!("{target}: {e}")))?;
+        let tls = connection.tls;
+        let mut config = connection.config;
+        if config.get_application_name().is_none() {
+            config.application_name("levy");
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        // Calculations commit without waiting for the flush; every other write sets
+        // `synchronous_commit = on` in its transaction (`begin`).
+        let options = match config.get_options() {
+            Some(o) => format!("{o} -c synchronous_commit=off"),
+            None => "-c synchronous_commit=off".to_string(),
+        };
+        config.options(&options);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("levy-postgres")
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                StoreError::ledger(format!("could not start the PostgreSQL client: {e}"))
+            })?;
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = match tls {
+            Some(tls) => Manager::from_config(config, tls, manager_config),
+            None => Manager::from_config(config, NoTls, manager_config),
+        };
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(Duration::from_secs(30)))
+            .create_timeout(Some(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| StoreError::ledger(format!("could not make a connection pool: {e}")))?;
+        let store = PostgresStore {
+            pool,
+            runtime: Some(runtime),
+            counts: CalculationCounts::default(),
+            target,
+        };
+        store
+            .run(schema::migrate(store.pool.clone(), store.target.clone()))
+            .map_err(|e| match e {
+                StoreError::Ledger(m) => StoreError::Ledger(format!("{}: {m}", store.target)),
+                other => other,
+            })?;
+        // Expired calculations are purged every minute, by every process (each purge is
+        // one statement; processes purging together do the same work twice at worst).
+        let (pool, counts) = (store.pool.clone(), std::sync::Arc::clone(&store.counts));
+        store.spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                every.tick().await;
+                if schema::purge(&pool).await.is_ok() {
+                    counts.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                }
+            }
+        });
+        Ok(store)
+    }
+
+    fn spawn(&self, fut: impl Future<Output = ()> + Send + 'static) {
+        if let Some(rt) = &self.runtime {
+            rt.spawn(fut);
+        }
+    }
+
+    /// Runs `fut` on the store's runtime and waits for its answer. A task that panics is
+    /// an internal error, not a panic of the caller.
+    fn run<R: Send + 'static>(
+        &self,
+        fut: impl Future<Output = Result<R, StoreError>> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.spawn(async move {
+            let _ = tx.send(fut.await);
+        });
+        rx.recv().map_err(|_| {
+            StoreError::Internal("the PostgreSQL ledger failed unexpectedly".to_string())
+        })?
+    }
+
+    /// Runs `f` on a thread of the store's blocking pool, where it may await the runtime's
+    /// futures (`Handle::block_on`), and waits for its answer. A panic is an internal error,
+    /// not a panic of the caller.
+    fn blocking<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Handle, &Pool) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        let failed = || StoreError::Internal("the PostgreSQL ledger failed unexpectedly".into());
+        let rt = self.runtime.as_ref().ok_or_else(failed)?;
+        let (handle, pool) = (rt.handle().clone(), self.pool.clone());
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        rt.spawn_blocking(move || {
+            let _ = tx.send(f(&handle, &pool));
+        });
+        rx.recv().map_err(|_| failed())?
+    }
+
+    /// Stores one calculation (its table, id and expiry) without a flush; the commit
+    /// resolves once PostgreSQL has committed it.
+    fn submit_calc(
+        &self,
+        scope: &Scope,
+        sql: &'static str,
+        id: String,
+        expires_at: i64,
+        data: String,
+    ) -> Commit {
+        let (commit, completer) = Commit::new();
+        let bytes = data.len() as u64;
+        let (pool, counts, scope) = (
+            self.pool.clone(),
+            std::sync::Arc::clone(&self.counts),
+            scope.clone(),
+        );
+        self.spawn(async move {
+            let result = async {
+                let client = pool.get().await.map_err(pool_err)?;
+                client
+                    .exec(
+                        sql,
+                        &[&&*scope.account, &scope.live, &id, &expires_at, &data],
+                    )
+                    .await
+                    .map_err(pg_err)?;
+                Ok(())
+            }
+            .await;
+            if result.is_ok() {
+                if let Some((n, _)) = counts
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_mut(&scope)
+                {
+                    n.count += 1;
+                    n.bytes += bytes;
+                }
+            }
+            completer.complete(result);
+        });
+        // Without a runtime the task (and its completer) was dropped: the commit has
+        // resolved with the ledger's error.
+        commit
+    }
+}
+
+/// The ledger's tables, to check that a copy's target is empty.
+const LEDGER_TABLES: [&str; 14] = [
+    "customers",
+    "products",
+    "calculations",
+    "transactions",
+    "refunds",
+    "nexus",
+    "merchants",
+    "platform_calculations",
+    "certificates",
+    "certificate_documents",
+    "certificate_requests",
+    "secrets",
+    "outbox",
+    "levy_ledger",
+];
+
+impl PostgresStore {
+    /// Inserts the rows of a copied ledger ([`super::copy_ledger`]) in one transaction,
+    /// once it is sure the ledger holds no records, and checks each table's count before
+    /// committing. Rows per table.
+    pub(in crate::store) fn import(
+        &self,
+        tables: Vec<super::copy::Rows>,
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        let pool = self.pool.clone();
+        self.run(async move {
+            let mut client = pool.get().await.map_err(pool_err)?;
+            let tx = begin(&mut client).await?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+                .await
+                .map_err(pg_err)?;
+            for table in &LEDGER_TABLES[..LEDGER_TABLES.len() - 1] {
+                let sql = format!("SELECT EXISTS (SELECT 1 FROM {table})");
+                let any: bool = tx
+                    .query_one(sql.as_str(), &[])
+                    .await
+                    .map_err(pg_err)?
+                    .try_get(0)
+                    .map_err(pg_err)?;
+                if any {
+                    return Err(StoreError::ledger(format!(
+                        "the PostgreSQL ledger is not empty (its {table} table has rows); copy into a new database"
+                    )));
+                }
+            }
+            let mut copied = Vec::with_capacity(tables.len());
+            for t in tables {
+                let st = tx.prepare(&t.insert).await.map_err(pg_err)?;
+                for row in &t.rows {
+                    let params: Vec<&(dyn ToSql + Sync)> = row
+                        .iter()
+                        .map(|c| c.as_ref() as &(dyn ToSql + Sync))
+                        .collect();
+                    tx.execute(&st, &params).await.map_err(pg_err)?;
+                }
+                let sql = format!("SELECT count(*) FROM {}", t.table);
+                let n: i64 = tx
+                    .query_one(sql.as_str(), &[])
+                    .await
+                    .map_err(pg_err)?
+                    .try_get(0)
+                    .map_err(pg_err)?;
+                if n as usize != t.rows.len() {
+                    return Err(StoreError::ledger(format!(
+                        "{}: {} rows read, {n} in PostgreSQL; nothing was copied",
+                        t.table,
+                        t.rows.len()
+                    )));
+                }
+                copied.push((t.table.to_string(), n as u64));
+            }
+            tx.commit().await.map_err(pg_err)?;
+            Ok(copied)
+        })
+    }
+}
+
+impl Database for PostgresStore {
+    fn read<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        self.blocking(move |rt, pool| {
+            let client = rt.block_on(pool.get()).map_err(pool_err)?;
+            work(&Pg::new(&client, rt, false))
+        })
+    }
+
+    fn snapshot<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        self.blocking(move |rt, pool| {
+            let mut client = rt.block_on(pool.get()).map_err(pool_err)?;
+            let tx = rt
+                .block_on(
+                    client
+                        .build_transaction()
+                        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                        .read_only(true)
+                        .start(),
+                )
+                .map_err(pg_err)?;
+            let out = work(&Pg::new(&tx, rt, false))?;
+            rt.block_on(tx.commit()).map_err(pg_err)?;
+            Ok(out)
+        })
+    }
+
+    fn write<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        self.blocking(move |rt, pool| {
+            let mut client = rt.block_on(pool.get()).map_err(pool_err)?;
+            let tx = rt.block_on(begin(&mut client))?;
+            let out = work(&Pg::new(&tx, rt, true))?;
+            rt.block_on(tx.commit()).map_err(pg_err)?;
+            Ok(out)
+        })
+    }
+
+    fn submit(&self, scope: &Scope, quote: Quote<'_>) -> Result<Commit, StoreError> {
+        Ok(match quote {
+            Quote::Calculation(c) => self.submit_calc(
+                scope,
+                "INSERT INTO calculations (account, live, id, expires_at, data) VALUES ($1, $2, $3, $4, $5)",
+                c.id.clone(),
+                c.expires_at,
+                to_json(c)?,
+            ),
+            Quote::Platform(p) => self.submit_calc(
+                scope,
+                "INSERT INTO platform_calculations (account, live, id, expires_at, data) VALUES ($1, $2, $3, $4, $5)",
+                p.id.clone(),
+                p.order.expires_at,
+                to_json(p)?,
+            ),
+        })
+    }
+
+    fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError> {
+        let counts = || self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((n, at)) = counts().get(scope) {
+            if at.elapsed() < COUNT_TTL {
+                return Ok(*n);
+            }
+        }
+        let counted = scope.clone();
+        let n = self.read(move |s| s.count_calculations(&counted))?;
+        counts().insert(scope.clone(), (n, Instant::now()));
+        Ok(n)
+    }
+
+    fn reads_cross_a_network(&self) -> bool {
+        true
+    }
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        // A runtime must not be dropped inside another runtime's worker; shutting it down
+        // in the background is allowed anywhere.
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! The ledger's statements in PostgreSQL: customers, products, calculations, transactions,
+//! refunds and nexus totals. Each statement is prepared once per connection and awaited on
+//! the store's runtime from the blocking thread its read or write runs on. Nexus totals
+//! are `numeric`, added to in SQL.
+
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use tokio::runtime::Handle;
+use tokio_postgres::Row;
+
+use super::super::rules::{NexusChange, Refunded};
+use super::super::seal::{from_json, to_json};
+use super::super::*;
+use super::{conflict, many, one, pg_err, text, Conn, Params};
+
+/// The statements, over a connection or a transaction (`C`), awaited on `rt`. `lock` is set
+/// inside a write: reads of the rows a write changes then lock them (`FOR UPDATE`).
+pub(super) struct Pg<'a, C> {
+    c: &'a C,
+    rt: &'a Handle,
+    pub(super) lock: bool,
+}
+
+/// A query's text, with `FOR UPDATE` when the statements lock what they read.
+macro_rules! locking {
+    ($pg:expr, $sql:literal) => {
+        if $pg.lock {
+            concat!($sql, " FOR UPDATE")
+        } else {
+            $sql
+        }
+    };
+}
+pub(super) use locking;
+
+impl<'a, C: Conn> Pg<'a, C> {
+    /// The statements over `c`.
+    pub(super) fn new(c: &'a C, rt: &'a Handle, lock: bool) -> Pg<'a, C> {
+        Pg { c, rt, lock }
+    }
+
+    /// The sealed record of the first row, if any.
+    pub(super) fn one<T: for<'de> Deserialize<'de>>(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Option<T>, StoreError> {
+        self.rt.block_on(one(self.c, sql, params))
+    }
+
+    /// The sealed record of every row.
+    pub(super) fn many<T: for<'de> Deserialize<'de>>(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Vec<T>, StoreError> {
+        self.rt.block_on(many(self.c, sql, params))
+    }
+
+    /// The first row, if any.
+    pub(super) fn row(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Option<Row>, StoreError> {
+        self.rt.block_on(self.c.opt(sql, params)).map_err(pg_err)
+    }
+
+    /// Every row.
+    pub(super) fn rows(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Vec<Row>, StoreError> {
+        self.rt.block_on(self.c.all(sql, params)).map_err(pg_err)
+    }
+
+    /// Runs a statement that changes rows; how many it changed.
+    pub(super) fn exec(&self, sql: &'static str, params: Params<'_>) -> Result<u64, StoreError> {
+        self.rt.block_on(self.c.exec(sql, params)).map_err(pg_err)
+    }
+
+    /// Runs an insert or update whose unique index keeps `what`'s client id (`value`) once.
+    pub(super) fn exec_unique(
+        &self,
+        sql: &'static str,
+        params: Params<'_>,
+        what: RecordKind,
+        value: &str,
+    ) -> Result<(), StoreError> {
+        self.rt
+            .block_on(self.c.exec(sql, params))
+            .map(drop)
+            .map_err(conflict(what, value))
+    }
+}
+
+impl<C: Conn> Statements for Pg<'_, C> {
+    fn insert_customer(&self, scope: &Scope, c: &CustomerRecord) -> Result<(), StoreError> {
+        let data = to_json(c)?;
+        self.exec_unique(
+            "INSERT INTO customers (account, live, id, reference_customer_id, data) VALUES ($1, $2, $3, $4, $5)",
+            &[&&*scope.account, &scope.live, &c.id, &c.reference_customer_id, &data],
+            RecordKind::Customer,
+            c.reference_customer_id.as_deref().unwrap_or(""),
+        )
+    }
+
+    fn customer(
+        &self,
+        scope: &Scope,
+        id: &str,
+        by_reference: bool,
+    ) -> Result<Option<CustomerRecord>, StoreError> {
+        let sql = if by_reference {
+            "SELECT data FROM customers WHERE account = $1 AND live = $2 AND reference_customer_id = $3 AND deleted_at IS NULL"
+        } else {
+            "SELECT data FROM customers WHERE account = $1 AND live = $2 AND id = $3 AND deleted_at IS NULL"
+        };
+        self.one(sql, &[&&*scope.account, &scope.live, &id])
+    }
+
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "UPDATE customers SET deleted_at = $4 WHERE account = $1 AND live = $2 AND id = $3 AND deleted_at IS NULL",
+            &[&&*scope.account, &scope.live, &id, &at],
+        )? == 1)
+    }
+
+    fn insert_product(&self, scope: &Scope, p: &ProductRecord) -> Result<(), StoreError> {
+        let data = to_json(p)?;
+        self.exec_unique(
+            "INSERT INTO products (account, live, id, data) VALUES ($1, $2, $3, $4)",
+            &[
+                &&*scope.account,
+                &scope.live,
+                &p.reference_product_id,
+                &data,
+            ],
+            RecordKind::Product,
+            &p.reference_product_id,
+        )
+    }
+
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError> {
+        self.one(
+            "SELECT data FROM products WHERE account = $1 AND live = $2 AND id = $3",
+            &[&&*scope.account, &scope.live, &id],
+        )
+    }
+
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "DELETE FROM products WHERE account = $1 AND live = $2 AND id = $3",
+            &[&&*scope.account, &scope.live, &id],
+        )? == 1)
+    }
+
+    fn products(
+        &self,
+        scope: &Scope,
+        after: &str,
+        limit: i64,
+    ) -> Result<Vec<ProductRecord>, StoreError> {
+        // `COLLATE "C"`: ordered by bytes, as SQLite orders them, whatever the database's
+        // collation.
+        self.many(
+            r#"SELECT data FROM products WHERE account = $1 AND live = $2 AND id COLLATE "C" > $3 ORDER BY id COLLATE "C" LIMIT $4"#,
+            &[&&*scope.account, &scope.live, &after, &limit],
+        )
+    }
+
+    fn calculation(
+        &self,
+        scope: &Scope,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<CalculationRecord>, StoreError> {
+        self.one(
+            "SELECT data FROM calculations WHERE account = $1 AND live = $2 AND id = $3 AND expires_at > $4",
+            &[&&*scope.account, &scope.live, &id, &now],
+        )
+    }
+
+    fn count_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError> {
+        let row = self.row(
+            "SELECT (SELECT count(*) FROM calculations WHERE account = $1 AND live = $2)
+                  + (SELECT count(*) FROM platform_calculations WHERE account = $1 AND live = $2),
+                    (SELECT coalesce(sum(octet_length(data)), 0) FROM calculations WHERE account = $1 AND live = $2)
+                  + (SELECT coalesce(sum(octet_length(data)), 0) FROM platform_calculations WHERE account = $1 AND live = $2)",
+            &[&&*scope.account, &scope.live],
+        )?;
+        let (count, bytes): (i64, i64) = match row {
+            Some(row) => (
+                row.try_get(0).map_err(pg_err)?,
+                row.try_get(1).map_err(pg_err)?,
+            ),
+            None => (0, 0),
+        };
+        Ok(StoredCalculations {
+            count: count.max(0) as u64,
+            bytes: bytes.max(0) as u64,
+        })
+    }
+
+    fn insert_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<(), StoreError> {
+        let kind = tx.platform.as_ref().map_or("order", |p| p.kind.as_str());
+        let data = to_json(tx)?;
+        self.exec_unique(
+            "INSERT INTO transactions (account, live, id, reference_order_id, kind, data) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[&&*scope.account, &scope.live, &tx.id, &tx.reference_order_id, &kind, &data],
+            RecordKind::Transaction,
+            &tx.reference_order_id,
+        )
+    }
+
+    fn transaction(
+        &self,
+        scope: &Scope,
+        id: &str,
+    ) -> Result<Option<TransactionRecord>, StoreError> {
+        let sql = locking!(
+            self,
+            "SELECT data FROM transactions WHERE account = $1 AND live = $2 AND id = $3"
+        );
+        self.one(sql, &[&&*scope.account, &scope.live, &id])
+    }
+
+    fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<(), StoreError> {
+        let data = to_json(tx)?;
+        self.exec(
+            "UPDATE transactions SET data = $4, deleted_at = $5 WHERE account = $1 AND live = $2 AND id = $3",
+            &[&&*scope.account, &scope.live, &tx.id, &data, &tx.deleted_at],
+        )
+        .map(drop)
+    }
+
+    fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>, StoreError> {
+        let row = self.row(
+            "SELECT refunded FROM transactions WHERE account = $1 AND live = $2 AND id = $3",
+            &[&&*scope.account, &scope.live, &tx_id],
+        )?;
+        let kept: Option<String> = match row {
+            Some(r) => r.try_get(0).map_err(pg_err)?,
+            None => None,
+        };
+        kept.map(|text| from_json(&text)).transpose()
+    }
+
+    fn set_refunded(
+        &self,
+        scope: &Scope,
+        tx_id: &str,
+        refunded: &Refunded,
+    ) -> Result<(), StoreError> {
+        let data = to_json(refunded)?;
+        self.exec(
+            "UPDATE transactions SET refunded = $4 WHERE account = $1 AND live = $2 AND id = $3",
+            &[&&*scope.account, &scope.live, &tx_id, &data],
+        )
+        .map(drop)
+    }
+
+    fn insert_refund(&self, scope: &Scope, r: &RefundRecord, seq: i64) -> Result<(), StoreError> {
+        let data = to_json(r)?;
+        self.exec_unique(
+            "INSERT INTO refunds (account, live, id, transaction_id, seq, data) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[&&*scope.account, &scope.live, &r.id, &r.transaction_id, &seq, &data],
+            RecordKind::Refund,
+            &r.id,
+        )
+    }
+
+    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>, StoreError> {
+        let sql = locking!(
+            self,
+            "SELECT data FROM refunds WHERE account = $1 AND live = $2 AND id = $3"
+        );
+        self.one(sql, &[&&*scope.account, &scope.live, &id])
+    }
+
+    fn update_refund(&self, scope: &Scope, r: &RefundRecord) -> Result<(), StoreError> {
+        let data = to_json(r)?;
+        self.exec(
+            "UPDATE refunds SET data = $4 WHERE account = $1 AND live = $2 AND id = $3",
+            &[&&*scope.account, &scope.live, &r.id, &data],
+        )
+        .map(drop)
+    }
+
+    fn refunds(
+        &self,
+        scope: &Scope,
+        tx_id: &str,
+        after_seq: i64,
+        limit: i64,
+    ) -> Result<Vec<RefundRecord>, StoreError> {
+        self.many(
+            "SELECT data FROM refunds WHERE account = $1 AND live = $2 AND transaction_id = $3 AND seq > $4 ORDER BY seq LIMIT $5",
+            &[&&*scope.account, &scope.live, &tx_id, &after_seq, &limit],
+        )
+    }
+
+    fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>, StoreError> {
+        self.row(
+            "SELECT seq FROM refunds WHERE account = $1 AND live = $2 AND id = $3 AND transaction_id = $4",
+            &[&&*scope.account, &scope.live, &id, &tx_id],
+        )?
+        .map(|r| r.try_get(0).map_err(pg_err))
+        .transpose()
+    }
+
+    fn add_nexus(
+        &self,
+        account: &str,
+        tx: &TransactionRecord,
+        change: NexusChange,
+    ) -> Result<(), StoreError> {
+        let sales = change.sales.to_string();
+        self.exec(
+            "INSERT INTO nexus (account, country, region, currency, sales, count)
+             VALUES ($1, $2, $3, $4, $5::text::numeric, $6)
+             ON CONFLICT (account, country, region, currency)
+             DO UPDATE SET sales = nexus.sales + excluded.sales, count = nexus.count + excluded.count",
+            &[&account, &tx.country, &tx.region, &tx.currency, &sales, &change.count],
+        )
+        .map(drop)
+    }
+
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError> {
+        let rows = self.rows(
+            r#"SELECT country, region, currency, sales::text, count FROM nexus WHERE account = $1
+               ORDER BY country COLLATE "C", region COLLATE "C", currency COLLATE "C""#,
+            &[&account],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let sales = text(r, 3)?;
+                Ok(NexusTotal {
+                    country: text(r, 0)?,
+                    region: text(r, 1)?,
+                    currency: text(r, 2)?,
+                    sales: sales
+                        .parse::<Decimal>()
+                        .map_err(|e| StoreError::ledger(format!("nexus total {sales:?}: {e}")))?,
+                    count: r.try_get(4).map_err(pg_err)?,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,216 @@
+//! The PostgreSQL ledger's schema: its migrations, and what makes a database a levy ledger
+//! (the `levy_ledger` table, an encoding that holds every character) before anything is
+//! written; and the purge of expired calculations.
+
+use deadpool_postgres::Pool;
+
+use super::super::StoreError;
+use super::{begin, pg_err, pool_err, Conn};
+
+/// The current schema version (`levy_ledger.schema_version`).
+pub(super) const SCHEMA_VERSION: i64 = 3;
+
+/// The advisory lock taken while the schema is checked and migrated, so that processes
+/// starting together migrate once: "LEVY" in ASCII.
+pub(super) const MIGRATION_LOCK: i64 = 0x4C45_5659;
+
+/// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    r#"
+CREATE TABLE customers (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
+    reference_customer_id TEXT, data TEXT NOT NULL, deleted_at BIGINT,
+    PRIMARY KEY (account, live, id)
+);
+CREATE UNIQUE INDEX customers_reference ON customers (account, live, reference_customer_id)
+    WHERE reference_customer_id IS NOT NULL AND deleted_at IS NULL;
+CREATE TABLE products (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE TABLE calculations (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
+    expires_at BIGINT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE INDEX calculations_expiry ON calculations (expires_at);
+CREATE TABLE transactions (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
+    reference_order_id TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
+    deleted_at BIGINT,
+    PRIMARY KEY (account, live, id)
+);
+CREATE UNIQUE INDEX transactions_order ON transactions (account, live, reference_order_id, kind);
+CREATE TABLE refunds (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
+    transaction_id TEXT NOT NULL, seq BIGINT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE UNIQUE INDEX refunds_transaction ON refunds (account, live, transaction_id, seq);
+CREATE TABLE nexus (
+    account TEXT NOT NULL, country TEXT NOT NULL, region TEXT NOT NULL, currency TEXT NOT NULL,
+    sales NUMERIC NOT NULL, count BIGINT NOT NULL,
+    PRIMARY KEY (account, country, region, currency)
+);
+CREATE TABLE merchants (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
+    reference_merchant_id TEXT NOT NULL, status TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE UNIQUE INDEX merchants_reference ON merchants (account, live, reference_merchant_id);
+CREATE TABLE platform_calculations (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
+    expires_at BIGINT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE INDEX platform_calculations_expiry ON platform_calculations (expires_at);
+CREATE TABLE certificates (
+    id TEXT NOT NULL PRIMARY KEY, account TEXT NOT NULL, customer_id TEXT, data TEXT NOT NULL
+);
+CREATE INDEX certificates_account ON certificates (account, customer_id);
+CREATE TABLE certificate_documents (
+    certificate_id TEXT NOT NULL PRIMARY KEY, content_type TEXT NOT NULL, bytes BYTEA NOT NULL
+);
+CREATE TABLE certificate_requests (
+    id TEXT NOT NULL PRIMARY KEY, account TEXT NOT NULL, data TEXT NOT NULL
+);
+CREATE INDEX certificate_requests_account ON certificate_requests (account, id);
+CREATE TABLE secrets (name TEXT NOT NULL PRIMARY KEY, value BYTEA NOT NULL);
+"#,
+    // Schema 2: each transaction's running refund total (`crate::ledger::Refunded`,
+    // sealed), so that a refund reads one record instead of every earlier refund. NULL
+    // until the transaction's first refund, reversal or deletion computes it.
+    "ALTER TABLE transactions ADD COLUMN refunded TEXT;",
+    // Schema 3: the outbox, as in the SQLite ledger (its schema 4), with every record already
+    // stored in it: transactions, refunds, then deletions and reversals.
+    r#"
+CREATE TABLE outbox (
+    seq BIGSERIAL PRIMARY KEY,
+    account TEXT NOT NULL, live BOOLEAN NOT NULL,
+    kind TEXT NOT NULL, record_id TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'unsent', note TEXT
+);
+CREATE INDEX outbox_unsent ON outbox (live, state, seq);
+INSERT INTO outbox (account, live, kind, record_id)
+    SELECT account, live, 'transaction', id FROM transactions ORDER BY account, live, id;
+INSERT INTO outbox (account, live, kind, record_id)
+    SELECT account, live, 'refund', id FROM refunds ORDER BY account, live, transaction_id, seq;
+INSERT INTO outbox (account, live, kind, record_id)
+    SELECT account, live, 'deletion', id FROM transactions
+    WHERE deleted_at IS NOT NULL ORDER BY account, live, id;
+INSERT INTO outbox (account, live, kind, record_id)
+    SELECT account, live, 'reversal', id FROM refunds
+    WHERE (data::jsonb -> 'record' ->> 'reversed_at') IS NOT NULL
+    ORDER BY account, live, transaction_id, seq;
+"#,
+];
+
+/// Checks that the database is a levy ledger (or empty, and makes it one) and brings its
+/// schema up to date, under an advisory lock so that processes starting together take
+/// turns.
+pub(super) async fn migrate(pool: Pool, target: String) -> Result<(), StoreError> {
+    let mut client = pool.get().await.map_err(pool_err)?;
+    let tx = begin(&mut client).await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(pg_err)?;
+    let marked: bool = tx
+        .query_one("SELECT to_regclass('levy_ledger') IS NOT NULL", &[])
+        .await
+        .map_err(pg_err)?
+        .try_get(0)
+        .map_err(pg_err)?;
+    // Text columns hold what requests send: an encoding other than UTF8 (or SQL_ASCII,
+    // which stores bytes as they come) would refuse some characters with an error.
+    let encoding: String = tx
+        .query_one("SELECT pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()", &[])
+        .await
+        .map_err(pg_err)?
+        .try_get(0)
+        .map_err(pg_err)?;
+    if encoding != "UTF8" && encoding != "SQL_ASCII" {
+        return Err(StoreError::NotALedger {
+            path: target,
+            why: format!(
+                "its encoding is {encoding}, which cannot hold every character a request may send; create the database with ENCODING 'UTF8' (createdb -E UTF8 -T template0)"
+            ),
+        });
+    }
+    let version: i64 = if marked {
+        let row = tx
+            .query_one("SELECT application, schema_version FROM levy_ledger", &[])
+            .await
+            .map_err(pg_err)?;
+        let application: String = row.try_get(0).map_err(pg_err)?;
+        if application != "levy" {
+            return Err(StoreError::NotALedger {
+                path: target,
+                why: format!("its levy_ledger table names the application {application:?}"),
+            });
+        }
+        row.try_get(1).map_err(pg_err)?
+    } else {
+        let tables: i64 = tx
+            .query_one(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()",
+                &[],
+            )
+            .await
+            .map_err(pg_err)?
+            .try_get(0)
+            .map_err(pg_err)?;
+        if tables > 0 {
+            return Err(StoreError::NotALedger {
+                path: target,
+                why: format!(
+                    "its schema holds {tables} tables of something else (no levy_ledger table)"
+                ),
+            });
+        }
+        tx.batch_execute(
+            "CREATE TABLE levy_ledger (
+                 one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+                 application TEXT NOT NULL,
+                 schema_version BIGINT NOT NULL
+             );
+             INSERT INTO levy_ledger (application, schema_version) VALUES ('levy', 0);",
+        )
+        .await
+        .map_err(pg_err)?;
+        0
+    };
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    for sql in MIGRATIONS.iter().skip(version.max(0) as usize) {
+        tx.batch_execute(sql).await.map_err(pg_err)?;
+    }
+    tx.execute(
+        "UPDATE levy_ledger SET schema_version = $1",
+        &[&SCHEMA_VERSION],
+    )
+    .await
+    .map_err(pg_err)?;
+    tx.commit().await.map_err(pg_err)
+}
+
+/// Deletes expired calculations (they can no longer become transactions).
+pub(super) async fn purge(pool: &Pool) -> Result<(), StoreError> {
+    let client = pool.get().await.map_err(pool_err)?;
+    let now = crate::clock::now();
+    client
+        .exec("DELETE FROM calculations WHERE expires_at < $1", &[&now])
+        .await
+        .map_err(pg_err)?;
+    client
+        .exec(
+            "DELETE FROM platform_calculations WHERE expires_at < $1",
+            &[&now],
+        )
+        .await
+        .map_err(pg_err)?;
+    Ok(())
+}

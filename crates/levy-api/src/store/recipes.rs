@@ -1,0 +1,645 @@
+//! Every operation of the ledger, written once for every [`Database`]: a read is one
+//! statement (or several in one snapshot), a write is a recipe of statements and the
+//! ledger's rules run as one atomic write. The recipes of the writes that move money
+//! (a transaction, a refund, a reversal, a deletion) each keep the nexus totals, the
+//! running refund total and the outbox in step with the record, in the same write.
+
+use super::error::{RecordKind, StoreError};
+use super::records::*;
+use super::rules::{self, Refunded};
+use super::statements::{Database, OutboxRow, Quote, Statements};
+use super::{refund, Commit, PlatformStore, Store};
+
+/// `(account, live, id)` owned, for work that outlives the call.
+fn owned(scope: &Scope, id: &str) -> (Scope, String) {
+    (scope.clone(), id.to_string())
+}
+
+fn transaction_missing(id: &str) -> StoreError {
+    StoreError::NotFound {
+        what: RecordKind::Transaction,
+        id: id.to_string(),
+    }
+}
+
+/// A transaction's running refund total: as kept, or, for a transaction that has none yet
+/// (stored before it was kept, or never refunded), computed once from its refunds.
+fn running_total(
+    s: &dyn Statements,
+    scope: &Scope,
+    tx: &TransactionRecord,
+) -> Result<Refunded, StoreError> {
+    match s.refunded(scope, &tx.id)? {
+        Some(kept) => Ok(kept),
+        None => Ok(Refunded::of(
+            tx.lines.len(),
+            &s.refunds(scope, &tx.id, -1, i64::MAX)?,
+        )),
+    }
+}
+
+/// Records a new transaction: its row, its sales in the nexus totals (live mode), and its
+/// place in the outbox.
+fn record_transaction(
+    s: &dyn Statements,
+    scope: &Scope,
+    tx: &TransactionRecord,
+) -> Result<(), StoreError> {
+    s.insert_transaction(scope, tx)?;
+    if let Some(change) = rules::transaction_effect(scope.live, tx) {
+        s.add_nexus(&scope.account, tx, change)?;
+    }
+    s.outbox_add(scope, "transaction", &tx.id)
+}
+
+/// Deletes a transaction: marked deleted, what remains of it (after its refunds) taken off
+/// the nexus totals, the deletion in the outbox.
+fn delete_transaction(
+    s: &dyn Statements,
+    scope: &Scope,
+    id: &str,
+    at: i64,
+) -> Result<(), StoreError> {
+    let mut tx = s
+        .transaction(scope, id)?
+        .ok_or_else(|| transaction_missing(id))?;
+    if tx.deleted_at.is_some() {
+        return Err(StoreError::AlreadyDeleted { id: id.to_string() });
+    }
+    tx.deleted_at = Some(at);
+    s.update_transaction(scope, &tx)?;
+    if scope.live {
+        let left = running_total(s, scope, &tx)?.remaining(&tx);
+        if let Some(change) = rules::deletion_effect(scope.live, &left) {
+            s.add_nexus(&scope.account, &tx, change)?;
+        }
+    }
+    s.outbox_add(scope, "deletion", id)
+}
+
+/// Records a refund of a transaction not deleted, as the rules build it from what remains
+/// (the running refund total, kept up to date), with its nexus effect and outbox event.
+fn record_refund(
+    s: &dyn Statements,
+    scope: &Scope,
+    tx_id: &str,
+    ask: RefundAsk,
+) -> Result<RefundRecord, StoreError> {
+    let tx = s
+        .transaction(scope, tx_id)?
+        .filter(|t| t.deleted_at.is_none())
+        .ok_or_else(|| transaction_missing(tx_id))?;
+    let mut refunded = running_total(s, scope, &tx)?;
+    let refund = refund::build(&tx, &refunded.remaining(&tx), ask)?;
+    s.insert_refund(scope, &refund, refunded.count)?;
+    refunded.add(&refund);
+    s.set_refunded(scope, tx_id, &refunded)?;
+    if let Some(change) = rules::refund_effect(scope.live, &refund) {
+        s.add_nexus(&scope.account, &tx, change)?;
+    }
+    s.outbox_add(scope, "refund", &refund.id)?;
+    Ok(refund)
+}
+
+/// Reverses a refund: what it took is given back to the running total and (unless its
+/// transaction was deleted since) to the nexus totals; the reversal goes in the outbox.
+fn reverse_refund(
+    s: &dyn Statements,
+    scope: &Scope,
+    id: &str,
+    at: i64,
+) -> Result<RefundRecord, StoreError> {
+    let mut refund = s.refund(scope, id)?.ok_or_else(|| StoreError::NotFound {
+        what: RecordKind::Refund,
+        id: id.to_string(),
+    })?;
+    if refund.reversed_at.is_some() {
+        return Err(StoreError::AlreadyReversed { id: id.to_string() });
+    }
+    let tx = s
+        .transaction(scope, &refund.transaction_id)?
+        .ok_or_else(|| StoreError::ledger(format!("refund {id} names a missing transaction")))?;
+    // Read before the refund is marked: computed from the refunds, it must still count
+    // this one.
+    let mut refunded = running_total(s, scope, &tx)?;
+    refunded.give_back(&refund);
+    s.set_refunded(scope, &tx.id, &refunded)?;
+    refund.reversed_at = Some(at);
+    s.update_refund(scope, &refund)?;
+    if let Some(change) = rules::reversal_effect(scope.live, &tx, &refund) {
+        s.add_nexus(&scope.account, &tx, change)?;
+    }
+    s.outbox_add(scope, "reversal", id)?;
+    Ok(refund)
+}
+
+/// A merchant by `merch_…` id first, then by `reference_merchant_id`.
+fn merchant(
+    s: &dyn Statements,
+    scope: &Scope,
+    id: &str,
+) -> Result<Option<MerchantRecord>, StoreError> {
+    match s.merchant(scope, id, false)? {
+        Some(m) => Ok(Some(m)),
+        None => s.merchant(scope, id, true),
+    }
+}
+
+/// Cancels a certificate request, following its state table.
+fn cancel_request(
+    s: &dyn Statements,
+    account: &str,
+    id: &str,
+    at: i64,
+) -> Result<CertificateRequestRecord, StoreError> {
+    let mut r = s
+        .certificate_request(account, id)?
+        .ok_or_else(|| StoreError::NotFound {
+            what: RecordKind::CertificateRequest,
+            id: id.to_string(),
+        })?;
+    match r.status {
+        RequestStatus::Canceled => Ok(r),
+        RequestStatus::Fulfilled => Err(StoreError::RequestFulfilled { id: id.to_string() }),
+        RequestStatus::Invalid => Err(StoreError::RequestInvalid { id: id.to_string() }),
+        RequestStatus::Pending => {
+            r.status = RequestStatus::Canceled;
+            r.canceled_at = Some(at);
+            r.updated_at = at;
+            s.update_certificate_request(account, &r)?;
+            Ok(r)
+        }
+    }
+}
+
+/// The record an outbox event sends: a transaction or refund as it was when the event
+/// was written (a transaction before its deletion, a refund before its reversal), or as
+/// it is now for a deletion or a reversal (which carry its time), with its mode
+/// (`livemode`) inside the seal, so that the central ledger checks it against the key's.
+fn outbox_record(
+    s: &dyn Statements,
+    scope: &Scope,
+    kind: &str,
+    id: &str,
+) -> Result<String, StoreError> {
+    let missing = || StoreError::ledger(format!("the outbox names a missing record {id}"));
+    let mut value = match kind {
+        "transaction" | "deletion" => {
+            let mut tx = s.transaction(scope, id)?.ok_or_else(missing)?;
+            if kind == "transaction" {
+                tx.deleted_at = None;
+            }
+            serde_json::to_value(&tx)
+        }
+        "refund" | "reversal" => {
+            let mut refund = s.refund(scope, id)?.ok_or_else(missing)?;
+            if kind == "refund" {
+                refund.reversed_at = None;
+            }
+            serde_json::to_value(&refund)
+        }
+        other => {
+            return Err(StoreError::ledger(format!(
+                "the outbox holds an event of unknown kind {other:?}"
+            )))
+        }
+    }
+    .map_err(StoreError::ledger)?;
+    if let Some(object) = value.as_object_mut() {
+        object.insert("livemode".to_string(), serde_json::Value::Bool(scope.live));
+    }
+    super::seal::to_json(&value)
+}
+
+/// Up to `limit` unsent events, each with its record.
+fn outbox_events(
+    s: &dyn Statements,
+    live: bool,
+    account: Option<&str>,
+    limit: i64,
+) -> Result<Vec<OutboxEvent>, StoreError> {
+    let rows: Vec<OutboxRow> = s.outbox_unsent(live, account, limit)?;
+    rows.into_iter()
+        .map(|(seq, account, kind, id)| {
+            let scope = Scope {
+                account: account.as_str().into(),
+                live,
+            };
+            let record = outbox_record(s, &scope, &kind, &id)?;
+            Ok(OutboxEvent {
+                seq,
+                account,
+                kind,
+                id,
+                record,
+            })
+        })
+        .collect()
+}
+
+/// What a calculation reads: the customer, each line's product, and, in live mode, the
+/// certificates of a customer not exempt everywhere.
+fn calculation_reads(
+    s: &dyn Statements,
+    scope: &Scope,
+    customer_id: Option<&str>,
+    product_ids: &[Option<String>],
+) -> Result<CalculationReads, StoreError> {
+    let customer = match customer_id {
+        Some(id) => s.customer(scope, id, false)?,
+        None => None,
+    };
+    let mut products = Vec::with_capacity(product_ids.len());
+    for id in product_ids {
+        products.push(match id {
+            Some(id) => s.product(scope, id)?,
+            None => None,
+        });
+    }
+    let certificates = match &customer {
+        Some(c) if scope.live && !c.is_tax_exempt => s.certificates(&scope.account, Some(&c.id))?,
+        _ => Vec::new(),
+    };
+    Ok(CalculationReads {
+        customer,
+        products,
+        certificates,
+    })
+}
+
+impl<D: Database> Store for D {
+    fn reads_cross_a_network(&self) -> bool {
+        Database::reads_cross_a_network(self)
+    }
+
+    fn insert_customer(&self, scope: &Scope, c: CustomerRecord) -> Result<(), StoreError> {
+        let scope = scope.clone();
+        self.write(move |s| s.insert_customer(&scope, &c))
+    }
+
+    fn customer(
+        &self,
+        scope: &Scope,
+        id: &str,
+        by_reference: bool,
+    ) -> Result<Option<CustomerRecord>, StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.read(move |s| s.customer(&scope, &id, by_reference))
+    }
+
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.write(move |s| s.delete_customer(&scope, &id, at))
+    }
+
+    fn insert_product(&self, scope: &Scope, p: ProductRecord) -> Result<(), StoreError> {
+        let scope = scope.clone();
+        self.write(move |s| s.insert_product(&scope, &p))
+    }
+
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.read(move |s| s.product(&scope, &id))
+    }
+
+    fn calculation_reads(
+        &self,
+        scope: &Scope,
+        customer_id: Option<&str>,
+        product_ids: &[Option<&str>],
+    ) -> Result<CalculationReads, StoreError> {
+        let scope = scope.clone();
+        let customer_id = customer_id.map(str::to_string);
+        let product_ids: Vec<Option<String>> =
+            product_ids.iter().map(|p| p.map(str::to_string)).collect();
+        self.snapshot(move |s| calculation_reads(s, &scope, customer_id.as_deref(), &product_ids))
+    }
+
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.write(move |s| s.delete_product(&scope, &id))
+    }
+
+    fn list_products(
+        &self,
+        scope: &Scope,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ProductRecord>, StoreError> {
+        let (scope, after) = owned(scope, cursor.unwrap_or(""));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(move |s| s.products(&scope, &after, limit))
+    }
+
+    fn insert_calculation(
+        &self,
+        scope: &Scope,
+        calc: &CalculationRecord,
+    ) -> Result<(), StoreError> {
+        self.submit(scope, Quote::Calculation(calc))?.wait()
+    }
+
+    fn submit_calculation(
+        &self,
+        scope: &Scope,
+        calc: &CalculationRecord,
+    ) -> Result<Commit, StoreError> {
+        self.submit(scope, Quote::Calculation(calc))
+    }
+
+    fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError> {
+        Database::stored_calculations(self, scope)
+    }
+
+    fn calculation(
+        &self,
+        scope: &Scope,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<CalculationRecord>, StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.read(move |s| s.calculation(&scope, &id, now))
+    }
+
+    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<(), StoreError> {
+        let scope = scope.clone();
+        self.write(move |s| record_transaction(s, &scope, &tx))
+    }
+
+    fn transaction(
+        &self,
+        scope: &Scope,
+        id: &str,
+    ) -> Result<Option<TransactionRecord>, StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.read(move |s| s.transaction(&scope, &id))
+    }
+
+    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.write(move |s| delete_transaction(s, &scope, &id, at))
+    }
+
+    fn insert_refund(
+        &self,
+        scope: &Scope,
+        transaction_id: &str,
+        ask: RefundAsk,
+    ) -> Result<RefundRecord, StoreError> {
+        let (scope, id) = owned(scope, transaction_id);
+        self.write(move |s| record_refund(s, &scope, &id, ask))
+    }
+
+    fn refunds(
+        &self,
+        scope: &Scope,
+        transaction_id: &str,
+    ) -> Result<Vec<RefundRecord>, StoreError> {
+        let (scope, id) = owned(scope, transaction_id);
+        self.read(move |s| s.refunds(&scope, &id, -1, i64::MAX))
+    }
+
+    fn refunds_page(
+        &self,
+        scope: &Scope,
+        transaction_id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<RefundRecord>, StoreError> {
+        let (scope, id) = owned(scope, transaction_id);
+        let after = after.map(str::to_string);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.snapshot(move |s| {
+            let from = match &after {
+                None => -1,
+                Some(cursor) => {
+                    s.refund_seq(&scope, &id, cursor)?
+                        .ok_or_else(|| StoreError::NotFound {
+                            what: RecordKind::Refund,
+                            id: cursor.clone(),
+                        })?
+                }
+            };
+            s.refunds(&scope, &id, from, limit)
+        })
+    }
+
+    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>, StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.read(move |s| s.refund(&scope, &id))
+    }
+
+    fn reverse_refund(
+        &self,
+        scope: &Scope,
+        refund_id: &str,
+        at: i64,
+    ) -> Result<RefundRecord, StoreError> {
+        let (scope, id) = owned(scope, refund_id);
+        self.write(move |s| reverse_refund(s, &scope, &id, at))
+    }
+
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError> {
+        let account = account.to_string();
+        self.read(move |s| s.nexus(&account))
+    }
+
+    fn outbox(
+        &self,
+        live: bool,
+        account: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OutboxEvent>, StoreError> {
+        let account = account.map(str::to_string);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.snapshot(move |s| outbox_events(s, live, account.as_deref(), limit))
+    }
+
+    fn outbox_accounts(&self, live: bool) -> Result<Vec<String>, StoreError> {
+        self.read(move |s| s.outbox_accounts(live))
+    }
+
+    fn retry_conflicts(&self, live: bool) -> Result<usize, StoreError> {
+        self.write(move |s| s.outbox_retry(live))
+    }
+
+    fn mark_outbox(&self, marks: Vec<OutboxMark>) -> Result<(), StoreError> {
+        self.write(move |s| {
+            for m in &marks {
+                match &m.conflict {
+                    None => s.outbox_mark(m.seq, "sent", None)?,
+                    Some(why) => s.outbox_mark(m.seq, "conflict", Some(why))?,
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>, StoreError> {
+        self.read(move |s| s.outbox_conflicts(live))
+    }
+}
+
+impl<D: Database> PlatformStore for D {
+    fn insert_merchant(&self, scope: &Scope, m: MerchantRecord) -> Result<(), StoreError> {
+        let scope = scope.clone();
+        self.write(move |s| s.insert_merchant(&scope, &m))
+    }
+
+    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.read(move |s| merchant(s, &scope, &id))
+    }
+
+    fn change_merchant(
+        &self,
+        scope: &Scope,
+        id: &str,
+        change: MerchantChange,
+        at: i64,
+    ) -> Result<Option<MerchantRecord>, StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.write(move |s| {
+            let Some(mut m) = merchant(s, &scope, &id)? else {
+                return Ok(None);
+            };
+            rules::change_merchant(&mut m, &id, change, at)?;
+            s.update_merchant(&scope, &m)?;
+            Ok(Some(m))
+        })
+    }
+
+    fn list_merchants(
+        &self,
+        scope: &Scope,
+        cursor: Option<&str>,
+        filter: MerchantFilter,
+        limit: usize,
+    ) -> Result<Vec<MerchantRecord>, StoreError> {
+        let (scope, after) = owned(scope, cursor.unwrap_or(""));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(move |s| s.merchants(&scope, &after, filter, limit))
+    }
+
+    fn insert_platform_calculation(
+        &self,
+        scope: &Scope,
+        calc: &PlatformCalculationRecord,
+    ) -> Result<(), StoreError> {
+        self.submit(scope, Quote::Platform(calc))?.wait()
+    }
+
+    fn submit_platform_calculation(
+        &self,
+        scope: &Scope,
+        calc: &PlatformCalculationRecord,
+    ) -> Result<Commit, StoreError> {
+        self.submit(scope, Quote::Platform(calc))
+    }
+
+    fn platform_calculation(
+        &self,
+        scope: &Scope,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<PlatformCalculationRecord>, StoreError> {
+        let (scope, id) = owned(scope, id);
+        self.read(move |s| s.platform_calculation(&scope, &id, now))
+    }
+
+    fn insert_transactions(
+        &self,
+        scope: &Scope,
+        txs: Vec<TransactionRecord>,
+    ) -> Result<(), StoreError> {
+        let scope = scope.clone();
+        self.write(move |s| {
+            for tx in &txs {
+                record_transaction(s, &scope, tx)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn import_certificates(
+        &self,
+        account: &str,
+        batch: CertificateBatch,
+    ) -> Result<(), StoreError> {
+        let account = account.to_string();
+        self.write(move |s| {
+            for (c, document) in &batch.certificates {
+                let document = c.document.as_ref().and(document.as_deref());
+                s.insert_certificate(&account, c, document)?;
+            }
+            for r in &batch.requests {
+                s.insert_certificate_request(&account, r)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn certificates(
+        &self,
+        account: &str,
+        customer_id: Option<&str>,
+    ) -> Result<Vec<CertificateRecord>, StoreError> {
+        let (account, customer) = (account.to_string(), customer_id.map(str::to_string));
+        self.read(move |s| s.certificates(&account, customer.as_deref()))
+    }
+
+    fn certificate(
+        &self,
+        account: &str,
+        id: &str,
+    ) -> Result<Option<CertificateRecord>, StoreError> {
+        let (account, id) = (account.to_string(), id.to_string());
+        self.read(move |s| s.certificate(&account, &id))
+    }
+
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+        let id = id.to_string();
+        self.read(move |s| s.certificate_document(&id))
+    }
+
+    fn certificate_requests(
+        &self,
+        account: &str,
+    ) -> Result<Vec<CertificateRequestRecord>, StoreError> {
+        let account = account.to_string();
+        self.read(move |s| s.certificate_requests(&account))
+    }
+
+    fn certificate_request(
+        &self,
+        account: &str,
+        id: &str,
+    ) -> Result<Option<CertificateRequestRecord>, StoreError> {
+        let (account, id) = (account.to_string(), id.to_string());
+        self.read(move |s| s.certificate_request(&account, &id))
+    }
+
+    fn cancel_certificate_request(
+        &self,
+        account: &str,
+        id: &str,
+        at: i64,
+    ) -> Result<CertificateRequestRecord, StoreError> {
+        let (account, id) = (account.to_string(), id.to_string());
+        self.write(move |s| cancel_request(s, &account, &id, at))
+    }
+
+    fn secret(&self, name: &str) -> Result<[u8; 32], StoreError> {
+        let name = name.to_string();
+        let fresh = crate::random::bytes32().map_err(|e| {
+            StoreError::Internal(format!(
+                "the operating system's random number generator failed: {e}"
+            ))
+        })?;
+        self.write(move |s| {
+            s.secret(&name, &fresh)?
+                .try_into()
+                .map_err(|_| StoreError::ledger(format!("secret {name} is not 32 bytes")))
+        })
+    }
+}

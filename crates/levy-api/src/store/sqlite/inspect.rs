@@ -1,0 +1,181 @@
+//! `levy info --ledger`: a ledger read without changing it, every record checked against
+//! its seal.
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::super::pack::unpack;
+use super::super::seal::unseal;
+use super::super::*;
+use super::queries::unseal_nexus;
+use super::schema::{
+    check_existing_file, check_identity, not_a_ledger, quick_check, SEALED_TABLES,
+};
+use super::sqlite_err;
+
+/// What `levy info --ledger` reports: a ledger's size, its counts, and whether every
+/// stored record still matches its seal.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LedgerReport {
+    /// The file's path.
+    pub path: String,
+    /// Size of the database file, in bytes.
+    pub file_bytes: u64,
+    /// Size of its write-ahead log (`-wal`), in bytes; 0 when absent.
+    pub wal_bytes: u64,
+    /// Pages on the free list (space a `VACUUM` would return), in bytes.
+    pub free_bytes: u64,
+    /// Schema version (`PRAGMA user_version`).
+    pub schema_version: i64,
+    /// `PRAGMA quick_check`: `["ok"]` when sound.
+    pub quick_check: Vec<String>,
+    /// Rows of each table, by table name.
+    pub rows: std::collections::BTreeMap<String, i64>,
+    /// Calculations (and platform calculations) past their 24 hours, which a running
+    /// service purges within a minute.
+    pub expired_calculations: i64,
+    /// Stored records whose seal does not match, as `table rowid: why`.
+    pub damaged: Vec<String>,
+}
+
+impl LedgerReport {
+    /// The report as text, one fact per line.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let _ = writeln!(out, "ledger      {}", self.path);
+        let _ = writeln!(
+            out,
+            "size        {} bytes (+ {} bytes of WAL; {} bytes free)",
+            self.file_bytes, self.wal_bytes, self.free_bytes
+        );
+        let _ = writeln!(out, "schema      {}", self.schema_version);
+        let _ = writeln!(out, "structure   {}", self.quick_check.join("; "));
+        for (table, n) in &self.rows {
+            let _ = writeln!(out, "{table:<24}{n:>10}");
+        }
+        let _ = writeln!(
+            out,
+            "expired calculations {} (purged within a minute while served)",
+            self.expired_calculations
+        );
+        if self.damaged.is_empty() {
+            let _ = writeln!(out, "records     every seal matches");
+        } else {
+            let _ = writeln!(out, "records     {} DAMAGED:", self.damaged.len());
+            for d in &self.damaged {
+                let _ = writeln!(out, "  {d}");
+            }
+        }
+        out
+    }
+
+    /// Whether the ledger is sound: its structure passes `quick_check` and every record
+    /// matches its seal.
+    pub fn is_sound(&self) -> bool {
+        self.quick_check == ["ok"] && self.damaged.is_empty()
+    }
+}
+
+/// Reads a ledger without changing it (the file is opened read-only): its size, counts and
+/// structure, and every stored record checked against its seal. A file that is not a levy
+/// ledger is an error, as for [`SqliteStore::open`].
+pub fn inspect(path: &str) -> Result<LedgerReport, StoreError> {
+    if !check_existing_file(path)? {
+        return Err(not_a_ledger(path, "no such file"));
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(sqlite_err)?;
+    check_identity(&conn, path)?;
+    let quick_check = quick_check(&conn)?;
+    let pragma = |name: &str| -> Result<i64, StoreError> {
+        conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+            .map_err(sqlite_err)
+    };
+    let mut report = LedgerReport {
+        path: path.to_string(),
+        file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        wal_bytes: std::fs::metadata(format!("{path}-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0),
+        free_bytes: (pragma("freelist_count")? * pragma("page_size")?) as u64,
+        schema_version: pragma("user_version")?,
+        quick_check,
+        ..LedgerReport::default()
+    };
+    let now = crate::clock::now();
+    let exists = |table: &str| -> Result<bool, StoreError> {
+        conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [table],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n == 1)
+        .map_err(sqlite_err)
+    };
+    for table in SEALED_TABLES.iter().chain(["nexus", "secrets"].iter()) {
+        if !exists(table)? {
+            continue;
+        }
+        let n: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .map_err(sqlite_err)?;
+        report.rows.insert(table.to_string(), n);
+    }
+    for table in ["calculations", "platform_calculations"] {
+        if !exists(table)? {
+            continue;
+        }
+        let n: i64 = conn
+            .query_row(
+                &format!("SELECT count(*) FROM {table} WHERE expires_at < ?1"),
+                [now],
+                |r| r.get(0),
+            )
+            .map_err(sqlite_err)?;
+        report.expired_calculations += n;
+    }
+    if report.schema_version >= 3 {
+        for table in SEALED_TABLES {
+            let mut stmt = conn
+                .prepare(&format!("SELECT rowid, data FROM {table}"))
+                .map_err(sqlite_err)?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        unpack(r.get_ref(1)?).map(|t| t.into_owned()),
+                    ))
+                })
+                .map_err(sqlite_err)?;
+            for row in rows {
+                let (rowid, data) = row.map_err(sqlite_err)?;
+                if let Err(e) = data.and_then(|d| unseal(&d).map(|_| ())) {
+                    report.damaged.push(format!("{table} {rowid}: {e}"));
+                }
+            }
+        }
+        let mut stmt = conn
+            .prepare("SELECT rowid, sales, count FROM nexus")
+            .map_err(sqlite_err)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .map_err(sqlite_err)?;
+        for row in rows {
+            let (rowid, sales, count) = row.map_err(sqlite_err)?;
+            if let Err(e) = unseal_nexus(&sales, count) {
+                report.damaged.push(format!("nexus {rowid}: {e}"));
+            }
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,205 @@
+//! The ledger's statements in SQLite for merchants, platform calculations, certificates
+//! and secrets.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::super::seal::to_json;
+use super::super::*;
+use super::queries::{query_all, query_one, query_packed, run, run_unique, Sql};
+use super::sqlite_err;
+
+impl PlatformStatements for Sql<'_> {
+    fn platform_calculation(
+        &self,
+        scope: &Scope,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<PlatformCalculationRecord>, StoreError> {
+        query_packed(
+            self.0,
+            "SELECT data FROM platform_calculations WHERE account = ?1 AND live = ?2 AND id = ?3 AND expires_at > ?4",
+            params![&*scope.account, scope.live, id, now],
+        )
+    }
+
+    fn insert_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<(), StoreError> {
+        run_unique(
+            self.0,
+            "INSERT INTO merchants (account, live, id, reference_merchant_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![&*scope.account, scope.live, m.id, m.reference_merchant_id, to_json(m)?],
+            RecordKind::Merchant,
+            &m.reference_merchant_id,
+        )
+    }
+
+    fn merchant(
+        &self,
+        scope: &Scope,
+        id: &str,
+        by_reference: bool,
+    ) -> Result<Option<MerchantRecord>, StoreError> {
+        let sql = if by_reference {
+            "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND reference_merchant_id = ?3"
+        } else {
+            "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND id = ?3"
+        };
+        query_one(self.0, sql, params![&*scope.account, scope.live, id])
+    }
+
+    fn update_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<(), StoreError> {
+        run_unique(
+            self.0,
+            "UPDATE merchants SET data = ?4, reference_merchant_id = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
+            params![&*scope.account, scope.live, m.id, to_json(m)?, m.reference_merchant_id],
+            RecordKind::Merchant,
+            &m.reference_merchant_id,
+        )
+    }
+
+    fn merchants(
+        &self,
+        scope: &Scope,
+        after: &str,
+        filter: MerchantFilter,
+        limit: i64,
+    ) -> Result<Vec<MerchantRecord>, StoreError> {
+        let status = match filter {
+            MerchantFilter::Active => MerchantStatus::Active.as_str(),
+            MerchantFilter::Deleted => MerchantStatus::Deleted.as_str(),
+            MerchantFilter::All => "%",
+        };
+        query_all(
+            self.0,
+            "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND id > ?3
+             AND json_extract(data, '$.record.status') LIKE ?4 ORDER BY id LIMIT ?5",
+            params![&*scope.account, scope.live, after, status, limit],
+        )
+    }
+
+    fn insert_certificate(
+        &self,
+        account: &str,
+        c: &CertificateRecord,
+        document: Option<&[u8]>,
+    ) -> Result<(), StoreError> {
+        run(
+            self.0,
+            "INSERT INTO certificates (id, account, customer_id, data) VALUES (?1, ?2, ?3, ?4)",
+            params![c.id, account, c.customer_id, to_json(c)?],
+        )?;
+        if let (Some(info), Some(bytes)) = (&c.document, document) {
+            run(
+                self.0,
+                "INSERT INTO certificate_documents (certificate_id, content_type, bytes) VALUES (?1, ?2, ?3)",
+                params![c.id, info.content_type, bytes],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn insert_certificate_request(
+        &self,
+        account: &str,
+        r: &CertificateRequestRecord,
+    ) -> Result<(), StoreError> {
+        run(
+            self.0,
+            "INSERT INTO certificate_requests (id, account, data) VALUES (?1, ?2, ?3)",
+            params![r.id, account, to_json(r)?],
+        )
+        .map(drop)
+    }
+
+    fn certificates(
+        &self,
+        account: &str,
+        customer: Option<&str>,
+    ) -> Result<Vec<CertificateRecord>, StoreError> {
+        match customer {
+            Some(c) => query_all(
+                self.0,
+                "SELECT data FROM certificates WHERE account = ?1 AND customer_id = ?2 ORDER BY id",
+                params![account, c],
+            ),
+            None => query_all(
+                self.0,
+                "SELECT data FROM certificates WHERE account = ?1 ORDER BY id",
+                params![account],
+            ),
+        }
+    }
+
+    fn certificate(
+        &self,
+        account: &str,
+        id: &str,
+    ) -> Result<Option<CertificateRecord>, StoreError> {
+        query_one(
+            self.0,
+            "SELECT data FROM certificates WHERE account = ?1 AND id = ?2",
+            params![account, id],
+        )
+    }
+
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+        self.0
+            .query_row(
+                "SELECT content_type, bytes FROM certificate_documents WHERE certificate_id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(sqlite_err)
+    }
+
+    fn certificate_requests(
+        &self,
+        account: &str,
+    ) -> Result<Vec<CertificateRequestRecord>, StoreError> {
+        query_all(
+            self.0,
+            "SELECT data FROM certificate_requests WHERE account = ?1 ORDER BY id",
+            params![account],
+        )
+    }
+
+    fn certificate_request(
+        &self,
+        account: &str,
+        id: &str,
+    ) -> Result<Option<CertificateRequestRecord>, StoreError> {
+        query_one(
+            self.0,
+            "SELECT data FROM certificate_requests WHERE account = ?1 AND id = ?2",
+            params![account, id],
+        )
+    }
+
+    fn update_certificate_request(
+        &self,
+        account: &str,
+        r: &CertificateRequestRecord,
+    ) -> Result<(), StoreError> {
+        run(
+            self.0,
+            "UPDATE certificate_requests SET data = ?3 WHERE account = ?1 AND id = ?2",
+            params![account, r.id, to_json(r)?],
+        )
+        .map(drop)
+    }
+
+    fn secret(&self, name: &str, fresh: &[u8; 32]) -> Result<Vec<u8>, StoreError> {
+        run(
+            self.0,
+            "INSERT OR IGNORE INTO secrets (name, value) VALUES (?1, ?2)",
+            params![name, &fresh[..]],
+        )?;
+        self.0
+            .query_row(
+                "SELECT value FROM secrets WHERE name = ?1",
+                params![name],
+                |r| r.get(0),
+            )
+            .map_err(sqlite_err)
+    }
+}

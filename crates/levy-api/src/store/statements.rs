@@ -1,0 +1,248 @@
+//! What a database supplies to be a ledger: its statements ([`Statements`]), one method a
+//! statement, and how it runs them ([`Database`]): in a read, in a read that sees one state
+//! of the ledger, in an atomic and durable write, and a calculation's insert that is not
+//! waited for. Everything else, the recipes of every write (transaction, refund, reversal,
+//! deletion, outbox) and the ledger's rules, is written once in `store/recipes.rs` and
+//! `store/rules.rs`, and every [`Database`] is a [`super::Store`] through them.
+//!
+//! A statement answers in the ledger's terms: records and [`StoreError`]. Inside a write, a
+//! read of a row that the write may change (a transaction, a refund, a merchant, a
+//! certificate request) keeps others from changing it until the write ends, where writes
+//! run side by side (PostgreSQL: `SELECT … FOR UPDATE`); a database with one writer
+//! (SQLite) needs nothing for that.
+
+use super::error::StoreError;
+use super::records::*;
+use super::rules::{NexusChange, Refunded};
+use super::Commit;
+
+/// An outbox event as stored: `(seq, account, kind, record id)`, or, for conflicts,
+/// `(seq, kind, record id, why)`.
+pub type OutboxRow = (i64, String, String, String);
+
+/// The statements of a ledger, each run inside the read or write that [`Database`] opened.
+/// Every statement that reads or writes an account's records names its [`Scope`] (account
+/// and mode). Records are stored sealed ([`super::seal`]), except what a database keeps in
+/// a form of its own (SQLite's packed calculations, PostgreSQL's numeric nexus totals).
+pub trait Statements: PlatformStatements + OutboxStatements {
+    /// Inserts a customer; [`StoreError::Duplicate`] when its `reference_customer_id` is
+    /// taken by a customer not deleted.
+    fn insert_customer(&self, scope: &Scope, c: &CustomerRecord) -> Result<(), StoreError>;
+    /// A customer not deleted, by id or (`by_reference`) by `reference_customer_id`.
+    fn customer(
+        &self,
+        scope: &Scope,
+        id: &str,
+        by_reference: bool,
+    ) -> Result<Option<CustomerRecord>, StoreError>;
+    /// Marks a customer deleted at `at`; `false` when there was none (or it was deleted).
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError>;
+
+    /// Inserts a product; [`StoreError::Duplicate`] when its id is taken.
+    fn insert_product(&self, scope: &Scope, p: &ProductRecord) -> Result<(), StoreError>;
+    /// A product by `reference_product_id`.
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError>;
+    /// Deletes a product; `false` when there was none.
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError>;
+    /// Up to `limit` products whose id comes after `after` (by bytes), in that order.
+    fn products(
+        &self,
+        scope: &Scope,
+        after: &str,
+        limit: i64,
+    ) -> Result<Vec<ProductRecord>, StoreError>;
+
+    /// A calculation that has not expired at `now`.
+    fn calculation(
+        &self,
+        scope: &Scope,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<CalculationRecord>, StoreError>;
+    /// How many calculations and platform calculations the scope stores, and their bytes.
+    fn count_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError>;
+
+    /// Inserts a transaction's row; [`StoreError::Duplicate`] when its order id is taken
+    /// for its kind (`order`, `fee`).
+    fn insert_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<(), StoreError>;
+    /// A transaction, deleted or not.
+    fn transaction(&self, scope: &Scope, id: &str)
+        -> Result<Option<TransactionRecord>, StoreError>;
+    /// Writes a transaction back (its record and `deleted_at`).
+    fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<(), StoreError>;
+    /// A transaction's running refund total, when one is kept ([`Refunded`]).
+    fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>, StoreError>;
+    /// Keeps a transaction's running refund total.
+    fn set_refunded(
+        &self,
+        scope: &Scope,
+        tx_id: &str,
+        refunded: &Refunded,
+    ) -> Result<(), StoreError>;
+
+    /// Inserts a refund as its transaction's `seq`th; [`StoreError::Duplicate`] (of
+    /// [`RecordKind::Refund`]) when its id is taken.
+    fn insert_refund(&self, scope: &Scope, r: &RefundRecord, seq: i64) -> Result<(), StoreError>;
+    /// A refund by id.
+    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>, StoreError>;
+    /// Writes a refund back.
+    fn update_refund(&self, scope: &Scope, r: &RefundRecord) -> Result<(), StoreError>;
+    /// Up to `limit` refunds of a transaction whose place is after `after_seq`, in order.
+    fn refunds(
+        &self,
+        scope: &Scope,
+        tx_id: &str,
+        after_seq: i64,
+        limit: i64,
+    ) -> Result<Vec<RefundRecord>, StoreError>;
+    /// The place of refund `id` among its transaction's refunds, when it is one of them.
+    fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>, StoreError>;
+
+    /// Adds `change` to the account's nexus total of the place and currency of `tx`.
+    fn add_nexus(
+        &self,
+        account: &str,
+        tx: &TransactionRecord,
+        change: NexusChange,
+    ) -> Result<(), StoreError>;
+    /// The account's nexus totals, ordered by country, region and currency (by bytes).
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError>;
+}
+
+/// The statements of merchants, platform calculations, certificates and the ledger's
+/// secrets (a part of [`Statements`]).
+pub trait PlatformStatements {
+    /// A platform calculation that has not expired at `now`.
+    fn platform_calculation(
+        &self,
+        scope: &Scope,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<PlatformCalculationRecord>, StoreError>;
+    /// Inserts a merchant; [`StoreError::Duplicate`] when its reference is taken.
+    fn insert_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<(), StoreError>;
+    /// A merchant by `merch_…` id, or (`by_reference`) by `reference_merchant_id`.
+    fn merchant(
+        &self,
+        scope: &Scope,
+        id: &str,
+        by_reference: bool,
+    ) -> Result<Option<MerchantRecord>, StoreError>;
+    /// Writes a merchant back; [`StoreError::Duplicate`] when its new reference is taken.
+    fn update_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<(), StoreError>;
+    /// Up to `limit` merchants whose id comes after `after` (by bytes), in that order.
+    fn merchants(
+        &self,
+        scope: &Scope,
+        after: &str,
+        filter: MerchantFilter,
+        limit: i64,
+    ) -> Result<Vec<MerchantRecord>, StoreError>;
+
+    /// Inserts a certificate of an account, with its document's bytes.
+    fn insert_certificate(
+        &self,
+        account: &str,
+        c: &CertificateRecord,
+        document: Option<&[u8]>,
+    ) -> Result<(), StoreError>;
+    /// Inserts a certificate request of an account.
+    fn insert_certificate_request(
+        &self,
+        account: &str,
+        r: &CertificateRequestRecord,
+    ) -> Result<(), StoreError>;
+    /// An account's certificates (one customer's when given), by id.
+    fn certificates(
+        &self,
+        account: &str,
+        customer: Option<&str>,
+    ) -> Result<Vec<CertificateRecord>, StoreError>;
+    /// One certificate of an account.
+    fn certificate(&self, account: &str, id: &str)
+        -> Result<Option<CertificateRecord>, StoreError>;
+    /// A certificate's document: content type and bytes.
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError>;
+    /// An account's certificate requests, by id.
+    fn certificate_requests(
+        &self,
+        account: &str,
+    ) -> Result<Vec<CertificateRequestRecord>, StoreError>;
+    /// One certificate request of an account.
+    fn certificate_request(
+        &self,
+        account: &str,
+        id: &str,
+    ) -> Result<Option<CertificateRequestRecord>, StoreError>;
+    /// Writes a certificate request back.
+    fn update_certificate_request(
+        &self,
+        account: &str,
+        r: &CertificateRequestRecord,
+    ) -> Result<(), StoreError>;
+
+    /// The secret of that name: `fresh`, stored now, when there is none yet.
+    fn secret(&self, name: &str, fresh: &[u8; 32]) -> Result<Vec<u8>, StoreError>;
+}
+
+/// The statements of the outbox: what a till's ledger has yet to send to a central one
+/// (`levy sync`), kept in the same write as the record it names (a part of [`Statements`]).
+pub trait OutboxStatements {
+    /// Appends an event (`transaction`, `refund`, `reversal`, `deletion`) to the outbox.
+    fn outbox_add(&self, scope: &Scope, kind: &str, id: &str) -> Result<(), StoreError>;
+    /// Up to `limit` unsent events of one mode (of one account when given), oldest first.
+    fn outbox_unsent(
+        &self,
+        live: bool,
+        account: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<OutboxRow>, StoreError>;
+    /// The accounts with unsent events of one mode, ordered.
+    fn outbox_accounts(&self, live: bool) -> Result<Vec<String>, StoreError>;
+    /// Sets an event's state (`sent`, `conflict`) and note.
+    fn outbox_mark(&self, seq: i64, state: &str, note: Option<&str>) -> Result<(), StoreError>;
+    /// Puts one mode's conflicts back as unsent; how many.
+    fn outbox_retry(&self, live: bool) -> Result<usize, StoreError>;
+    /// One mode's conflicts, oldest first: `(seq, kind, record id, why)`.
+    fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>, StoreError>;
+}
+
+/// A calculation to store without waiting ([`Database::submit`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Quote<'a> {
+    /// A calculation.
+    Calculation(&'a CalculationRecord),
+    /// A platform calculation.
+    Platform(&'a PlatformCalculationRecord),
+}
+
+/// How a database runs its [`Statements`]. With them, it is a whole ledger: the recipes
+/// make every `Database` a [`super::Store`] and a [`super::PlatformStore`].
+pub trait Database: Send + Sync + 'static {
+    /// Runs `work` over one read (single statements need no more).
+    fn read<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError>;
+    /// Runs `work` over reads that see one state of the ledger.
+    fn snapshot<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError>;
+    /// Runs `work` as one write: all of it or nothing, other writes kept from interleaving,
+    /// committed and flushed to the disk before this returns `Ok`.
+    fn write<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError>;
+    /// Stores a calculation (24-hour quote) without waiting: the [`Commit`] resolves once it
+    /// is committed (without a flush; the client may ask again).
+    fn submit(&self, scope: &Scope, quote: Quote<'_>) -> Result<Commit, StoreError>;
+    /// How many unexpired calculations the scope stores, and their bytes: counted by
+    /// [`Statements::count_calculations`], kept for as long as the database's policy says.
+    fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError>;
+    /// Whether reads wait on a network (a database server) rather than on a local file.
+    fn reads_cross_a_network(&self) -> bool {
+        false
+    }
+}
