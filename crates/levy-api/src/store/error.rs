@@ -6,6 +6,9 @@ use rust_decimal::Decimal;
 
 pub use super::rules::Excess;
 
+/// What the ledger's operations and statements answer: a value, or a [`StoreError`].
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
 /// A kind of record, as a [`StoreError`] names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

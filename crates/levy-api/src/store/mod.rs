@@ -29,12 +29,12 @@ pub mod rules;
 mod statements;
 
 pub use commit::Commit;
-pub use error::{RecordKind, Refusal, StoreError};
+pub use error::{RecordKind, Refusal, Result, StoreError};
 pub use records::*;
 pub use rules::Excess;
 pub use rules::{nexus_sales, remaining};
 pub use statements::{
-    Database, OutboxRow, OutboxStatements, PlatformStatements, Quote, Statements,
+    Database, Key, OutboxRow, OutboxStatements, Page, PlatformStatements, Quote, Statements,
 };
 
 #[cfg(feature = "postgres")]

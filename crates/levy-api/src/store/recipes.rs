@@ -4,10 +4,10 @@
 //! (a transaction, a refund, a reversal, a deletion) each keep the nexus totals, the
 //! running refund total and the outbox in step with the record, in the same write.
 
-use super::error::{RecordKind, StoreError};
+use super::error::{RecordKind, Result, StoreError};
 use super::records::*;
 use super::rules::{self, Refunded};
-use super::statements::{Database, OutboxRow, Quote, Statements};
+use super::statements::{Database, Key, OutboxRow, Page, Quote, Statements};
 use super::{refund, Commit, PlatformStore, Store};
 
 /// `(account, live, id)` owned, for work that outlives the call.
@@ -24,27 +24,19 @@ fn transaction_missing(id: &str) -> StoreError {
 
 /// A transaction's running refund total: as kept, or, for a transaction that has none yet
 /// (stored before it was kept, or never refunded), computed once from its refunds.
-fn running_total(
-    s: &dyn Statements,
-    scope: &Scope,
-    tx: &TransactionRecord,
-) -> Result<Refunded, StoreError> {
+fn running_total(s: &dyn Statements, scope: &Scope, tx: &TransactionRecord) -> Result<Refunded> {
     match s.refunded(scope, &tx.id)? {
         Some(kept) => Ok(kept),
         None => Ok(Refunded::of(
             tx.lines.len(),
-            &s.refunds(scope, &tx.id, -1, i64::MAX)?,
+            &s.refunds(scope, &tx.id, (-1, i64::MAX))?,
         )),
     }
 }
 
 /// Records a new transaction: its row, its sales in the nexus totals (live mode), and its
 /// place in the outbox.
-fn record_transaction(
-    s: &dyn Statements,
-    scope: &Scope,
-    tx: &TransactionRecord,
-) -> Result<(), StoreError> {
+fn record_transaction(s: &dyn Statements, scope: &Scope, tx: &TransactionRecord) -> Result<()> {
     s.insert_transaction(scope, tx)?;
     if let Some(change) = rules::transaction_effect(scope.live, tx) {
         s.add_nexus(&scope.account, tx, change)?;
@@ -54,12 +46,7 @@ fn record_transaction(
 
 /// Deletes a transaction: marked deleted, what remains of it (after its refunds) taken off
 /// the nexus totals, the deletion in the outbox.
-fn delete_transaction(
-    s: &dyn Statements,
-    scope: &Scope,
-    id: &str,
-    at: i64,
-) -> Result<(), StoreError> {
+fn delete_transaction(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> Result<()> {
     let mut tx = s
         .transaction(scope, id)?
         .ok_or_else(|| transaction_missing(id))?;
@@ -84,7 +71,7 @@ fn record_refund(
     scope: &Scope,
     tx_id: &str,
     ask: RefundAsk,
-) -> Result<RefundRecord, StoreError> {
+) -> Result<RefundRecord> {
     let tx = s
         .transaction(scope, tx_id)?
         .filter(|t| t.deleted_at.is_none())
@@ -103,12 +90,7 @@ fn record_refund(
 
 /// Reverses a refund: what it took is given back to the running total and (unless its
 /// transaction was deleted since) to the nexus totals; the reversal goes in the outbox.
-fn reverse_refund(
-    s: &dyn Statements,
-    scope: &Scope,
-    id: &str,
-    at: i64,
-) -> Result<RefundRecord, StoreError> {
+fn reverse_refund(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> Result<RefundRecord> {
     let mut refund = s.refund(scope, id)?.ok_or_else(|| StoreError::NotFound {
         what: RecordKind::Refund,
         id: id.to_string(),
@@ -134,14 +116,10 @@ fn reverse_refund(
 }
 
 /// A merchant by `merch_…` id first, then by `reference_merchant_id`.
-fn merchant(
-    s: &dyn Statements,
-    scope: &Scope,
-    id: &str,
-) -> Result<Option<MerchantRecord>, StoreError> {
-    match s.merchant(scope, id, false)? {
+fn merchant(s: &dyn Statements, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>> {
+    match s.merchant(scope, Key::Id(id))? {
         Some(m) => Ok(Some(m)),
-        None => s.merchant(scope, id, true),
+        None => s.merchant(scope, Key::Reference(id)),
     }
 }
 
@@ -151,9 +129,9 @@ fn cancel_request(
     account: &str,
     id: &str,
     at: i64,
-) -> Result<CertificateRequestRecord, StoreError> {
+) -> Result<CertificateRequestRecord> {
     let mut r = s
-        .certificate_request(account, id)?
+        .request(account, id)?
         .ok_or_else(|| StoreError::NotFound {
             what: RecordKind::CertificateRequest,
             id: id.to_string(),
@@ -166,7 +144,7 @@ fn cancel_request(
             r.status = RequestStatus::Canceled;
             r.canceled_at = Some(at);
             r.updated_at = at;
-            s.update_certificate_request(account, &r)?;
+            s.update_request(account, &r)?;
             Ok(r)
         }
     }
@@ -176,12 +154,7 @@ fn cancel_request(
 /// was written (a transaction before its deletion, a refund before its reversal), or as
 /// it is now for a deletion or a reversal (which carry its time), with its mode
 /// (`livemode`) inside the seal, so that the central ledger checks it against the key's.
-fn outbox_record(
-    s: &dyn Statements,
-    scope: &Scope,
-    kind: &str,
-    id: &str,
-) -> Result<String, StoreError> {
+fn outbox_record(s: &dyn Statements, scope: &Scope, kind: &str, id: &str) -> Result<String> {
     let missing = || StoreError::ledger(format!("the outbox names a missing record {id}"));
     let mut value = match kind {
         "transaction" | "deletion" => {
@@ -217,8 +190,8 @@ fn outbox_events(
     live: bool,
     account: Option<&str>,
     limit: i64,
-) -> Result<Vec<OutboxEvent>, StoreError> {
-    let rows: Vec<OutboxRow> = s.outbox_unsent(live, account, limit)?;
+) -> Result<Vec<OutboxEvent>> {
+    let rows: Vec<OutboxRow> = s.unsent(live, account, limit)?;
     rows.into_iter()
         .map(|(seq, account, kind, id)| {
             let scope = Scope {
@@ -244,9 +217,9 @@ fn calculation_reads(
     scope: &Scope,
     customer_id: Option<&str>,
     product_ids: &[Option<String>],
-) -> Result<CalculationReads, StoreError> {
+) -> Result<CalculationReads> {
     let customer = match customer_id {
-        Some(id) => s.customer(scope, id, false)?,
+        Some(id) => s.customer(scope, Key::Id(id))?,
         None => None,
     };
     let mut products = Vec::with_capacity(product_ids.len());
@@ -272,7 +245,7 @@ impl<D: Database> Store for D {
         Database::reads_cross_a_network(self)
     }
 
-    fn insert_customer(&self, scope: &Scope, c: CustomerRecord) -> Result<(), StoreError> {
+    fn insert_customer(&self, scope: &Scope, c: CustomerRecord) -> Result<()> {
         let scope = scope.clone();
         self.write(move |s| s.insert_customer(&scope, &c))
     }
@@ -282,22 +255,29 @@ impl<D: Database> Store for D {
         scope: &Scope,
         id: &str,
         by_reference: bool,
-    ) -> Result<Option<CustomerRecord>, StoreError> {
+    ) -> Result<Option<CustomerRecord>> {
         let (scope, id) = owned(scope, id);
-        self.read(move |s| s.customer(&scope, &id, by_reference))
+        self.read(move |s| {
+            let key = if by_reference {
+                Key::Reference(&id)
+            } else {
+                Key::Id(&id)
+            };
+            s.customer(&scope, key)
+        })
     }
 
-    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError> {
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool> {
         let (scope, id) = owned(scope, id);
         self.write(move |s| s.delete_customer(&scope, &id, at))
     }
 
-    fn insert_product(&self, scope: &Scope, p: ProductRecord) -> Result<(), StoreError> {
+    fn insert_product(&self, scope: &Scope, p: ProductRecord) -> Result<()> {
         let scope = scope.clone();
         self.write(move |s| s.insert_product(&scope, &p))
     }
 
-    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError> {
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>> {
         let (scope, id) = owned(scope, id);
         self.read(move |s| s.product(&scope, &id))
     }
@@ -307,7 +287,7 @@ impl<D: Database> Store for D {
         scope: &Scope,
         customer_id: Option<&str>,
         product_ids: &[Option<&str>],
-    ) -> Result<CalculationReads, StoreError> {
+    ) -> Result<CalculationReads> {
         let scope = scope.clone();
         let customer_id = customer_id.map(str::to_string);
         let product_ids: Vec<Option<String>> =
@@ -315,7 +295,7 @@ impl<D: Database> Store for D {
         self.snapshot(move |s| calculation_reads(s, &scope, customer_id.as_deref(), &product_ids))
     }
 
-    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError> {
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool> {
         let (scope, id) = owned(scope, id);
         self.write(move |s| s.delete_product(&scope, &id))
     }
@@ -325,57 +305,46 @@ impl<D: Database> Store for D {
         scope: &Scope,
         cursor: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<ProductRecord>, StoreError> {
+    ) -> Result<Vec<ProductRecord>> {
         let (scope, after) = owned(scope, cursor.unwrap_or(""));
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.read(move |s| s.products(&scope, &after, limit))
+        self.read(move |s| {
+            let page = Page {
+                after: &after,
+                limit,
+            };
+            s.products(&scope, page)
+        })
     }
 
-    fn insert_calculation(
-        &self,
-        scope: &Scope,
-        calc: &CalculationRecord,
-    ) -> Result<(), StoreError> {
+    fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<()> {
         self.submit(scope, Quote::Calculation(calc))?.wait()
     }
 
-    fn submit_calculation(
-        &self,
-        scope: &Scope,
-        calc: &CalculationRecord,
-    ) -> Result<Commit, StoreError> {
+    fn submit_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<Commit> {
         self.submit(scope, Quote::Calculation(calc))
     }
 
-    fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError> {
+    fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations> {
         Database::stored_calculations(self, scope)
     }
 
-    fn calculation(
-        &self,
-        scope: &Scope,
-        id: &str,
-        now: i64,
-    ) -> Result<Option<CalculationRecord>, StoreError> {
+    fn calculation(&self, scope: &Scope, id: &str, now: i64) -> Result<Option<CalculationRecord>> {
         let (scope, id) = owned(scope, id);
         self.read(move |s| s.calculation(&scope, &id, now))
     }
 
-    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<(), StoreError> {
+    fn insert_transaction(&self, scope: &Scope, tx: TransactionRecord) -> Result<()> {
         let scope = scope.clone();
         self.write(move |s| record_transaction(s, &scope, &tx))
     }
 
-    fn transaction(
-        &self,
-        scope: &Scope,
-        id: &str,
-    ) -> Result<Option<TransactionRecord>, StoreError> {
+    fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>> {
         let (scope, id) = owned(scope, id);
         self.read(move |s| s.transaction(&scope, &id))
     }
 
-    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), StoreError> {
+    fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<()> {
         let (scope, id) = owned(scope, id);
         self.write(move |s| delete_transaction(s, &scope, &id, at))
     }
@@ -385,18 +354,14 @@ impl<D: Database> Store for D {
         scope: &Scope,
         transaction_id: &str,
         ask: RefundAsk,
-    ) -> Result<RefundRecord, StoreError> {
+    ) -> Result<RefundRecord> {
         let (scope, id) = owned(scope, transaction_id);
         self.write(move |s| record_refund(s, &scope, &id, ask))
     }
 
-    fn refunds(
-        &self,
-        scope: &Scope,
-        transaction_id: &str,
-    ) -> Result<Vec<RefundRecord>, StoreError> {
+    fn refunds(&self, scope: &Scope, transaction_id: &str) -> Result<Vec<RefundRecord>> {
         let (scope, id) = owned(scope, transaction_id);
-        self.read(move |s| s.refunds(&scope, &id, -1, i64::MAX))
+        self.read(move |s| s.refunds(&scope, &id, (-1, i64::MAX)))
     }
 
     fn refunds_page(
@@ -405,7 +370,7 @@ impl<D: Database> Store for D {
         transaction_id: &str,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<RefundRecord>, StoreError> {
+    ) -> Result<Vec<RefundRecord>> {
         let (scope, id) = owned(scope, transaction_id);
         let after = after.map(str::to_string);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -420,50 +385,40 @@ impl<D: Database> Store for D {
                         })?
                 }
             };
-            s.refunds(&scope, &id, from, limit)
+            s.refunds(&scope, &id, (from, limit))
         })
     }
 
-    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>, StoreError> {
+    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>> {
         let (scope, id) = owned(scope, id);
         self.read(move |s| s.refund(&scope, &id))
     }
 
-    fn reverse_refund(
-        &self,
-        scope: &Scope,
-        refund_id: &str,
-        at: i64,
-    ) -> Result<RefundRecord, StoreError> {
+    fn reverse_refund(&self, scope: &Scope, refund_id: &str, at: i64) -> Result<RefundRecord> {
         let (scope, id) = owned(scope, refund_id);
         self.write(move |s| reverse_refund(s, &scope, &id, at))
     }
 
-    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError> {
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>> {
         let account = account.to_string();
         self.read(move |s| s.nexus(&account))
     }
 
-    fn outbox(
-        &self,
-        live: bool,
-        account: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<OutboxEvent>, StoreError> {
+    fn outbox(&self, live: bool, account: Option<&str>, limit: usize) -> Result<Vec<OutboxEvent>> {
         let account = account.map(str::to_string);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.snapshot(move |s| outbox_events(s, live, account.as_deref(), limit))
     }
 
-    fn outbox_accounts(&self, live: bool) -> Result<Vec<String>, StoreError> {
+    fn outbox_accounts(&self, live: bool) -> Result<Vec<String>> {
         self.read(move |s| s.outbox_accounts(live))
     }
 
-    fn retry_conflicts(&self, live: bool) -> Result<usize, StoreError> {
+    fn retry_conflicts(&self, live: bool) -> Result<usize> {
         self.write(move |s| s.outbox_retry(live))
     }
 
-    fn mark_outbox(&self, marks: Vec<OutboxMark>) -> Result<(), StoreError> {
+    fn mark_outbox(&self, marks: Vec<OutboxMark>) -> Result<()> {
         self.write(move |s| {
             for m in &marks {
                 match &m.conflict {
@@ -475,18 +430,18 @@ impl<D: Database> Store for D {
         })
     }
 
-    fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>, StoreError> {
+    fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>> {
         self.read(move |s| s.outbox_conflicts(live))
     }
 }
 
 impl<D: Database> PlatformStore for D {
-    fn insert_merchant(&self, scope: &Scope, m: MerchantRecord) -> Result<(), StoreError> {
+    fn insert_merchant(&self, scope: &Scope, m: MerchantRecord) -> Result<()> {
         let scope = scope.clone();
         self.write(move |s| s.insert_merchant(&scope, &m))
     }
 
-    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>, StoreError> {
+    fn merchant(&self, scope: &Scope, id: &str) -> Result<Option<MerchantRecord>> {
         let (scope, id) = owned(scope, id);
         self.read(move |s| merchant(s, &scope, &id))
     }
@@ -497,7 +452,7 @@ impl<D: Database> PlatformStore for D {
         id: &str,
         change: MerchantChange,
         at: i64,
-    ) -> Result<Option<MerchantRecord>, StoreError> {
+    ) -> Result<Option<MerchantRecord>> {
         let (scope, id) = owned(scope, id);
         self.write(move |s| {
             let Some(mut m) = merchant(s, &scope, &id)? else {
@@ -515,17 +470,23 @@ impl<D: Database> PlatformStore for D {
         cursor: Option<&str>,
         filter: MerchantFilter,
         limit: usize,
-    ) -> Result<Vec<MerchantRecord>, StoreError> {
+    ) -> Result<Vec<MerchantRecord>> {
         let (scope, after) = owned(scope, cursor.unwrap_or(""));
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.read(move |s| s.merchants(&scope, &after, filter, limit))
+        self.read(move |s| {
+            let page = Page {
+                after: &after,
+                limit,
+            };
+            s.merchants(&scope, filter.pattern(), page)
+        })
     }
 
     fn insert_platform_calculation(
         &self,
         scope: &Scope,
         calc: &PlatformCalculationRecord,
-    ) -> Result<(), StoreError> {
+    ) -> Result<()> {
         self.submit(scope, Quote::Platform(calc))?.wait()
     }
 
@@ -533,7 +494,7 @@ impl<D: Database> PlatformStore for D {
         &self,
         scope: &Scope,
         calc: &PlatformCalculationRecord,
-    ) -> Result<Commit, StoreError> {
+    ) -> Result<Commit> {
         self.submit(scope, Quote::Platform(calc))
     }
 
@@ -542,16 +503,15 @@ impl<D: Database> PlatformStore for D {
         scope: &Scope,
         id: &str,
         now: i64,
-    ) -> Result<Option<PlatformCalculationRecord>, StoreError> {
+    ) -> Result<Option<PlatformCalculationRecord>> {
         let (scope, id) = owned(scope, id);
-        self.read(move |s| s.platform_calculation(&scope, &id, now))
+        self.read(move |s| {
+            let found = s.platform_calc(&scope, &id)?;
+            Ok(found.filter(|p| p.order.expires_at > now))
+        })
     }
 
-    fn insert_transactions(
-        &self,
-        scope: &Scope,
-        txs: Vec<TransactionRecord>,
-    ) -> Result<(), StoreError> {
+    fn insert_transactions(&self, scope: &Scope, txs: Vec<TransactionRecord>) -> Result<()> {
         let scope = scope.clone();
         self.write(move |s| {
             for tx in &txs {
@@ -561,19 +521,17 @@ impl<D: Database> PlatformStore for D {
         })
     }
 
-    fn import_certificates(
-        &self,
-        account: &str,
-        batch: CertificateBatch,
-    ) -> Result<(), StoreError> {
+    fn import_certificates(&self, account: &str, batch: CertificateBatch) -> Result<()> {
         let account = account.to_string();
         self.write(move |s| {
             for (c, document) in &batch.certificates {
-                let document = c.document.as_ref().and(document.as_deref());
-                s.insert_certificate(&account, c, document)?;
+                s.insert_certificate(&account, c)?;
+                if let (Some(info), Some(bytes)) = (&c.document, document) {
+                    s.insert_document(&c.id, &info.content_type, bytes)?;
+                }
             }
             for r in &batch.requests {
-                s.insert_certificate_request(&account, r)?;
+                s.insert_request(&account, r)?;
             }
             Ok(())
         })
@@ -583,40 +541,33 @@ impl<D: Database> PlatformStore for D {
         &self,
         account: &str,
         customer_id: Option<&str>,
-    ) -> Result<Vec<CertificateRecord>, StoreError> {
+    ) -> Result<Vec<CertificateRecord>> {
         let (account, customer) = (account.to_string(), customer_id.map(str::to_string));
         self.read(move |s| s.certificates(&account, customer.as_deref()))
     }
 
-    fn certificate(
-        &self,
-        account: &str,
-        id: &str,
-    ) -> Result<Option<CertificateRecord>, StoreError> {
+    fn certificate(&self, account: &str, id: &str) -> Result<Option<CertificateRecord>> {
         let (account, id) = (account.to_string(), id.to_string());
         self.read(move |s| s.certificate(&account, &id))
     }
 
-    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>> {
         let id = id.to_string();
         self.read(move |s| s.certificate_document(&id))
     }
 
-    fn certificate_requests(
-        &self,
-        account: &str,
-    ) -> Result<Vec<CertificateRequestRecord>, StoreError> {
+    fn certificate_requests(&self, account: &str) -> Result<Vec<CertificateRequestRecord>> {
         let account = account.to_string();
-        self.read(move |s| s.certificate_requests(&account))
+        self.read(move |s| s.requests(&account))
     }
 
     fn certificate_request(
         &self,
         account: &str,
         id: &str,
-    ) -> Result<Option<CertificateRequestRecord>, StoreError> {
+    ) -> Result<Option<CertificateRequestRecord>> {
         let (account, id) = (account.to_string(), id.to_string());
-        self.read(move |s| s.certificate_request(&account, &id))
+        self.read(move |s| s.request(&account, &id))
     }
 
     fn cancel_certificate_request(
@@ -624,12 +575,12 @@ impl<D: Database> PlatformStore for D {
         account: &str,
         id: &str,
         at: i64,
-    ) -> Result<CertificateRequestRecord, StoreError> {
+    ) -> Result<CertificateRequestRecord> {
         let (account, id) = (account.to_string(), id.to_string());
         self.write(move |s| cancel_request(s, &account, &id, at))
     }
 
-    fn secret(&self, name: &str) -> Result<[u8; 32], StoreError> {
+    fn secret(&self, name: &str) -> Result<[u8; 32]> {
         let name = name.to_string();
         let fresh = crate::random::bytes32().map_err(|e| {
             StoreError::Internal(format!(

@@ -511,6 +511,17 @@ pub enum MerchantFilter {
     All,
 }
 
+impl MerchantFilter {
+    /// The statuses it shows, as a SQL `LIKE` pattern (`%` for all).
+    pub fn pattern(self) -> &'static str {
+        match self {
+            MerchantFilter::Active => MerchantStatus::Active.as_str(),
+            MerchantFilter::Deleted => MerchantStatus::Deleted.as_str(),
+            MerchantFilter::All => "%",
+        }
+    }
+}
+
 /// A platform calculation, stored until it expires.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlatformCalculationRecord {

@@ -11,7 +11,7 @@
 //! run side by side (PostgreSQL: `SELECT … FOR UPDATE`); a database with one writer
 //! (SQLite) needs nothing for that.
 
-use super::error::StoreError;
+use super::error::Result;
 use super::records::*;
 use super::rules::{NexusChange, Refunded};
 use super::Commit;
@@ -20,6 +20,35 @@ use super::Commit;
 /// `(seq, kind, record id, why)`.
 pub type OutboxRow = (i64, String, String, String);
 
+/// Which record a lookup names: by the service's id, or by the client's own
+/// (`reference_customer_id`, `reference_merchant_id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key<'a> {
+    /// The service's id (`cus_…`, `merch_…`).
+    Id(&'a str),
+    /// The client's id.
+    Reference(&'a str),
+}
+
+impl<'a> Key<'a> {
+    /// The statement of this kind of key (`by_id` or `by_reference`), and the id.
+    pub fn pick(self, by_id: &'static str, by_reference: &'static str) -> (&'static str, &'a str) {
+        match self {
+            Key::Id(id) => (by_id, id),
+            Key::Reference(id) => (by_reference, id),
+        }
+    }
+}
+
+/// A page of a list ordered by id: the ids after `after` (by bytes), `limit` at most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page<'a> {
+    /// The last id of the page before (`""` for the first page).
+    pub after: &'a str,
+    /// The most rows.
+    pub limit: i64,
+}
+
 /// The statements of a ledger, each run inside the read or write that [`Database`] opened.
 /// Every statement that reads or writes an account's records names its [`Scope`] (account
 /// and mode). Records are stored sealed ([`super::seal`]), except what a database keeps in
@@ -27,184 +56,110 @@ pub type OutboxRow = (i64, String, String, String);
 pub trait Statements: PlatformStatements + OutboxStatements {
     /// Inserts a customer; [`StoreError::Duplicate`] when its `reference_customer_id` is
     /// taken by a customer not deleted.
-    fn insert_customer(&self, scope: &Scope, c: &CustomerRecord) -> Result<(), StoreError>;
-    /// A customer not deleted, by id or (`by_reference`) by `reference_customer_id`.
-    fn customer(
-        &self,
-        scope: &Scope,
-        id: &str,
-        by_reference: bool,
-    ) -> Result<Option<CustomerRecord>, StoreError>;
+    fn insert_customer(&self, scope: &Scope, c: &CustomerRecord) -> Result<()>;
+    /// A customer not deleted, by id or by `reference_customer_id`.
+    fn customer(&self, scope: &Scope, key: Key) -> Result<Option<CustomerRecord>>;
     /// Marks a customer deleted at `at`; `false` when there was none (or it was deleted).
-    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError>;
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool>;
 
     /// Inserts a product; [`StoreError::Duplicate`] when its id is taken.
-    fn insert_product(&self, scope: &Scope, p: &ProductRecord) -> Result<(), StoreError>;
+    fn insert_product(&self, scope: &Scope, p: &ProductRecord) -> Result<()>;
     /// A product by `reference_product_id`.
-    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError>;
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>>;
     /// Deletes a product; `false` when there was none.
-    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError>;
-    /// Up to `limit` products whose id comes after `after` (by bytes), in that order.
-    fn products(
-        &self,
-        scope: &Scope,
-        after: &str,
-        limit: i64,
-    ) -> Result<Vec<ProductRecord>, StoreError>;
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool>;
+    /// A page of products, by id (by bytes).
+    fn products(&self, scope: &Scope, page: Page) -> Result<Vec<ProductRecord>>;
 
     /// A calculation that has not expired at `now`.
-    fn calculation(
-        &self,
-        scope: &Scope,
-        id: &str,
-        now: i64,
-    ) -> Result<Option<CalculationRecord>, StoreError>;
+    fn calculation(&self, scope: &Scope, id: &str, now: i64) -> Result<Option<CalculationRecord>>;
     /// How many calculations and platform calculations the scope stores, and their bytes.
-    fn count_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError>;
+    fn count_calculations(&self, scope: &Scope) -> Result<StoredCalculations>;
 
     /// Inserts a transaction's row; [`StoreError::Duplicate`] when its order id is taken
     /// for its kind (`order`, `fee`).
-    fn insert_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<(), StoreError>;
+    fn insert_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()>;
     /// A transaction, deleted or not.
-    fn transaction(&self, scope: &Scope, id: &str)
-        -> Result<Option<TransactionRecord>, StoreError>;
+    fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>>;
     /// Writes a transaction back (its record and `deleted_at`).
-    fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<(), StoreError>;
+    fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()>;
     /// A transaction's running refund total, when one is kept ([`Refunded`]).
-    fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>, StoreError>;
+    fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>>;
     /// Keeps a transaction's running refund total.
-    fn set_refunded(
-        &self,
-        scope: &Scope,
-        tx_id: &str,
-        refunded: &Refunded,
-    ) -> Result<(), StoreError>;
+    fn set_refunded(&self, scope: &Scope, tx_id: &str, refunded: &Refunded) -> Result<()>;
 
     /// Inserts a refund as its transaction's `seq`th; [`StoreError::Duplicate`] (of
     /// [`RecordKind::Refund`]) when its id is taken.
-    fn insert_refund(&self, scope: &Scope, r: &RefundRecord, seq: i64) -> Result<(), StoreError>;
+    fn insert_refund(&self, scope: &Scope, r: &RefundRecord, seq: i64) -> Result<()>;
     /// A refund by id.
-    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>, StoreError>;
+    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>>;
     /// Writes a refund back.
-    fn update_refund(&self, scope: &Scope, r: &RefundRecord) -> Result<(), StoreError>;
-    /// Up to `limit` refunds of a transaction whose place is after `after_seq`, in order.
-    fn refunds(
-        &self,
-        scope: &Scope,
-        tx_id: &str,
-        after_seq: i64,
-        limit: i64,
-    ) -> Result<Vec<RefundRecord>, StoreError>;
+    fn update_refund(&self, scope: &Scope, r: &RefundRecord) -> Result<()>;
+    /// Refunds of a transaction in order: up to `seqs.1` of them, whose place is after `seqs.0`.
+    fn refunds(&self, scope: &Scope, tx_id: &str, seqs: (i64, i64)) -> Result<Vec<RefundRecord>>;
     /// The place of refund `id` among its transaction's refunds, when it is one of them.
-    fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>, StoreError>;
+    fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>>;
 
     /// Adds `change` to the account's nexus total of the place and currency of `tx`.
-    fn add_nexus(
-        &self,
-        account: &str,
-        tx: &TransactionRecord,
-        change: NexusChange,
-    ) -> Result<(), StoreError>;
+    fn add_nexus(&self, account: &str, tx: &TransactionRecord, change: NexusChange) -> Result<()>;
     /// The account's nexus totals, ordered by country, region and currency (by bytes).
-    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError>;
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>>;
 }
 
 /// The statements of merchants, platform calculations, certificates and the ledger's
 /// secrets (a part of [`Statements`]).
 pub trait PlatformStatements {
-    /// A platform calculation that has not expired at `now`.
-    fn platform_calculation(
-        &self,
-        scope: &Scope,
-        id: &str,
-        now: i64,
-    ) -> Result<Option<PlatformCalculationRecord>, StoreError>;
+    /// A platform calculation, expired or not (the caller checks `order.expires_at`).
+    fn platform_calc(&self, scope: &Scope, id: &str) -> Result<Option<PlatformCalculationRecord>>;
     /// Inserts a merchant; [`StoreError::Duplicate`] when its reference is taken.
-    fn insert_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<(), StoreError>;
-    /// A merchant by `merch_…` id, or (`by_reference`) by `reference_merchant_id`.
-    fn merchant(
-        &self,
-        scope: &Scope,
-        id: &str,
-        by_reference: bool,
-    ) -> Result<Option<MerchantRecord>, StoreError>;
+    fn insert_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<()>;
+    /// A merchant by `merch_…` id, or by `reference_merchant_id`.
+    fn merchant(&self, scope: &Scope, key: Key) -> Result<Option<MerchantRecord>>;
     /// Writes a merchant back; [`StoreError::Duplicate`] when its new reference is taken.
-    fn update_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<(), StoreError>;
-    /// Up to `limit` merchants whose id comes after `after` (by bytes), in that order.
-    fn merchants(
-        &self,
-        scope: &Scope,
-        after: &str,
-        filter: MerchantFilter,
-        limit: i64,
-    ) -> Result<Vec<MerchantRecord>, StoreError>;
+    fn update_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<()>;
+    /// A page of merchants of the statuses `status` matches (a SQL `LIKE` pattern,
+    /// [`MerchantFilter::pattern`]), by id (by bytes).
+    fn merchants(&self, scope: &Scope, status: &str, page: Page) -> Result<Vec<MerchantRecord>>;
 
-    /// Inserts a certificate of an account, with its document's bytes.
-    fn insert_certificate(
-        &self,
-        account: &str,
-        c: &CertificateRecord,
-        document: Option<&[u8]>,
-    ) -> Result<(), StoreError>;
+    /// Inserts a certificate of an account.
+    fn insert_certificate(&self, account: &str, c: &CertificateRecord) -> Result<()>;
+    /// Inserts a certificate's document.
+    fn insert_document(&self, id: &str, content_type: &str, bytes: &[u8]) -> Result<()>;
     /// Inserts a certificate request of an account.
-    fn insert_certificate_request(
-        &self,
-        account: &str,
-        r: &CertificateRequestRecord,
-    ) -> Result<(), StoreError>;
-    /// An account's certificates (one customer's when given), by id.
-    fn certificates(
-        &self,
-        account: &str,
-        customer: Option<&str>,
-    ) -> Result<Vec<CertificateRecord>, StoreError>;
+    fn insert_request(&self, account: &str, r: &CertificateRequestRecord) -> Result<()>;
+    /// An account's certificates (those of customer `owner` when given), by id.
+    fn certificates(&self, account: &str, customer: Option<&str>)
+        -> Result<Vec<CertificateRecord>>;
     /// One certificate of an account.
-    fn certificate(&self, account: &str, id: &str)
-        -> Result<Option<CertificateRecord>, StoreError>;
+    fn certificate(&self, account: &str, id: &str) -> Result<Option<CertificateRecord>>;
     /// A certificate's document: content type and bytes.
-    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError>;
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>>;
     /// An account's certificate requests, by id.
-    fn certificate_requests(
-        &self,
-        account: &str,
-    ) -> Result<Vec<CertificateRequestRecord>, StoreError>;
+    fn requests(&self, account: &str) -> Result<Vec<CertificateRequestRecord>>;
     /// One certificate request of an account.
-    fn certificate_request(
-        &self,
-        account: &str,
-        id: &str,
-    ) -> Result<Option<CertificateRequestRecord>, StoreError>;
+    fn request(&self, account: &str, id: &str) -> Result<Option<CertificateRequestRecord>>;
     /// Writes a certificate request back.
-    fn update_certificate_request(
-        &self,
-        account: &str,
-        r: &CertificateRequestRecord,
-    ) -> Result<(), StoreError>;
+    fn update_request(&self, account: &str, r: &CertificateRequestRecord) -> Result<()>;
 
     /// The secret of that name: `fresh`, stored now, when there is none yet.
-    fn secret(&self, name: &str, fresh: &[u8; 32]) -> Result<Vec<u8>, StoreError>;
+    fn secret(&self, name: &str, fresh: &[u8; 32]) -> Result<Vec<u8>>;
 }
 
 /// The statements of the outbox: what a till's ledger has yet to send to a central one
 /// (`levy sync`), kept in the same write as the record it names (a part of [`Statements`]).
 pub trait OutboxStatements {
     /// Appends an event (`transaction`, `refund`, `reversal`, `deletion`) to the outbox.
-    fn outbox_add(&self, scope: &Scope, kind: &str, id: &str) -> Result<(), StoreError>;
+    fn outbox_add(&self, scope: &Scope, kind: &str, id: &str) -> Result<()>;
     /// Up to `limit` unsent events of one mode (of one account when given), oldest first.
-    fn outbox_unsent(
-        &self,
-        live: bool,
-        account: Option<&str>,
-        limit: i64,
-    ) -> Result<Vec<OutboxRow>, StoreError>;
+    fn unsent(&self, live: bool, account: Option<&str>, limit: i64) -> Result<Vec<OutboxRow>>;
     /// The accounts with unsent events of one mode, ordered.
-    fn outbox_accounts(&self, live: bool) -> Result<Vec<String>, StoreError>;
+    fn outbox_accounts(&self, live: bool) -> Result<Vec<String>>;
     /// Sets an event's state (`sent`, `conflict`) and note.
-    fn outbox_mark(&self, seq: i64, state: &str, note: Option<&str>) -> Result<(), StoreError>;
+    fn outbox_mark(&self, seq: i64, state: &str, note: Option<&str>) -> Result<()>;
     /// Puts one mode's conflicts back as unsent; how many.
-    fn outbox_retry(&self, live: bool) -> Result<usize, StoreError>;
+    fn outbox_retry(&self, live: bool) -> Result<usize>;
     /// One mode's conflicts, oldest first: `(seq, kind, record id, why)`.
-    fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>, StoreError>;
+    fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>>;
 }
 
 /// A calculation to store without waiting ([`Database::submit`]).
@@ -222,25 +177,25 @@ pub trait Database: Send + Sync + 'static {
     /// Runs `work` over one read (single statements need no more).
     fn read<R: Send + 'static>(
         &self,
-        work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
-    ) -> Result<R, StoreError>;
+        work: impl FnOnce(&dyn Statements) -> Result<R> + Send + 'static,
+    ) -> Result<R>;
     /// Runs `work` over reads that see one state of the ledger.
     fn snapshot<R: Send + 'static>(
         &self,
-        work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
-    ) -> Result<R, StoreError>;
+        work: impl FnOnce(&dyn Statements) -> Result<R> + Send + 'static,
+    ) -> Result<R>;
     /// Runs `work` as one write: all of it or nothing, other writes kept from interleaving,
     /// committed and flushed to the disk before this returns `Ok`.
     fn write<R: Send + 'static>(
         &self,
-        work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
-    ) -> Result<R, StoreError>;
+        work: impl FnOnce(&dyn Statements) -> Result<R> + Send + 'static,
+    ) -> Result<R>;
     /// Stores a calculation (24-hour quote) without waiting: the [`Commit`] resolves once it
     /// is committed (without a flush; the client may ask again).
-    fn submit(&self, scope: &Scope, quote: Quote<'_>) -> Result<Commit, StoreError>;
+    fn submit(&self, scope: &Scope, quote: Quote<'_>) -> Result<Commit>;
     /// How many unexpired calculations the scope stores, and their bytes: counted by
     /// [`Statements::count_calculations`], kept for as long as the database's policy says.
-    fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError>;
+    fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations>;
     /// Whether reads wait on a network (a database server) rather than on a local file.
     fn reads_cross_a_network(&self) -> bool {
         false

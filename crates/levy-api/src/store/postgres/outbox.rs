@@ -8,7 +8,7 @@ use super::queries::Pg;
 use super::{pg_err, text, Conn};
 
 /// An outbox row of `(seq, text, text, text)`.
-fn event(r: &Row) -> Result<OutboxRow, StoreError> {
+fn event(r: &Row) -> Result<OutboxRow> {
     Ok((
         r.try_get(0).map_err(pg_err)?,
         text(r, 1)?,
@@ -18,7 +18,7 @@ fn event(r: &Row) -> Result<OutboxRow, StoreError> {
 }
 
 impl<C: Conn> OutboxStatements for Pg<'_, C> {
-    fn outbox_add(&self, scope: &Scope, kind: &str, id: &str) -> Result<(), StoreError> {
+    fn outbox_add(&self, scope: &Scope, kind: &str, id: &str) -> Result<()> {
         self.exec(
             "INSERT INTO outbox (account, live, kind, record_id) VALUES ($1, $2, $3, $4)",
             &[&&*scope.account, &scope.live, &kind, &id],
@@ -26,12 +26,7 @@ impl<C: Conn> OutboxStatements for Pg<'_, C> {
         .map(drop)
     }
 
-    fn outbox_unsent(
-        &self,
-        live: bool,
-        account: Option<&str>,
-        limit: i64,
-    ) -> Result<Vec<OutboxRow>, StoreError> {
+    fn unsent(&self, live: bool, account: Option<&str>, limit: i64) -> Result<Vec<OutboxRow>> {
         let rows = self.rows(
             "SELECT seq, account, kind, record_id FROM outbox
              WHERE live = $1 AND state = 'unsent' AND ($2::text IS NULL OR account = $2)
@@ -41,7 +36,7 @@ impl<C: Conn> OutboxStatements for Pg<'_, C> {
         rows.iter().map(event).collect()
     }
 
-    fn outbox_accounts(&self, live: bool) -> Result<Vec<String>, StoreError> {
+    fn outbox_accounts(&self, live: bool) -> Result<Vec<String>> {
         let rows = self.rows(
             r#"SELECT DISTINCT account COLLATE "C" FROM outbox WHERE live = $1 AND state = 'unsent' ORDER BY 1"#,
             &[&live],
@@ -49,7 +44,7 @@ impl<C: Conn> OutboxStatements for Pg<'_, C> {
         rows.iter().map(|r| text(r, 0)).collect()
     }
 
-    fn outbox_mark(&self, seq: i64, state: &str, note: Option<&str>) -> Result<(), StoreError> {
+    fn outbox_mark(&self, seq: i64, state: &str, note: Option<&str>) -> Result<()> {
         self.exec(
             "UPDATE outbox SET state = $2, note = $3 WHERE seq = $1",
             &[&seq, &state, &note],
@@ -57,7 +52,7 @@ impl<C: Conn> OutboxStatements for Pg<'_, C> {
         .map(drop)
     }
 
-    fn outbox_retry(&self, live: bool) -> Result<usize, StoreError> {
+    fn outbox_retry(&self, live: bool) -> Result<usize> {
         let n = self.exec(
             "UPDATE outbox SET state = 'unsent', note = NULL WHERE live = $1 AND state = 'conflict'",
             &[&live],
@@ -65,7 +60,7 @@ impl<C: Conn> OutboxStatements for Pg<'_, C> {
         Ok(n as usize)
     }
 
-    fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>, StoreError> {
+    fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>> {
         let rows = self.rows(
             "SELECT seq, kind, record_id, coalesce(note, '') FROM outbox
              WHERE live = $1 AND state = 'conflict' ORDER BY seq",

@@ -44,7 +44,7 @@ impl<'a, C: Conn> Pg<'a, C> {
         &self,
         sql: &'static str,
         params: Params<'_>,
-    ) -> Result<Option<T>, StoreError> {
+    ) -> Result<Option<T>> {
         self.rt.block_on(one(self.c, sql, params))
     }
 
@@ -53,30 +53,22 @@ impl<'a, C: Conn> Pg<'a, C> {
         &self,
         sql: &'static str,
         params: Params<'_>,
-    ) -> Result<Vec<T>, StoreError> {
+    ) -> Result<Vec<T>> {
         self.rt.block_on(many(self.c, sql, params))
     }
 
     /// The first row, if any.
-    pub(super) fn row(
-        &self,
-        sql: &'static str,
-        params: Params<'_>,
-    ) -> Result<Option<Row>, StoreError> {
+    pub(super) fn row(&self, sql: &'static str, params: Params<'_>) -> Result<Option<Row>> {
         self.rt.block_on(self.c.opt(sql, params)).map_err(pg_err)
     }
 
     /// Every row.
-    pub(super) fn rows(
-        &self,
-        sql: &'static str,
-        params: Params<'_>,
-    ) -> Result<Vec<Row>, StoreError> {
+    pub(super) fn rows(&self, sql: &'static str, params: Params<'_>) -> Result<Vec<Row>> {
         self.rt.block_on(self.c.all(sql, params)).map_err(pg_err)
     }
 
     /// Runs a statement that changes rows; how many it changed.
-    pub(super) fn exec(&self, sql: &'static str, params: Params<'_>) -> Result<u64, StoreError> {
+    pub(super) fn exec(&self, sql: &'static str, params: Params<'_>) -> Result<u64> {
         self.rt.block_on(self.c.exec(sql, params)).map_err(pg_err)
     }
 
@@ -87,7 +79,7 @@ impl<'a, C: Conn> Pg<'a, C> {
         params: Params<'_>,
         what: RecordKind,
         value: &str,
-    ) -> Result<(), StoreError> {
+    ) -> Result<()> {
         self.rt
             .block_on(self.c.exec(sql, params))
             .map(drop)
@@ -96,7 +88,15 @@ impl<'a, C: Conn> Pg<'a, C> {
 }
 
 impl<C: Conn> Statements for Pg<'_, C> {
-    fn insert_customer(&self, scope: &Scope, c: &CustomerRecord) -> Result<(), StoreError> {
+    fn customer(&self, scope: &Scope, key: Key) -> Result<Option<CustomerRecord>> {
+        let (sql, id) = key.pick(
+            "SELECT data FROM customers WHERE account = $1 AND live = $2 AND id = $3 AND deleted_at IS NULL",
+            "SELECT data FROM customers WHERE account = $1 AND live = $2 AND reference_customer_id = $3 AND deleted_at IS NULL",
+        );
+        self.one(sql, &[&&*scope.account, &scope.live, &id])
+    }
+
+    fn insert_customer(&self, scope: &Scope, c: &CustomerRecord) -> Result<()> {
         let data = to_json(c)?;
         self.exec_unique(
             "INSERT INTO customers (account, live, id, reference_customer_id, data) VALUES ($1, $2, $3, $4, $5)",
@@ -106,28 +106,14 @@ impl<C: Conn> Statements for Pg<'_, C> {
         )
     }
 
-    fn customer(
-        &self,
-        scope: &Scope,
-        id: &str,
-        by_reference: bool,
-    ) -> Result<Option<CustomerRecord>, StoreError> {
-        let sql = if by_reference {
-            "SELECT data FROM customers WHERE account = $1 AND live = $2 AND reference_customer_id = $3 AND deleted_at IS NULL"
-        } else {
-            "SELECT data FROM customers WHERE account = $1 AND live = $2 AND id = $3 AND deleted_at IS NULL"
-        };
-        self.one(sql, &[&&*scope.account, &scope.live, &id])
-    }
-
-    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError> {
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool> {
         Ok(self.exec(
             "UPDATE customers SET deleted_at = $4 WHERE account = $1 AND live = $2 AND id = $3 AND deleted_at IS NULL",
             &[&&*scope.account, &scope.live, &id, &at],
         )? == 1)
     }
 
-    fn insert_product(&self, scope: &Scope, p: &ProductRecord) -> Result<(), StoreError> {
+    fn insert_product(&self, scope: &Scope, p: &ProductRecord) -> Result<()> {
         let data = to_json(p)?;
         self.exec_unique(
             "INSERT INTO products (account, live, id, data) VALUES ($1, $2, $3, $4)",
@@ -142,47 +128,37 @@ impl<C: Conn> Statements for Pg<'_, C> {
         )
     }
 
-    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError> {
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>> {
         self.one(
             "SELECT data FROM products WHERE account = $1 AND live = $2 AND id = $3",
             &[&&*scope.account, &scope.live, &id],
         )
     }
 
-    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError> {
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool> {
         Ok(self.exec(
             "DELETE FROM products WHERE account = $1 AND live = $2 AND id = $3",
             &[&&*scope.account, &scope.live, &id],
         )? == 1)
     }
 
-    fn products(
-        &self,
-        scope: &Scope,
-        after: &str,
-        limit: i64,
-    ) -> Result<Vec<ProductRecord>, StoreError> {
+    fn products(&self, scope: &Scope, page: Page) -> Result<Vec<ProductRecord>> {
         // `COLLATE "C"`: ordered by bytes, as SQLite orders them, whatever the database's
         // collation.
         self.many(
             r#"SELECT data FROM products WHERE account = $1 AND live = $2 AND id COLLATE "C" > $3 ORDER BY id COLLATE "C" LIMIT $4"#,
-            &[&&*scope.account, &scope.live, &after, &limit],
+            &[&&*scope.account, &scope.live, &page.after, &page.limit],
         )
     }
 
-    fn calculation(
-        &self,
-        scope: &Scope,
-        id: &str,
-        now: i64,
-    ) -> Result<Option<CalculationRecord>, StoreError> {
+    fn calculation(&self, scope: &Scope, id: &str, now: i64) -> Result<Option<CalculationRecord>> {
         self.one(
             "SELECT data FROM calculations WHERE account = $1 AND live = $2 AND id = $3 AND expires_at > $4",
             &[&&*scope.account, &scope.live, &id, &now],
         )
     }
 
-    fn count_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError> {
+    fn count_calculations(&self, scope: &Scope) -> Result<StoredCalculations> {
         let row = self.row(
             "SELECT (SELECT count(*) FROM calculations WHERE account = $1 AND live = $2)
                   + (SELECT count(*) FROM platform_calculations WHERE account = $1 AND live = $2),
@@ -203,7 +179,7 @@ impl<C: Conn> Statements for Pg<'_, C> {
         })
     }
 
-    fn insert_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<(), StoreError> {
+    fn insert_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()> {
         let kind = tx.platform.as_ref().map_or("order", |p| p.kind.as_str());
         let data = to_json(tx)?;
         self.exec_unique(
@@ -214,11 +190,7 @@ impl<C: Conn> Statements for Pg<'_, C> {
         )
     }
 
-    fn transaction(
-        &self,
-        scope: &Scope,
-        id: &str,
-    ) -> Result<Option<TransactionRecord>, StoreError> {
+    fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>> {
         let sql = locking!(
             self,
             "SELECT data FROM transactions WHERE account = $1 AND live = $2 AND id = $3"
@@ -226,7 +198,7 @@ impl<C: Conn> Statements for Pg<'_, C> {
         self.one(sql, &[&&*scope.account, &scope.live, &id])
     }
 
-    fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<(), StoreError> {
+    fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()> {
         let data = to_json(tx)?;
         self.exec(
             "UPDATE transactions SET data = $4, deleted_at = $5 WHERE account = $1 AND live = $2 AND id = $3",
@@ -235,7 +207,7 @@ impl<C: Conn> Statements for Pg<'_, C> {
         .map(drop)
     }
 
-    fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>, StoreError> {
+    fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>> {
         let row = self.row(
             "SELECT refunded FROM transactions WHERE account = $1 AND live = $2 AND id = $3",
             &[&&*scope.account, &scope.live, &tx_id],
@@ -247,12 +219,7 @@ impl<C: Conn> Statements for Pg<'_, C> {
         kept.map(|text| from_json(&text)).transpose()
     }
 
-    fn set_refunded(
-        &self,
-        scope: &Scope,
-        tx_id: &str,
-        refunded: &Refunded,
-    ) -> Result<(), StoreError> {
+    fn set_refunded(&self, scope: &Scope, tx_id: &str, refunded: &Refunded) -> Result<()> {
         let data = to_json(refunded)?;
         self.exec(
             "UPDATE transactions SET refunded = $4 WHERE account = $1 AND live = $2 AND id = $3",
@@ -261,7 +228,7 @@ impl<C: Conn> Statements for Pg<'_, C> {
         .map(drop)
     }
 
-    fn insert_refund(&self, scope: &Scope, r: &RefundRecord, seq: i64) -> Result<(), StoreError> {
+    fn insert_refund(&self, scope: &Scope, r: &RefundRecord, seq: i64) -> Result<()> {
         let data = to_json(r)?;
         self.exec_unique(
             "INSERT INTO refunds (account, live, id, transaction_id, seq, data) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -271,7 +238,7 @@ impl<C: Conn> Statements for Pg<'_, C> {
         )
     }
 
-    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>, StoreError> {
+    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>> {
         let sql = locking!(
             self,
             "SELECT data FROM refunds WHERE account = $1 AND live = $2 AND id = $3"
@@ -279,7 +246,7 @@ impl<C: Conn> Statements for Pg<'_, C> {
         self.one(sql, &[&&*scope.account, &scope.live, &id])
     }
 
-    fn update_refund(&self, scope: &Scope, r: &RefundRecord) -> Result<(), StoreError> {
+    fn update_refund(&self, scope: &Scope, r: &RefundRecord) -> Result<()> {
         let data = to_json(r)?;
         self.exec(
             "UPDATE refunds SET data = $4 WHERE account = $1 AND live = $2 AND id = $3",
@@ -288,20 +255,14 @@ impl<C: Conn> Statements for Pg<'_, C> {
         .map(drop)
     }
 
-    fn refunds(
-        &self,
-        scope: &Scope,
-        tx_id: &str,
-        after_seq: i64,
-        limit: i64,
-    ) -> Result<Vec<RefundRecord>, StoreError> {
+    fn refunds(&self, scope: &Scope, tx_id: &str, seqs: (i64, i64)) -> Result<Vec<RefundRecord>> {
         self.many(
             "SELECT data FROM refunds WHERE account = $1 AND live = $2 AND transaction_id = $3 AND seq > $4 ORDER BY seq LIMIT $5",
-            &[&&*scope.account, &scope.live, &tx_id, &after_seq, &limit],
+            &[&&*scope.account, &scope.live, &tx_id, &seqs.0, &seqs.1],
         )
     }
 
-    fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>, StoreError> {
+    fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>> {
         self.row(
             "SELECT seq FROM refunds WHERE account = $1 AND live = $2 AND id = $3 AND transaction_id = $4",
             &[&&*scope.account, &scope.live, &id, &tx_id],
@@ -310,12 +271,7 @@ impl<C: Conn> Statements for Pg<'_, C> {
         .transpose()
     }
 
-    fn add_nexus(
-        &self,
-        account: &str,
-        tx: &TransactionRecord,
-        change: NexusChange,
-    ) -> Result<(), StoreError> {
+    fn add_nexus(&self, account: &str, tx: &TransactionRecord, change: NexusChange) -> Result<()> {
         let sales = change.sales.to_string();
         self.exec(
             "INSERT INTO nexus (account, country, region, currency, sales, count)
@@ -327,7 +283,7 @@ impl<C: Conn> Statements for Pg<'_, C> {
         .map(drop)
     }
 
-    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError> {
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>> {
         let rows = self.rows(
             r#"SELECT country, region, currency, sales::text, count FROM nexus WHERE account = $1
                ORDER BY country COLLATE "C", region COLLATE "C", currency COLLATE "C""#,

@@ -7,11 +7,7 @@ use super::queries::{run, Sql};
 use super::sqlite_err;
 
 /// Every row of a query of four columns.
-fn rows4(
-    sql: &str,
-    s: &Sql<'_>,
-    params: impl rusqlite::Params,
-) -> Result<Vec<OutboxRow>, StoreError> {
+fn rows4(sql: &str, s: &Sql<'_>, params: impl rusqlite::Params) -> Result<Vec<OutboxRow>> {
     let mut stmt = s.0.prepare_cached(sql).map_err(sqlite_err)?;
     let rows = stmt
         .query_map(params, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
@@ -20,7 +16,7 @@ fn rows4(
 }
 
 impl OutboxStatements for Sql<'_> {
-    fn outbox_add(&self, scope: &Scope, kind: &str, id: &str) -> Result<(), StoreError> {
+    fn outbox_add(&self, scope: &Scope, kind: &str, id: &str) -> Result<()> {
         run(
             self.0,
             "INSERT INTO outbox (account, live, kind, record_id) VALUES (?1, ?2, ?3, ?4)",
@@ -29,12 +25,7 @@ impl OutboxStatements for Sql<'_> {
         .map(drop)
     }
 
-    fn outbox_unsent(
-        &self,
-        live: bool,
-        account: Option<&str>,
-        limit: i64,
-    ) -> Result<Vec<OutboxRow>, StoreError> {
+    fn unsent(&self, live: bool, account: Option<&str>, limit: i64) -> Result<Vec<OutboxRow>> {
         rows4(
             "SELECT seq, account, kind, record_id FROM outbox
              WHERE live = ?1 AND state = 'unsent' AND (?2 IS NULL OR account = ?2)
@@ -44,7 +35,7 @@ impl OutboxStatements for Sql<'_> {
         )
     }
 
-    fn outbox_accounts(&self, live: bool) -> Result<Vec<String>, StoreError> {
+    fn outbox_accounts(&self, live: bool) -> Result<Vec<String>> {
         let mut stmt = self
             .0
             .prepare_cached(
@@ -57,7 +48,7 @@ impl OutboxStatements for Sql<'_> {
         rows.collect::<Result<_, _>>().map_err(sqlite_err)
     }
 
-    fn outbox_mark(&self, seq: i64, state: &str, note: Option<&str>) -> Result<(), StoreError> {
+    fn outbox_mark(&self, seq: i64, state: &str, note: Option<&str>) -> Result<()> {
         run(
             self.0,
             "UPDATE outbox SET state = ?2, note = ?3 WHERE seq = ?1",
@@ -66,7 +57,7 @@ impl OutboxStatements for Sql<'_> {
         .map(drop)
     }
 
-    fn outbox_retry(&self, live: bool) -> Result<usize, StoreError> {
+    fn outbox_retry(&self, live: bool) -> Result<usize> {
         run(
             self.0,
             "UPDATE outbox SET state = 'unsent', note = NULL WHERE live = ?1 AND state = 'conflict'",
@@ -74,7 +65,7 @@ impl OutboxStatements for Sql<'_> {
         )
     }
 
-    fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>, StoreError> {
+    fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>> {
         rows4(
             "SELECT seq, kind, record_id, coalesce(note, '') FROM outbox
              WHERE live = ?1 AND state = 'conflict' ORDER BY seq",

@@ -9,20 +9,15 @@ use super::queries::{query_all, query_one, query_packed, run, run_unique, Sql};
 use super::sqlite_err;
 
 impl PlatformStatements for Sql<'_> {
-    fn platform_calculation(
-        &self,
-        scope: &Scope,
-        id: &str,
-        now: i64,
-    ) -> Result<Option<PlatformCalculationRecord>, StoreError> {
+    fn platform_calc(&self, scope: &Scope, id: &str) -> Result<Option<PlatformCalculationRecord>> {
         query_packed(
             self.0,
-            "SELECT data FROM platform_calculations WHERE account = ?1 AND live = ?2 AND id = ?3 AND expires_at > ?4",
-            params![&*scope.account, scope.live, id, now],
+            "SELECT data FROM platform_calculations WHERE account = ?1 AND live = ?2 AND id = ?3",
+            params![&*scope.account, scope.live, id],
         )
     }
 
-    fn insert_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<(), StoreError> {
+    fn insert_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<()> {
         run_unique(
             self.0,
             "INSERT INTO merchants (account, live, id, reference_merchant_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -32,21 +27,15 @@ impl PlatformStatements for Sql<'_> {
         )
     }
 
-    fn merchant(
-        &self,
-        scope: &Scope,
-        id: &str,
-        by_reference: bool,
-    ) -> Result<Option<MerchantRecord>, StoreError> {
-        let sql = if by_reference {
-            "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND reference_merchant_id = ?3"
-        } else {
-            "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND id = ?3"
-        };
+    fn merchant(&self, scope: &Scope, key: Key) -> Result<Option<MerchantRecord>> {
+        let (sql, id) = key.pick(
+            "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND id = ?3",
+            "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND reference_merchant_id = ?3",
+        );
         query_one(self.0, sql, params![&*scope.account, scope.live, id])
     }
 
-    fn update_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<(), StoreError> {
+    fn update_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<()> {
         run_unique(
             self.0,
             "UPDATE merchants SET data = ?4, reference_merchant_id = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -56,52 +45,34 @@ impl PlatformStatements for Sql<'_> {
         )
     }
 
-    fn merchants(
-        &self,
-        scope: &Scope,
-        after: &str,
-        filter: MerchantFilter,
-        limit: i64,
-    ) -> Result<Vec<MerchantRecord>, StoreError> {
-        let status = match filter {
-            MerchantFilter::Active => MerchantStatus::Active.as_str(),
-            MerchantFilter::Deleted => MerchantStatus::Deleted.as_str(),
-            MerchantFilter::All => "%",
-        };
+    fn merchants(&self, scope: &Scope, status: &str, page: Page) -> Result<Vec<MerchantRecord>> {
         query_all(
             self.0,
             "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND id > ?3
              AND json_extract(data, '$.record.status') LIKE ?4 ORDER BY id LIMIT ?5",
-            params![&*scope.account, scope.live, after, status, limit],
+            params![&*scope.account, scope.live, page.after, status, page.limit],
         )
     }
 
-    fn insert_certificate(
-        &self,
-        account: &str,
-        c: &CertificateRecord,
-        document: Option<&[u8]>,
-    ) -> Result<(), StoreError> {
+    fn insert_certificate(&self, account: &str, c: &CertificateRecord) -> Result<()> {
         run(
             self.0,
             "INSERT INTO certificates (id, account, customer_id, data) VALUES (?1, ?2, ?3, ?4)",
             params![c.id, account, c.customer_id, to_json(c)?],
-        )?;
-        if let (Some(info), Some(bytes)) = (&c.document, document) {
-            run(
-                self.0,
-                "INSERT INTO certificate_documents (certificate_id, content_type, bytes) VALUES (?1, ?2, ?3)",
-                params![c.id, info.content_type, bytes],
-            )?;
-        }
-        Ok(())
+        )
+        .map(drop)
     }
 
-    fn insert_certificate_request(
-        &self,
-        account: &str,
-        r: &CertificateRequestRecord,
-    ) -> Result<(), StoreError> {
+    fn insert_document(&self, id: &str, content_type: &str, bytes: &[u8]) -> Result<()> {
+        run(
+            self.0,
+            "INSERT INTO certificate_documents (certificate_id, content_type, bytes) VALUES (?1, ?2, ?3)",
+            params![id, content_type, bytes],
+        )
+        .map(drop)
+    }
+
+    fn insert_request(&self, account: &str, r: &CertificateRequestRecord) -> Result<()> {
         run(
             self.0,
             "INSERT INTO certificate_requests (id, account, data) VALUES (?1, ?2, ?3)",
@@ -110,12 +81,8 @@ impl PlatformStatements for Sql<'_> {
         .map(drop)
     }
 
-    fn certificates(
-        &self,
-        account: &str,
-        customer: Option<&str>,
-    ) -> Result<Vec<CertificateRecord>, StoreError> {
-        match customer {
+    fn certificates(&self, account: &str, owner: Option<&str>) -> Result<Vec<CertificateRecord>> {
+        match owner {
             Some(c) => query_all(
                 self.0,
                 "SELECT data FROM certificates WHERE account = ?1 AND customer_id = ?2 ORDER BY id",
@@ -129,11 +96,7 @@ impl PlatformStatements for Sql<'_> {
         }
     }
 
-    fn certificate(
-        &self,
-        account: &str,
-        id: &str,
-    ) -> Result<Option<CertificateRecord>, StoreError> {
+    fn certificate(&self, account: &str, id: &str) -> Result<Option<CertificateRecord>> {
         query_one(
             self.0,
             "SELECT data FROM certificates WHERE account = ?1 AND id = ?2",
@@ -141,7 +104,7 @@ impl PlatformStatements for Sql<'_> {
         )
     }
 
-    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+    fn certificate_document(&self, id: &str) -> Result<Option<(String, Vec<u8>)>> {
         self.0
             .query_row(
                 "SELECT content_type, bytes FROM certificate_documents WHERE certificate_id = ?1",
@@ -152,10 +115,7 @@ impl PlatformStatements for Sql<'_> {
             .map_err(sqlite_err)
     }
 
-    fn certificate_requests(
-        &self,
-        account: &str,
-    ) -> Result<Vec<CertificateRequestRecord>, StoreError> {
+    fn requests(&self, account: &str) -> Result<Vec<CertificateRequestRecord>> {
         query_all(
             self.0,
             "SELECT data FROM certificate_requests WHERE account = ?1 ORDER BY id",
@@ -163,11 +123,7 @@ impl PlatformStatements for Sql<'_> {
         )
     }
 
-    fn certificate_request(
-        &self,
-        account: &str,
-        id: &str,
-    ) -> Result<Option<CertificateRequestRecord>, StoreError> {
+    fn request(&self, account: &str, id: &str) -> Result<Option<CertificateRequestRecord>> {
         query_one(
             self.0,
             "SELECT data FROM certificate_requests WHERE account = ?1 AND id = ?2",
@@ -175,11 +131,7 @@ impl PlatformStatements for Sql<'_> {
         )
     }
 
-    fn update_certificate_request(
-        &self,
-        account: &str,
-        r: &CertificateRequestRecord,
-    ) -> Result<(), StoreError> {
+    fn update_request(&self, account: &str, r: &CertificateRequestRecord) -> Result<()> {
         run(
             self.0,
             "UPDATE certificate_requests SET data = ?3 WHERE account = ?1 AND id = ?2",
@@ -188,7 +140,7 @@ impl PlatformStatements for Sql<'_> {
         .map(drop)
     }
 
-    fn secret(&self, name: &str, fresh: &[u8; 32]) -> Result<Vec<u8>, StoreError> {
+    fn secret(&self, name: &str, fresh: &[u8; 32]) -> Result<Vec<u8>> {
         run(
             self.0,
             "INSERT OR IGNORE INTO secrets (name, value) VALUES (?1, ?2)",

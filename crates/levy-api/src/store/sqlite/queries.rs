@@ -22,7 +22,7 @@ pub(super) fn query_all<T: for<'de> Deserialize<'de>>(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-) -> Result<Vec<T>, StoreError> {
+) -> Result<Vec<T>> {
     let mut stmt = conn.prepare_cached(sql).map_err(sqlite_err)?;
     let rows = stmt
         .query_map(params, |r| r.get::<_, String>(0))
@@ -39,7 +39,7 @@ pub(super) fn query_one<T: for<'de> Deserialize<'de>>(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-) -> Result<Option<T>, StoreError> {
+) -> Result<Option<T>> {
     let data: Option<String> = conn
         .prepare_cached(sql)
         .and_then(|mut stmt| stmt.query_row(params, |r| r.get(0)).optional())
@@ -52,7 +52,7 @@ pub(super) fn query_packed<T: for<'de> Deserialize<'de>>(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-) -> Result<Option<T>, StoreError> {
+) -> Result<Option<T>> {
     let mut stmt = conn.prepare_cached(sql).map_err(sqlite_err)?;
     let mut rows = stmt.query(params).map_err(sqlite_err)?;
     match rows.next().map_err(sqlite_err)? {
@@ -65,11 +65,7 @@ pub(super) fn query_packed<T: for<'de> Deserialize<'de>>(
 }
 
 /// Runs a statement that changes rows; how many it changed.
-pub(super) fn run(
-    conn: &Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-) -> Result<usize, StoreError> {
+pub(super) fn run(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<usize> {
     conn.prepare_cached(sql)
         .and_then(|mut stmt| stmt.execute(params))
         .map_err(sqlite_err)
@@ -83,7 +79,7 @@ pub(super) fn run_unique(
     params: impl rusqlite::Params,
     what: RecordKind,
     value: &str,
-) -> Result<(), StoreError> {
+) -> Result<()> {
     match conn
         .prepare_cached(sql)
         .and_then(|mut stmt| stmt.execute(params))
@@ -110,7 +106,7 @@ pub(super) fn seal_nexus(sales: Decimal, count: i64) -> String {
 }
 
 /// The sales of a stored nexus total, once its digest matches and its count is the row's.
-pub(in crate::store) fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal, StoreError> {
+pub(in crate::store) fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal> {
     let (text, sum) = stored
         .rsplit_once(' ')
         .ok_or_else(|| damaged("nexus total without a digest"))?;
@@ -125,7 +121,7 @@ pub(in crate::store) fn unseal_nexus(stored: &str, count: i64) -> Result<Decimal
 }
 
 impl Statements for Sql<'_> {
-    fn insert_customer(&self, scope: &Scope, c: &CustomerRecord) -> Result<(), StoreError> {
+    fn insert_customer(&self, scope: &Scope, c: &CustomerRecord) -> Result<()> {
         run_unique(
             self.0,
             "INSERT INTO customers (account, live, id, reference_customer_id, data) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -135,21 +131,15 @@ impl Statements for Sql<'_> {
         )
     }
 
-    fn customer(
-        &self,
-        scope: &Scope,
-        id: &str,
-        by_reference: bool,
-    ) -> Result<Option<CustomerRecord>, StoreError> {
-        let sql = if by_reference {
-            "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND reference_customer_id = ?3 AND deleted_at IS NULL"
-        } else {
-            "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL"
-        };
+    fn customer(&self, scope: &Scope, key: Key) -> Result<Option<CustomerRecord>> {
+        let (sql, id) = key.pick(
+            "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL",
+            "SELECT data FROM customers WHERE account = ?1 AND live = ?2 AND reference_customer_id = ?3 AND deleted_at IS NULL",
+        );
         query_one(self.0, sql, params![&*scope.account, scope.live, id])
     }
 
-    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool, StoreError> {
+    fn delete_customer(&self, scope: &Scope, id: &str, at: i64) -> Result<bool> {
         let n = run(
             self.0,
             "UPDATE customers SET deleted_at = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3 AND deleted_at IS NULL",
@@ -158,7 +148,7 @@ impl Statements for Sql<'_> {
         Ok(n == 1)
     }
 
-    fn insert_product(&self, scope: &Scope, p: &ProductRecord) -> Result<(), StoreError> {
+    fn insert_product(&self, scope: &Scope, p: &ProductRecord) -> Result<()> {
         run_unique(
             self.0,
             "INSERT INTO products (account, live, id, data) VALUES (?1, ?2, ?3, ?4)",
@@ -173,7 +163,7 @@ impl Statements for Sql<'_> {
         )
     }
 
-    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>, StoreError> {
+    fn product(&self, scope: &Scope, id: &str) -> Result<Option<ProductRecord>> {
         query_one(
             self.0,
             "SELECT data FROM products WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -181,7 +171,7 @@ impl Statements for Sql<'_> {
         )
     }
 
-    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError> {
+    fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool> {
         let n = run(
             self.0,
             "DELETE FROM products WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -190,25 +180,15 @@ impl Statements for Sql<'_> {
         Ok(n == 1)
     }
 
-    fn products(
-        &self,
-        scope: &Scope,
-        after: &str,
-        limit: i64,
-    ) -> Result<Vec<ProductRecord>, StoreError> {
+    fn products(&self, scope: &Scope, page: Page) -> Result<Vec<ProductRecord>> {
         query_all(
             self.0,
             "SELECT data FROM products WHERE account = ?1 AND live = ?2 AND id > ?3 ORDER BY id LIMIT ?4",
-            params![&*scope.account, scope.live, after, limit],
+            params![&*scope.account, scope.live, page.after, page.limit],
         )
     }
 
-    fn calculation(
-        &self,
-        scope: &Scope,
-        id: &str,
-        now: i64,
-    ) -> Result<Option<CalculationRecord>, StoreError> {
+    fn calculation(&self, scope: &Scope, id: &str, now: i64) -> Result<Option<CalculationRecord>> {
         query_packed(
             self.0,
             "SELECT data FROM calculations WHERE account = ?1 AND live = ?2 AND id = ?3 AND expires_at > ?4",
@@ -216,7 +196,7 @@ impl Statements for Sql<'_> {
         )
     }
 
-    fn count_calculations(&self, scope: &Scope) -> Result<StoredCalculations, StoreError> {
+    fn count_calculations(&self, scope: &Scope) -> Result<StoredCalculations> {
         // `length` of a blob reads its size, not its bytes.
         let (count, bytes): (i64, i64) = self
             .0
@@ -235,7 +215,7 @@ impl Statements for Sql<'_> {
         })
     }
 
-    fn insert_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<(), StoreError> {
+    fn insert_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()> {
         let kind = tx.platform.as_ref().map_or("order", |p| p.kind.as_str());
         run_unique(
             self.0,
@@ -246,11 +226,7 @@ impl Statements for Sql<'_> {
         )
     }
 
-    fn transaction(
-        &self,
-        scope: &Scope,
-        id: &str,
-    ) -> Result<Option<TransactionRecord>, StoreError> {
+    fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>> {
         query_one(
             self.0,
             "SELECT data FROM transactions WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -258,7 +234,7 @@ impl Statements for Sql<'_> {
         )
     }
 
-    fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<(), StoreError> {
+    fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()> {
         run(
             self.0,
             "UPDATE transactions SET data = ?4, deleted_at = ?5 WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -267,7 +243,7 @@ impl Statements for Sql<'_> {
         .map(drop)
     }
 
-    fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>, StoreError> {
+    fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>> {
         let kept: Option<String> = self
             .0
             .prepare_cached(
@@ -282,12 +258,7 @@ impl Statements for Sql<'_> {
         kept.map(|text| from_json(&text)).transpose()
     }
 
-    fn set_refunded(
-        &self,
-        scope: &Scope,
-        tx_id: &str,
-        refunded: &Refunded,
-    ) -> Result<(), StoreError> {
+    fn set_refunded(&self, scope: &Scope, tx_id: &str, refunded: &Refunded) -> Result<()> {
         run(
             self.0,
             "UPDATE transactions SET refunded = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -296,7 +267,7 @@ impl Statements for Sql<'_> {
         .map(drop)
     }
 
-    fn insert_refund(&self, scope: &Scope, r: &RefundRecord, seq: i64) -> Result<(), StoreError> {
+    fn insert_refund(&self, scope: &Scope, r: &RefundRecord, seq: i64) -> Result<()> {
         run_unique(
             self.0,
             "INSERT INTO refunds (account, live, id, transaction_id, seq, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -306,7 +277,7 @@ impl Statements for Sql<'_> {
         )
     }
 
-    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>, StoreError> {
+    fn refund(&self, scope: &Scope, id: &str) -> Result<Option<RefundRecord>> {
         query_one(
             self.0,
             "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -314,7 +285,7 @@ impl Statements for Sql<'_> {
         )
     }
 
-    fn update_refund(&self, scope: &Scope, r: &RefundRecord) -> Result<(), StoreError> {
+    fn update_refund(&self, scope: &Scope, r: &RefundRecord) -> Result<()> {
         run(
             self.0,
             "UPDATE refunds SET data = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3",
@@ -323,21 +294,15 @@ impl Statements for Sql<'_> {
         .map(drop)
     }
 
-    fn refunds(
-        &self,
-        scope: &Scope,
-        tx_id: &str,
-        after_seq: i64,
-        limit: i64,
-    ) -> Result<Vec<RefundRecord>, StoreError> {
+    fn refunds(&self, scope: &Scope, tx_id: &str, seqs: (i64, i64)) -> Result<Vec<RefundRecord>> {
         query_all(
             self.0,
             "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND transaction_id = ?3 AND seq > ?4 ORDER BY seq LIMIT ?5",
-            params![&*scope.account, scope.live, tx_id, after_seq, limit],
+            params![&*scope.account, scope.live, tx_id, seqs.0, seqs.1],
         )
     }
 
-    fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>, StoreError> {
+    fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>> {
         self.0
             .prepare_cached(
                 "SELECT seq FROM refunds WHERE account = ?1 AND live = ?2 AND id = ?3 AND transaction_id = ?4",
@@ -349,12 +314,7 @@ impl Statements for Sql<'_> {
             .map_err(sqlite_err)
     }
 
-    fn add_nexus(
-        &self,
-        account: &str,
-        tx: &TransactionRecord,
-        change: NexusChange,
-    ) -> Result<(), StoreError> {
+    fn add_nexus(&self, account: &str, tx: &TransactionRecord, change: NexusChange) -> Result<()> {
         let current: Option<(String, i64)> = self
             .0
             .prepare_cached(
@@ -381,7 +341,7 @@ impl Statements for Sql<'_> {
         .map(drop)
     }
 
-    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError> {
+    fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>> {
         let mut stmt = self
             .0
             .prepare_cached(
