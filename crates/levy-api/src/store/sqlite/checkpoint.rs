@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn the_wal_starts_over_under_sustained_writes() {
-        let dir = std::env::temp_dir().join(format!("levy-wal-{}", crate::ids::new_id("")));
+        let dir = std::env::temp_dir().join(format!("levy-wal-{}", crate::random::hex128()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("ledger.sqlite").display().to_string();
         let wal = format!("{path}-wal");
@@ -146,7 +146,7 @@ mod tests {
         let (started, mut written) = (Instant::now(), 0u64);
         let mut in_flight = VecDeque::new();
         while started.elapsed() < Duration::from_secs(2) {
-            record.id = crate::ids::new_id("calc_");
+            record.id = format!("calc_{}", crate::random::hex128());
             in_flight.push_back(store.submit_calculation(&scope, &record).unwrap());
             if in_flight.len() >= 8 {
                 in_flight.pop_front().unwrap().wait().unwrap();

@@ -469,7 +469,7 @@ mod calculation_reads_tests {
     #[test]
     fn one_read_gives_the_customer_products_and_certificates() {
         check(&ledger(":memory:"));
-        let dir = std::env::temp_dir().join(format!("levy-reads-{}", crate::ids::new_id("")));
+        let dir = std::env::temp_dir().join(format!("levy-reads-{}", crate::random::hex128()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("ledger.sqlite");
         check(&ledger(&path.display().to_string()));

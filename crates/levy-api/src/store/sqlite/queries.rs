@@ -383,7 +383,7 @@ mod packed_calculation_tests {
 
     #[test]
     fn calculations_are_stored_packed_and_older_text_ones_still_read() {
-        let dir = std::env::temp_dir().join(format!("levy-packed-{}", crate::ids::new_id("")));
+        let dir = std::env::temp_dir().join(format!("levy-packed-{}", crate::random::hex128()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("ledger.sqlite").display().to_string();
         let scope = Scope {
