@@ -23,7 +23,12 @@ fn the_store_names_nothing_of_the_interface() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store");
     let mut files = Vec::new();
     sources(&root, &mut files);
-    assert!(files.len() > 10, "{} files under {}", files.len(), root.display());
+    assert!(
+        files.len() > 10,
+        "{} files under {}",
+        files.len(),
+        root.display()
+    );
     let mut found = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
@@ -42,5 +47,9 @@ fn the_store_names_nothing_of_the_interface() {
             }
         }
     }
-    assert!(found.is_empty(), "the store names the interface:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "the store names the interface:\n{}",
+        found.join("\n")
+    );
 }
