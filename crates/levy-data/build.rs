@@ -4,12 +4,16 @@
 //! * the curated rules (`data/*.toml`, `data/ip/`);
 //! * every USPS ZIP code in its state (the `zipcodes` package), `STATE_ONLY`;
 //! * California's city and county rates from the CDTFA list (`data/local/ca-cdtfa-*.csv`);
-//! * the county rates of Georgia, Minnesota and Wisconsin from their SST rate files, placed
-//!   by ZIP through the census ZIP-to-county file (`data/local/*-counties.csv`,
-//!   `data/local/zip-county-ga-mn-wi.csv`).
+//! * the county rates of Georgia, Minnesota and Wisconsin, Minnesota's special district
+//!   rows and Milwaukee's city row, from their SST rate files (`data/local/*-local.csv`);
+//! * the local rates files of `data/local/us/` (county rates of Florida, Hawaii, North
+//!   Carolina, Ohio, Pennsylvania and Virginia with Virginia's regional districts; where
+//!   Minnesota's districts lie; Milwaukee as a city a buyer names);
+//! * every county placed by ZIP through the census ZIP-to-county file
+//!   (`data/local/zip-county.csv`).
 //!
 //! The same `levy build --usps-zips --data-dir data --cdtfa ... --sst-rates ...
-//! --zip-county ...` gives the same content. Deterministic: the build time written into the
+//! --local-rates data/local/us --zip-county ...` gives the same content. Deterministic: the build time written into the
 //! header is the IP data's snapshot time, not the clock.
 
 use std::path::PathBuf;
@@ -56,16 +60,26 @@ fn run() -> Result<(), String> {
         local.join("ca-cdtfa-1-1-26.csv"),
     )];
     for name in [
-        "GAR2026Q2FEB19-counties.csv",
-        "MNR2026Q2FEB18-counties.csv",
-        "WIR2026Q2FEB18-counties.csv",
+        "GAR2026Q2FEB19-local.csv",
+        "MNR2026Q2FEB18-local.csv",
+        "WIR2026Q2FEB18-local.csv",
     ] {
         println!("cargo:rerun-if-changed={}", local.join(name).display());
         inputs.push(Input::new(InputKind::SstRates, local.join(name)));
     }
+    // The local rates files come after the SST rate files whose districts and cities they
+    // place, and before the ZIP-to-county file, which places ZIPs in their counties.
+    let us = local.join("us");
+    println!("cargo:rerun-if-changed={}", us.display());
+    for f in
+        levy_build::expand(&Input::new(InputKind::LocalRates, &us)).map_err(|e| e.to_string())?
+    {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    inputs.push(Input::new(InputKind::LocalRates, us));
     inputs.push(Input::new(
         InputKind::ZipCounty,
-        local.join("zip-county-ga-mn-wi.csv"),
+        local.join("zip-county.csv"),
     ));
     println!(
         "cargo:rerun-if-changed={}",
@@ -73,7 +87,7 @@ fn run() -> Result<(), String> {
     );
     println!(
         "cargo:rerun-if-changed={}",
-        local.join("zip-county-ga-mn-wi.csv").display()
+        local.join("zip-county.csv").display()
     );
 
     let curated = CuratedSource::Dir(data.clone());

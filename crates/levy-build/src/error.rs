@@ -43,6 +43,11 @@ pub enum BuildError {
     /// The curated rules could not be loaded or applied.
     #[error("curated rules: {0}")]
     Curated(String),
+    /// A local rates file (`--local-rates`) could not be read, or breaks its grammar; the
+    /// message names the file and the key. Fix the file: a local rates file is read whole
+    /// or not at all.
+    #[error("local rates: {0}")]
+    LocalRates(String),
     /// `SOURCE_DATE_EPOCH` is not a whole number of seconds.
     #[error("SOURCE_DATE_EPOCH {0:?} is not a whole number of seconds")]
     SourceDateEpoch(String),

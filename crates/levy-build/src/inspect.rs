@@ -56,6 +56,9 @@ pub fn info<D>(table: &Table<D>) -> String {
             e.rows_skipped.to_native(),
             e.period.as_str()
         );
+        if !e.publication.is_empty() {
+            let _ = writeln!(s, "    from {}", e.publication.as_str());
+        }
     }
     counts(&mut s, table);
     coverage(&mut s, table);
@@ -107,10 +110,12 @@ fn counts<D>(s: &mut String, table: &Table<D>) {
 /// `levy info`'s coverage: the levels the places of each US state and Canadian province
 /// name, and the coverage of an answer that knows only the region.
 fn coverage<D>(s: &mut String, table: &Table<D>) {
+    let sources = local_sources(table);
     let _ = writeln!(
         s,
         "coverage        levels the places of each US state and Canadian province name; \
-         the coverage of an answer that knows only the region"
+         the coverage of an answer that knows only the region; the inputs of each US state's \
+         local rates, by level"
     );
     for r in table.data().regions.iter() {
         let country = std::str::from_utf8(&r.country).unwrap_or("??");
@@ -135,12 +140,102 @@ fn coverage<D>(s: &mut String, table: &Table<D>) {
             1 => "PARTIAL",
             _ => "STATE_ONLY",
         };
+        let from = match (country, sources.get(r.region.as_str())) {
+            ("US", Some(by_level)) => {
+                local_sources_text(by_level, named_only(table, r.region.as_str()))
+            }
+            _ => String::new(),
+        };
         let _ = writeln!(
             s,
-            "  {country}-{:<3} {:<40} region-level {region_cov}",
+            "  {country}-{:<3} {:<40} region-level {region_cov}{from}",
             r.region.as_str(),
             names.join(" ")
         );
+    }
+}
+
+/// Per US state, per local level, the inputs (manifest names) whose general rates the
+/// state's local jurisdictions of that level carry: where each level comes from.
+fn local_sources<D>(table: &Table<D>) -> BTreeMap<String, BTreeMap<u8, BTreeSet<String>>> {
+    let d = table.data();
+    let general = table.tax_code("GENERAL_MERCHANDISE").map(|c| c.0);
+    let mut out: BTreeMap<String, BTreeMap<u8, BTreeSet<String>>> = BTreeMap::new();
+    for r in d.rules.iter() {
+        if Some(r.tax_code.to_native()) != general {
+            continue;
+        }
+        let Some(j) = table.jurisdiction(levy_core::JurisdictionId(r.jurisdiction.to_native()))
+        else {
+            continue;
+        };
+        let Some(e) = d.manifest.get(r.source.to_native() as usize) else {
+            continue;
+        };
+        if j.country() != "US" || !j.level().is_local() || e.kind.as_str() == "curated" {
+            continue;
+        }
+        out.entry(j.region().to_string())
+            .or_default()
+            .entry(j.level() as u8)
+            .or_default()
+            .insert(e.name.as_str().to_string());
+    }
+    out
+}
+
+/// The level bits of a state that only a city named in an address brings (no ZIP period
+/// of the state names them).
+fn named_only<D>(table: &Table<D>, state: &str) -> u8 {
+    let d = table.data();
+    let levels = |jset: u32| -> u8 {
+        table
+            .jset(levy_core::JsetId(jset))
+            .filter_map(|j| table.jurisdiction(j))
+            .fold(0, |acc, j| acc | 1 << (j.level() as u8))
+    };
+    let (mut by_zip, mut by_name) = (0u8, 0u8);
+    let zips: BTreeSet<u32> = d
+        .zips
+        .iter()
+        .filter(|z| z.state.as_str() == state)
+        .map(|z| {
+            for p in z.periods.iter() {
+                by_zip |= levels(p.jset.to_native());
+            }
+            z.zip.to_native()
+        })
+        .collect();
+    for c in d
+        .zip_cities
+        .iter()
+        .filter(|c| zips.contains(&c.zip.to_native()))
+    {
+        by_name |= levels(c.jset.to_native());
+    }
+    by_name & !by_zip
+}
+
+/// `  COUNTY FL.toml; CITY (named) WIR...csv`: each local level and its inputs.
+fn local_sources_text(by_level: &BTreeMap<u8, BTreeSet<String>>, named_only: u8) -> String {
+    let mut parts = Vec::new();
+    for (&level, names) in by_level {
+        let name = [Level::County, Level::City, Level::District]
+            .into_iter()
+            .find(|l| *l as u8 == level)
+            .map_or("LOCAL", Level::as_str);
+        let how = if named_only & (1 << level) != 0 {
+            " (a city the address names)"
+        } else {
+            ""
+        };
+        let list: Vec<&str> = names.iter().map(String::as_str).collect();
+        parts.push(format!("{name}{how} {}", list.join(", ")));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("  local: {}", parts.join("; "))
     }
 }
 

@@ -234,6 +234,7 @@ fn load_file(
             .collect();
         cells[i].codes = codes;
     }
+    local_by_parts(&mut cells);
     overlaps(f, &cells)?;
     Ok(Place {
         file: f.to_string(),
@@ -244,27 +245,96 @@ fn load_file(
     })
 }
 
+/// The kinds of local jurisdiction a US cell names when it names them by kind alone
+/// (`county`, `city`, `district`): bits 1, 2 and 4; `None` for any other cell.
+fn local_kinds(c: &Cell) -> Option<u8> {
+    let mut bits = 0u8;
+    for s in &c.scopes {
+        bits |= match s {
+            Scope::County => 1,
+            Scope::City => 2,
+            Scope::District => 4,
+            _ => return None,
+        };
+    }
+    (bits != 0).then_some(bits)
+}
+
+/// Cells that name local jurisdictions by kind make the local level known together: a
+/// cell counts as knowing it when, for each of its codes, the cells of the same days that
+/// name the code by kind cover counties, cities and districts (a rate for the counties and
+/// cities, another for the districts: Virginia's food).
+fn local_by_parts(cells: &mut [Cell]) {
+    let kinds: Vec<Option<u8>> = cells.iter().map(local_kinds).collect();
+    let mut known = vec![false; cells.len()];
+    for (i, c) in cells.iter().enumerate() {
+        if kinds[i].is_none() {
+            continue;
+        }
+        known[i] = c.codes.iter().all(|code| {
+            let covered = cells
+                .iter()
+                .zip(&kinds)
+                .filter(|(o, k)| k.is_some() && o.from == c.from && o.to == c.to)
+                .filter(|(o, _)| o.codes.contains(code))
+                .fold(0u8, |acc, (_, k)| acc | k.unwrap_or(0));
+            covered == 7
+        });
+    }
+    for (c, k) in cells.iter_mut().zip(known) {
+        if k {
+            c.levels = TaxabilityLevels(c.levels.0 | TaxabilityLevels::LOWER.0);
+        }
+    }
+}
+
 /// Two cells of one file may not give one code at one level on one day (a cell with a
-/// per-sale threshold may lie over one without).
+/// per-sale threshold may lie over one without; cells naming different kinds of local
+/// jurisdiction, counties and districts say, speak for different jurisdictions).
 fn overlaps(f: &str, cells: &[Cell]) -> Result<(), CuratedError> {
-    let mut spans: Vec<(&str, u8, bool, Date, Date, &str)> = Vec::new();
+    /// One code at one level over some days, as a cell gives it.
+    struct Span<'a> {
+        code: &'a str,
+        bit: u8,
+        sale: bool,
+        from: Date,
+        to: Date,
+        key: &'a str,
+        kinds: Option<u8>,
+    }
+    let mut spans: Vec<Span<'_>> = Vec::new();
     for c in cells {
+        let kinds = local_kinds(c);
         for code in &c.codes {
             for bit in [TaxabilityLevels::UPPER.0, TaxabilityLevels::LOWER.0] {
                 if c.levels.0 & bit == 0 {
                     continue;
                 }
                 let sale = c.sale_at_most.is_some();
+                let apart =
+                    |other: Option<u8>| matches!((kinds, other), (Some(a), Some(b)) if a & b == 0);
                 if let Some(other) = spans.iter().find(|s| {
-                    s.0 == code && s.1 == bit && s.2 == sale && !(c.to < s.3 || s.4 < c.from)
+                    s.code == code
+                        && s.bit == bit
+                        && s.sale == sale
+                        && !(c.to < s.from || s.to < c.from)
+                        && !apart(s.kinds)
                 }) {
                     return Err(invalid(
                         f,
                         &c.key,
-                        format!("{code} is also given by {} on the same days", other.5),
+                        format!("{code} is also given by {} on the same days", other.key),
                     ));
                 }
-                spans.push((code, bit, sale, c.from, c.to, &c.key));
+                spans.push(Span {
+                    code,
+                    bit,
+                    sale,
+                    from: c.from,
+                    to: c.to,
+                    key: &c.key,
+                    kinds,
+                });
             }
         }
     }
@@ -306,7 +376,9 @@ fn levels_of(
 }
 
 /// A US cell's `applies_to`, in `us-rules.toml`'s grammar: the scopes, and the levels it
-/// makes known (the state's own with "state" or "state_all", the local with "local").
+/// makes known (the state's own with "state" or "state_all", the local with "local"; cells
+/// naming "county", "city" and "district" among them make the local level known together,
+/// see [`local_by_parts`]).
 fn applies_to(
     f: &str,
     key: &str,
@@ -328,6 +400,8 @@ fn applies_to(
                 scopes.push(Scope::Local);
                 levels |= TaxabilityLevels::LOWER.0;
             }
+            "county" => scopes.push(Scope::County),
+            "city" => scopes.push(Scope::City),
             "district" => scopes.push(Scope::District),
             "" => return Err(invalid(f, format!("{key}.applies_to"), "empty entry")),
             code => scopes.push(Scope::Code(code.to_string())),

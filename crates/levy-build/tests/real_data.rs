@@ -783,8 +783,17 @@ fn the_census_zip_county_file_places_georgia_zips_in_their_counties() {
         ["13", "13121"].iter().map(|s| s.to_string()).collect()
     );
     // 30004 lies in Cherokee (057: 2% until 2026-03-31, 3% from 2026-04-01), Forsyth (117)
-    // and Fulton (121, both 3%): counties of different rates, so the ZIP is not placed and
-    // the build names it.
+    // and Fulton (121, both 3%): counties of different rates, with nothing local in common,
+    // so the ZIP gets the state alone (STATE_ONLY), says why, and the build names it.
+    let loc = t.resolve(&us("30004", "GA"), date).unwrap();
+    assert_eq!(tax_on_100(&t, &loc, date).0, Decimal::from(400));
+    assert_eq!(
+        (loc.coverage, t.place_note(&loc, date)),
+        (
+            levy_core::Coverage::StateOnly,
+            levy_core::PlaceNote::SplitCounties
+        )
+    );
     let note = build_note(&report, "ZIPs placed in their county");
     assert!(
         note.contains("GA ZIPs lie in counties of different rates"),

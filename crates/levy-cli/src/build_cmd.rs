@@ -32,9 +32,15 @@ pub struct BuildFlags {
     #[arg(long = "ip-csv", value_name = "PATH")]
     pub ip_csv: Vec<PathBuf>,
     /// ZIP-to-county relationships (`zip,state,county_fips3`, the census ZCTA file), file or
-    /// folder: places ZIPs in the counties of the SST rate files given before it.
+    /// folder: places ZIPs in the counties of the SST rate files and local rates files given
+    /// before it.
     #[arg(long = "zip-county", value_name = "PATH")]
     pub zip_county: Vec<PathBuf>,
+    /// A state's local rates (`data/local/us/<ST>.toml`: county rates, districts over
+    /// counties, cities a buyer may name, each with its publication), file or folder of
+    /// `.toml` files; give it before `--zip-county`, after the SST rate files it names.
+    #[arg(long = "local-rates", value_name = "PATH")]
+    pub local_rates: Vec<PathBuf>,
     /// Place every USPS ZIP code in its state first (STATE_ONLY), as the embedded default
     /// does, so that the table answers for every US ZIP.
     #[arg(long = "usps-zips")]
@@ -61,7 +67,7 @@ pub struct BuildArgs {
     pub inputs: Vec<Input>,
 }
 
-const INPUT_IDS: [(&str, InputKind); 7] = [
+const INPUT_IDS: [(&str, InputKind); 8] = [
     ("zip5", InputKind::Zip5),
     ("sst_rates", InputKind::SstRates),
     ("sst_boundaries", InputKind::SstBoundaries),
@@ -69,6 +75,7 @@ const INPUT_IDS: [(&str, InputKind); 7] = [
     ("ip_mmdb", InputKind::IpMmdb),
     ("ip_csv", InputKind::IpCsv),
     ("zip_county", InputKind::ZipCounty),
+    ("local_rates", InputKind::LocalRates),
 ];
 
 fn ordered_inputs(m: &ArgMatches) -> Vec<Input> {

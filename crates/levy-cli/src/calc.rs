@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 use levy_core::{
     Address, AnyTable, AutomaticTax, Calculation, Coverage, Currency, Customer, CustomerType, Date,
-    Decimal, IpMode, LineTax, Location, Rounding, Sale, SaleLine, Sourced, Sourcing, TaxId,
-    Taxability,
+    Decimal, IpMode, LineTax, Location, PlaceNote, Rounding, Sale, SaleLine, Sourced, Sourcing,
+    TaxId, Taxability,
 };
 
 /// Arguments of `levy calc`.
@@ -561,6 +561,16 @@ fn render_receipt(
             codes.join(", ")
         );
     }
+    let note = table.place_note(location, date);
+    if note != PlaceNote::None {
+        // What decided among the places of the ZIP, or why the answer holds less.
+        let _ = writeln!(
+            out,
+            "Place      {}: {}",
+            note.as_str(),
+            place_note(table, location, note, date)
+        );
+    }
     match location.coverage.min(calc.coverage) {
         _ if calc.taxability == Taxability::Unknown && location.coverage == Coverage::Full => {}
         Coverage::Full => {}
@@ -595,6 +605,19 @@ fn gaps(table: &AnyTable, line: &LineTax, date: Date) -> Vec<String> {
             format!("{place} {}", level.name(country))
         })
         .collect()
+}
+
+/// The sentence of a location's note, with the places a buyer may name in its ZIP.
+fn place_note(table: &AnyTable, location: &Location, note: PlaceNote, date: Date) -> String {
+    let cities = table.zip_cities(location, date);
+    match note {
+        PlaceNote::SharedPlaces | PlaceNote::CityNotNamed if !cities.is_empty() => format!(
+            "{} (places named in this ZIP code: {})",
+            note.describe(),
+            cities.join(", ")
+        ),
+        note => note.describe().to_string(),
+    }
 }
 
 /// The place a coverage warning speaks of: the postal code and region, or what is known.
@@ -683,6 +706,7 @@ fn render_json(
         "total_amount_including_tax": num(calc.total_including_tax),
         "zero_reason": calc.zero_reason.map(|z| z.note().as_str()),
         "coverage": calc.coverage.as_str(),
+        "place_note": table.place_note(location, date).as_str(),
         "taxability": calc.taxability.as_str(),
         "sourcing": calc.sourcing.as_str(),
         "rounding": calc.rounding.as_str(),

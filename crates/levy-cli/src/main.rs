@@ -64,11 +64,11 @@ enum Command {
     },
 }
 
-/// `levy info FILE` or `levy info --ledger FILE [--json]`.
+/// `levy info [FILE]` or `levy info --ledger FILE [--json]`.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("what").required(true).args(["file", "ledger"])))]
+#[command(group(clap::ArgGroup::new("what").args(["file", "ledger"])))]
 struct InfoArgs {
-    /// The table file.
+    /// The table file; the embedded default when absent.
     file: Option<std::path::PathBuf>,
     /// A ledger (SQLite) to report on instead: size, row counts, expired calculations,
     /// `quick_check`, and every stored record checked against its seal. Read-only; exits
@@ -99,10 +99,15 @@ fn run_info(args: &InfoArgs) -> Result<(), String> {
             Err(format!("{} is damaged (see above)", ledger.display()))
         };
     }
-    let file = args.file.clone().unwrap_or_default();
-    build_cmd::run_info(&build_cmd::InfoArgs { file })
-        .map(|out| print!("{out}"))
-        .map_err(|e| e.to_string())
+    match &args.file {
+        Some(file) => build_cmd::run_info(&build_cmd::InfoArgs { file: file.clone() })
+            .map(|out| print!("{out}"))
+            .map_err(|e| e.to_string()),
+        None => {
+            print!("{}", levy_build::info(levy_data::default_table()));
+            Ok(())
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -179,6 +179,41 @@ pub fn normalize_postal(code: &str) -> String {
         .collect()
 }
 
+/// A city name as a key, so that the names a buyer writes and the names published lists
+/// give meet: ASCII upper case without accents, punctuation or spaces, `SAINT` for `ST`
+/// and `SAINTE` for `STE`, no leading `CITY OF`. CDTFA's `St. Helena`, `La Cañada
+/// Flintridge`, `City of Commerce` and `McFarland` meet USPS's `SAINT HELENA`, `LA CANADA
+/// FLINTRIDGE`, `COMMERCE` and `MC FARLAND`, and a buyer's `bell gardens` meets `Bell
+/// Gardens`: `BELLGARDENS`.
+pub fn city_key(name: &str) -> String {
+    let upper: String = name
+        .chars()
+        .map(|c| match c {
+            'á' | 'à' | 'â' | 'ä' | 'ã' | 'Á' | 'À' | 'Â' | 'Ä' | 'Ã' => 'A',
+            'é' | 'è' | 'ê' | 'ë' | 'É' | 'È' | 'Ê' | 'Ë' => 'E',
+            'í' | 'ì' | 'î' | 'ï' | 'Í' | 'Ì' | 'Î' | 'Ï' => 'I',
+            'ó' | 'ò' | 'ô' | 'ö' | 'õ' | 'Ó' | 'Ò' | 'Ô' | 'Ö' | 'Õ' => 'O',
+            'ú' | 'ù' | 'û' | 'ü' | 'Ú' | 'Ù' | 'Û' | 'Ü' => 'U',
+            'ñ' | 'Ñ' => 'N',
+            'ç' | 'Ç' => 'C',
+            c => c.to_ascii_uppercase(),
+        })
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
+        .collect();
+    let mut words: Vec<&str> = upper.split_whitespace().collect();
+    if words.len() > 2 && words[0] == "CITY" && words[1] == "OF" {
+        words.drain(..2);
+    }
+    words
+        .iter()
+        .map(|w| match *w {
+            "ST" => "SAINT",
+            "STE" => "SAINTE",
+            w => w,
+        })
+        .collect()
+}
+
 /// Parses a US ZIP code, `37203`, `37203-1234`, `37203 1234` or `372031234`, into the
 /// ZIP5 and the optional plus-4. `None` when it is not five or nine digits.
 pub fn parse_us_zip(code: &str) -> Option<(u32, Option<u16>)> {
@@ -303,6 +338,22 @@ mod tests {
         assert_eq!((s.number, s.street.as_str()), (Some(350), "5TH AVE"));
         // A house number with a letter keeps its number.
         assert_eq!(parse_street_line("123A Main St").number, Some(123));
+    }
+
+    #[test]
+    fn city_names_meet_whatever_their_spelling() {
+        assert_eq!(city_key("Bell Gardens"), "BELLGARDENS");
+        assert_eq!(city_key(" bell  gardens "), "BELLGARDENS");
+        assert_eq!(city_key("St. Helena"), city_key("SAINT HELENA"));
+        assert_eq!(
+            city_key("La Cañada Flintridge"),
+            city_key("LA CANADA FLINTRIDGE")
+        );
+        assert_eq!(city_key("City of Commerce"), "COMMERCE");
+        assert_eq!(city_key("McFarland"), city_key("MC FARLAND"));
+        // `City of` alone is a name, not a prefix; nothing is never a name.
+        assert_eq!(city_key("City Of"), "CITYOF");
+        assert_eq!(city_key(" - "), "");
     }
 
     #[test]

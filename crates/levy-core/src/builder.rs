@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use rust_decimal::Decimal;
 
 use crate::date::Date;
-use crate::kinds::{Coverage, Level, Sourcing, TaxType};
+use crate::kinds::{Coverage, Level, PlaceNote, Sourcing, TaxType};
 use crate::lookup::JurisdictionId;
 use crate::model::*;
 use crate::table::{encode, store_decimal};
@@ -223,6 +223,8 @@ pub struct TableBuilder {
     jsets: Vec<Vec<u32>>,
     jset_ids: HashMap<Vec<u32>, u32>,
     zips: BTreeMap<u32, ZipRecord>,
+    /// The places a buyer may name in each ZIP (see [`TableData::zip_cities`]).
+    zip_cities: BTreeMap<u32, Vec<ZipCity>>,
     zip4: Vec<Zip4Record>,
     streets: Vec<StreetRecord>,
     regions: BTreeMap<([u8; 2], String), RegionRecord>,
@@ -639,6 +641,14 @@ impl TableBuilder {
         if !city.is_empty() || rec.city.is_empty() {
             rec.city = city.to_string();
         }
+        // The places a buyer may name in the ZIP: on these days this placement decides, so
+        // what an earlier call said of them is cut to the days outside.
+        if let Some(cities) = self.zip_cities.get_mut(&zip) {
+            *cities = std::mem::take(cities)
+                .into_iter()
+                .flat_map(|c| cut_city(c, from.0, to.0))
+                .collect();
+        }
         let mut replaced = Vec::new();
         let mut kept = Vec::with_capacity(rec.periods.len() + 2);
         for p in rec.periods.drain(..) {
@@ -669,11 +679,101 @@ impl TableBuilder {
             to: to.0,
             jset,
             coverage: coverage as u8,
+            note: PlaceNote::None as u8,
             source,
         });
         kept.sort_by_key(|p| p.from);
         rec.periods = kept;
         Ok(replaced)
+    }
+
+    /// Writes `note` on the periods of ZIP `zip` that lie within `from..=to` (those a
+    /// [`TableBuilder::zip_period`] call for these days made): why their coverage is what it
+    /// is. Returns how many periods it marked.
+    pub fn zip_note(&mut self, zip: u32, from: Date, to: Date, note: PlaceNote) -> usize {
+        let Some(rec) = self.zips.get_mut(&zip) else {
+            return 0;
+        };
+        let mut marked = 0;
+        for p in rec
+            .periods
+            .iter_mut()
+            .filter(|p| from.0 <= p.from && p.to <= to.0)
+        {
+            p.note = note as u8;
+            marked += 1;
+        }
+        marked
+    }
+
+    /// Adds a place that shares ZIP `zip` with others of different taxes: an address in the
+    /// ZIP that names the city `name` (compared as [`crate::address::city_key`] writes it)
+    /// is answered with `jurisdictions` and `coverage` from `from` to `to`, over what the
+    /// ZIP's periods say. Call it after the [`TableBuilder::zip_period`] that placed the ZIP
+    /// for these days: a later placement of the ZIP cuts the cities it covers. A name given
+    /// again for overlapping days replaces the earlier one there.
+    #[allow(clippy::too_many_arguments)]
+    pub fn zip_city(
+        &mut self,
+        zip: u32,
+        name: &str,
+        jurisdictions: &[JurisdictionId],
+        from: Date,
+        to: Date,
+        coverage: Coverage,
+        source: u32,
+    ) -> Result<(), BuildError> {
+        let key = crate::address::city_key(name);
+        if key.is_empty() || from > to {
+            return Err(BuildError::Invalid {
+                what: "ZIP city",
+                detail: format!("ZIP {zip:05}: {name:?} from {from} to {to}"),
+            });
+        }
+        let jset = self.jset(jurisdictions)?;
+        if !self.zips.contains_key(&zip) {
+            return Err(BuildError::Invalid {
+                what: "ZIP city",
+                detail: format!("ZIP {zip:05} is not placed: place it before naming its cities"),
+            });
+        }
+        let list = self.zip_cities.entry(zip).or_default();
+        let mut cities = Vec::with_capacity(list.len() + 1);
+        for c in std::mem::take(list) {
+            if c.key == key {
+                cities.extend(cut_city(c, from.0, to.0));
+            } else {
+                cities.push(c);
+            }
+        }
+        cities.push(ZipCity {
+            zip,
+            key,
+            name: name.trim().to_uppercase(),
+            from: from.0,
+            to: to.0,
+            jset,
+            coverage: coverage as u8,
+            source,
+        });
+        *list = cities;
+        Ok(())
+    }
+
+    /// The places a buyer may name in ZIP `zip` added so far.
+    pub fn zip_cities(&self, zip: u32) -> &[ZipCity] {
+        self.zip_cities.get(&zip).map_or(&[], Vec::as_slice)
+    }
+
+    /// Renames a jurisdiction (a rate file names its districts by code; a file that places
+    /// them knows their names).
+    pub fn rename_jurisdiction(&mut self, j: JurisdictionId, name: &str) -> Result<(), BuildError> {
+        let rec = self
+            .jurisdictions
+            .get_mut(j.0 as usize)
+            .ok_or(BuildError::UnknownJurisdiction(j.0))?;
+        rec.name = name.to_string();
+        Ok(())
     }
 
     /// The ZIP code record added so far, if any.
@@ -1065,6 +1165,7 @@ impl TableBuilder {
             taxability,
             jsets,
             zips,
+            zip_cities,
             zip4,
             streets,
             mut regions,
@@ -1106,10 +1207,12 @@ impl TableBuilder {
             jurisdictions: &jurisdictions,
             jsets: &jsets,
             zips: &zips,
+            zip_cities: &zip_cities,
             zip4: &zip4,
             streets: &streets,
         };
         places.region_levels(&mut regions);
+        let zip_cities = zip_city_records(zip_cities, &zips, &regions);
         let (zip_records, zip5) = zip_records(zips, &regions);
         let (zip4, streets) = sorted_ranges(zip4, streets);
         let ip = ip_data(ipv4, ipv6, ipv4_index_bits)?;
@@ -1127,6 +1230,7 @@ impl TableBuilder {
             jset_items,
             zip5,
             zips: zip_records,
+            zip_cities,
             zip4,
             streets,
             regions: regions.into_values().collect(),
@@ -1300,6 +1404,7 @@ struct Places<'a> {
     jurisdictions: &'a [JurisdictionRecord],
     jsets: &'a [Vec<u32>],
     zips: &'a BTreeMap<u32, ZipRecord>,
+    zip_cities: &'a BTreeMap<u32, Vec<ZipCity>>,
     zip4: &'a [Zip4Record],
     streets: &'a [StreetRecord],
 }
@@ -1325,7 +1430,15 @@ impl Places<'_> {
             let bits = z
                 .periods
                 .iter()
-                .fold(0, |acc, p| acc | self.levels_of(p.jset));
+                .map(|p| p.jset)
+                .chain(
+                    self.zip_cities
+                        .get(&z.zip)
+                        .into_iter()
+                        .flatten()
+                        .map(|c| c.jset),
+                )
+                .fold(0, |acc, jset| acc | self.levels_of(jset));
             *state_levels.entry(z.state.clone()).or_default() |= bits;
         }
         let zip_state: HashMap<u32, &str> = self
@@ -1354,6 +1467,49 @@ impl Places<'_> {
             }
         }
     }
+}
+
+/// The places a buyer may name in each ZIP, as one list sorted by (ZIP, key, from); in a
+/// state whose region-level answer is complete, each is complete too.
+fn zip_city_records(
+    cities: BTreeMap<u32, Vec<ZipCity>>,
+    zips: &BTreeMap<u32, ZipRecord>,
+    regions: &BTreeMap<([u8; 2], String), RegionRecord>,
+) -> Vec<ZipCity> {
+    let mut out: Vec<ZipCity> = Vec::new();
+    for (zip, mut list) in cities {
+        let complete = zips.get(&zip).is_some_and(|z| {
+            regions
+                .get(&(*b"US", z.state.clone()))
+                .is_some_and(|r| r.coverage == Coverage::Full as u8)
+        });
+        if complete {
+            for c in &mut list {
+                c.coverage = Coverage::Full as u8;
+            }
+        }
+        list.sort_by(|a, b| (&a.key, a.from).cmp(&(&b.key, b.from)));
+        out.extend(list);
+    }
+    out
+}
+
+/// A ZIP's city cut to the days outside `from..=to`: none, one or two pieces.
+fn cut_city(c: ZipCity, from: i32, to: i32) -> Vec<ZipCity> {
+    if c.to < from || c.from > to {
+        return vec![c];
+    }
+    let mut out = Vec::new();
+    if c.from < from {
+        out.push(ZipCity {
+            to: from - 1,
+            ..c.clone()
+        });
+    }
+    if c.to > to {
+        out.push(ZipCity { from: to + 1, ..c });
+    }
+    out
 }
 
 /// The ZIP records, by ZIP code, and the dense index of them (empty without ZIPs). A ZIP of

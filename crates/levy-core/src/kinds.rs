@@ -259,3 +259,88 @@ impl Rounding {
         }
     }
 }
+
+/// Why an answer by ZIP code covers what it covers, when the ZIP alone does not settle it:
+/// what decided among the places that share the ZIP, or why the answer holds less than one
+/// place's taxes. Every [`crate::Location`] carries one ([`PlaceNote::None`] for most).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum PlaceNote {
+    /// Nothing to add: one place answers for the ZIP (or a street or ZIP+4 range decided).
+    #[default]
+    None = 0,
+    /// The city named in the address decided among the places that share the ZIP: its
+    /// taxes are the answer (Bell in 90201, which it shares with Bell Gardens and Cudahy).
+    CityNamed = 1,
+    /// The ZIP is shared by places whose taxes differ and the address named none that the
+    /// table knows there: the answer is the ZIP's usual place (in California the USPS
+    /// primary city), which may not be the buyer's. Naming the city decides.
+    SharedPlaces = 2,
+    /// The ZIP lies in several counties whose taxes differ: the answer holds the state and
+    /// only the local taxes common to all of them (a district over every one), or the state
+    /// alone when none is; which county taxes the address is not known from the ZIP.
+    SplitCounties = 3,
+    /// A city levies a tax in part or all of the ZIP that applies only where the address
+    /// names that city (Milwaukee's): the answer, for an address that names no such city,
+    /// does not hold it.
+    CityNotNamed = 4,
+}
+
+impl PlaceNote {
+    /// The name the interfaces use: `NONE`, `CITY_NAMED`, `SHARED_PLACES`, `SPLIT_COUNTIES`
+    /// or `CITY_NOT_NAMED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlaceNote::None => "NONE",
+            PlaceNote::CityNamed => "CITY_NAMED",
+            PlaceNote::SharedPlaces => "SHARED_PLACES",
+            PlaceNote::SplitCounties => "SPLIT_COUNTIES",
+            PlaceNote::CityNotNamed => "CITY_NOT_NAMED",
+        }
+    }
+
+    /// What the note means, in one sentence for a receipt or a log.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PlaceNote::None => "",
+            PlaceNote::CityNamed => {
+                "the city named in the address decided among the places that share its ZIP code"
+            }
+            PlaceNote::SharedPlaces => {
+                "the ZIP code is shared by places whose taxes differ and the address names none \
+                 of them: the answer is the ZIP code's usual place; name the city to decide"
+            }
+            PlaceNote::SplitCounties => {
+                "the ZIP code lies in several counties whose taxes differ: the answer holds the \
+                 state and only the local taxes common to all of them"
+            }
+            PlaceNote::CityNotNamed => {
+                "a city tax applies in part of this ZIP code only where the address names the \
+                 city, and it names none: that tax is not in the answer"
+            }
+        }
+    }
+
+    /// Parses the interface's name.
+    pub fn parse(s: &str) -> Option<PlaceNote> {
+        Some(match s {
+            "NONE" => PlaceNote::None,
+            "CITY_NAMED" => PlaceNote::CityNamed,
+            "SHARED_PLACES" => PlaceNote::SharedPlaces,
+            "SPLIT_COUNTIES" => PlaceNote::SplitCounties,
+            "CITY_NOT_NAMED" => PlaceNote::CityNotNamed,
+            _ => return None,
+        })
+    }
+
+    /// Reads a stored code; an unknown code (a damaged table) reads as no note.
+    pub(crate) fn from_u8(v: u8) -> PlaceNote {
+        match v {
+            1 => PlaceNote::CityNamed,
+            2 => PlaceNote::SharedPlaces,
+            3 => PlaceNote::SplitCounties,
+            4 => PlaceNote::CityNotNamed,
+            _ => PlaceNote::None,
+        }
+    }
+}

@@ -53,7 +53,7 @@ pub mod table;
 mod taxability;
 
 pub use address::{
-    normalize_postal, normalize_street, parse_street_line, parse_us_zip, StreetLine,
+    city_key, normalize_postal, normalize_street, parse_street_line, parse_us_zip, StreetLine,
 };
 pub use builder::{
     BuildError, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, SaleCondition,
@@ -65,7 +65,7 @@ pub use calc::{
     MAX_RULE_AMOUNT,
 };
 pub use date::Date;
-pub use kinds::{Coverage, Level, Rounding, Sourced, Sourcing, TaxType};
+pub use kinds::{Coverage, Level, PlaceNote, Rounding, Sourced, Sourcing, TaxType};
 pub use lookup::{JsetId, Jurisdiction, JurisdictionId, Rule, RuleId, TaxCodeId};
 pub use money::{round_minor, Currency};
 pub use resolve::{

@@ -47,6 +47,11 @@ pub struct TableData {
     pub zip5: Vec<u32>,
     /// US ZIP codes with what resolving to them means.
     pub zips: Vec<ZipRecord>,
+    /// The places that share a ZIP code with others of different taxes, each under the city
+    /// name a buyer may write, sorted by (ZIP, key, from): an address in the ZIP that names
+    /// one of them is answered with its set, on the days it is in force. Kept apart from the
+    /// ZIP records, which most ZIPs (one place each) would otherwise pay a list for.
+    pub zip_cities: Vec<ZipCity>,
     /// ZIP+4 ranges sorted by (zip5, low plus-4).
     pub zip4: Vec<Zip4Record>,
     /// Street address ranges sorted by (zip5, street name, low house number).
@@ -100,6 +105,11 @@ pub struct SourceEntry {
     pub rows_skipped: u64,
     /// The period the input covers, as its publisher states it (for example `2025-12`).
     pub period: String,
+    /// The publication the rates of the rules that point here come from, when the input
+    /// names it rather than being it (a local rates file's county, district or city source:
+    /// `Florida Department of Revenue, Form DR-15DSS ...`); empty for an input that is the
+    /// publication itself (a rate file, the CDTFA list).
+    pub publication: String,
 }
 
 /// A taxing jurisdiction.
@@ -348,6 +358,30 @@ pub struct ZipRecord {
     pub periods: Vec<ZipPeriod>,
 }
 
+/// A place that shares a ZIP code with others of different taxes, by the city name an
+/// address gives (see [`TableData::zip_cities`]).
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct ZipCity {
+    /// The ZIP code as a number.
+    pub zip: u32,
+    /// The city name as [`crate::address::city_key`] writes it (`BELLGARDENS`): what a
+    /// given city is compared with.
+    pub key: String,
+    /// The city's name as written (`BELL GARDENS`).
+    pub name: String,
+    /// First day in force.
+    pub from: i32,
+    /// Last day in force (inclusive).
+    pub to: i32,
+    /// Jurisdiction set of an address in the ZIP that names this city.
+    pub jset: u32,
+    /// What the set covers, one of the [`crate::Coverage`] codes.
+    pub coverage: u8,
+    /// Index into the manifest of the source that wrote it.
+    pub source: u32,
+}
+
 /// The jurisdictions of a ZIP code over one date interval, from one source.
 #[derive(Archive, Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[rkyv(derive(Debug))]
@@ -360,6 +394,9 @@ pub struct ZipPeriod {
     pub jset: u32,
     /// What the set covers, one of the [`crate::Coverage`] codes.
     pub coverage: u8,
+    /// Why the coverage is what it is, one of the [`crate::PlaceNote`] codes (0: nothing to
+    /// add).
+    pub note: u8,
     /// Index into the manifest of the source that assigned it.
     pub source: u32,
 }

@@ -30,13 +30,15 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
-use crate::address::{normalize_postal, parse_street_line, parse_us_zip, trim, StreetLine};
+use crate::address::{
+    city_key, normalize_postal, parse_street_line, parse_us_zip, trim, StreetLine,
+};
 use crate::date::Date;
-use crate::kinds::Coverage;
+use crate::kinds::{Coverage, PlaceNote};
 use crate::lookup::JsetId;
 use crate::model::{
-    ArchivedIpLocationRecord, ArchivedRegionRecord, ArchivedZip4Record, ArchivedZipPeriod,
-    ArchivedZipRecord,
+    ArchivedIpLocationRecord, ArchivedRegionRecord, ArchivedZip4Record, ArchivedZipCity,
+    ArchivedZipPeriod, ArchivedZipRecord,
 };
 use crate::table::Table;
 
@@ -502,6 +504,96 @@ impl<D> Table<D> {
         address
     }
 
+    /// Places `out` at the place of ZIP `zip5` that its address's city names, on `date`;
+    /// `false` when the ZIP has none by that name. Out of the way of the usual lookup: few
+    /// ZIPs have such places.
+    #[cold]
+    #[inline(never)]
+    fn place_by_named_city(
+        &self,
+        zip5: u32,
+        status: ResolutionStatus,
+        date: Date,
+        out: &mut Location,
+    ) -> bool {
+        let Some(c) = self.zip_city(zip5, &out.address.city, date) else {
+            return false;
+        };
+        let (jset, coverage) = (JsetId(c.jset.to_native()), Coverage::from_u8(c.coverage));
+        out.place(Some(jset), status, Precision::Postal, coverage);
+        true
+    }
+
+    /// What decided among the places that share the ZIP code of `location` (resolved on
+    /// `date` by this table), or why its answer holds less than one place's taxes:
+    /// [`PlaceNote::CityNamed`] when the city the address names chose the place,
+    /// [`PlaceNote::SharedPlaces`], [`PlaceNote::SplitCounties`] or
+    /// [`PlaceNote::CityNotNamed`] as the ZIP's period says, [`PlaceNote::None`] for a ZIP
+    /// one place answers for, or a location a ZIP+4, a street, a region or an IP address
+    /// decided. Worked out when asked, from the ZIP's record, so that resolving stays as
+    /// short as it was; ask it with the date the location was resolved on.
+    pub fn place_note(&self, location: &Location, date: Date) -> PlaceNote {
+        let (Some(zip5), Precision::Postal) = (location.zip, location.precision) else {
+            return PlaceNote::None;
+        };
+        if location.source == LocationSource::Address {
+            let named = self.zip_city(zip5, &location.address.city, date);
+            if named.is_some_and(|c| Some(JsetId(c.jset.to_native())) == location.jset) {
+                return PlaceNote::CityNamed;
+            }
+        }
+        self.zip_record(zip5)
+            .and_then(|z| zip_period(z, date))
+            .filter(|p| Some(JsetId(p.jset.to_native())) == location.jset)
+            .map_or(PlaceNote::None, |p| PlaceNote::from_u8(p.note))
+    }
+
+    /// The places a buyer may name in ZIP `zip5` (see [`crate::model::TableData::zip_cities`]):
+    /// empty for most ZIPs.
+    pub(crate) fn zip_city_records(&self, zip5: u32) -> &[ArchivedZipCity] {
+        let all = self.data().zip_cities.as_slice();
+        let start = all.partition_point(|c| c.zip.to_native() < zip5);
+        let len = all[start..].partition_point(|c| c.zip.to_native() == zip5);
+        &all[start..start + len]
+    }
+
+    /// The place of ZIP `zip5` that the address's city names, in force on `date`: the city
+    /// (upper-cased, as the address used holds it) compared as [`city_key`] writes names.
+    /// `None` for a ZIP without such places, an address without a city, or a city the ZIP
+    /// does not know. Read only for the few ZIPs shared by places of different taxes (their
+    /// ZIP words send every lookup to the record, see `derived::zip_usual`).
+    fn zip_city(&self, zip5: u32, city: &str, date: Date) -> Option<&ArchivedZipCity> {
+        if city.is_empty() {
+            return None;
+        }
+        let places = self.zip_city_records(zip5);
+        if places.is_empty() {
+            return None;
+        }
+        let key = city_key(city);
+        places
+            .iter()
+            .find(|c| c.key.as_str() == key && date.within(c.from.to_native(), c.to.to_native()))
+    }
+
+    /// The names of the places that share the ZIP code `location` was resolved in, under
+    /// which an address may name them (`BELL`, `BELL GARDENS`, `CUDAHY` in 90201), in force
+    /// on `date`, each once, in name order; empty for a ZIP that one place answers for.
+    pub fn zip_cities(&self, location: &Location, date: Date) -> Vec<String> {
+        let Some(zip) = location.zip else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = self
+            .zip_city_records(zip)
+            .iter()
+            .filter(|c| date.within(c.from.to_native(), c.to.to_native()))
+            .map(|c| c.name.as_str().to_string())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// The region (US state, province) of the address used, as [`Table::address_used`]
     /// gives it, without copying the address.
     pub fn location_region<'a>(&'a self, location: &'a Location) -> &'a str {
@@ -772,15 +864,23 @@ impl<D> Table<D> {
     ) -> Result<(), ResolveError> {
         let (jset, coverage) = match answer {
             ZipAnswer::Usual(usual) => usual,
-            ZipAnswer::Record(zip) => match zip_period(zip, date) {
-                Some(p) => (JsetId(p.jset.to_native()), Coverage::from_u8(p.coverage)),
-                // No source says what taxes this ZIP on this date: answer for its state,
-                // and say that this is all the answer covers.
-                None => {
-                    let state = zip.state.as_str();
-                    return self.region_location(out, "US", state, status, Precision::Province);
+            ZipAnswer::Record(zip) => {
+                // The city the address names decides among the places sharing the ZIP.
+                if !out.address.city.is_empty()
+                    && self.place_by_named_city(zip.zip.to_native(), status, date, out)
+                {
+                    return Ok(());
                 }
-            },
+                match zip_period(zip, date) {
+                    Some(p) => (JsetId(p.jset.to_native()), Coverage::from_u8(p.coverage)),
+                    // No source says what taxes this ZIP on this date: answer for its
+                    // state, and say that this is all the answer covers.
+                    None => {
+                        let state = zip.state.as_str();
+                        return self.region_location(out, "US", state, status, Precision::Province);
+                    }
+                }
+            }
         };
         out.place(Some(jset), status, Precision::Postal, coverage);
         Ok(())
@@ -956,8 +1056,9 @@ impl<D> Table<D> {
             };
         };
         let country = place.country();
+        // The IP database's city is shown in the address used, but never chooses among the
+        // places that share a ZIP: an IP's city is too uncertain to charge a city's tax on.
         let address = Address {
-            city: place.city().to_string(),
             region: place.region().to_string(),
             postal_code: place.postal().to_string(),
             country: country.to_string(),
@@ -973,6 +1074,7 @@ impl<D> Table<D> {
             if let Ok(mut loc) = self.resolve(&address, date) {
                 loc.source = LocationSource::Ip;
                 loc.status = ResolutionStatus::PostalOnly;
+                set_upper(&mut loc.address.city, trim(place.city()));
                 if country == "US" && loc.precision != Precision::Postal {
                     // The postal code was unknown to the table: treat as insufficient below.
                 } else {

@@ -28,7 +28,12 @@
 //! IPv4 index on the upper 16 bits; version 5 records the IPv4 index's width (16 bits, or
 //! 20 over /20 blocks from 2^20 ranges); version 6 adds the taxability matrix (its cells, with
 //! their sources, and keys by place and tax code), marks the codes every place's row must
-//! address, and gives rules a per-sale threshold (group, limit, side).
+//! address, and gives rules a per-sale threshold (group, limit, side); version 7 gives a ZIP
+//! code the places that share it under the city names a buyer may write (each with its
+//! set, days and coverage: the city an address names decides within the ZIP), gives each
+//! ZIP period a note saying why its coverage is what it is (a ZIP split between counties,
+//! shared by places, or holding a city tax only a named city brings), and gives each
+//! manifest entry the publication its rates come from when the input names one.
 
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
@@ -39,7 +44,7 @@ use crate::model::{ArchivedTableData, TableData};
 /// The first eight bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"LEVYTABL";
 /// The table format this build of levy reads and writes. Bumped on any layout change.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// rkyv layout flags: bit 0 little-endian, bit 1 aligned primitives, bits 8..16 the offset
 /// width in bits (32).
 pub const LAYOUT_FLAGS: u32 = 0b01 | 0b10 | (32 << 8);

@@ -50,13 +50,15 @@ fn opens_verifies_and_fits_the_budget() {
     t.verify().unwrap();
     assert_eq!(t.bytes().as_ptr() as usize % 16, 0);
     assert_eq!(t.bytes(), levy_data::default_bytes());
-    // The size budget for the embedded table is 26 MB, local rates included: 21.9 MB before
+    // The size budget for the embedded table is 27 MB, local rates included: 21.9 MB before
     // the taxability matrix, which adds its 1,390 cells with their sources and notes (about
     // 0.9 MB) and some 10,000 rules of product treatment over California's, Georgia's,
     // Minnesota's and Wisconsin's local jurisdictions (about 1.9 MB; a cell that says what a
-    // code would inherit anyway writes none).
+    // code would inherit anyway writes none): 24.8 MB. The county rates of the local rates
+    // files of data/local/us/, their districts and cities, and the places of the whole
+    // census ZIP-to-county file add about 1.3 MB.
     assert!(
-        levy_data::default_bytes().len() < 26_000_000,
+        levy_data::default_bytes().len() < 27_000_000,
         "{} bytes",
         levy_data::default_bytes().len()
     );
@@ -64,23 +66,24 @@ fn opens_verifies_and_fits_the_budget() {
     let again = Table::open(AnyBytes::Static(levy_data::default_bytes())).unwrap();
     assert_eq!(again.hash_hex(), t.hash_hex());
     // Built, in this order, from the curated files and IP range files, the USPS ZIP list,
-    // the CDTFA list, the three SST county rate files and the census ZIP-to-county file.
+    // the CDTFA list, the three SST rate files, the local rates files of data/local/us/
+    // (an entry for each file, and one for each other publication its counties, districts
+    // and cities name) and the census ZIP-to-county file.
     let kinds: Vec<&str> = t.data().manifest.iter().map(|s| s.kind.as_str()).collect();
     let first_local = kinds.iter().position(|k| *k == "usps-zips").unwrap();
     assert!(kinds[..first_local]
         .iter()
         .all(|k| ["curated", "ip-country", "ip-region"].contains(k)));
-    assert_eq!(
-        kinds[first_local..],
-        [
-            "usps-zips",
-            "cdtfa",
-            "sst-rates",
-            "sst-rates",
-            "sst-rates",
-            "zip-county"
-        ]
-    );
+    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/local/us"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension() == Some("toml".as_ref()))
+        .count();
+    let local_rates = kinds.len() - first_local - 6;
+    assert!(local_rates >= files, "{kinds:?}");
+    let mut expected = vec!["usps-zips", "cdtfa", "sst-rates", "sst-rates", "sst-rates"];
+    expected.extend(std::iter::repeat_n("local-rates", local_rates));
+    expected.push("zip-county");
+    assert_eq!(kinds[first_local..], expected);
 }
 
 #[test]
@@ -293,9 +296,13 @@ fn georgia_minnesota_and_wisconsin_have_their_county_rates() {
     assert_eq!(calc.total_tax, Decimal::from(700));
     assert_eq!(codes(&calc), vec!["13", "13121"]);
     assert_eq!(location.coverage, Coverage::Partial);
-    // MN: state `27,45,27,0.06875`, Hennepin County `27,00,053,0.0015`; 55401 lies in
-    // Hennepin: 6.875% + 0.15% = 7.025% = 702.5 cents, rounded to 703.
-    assert_eq!(on_100("55401", date).1.total_tax, Decimal::from(703));
+    // MN rate file: state `27,45,27,0.06875`, Hennepin County `27,00,053,0.0015`, and the
+    // special districts Hennepin County Transit `27,63,80004,0.0050` (from 2017-10-01), Metro
+    // Area Transportation `27,63,80008,0.0075` and Metro Area Housing `27,63,80009,0.0025`
+    // (both from 2023-10-01), which the Department of Revenue's notices place over Hennepin;
+    // 55401 lies in Hennepin: 6.875% + 0.15% + 0.5% + 0.75% + 0.25% = 8.525% = 852.5 cents,
+    // rounded half up to 853. Minneapolis's own 0.5% is a city tax no county places.
+    assert_eq!(on_100("55401", date).1.total_tax, Decimal::from(853));
     // WI: state `55,45,55,0.05`, Dane County `55,00,025,0.005`; 53703 lies in Dane: 550.
     assert_eq!(on_100("53703", date).1.total_tax, Decimal::from(550));
 }

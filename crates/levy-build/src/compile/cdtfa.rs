@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use levy_core::{Coverage, Date, Decimal, JurisdictionId, Level};
+use levy_core::{Coverage, Date, Decimal, JurisdictionId, Level, PlaceNote};
 
 use crate::error::BuildError;
 use crate::parse::{self, CdtfaKind, Parsed, RowError};
@@ -12,37 +12,18 @@ use crate::parse::{self, CdtfaKind, Parsed, RowError};
 use super::layers::Ctx;
 use super::GENERAL;
 
-/// A place name as a key: ASCII upper case without accents, punctuation or spaces, `SAINT`
-/// for `ST`, no leading `CITY OF`; so that CDTFA's `St. Helena`, `La Cañada Flintridge`,
-/// `City of Commerce` and `McFarland` meet USPS's `SAINT HELENA`, `LA CANADA FLINTRIDGE`,
-/// `COMMERCE` and `MC FARLAND`.
+/// A place name as a key (see [`levy_core::city_key`]): CDTFA's `St. Helena`, `La Cañada
+/// Flintridge`, `City of Commerce` and `McFarland` meet USPS's `SAINT HELENA`, `LA CANADA
+/// FLINTRIDGE`, `COMMERCE` and `MC FARLAND`; the same key a buyer's city is compared with.
 fn place_key(name: &str) -> String {
-    let upper: String = name
-        .chars()
-        .map(|c| match c {
-            'á' | 'à' | 'â' | 'ä' | 'Á' => 'A',
-            'é' | 'è' | 'ê' | 'ë' | 'É' => 'E',
-            'í' | 'ì' | 'î' | 'ï' | 'Í' => 'I',
-            'ó' | 'ò' | 'ô' | 'ö' | 'Ó' => 'O',
-            'ú' | 'ù' | 'û' | 'ü' | 'Ú' => 'U',
-            'ñ' | 'Ñ' => 'N',
-            c => c.to_ascii_uppercase(),
-        })
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
-        .collect();
-    let mut words: Vec<&str> = upper.split_whitespace().collect();
-    if words.len() > 2 && words[0] == "CITY" && words[1] == "OF" {
-        words.drain(..2);
-    }
-    words
-        .iter()
-        .map(|w| if *w == "ST" { "SAINT" } else { w })
-        .collect()
+    levy_core::city_key(name)
 }
 
 /// A CDTFA location's claim on a ZIP code.
 #[derive(Clone)]
 struct Claim {
+    /// The location's name as CDTFA writes it (`Bell Gardens`).
+    name: String,
     /// The jurisdictions of the location.
     js: Vec<JurisdictionId>,
     /// The location's combined rate.
@@ -83,7 +64,8 @@ pub(super) fn cdtfa(
         }
         read += 1;
         let js = location_jurisdictions(ctx, &row, rate, &base, (from, source, file))?;
-        claims.claim(&row, Claim { js, rate }, &ca);
+        let name = row.location.clone();
+        claims.claim(&row, Claim { name, js, rate }, &ca);
     }
     let (split_zips, state_only) = place_zips(ctx, &ca, &claims, &base, (from, source, file))?;
     notes(ctx, file, claims, split_zips, state_only);
@@ -286,7 +268,9 @@ impl Claims {
 /// Places every California ZIP: its primary city's rate; else its county's unincorporated
 /// rate; else the one city USPS also accepts there. Where another location that shares the
 /// ZIP has a different rate, the ZIP is split between jurisdictions: the answer says
-/// PARTIAL. Answers the ZIPs so split and those left to the statewide base (`STATE_ONLY`).
+/// PARTIAL ([`PlaceNote::SharedPlaces`]), and an address that names one of the places
+/// gets that place's rate (see [`name_places`]). Answers the ZIPs so split and those left
+/// to the statewide base (`STATE_ONLY`).
 fn place_zips(
     ctx: &mut Ctx,
     ca: &CaZips,
@@ -331,18 +315,56 @@ fn place_zips(
         // also accepts there, and the county's unincorporated area when the ZIP's primary
         // name is not a CDTFA city.
         let rates = others.iter().map(|c| c.rate).collect::<Vec<_>>();
-        let coverage = if rates.iter().all(|&r| r == chosen.rate) {
-            Coverage::Full
-        } else {
+        let split = !rates.iter().all(|&r| r == chosen.rate);
+        let coverage = if split {
             split_zips.push(z.zip);
             Coverage::Partial
+        } else {
+            Coverage::Full
         };
         let days = (from, Date::MAX);
         ctx.set_zip(
             z.zip, "CA", &z.city, &chosen.js, days, coverage, source, file,
         )?;
+        if split {
+            // The primary name answers for the ZIP's usual place only when it is that
+            // place's (a CDTFA city, or the county's unincorporated area it stands for).
+            let usual = claims.primary.contains_key(&z.zip) || county.is_some();
+            name_places(ctx, z, usual.then_some(chosen), others, (from, source))?;
+        }
     }
     Ok((split_zips, state_only))
+}
+
+/// The places of a ZIP shared by places of different rates, under the city names a buyer
+/// may write: the ZIP's USPS primary name for its usual place (`usual`, when that name is
+/// the place's), and each city USPS also accepts there under its CDTFA name; each with its
+/// full rate from `from` on. The ZIP's own answer says it is shared.
+fn name_places(
+    ctx: &mut Ctx,
+    z: &UspsZip,
+    usual: Option<&Claim>,
+    others: &[Claim],
+    (from, source): (Date, u32),
+) -> Result<(), BuildError> {
+    ctx.b
+        .zip_note(z.zip, from, Date::MAX, PlaceNote::SharedPlaces);
+    let named = usual
+        .map(|c| (z.city.as_str(), c))
+        .into_iter()
+        .chain(others.iter().map(|c| (c.name.as_str(), c)));
+    for (name, claim) in named {
+        ctx.b.zip_city(
+            z.zip,
+            name,
+            &claim.js,
+            from,
+            Date::MAX,
+            Coverage::Full,
+            source,
+        )?;
+    }
+    Ok(())
 }
 
 /// Notes what the list of `file` came to: the locations placed, the rows without a rate,

@@ -27,6 +27,9 @@ pub enum InputKind {
     /// ZIP-to-county relationships (`zip,state,county_fips3`): places ZIP codes in the
     /// counties whose SST rates are loaded.
     ZipCounty,
+    /// A state's local rates (`data/local/us/<ST>.toml`): county rates, districts over
+    /// counties and cities a buyer may name, each with its dated rates and publication.
+    LocalRates,
 }
 
 impl InputKind {
@@ -40,12 +43,14 @@ impl InputKind {
             InputKind::IpMmdb => "ip-mmdb",
             InputKind::IpCsv => "ip-csv",
             InputKind::ZipCounty => "zip-county",
+            InputKind::LocalRates => "local-rates",
         }
     }
 
     fn extension(self) -> &'static str {
         match self {
             InputKind::IpMmdb => "mmdb",
+            InputKind::LocalRates => "toml",
             _ => "csv",
         }
     }
@@ -177,7 +182,7 @@ pub fn period_of(kind: InputKind, name: &str) -> Option<(String, Date)> {
             let date = Date::from_ymd(y, m, d)?;
             Some((format!("{y:04}-{m:02}-{d:02}"), date))
         }
-        InputKind::IpMmdb | InputKind::IpCsv | InputKind::ZipCounty => None,
+        InputKind::IpMmdb | InputKind::IpCsv | InputKind::ZipCounty | InputKind::LocalRates => None,
     }
 }
 

@@ -36,6 +36,10 @@ pub(super) struct Ctx {
     pub(super) ca_base: crate::ca_base::CaBase,
     pub(super) latest_period: Option<Date>,
     pub(super) usps: Option<HashMap<u32, &'static zipcodes::Zipcode>>,
+    /// What the local rates files said that later inputs and the end of the build need:
+    /// the districts and cities to place, the states they list completely, and the counties
+    /// of each ZIP.
+    pub(super) local: super::local_rates::LocalState,
 }
 
 impl Ctx {
@@ -57,6 +61,7 @@ impl Ctx {
             ca_base,
             latest_period: None,
             usps: None,
+            local: Default::default(),
         }
     }
 }
@@ -252,21 +257,34 @@ impl Ctx {
         source: u32,
         file: &str,
     ) -> Result<(), BuildError> {
-        let key = (j.0, code.to_string());
-        let list = self.pending_iv.entry(key).or_default();
+        let mut spec = RuleSpec::flat(j, code, rate, from, to, &rate_type(level, food));
+        spec.source = source;
+        self.queue_rule(spec, file);
+        Ok(())
+    }
+
+    /// Queues a rule of the current source as written (its band, label and source): the
+    /// first rule for a jurisdiction, code and day wins, a second is a
+    /// [`ConflictKind::DuplicateRule`].
+    pub(super) fn queue_rule(&mut self, spec: RuleSpec, file: &str) {
+        let (j, code, from, to, rate) = (
+            spec.jurisdiction,
+            spec.tax_code.clone(),
+            spec.from,
+            spec.to,
+            spec.rate,
+        );
+        let list = self.pending_iv.entry((j.0, code.clone())).or_default();
         if let Some(&(f, t, r)) = list.iter().find(|(f, t, _)| *f <= to && from <= *t) {
             let detail = format!(
                 "{} {code}: {rate} for {from}..{to} overlaps {r} for {f}..{t} written earlier; kept the first",
                 self.jur_code(j)
             );
             self.conflict(ConflictKind::DuplicateRule, file, detail);
-            return Ok(());
+            return;
         }
         list.push((from, to, rate));
-        let mut spec = RuleSpec::flat(j, code, rate, from, to, &rate_type(level, food));
-        spec.source = source;
         self.pending.push(spec);
-        Ok(())
     }
 
     /// Layers the current source's rules over the earlier ones.

@@ -28,6 +28,10 @@
 //!   gives no jurisdiction.
 //! * SST files: state `SS`, county `SS` + 3-digit county FIPS, city `SS` + 5-digit place
 //!   FIPS, other jurisdiction types `SS:TT:CODE`.
+//! * Local rates files (`data/local/us/<ST>.toml`): county `SS` + 3-digit county FIPS (the
+//!   SST files' county codes, so that either places the same county), districts the file's
+//!   `<ST>:<NAME>` (or the SST file's `SS:63:CODE` it names), cities `SS` + 5-digit place
+//!   FIPS.
 //! * CDTFA: California's 7.25% statewide base is split as CDTFA publishes it: 6% state
 //!   (`06`) and 1.25% uniform local Bradley-Burns tax (`06:BRADLEY-BURNS`, county level);
 //!   the rest of a location's combined rate is its district taxes, one jurisdiction per
@@ -37,7 +41,8 @@
 //!
 //! `layers` is the layering core (the build's state, rules, ZIP codes and IP ranges over
 //! earlier sources); beside it one module per source format: `zip5` (with its component
-//! repair), `sst_rates`, `sst_boundaries`, `cdtfa`, `zip_county`, `usps_zips` and `ip` (CSV
+//! repair), `sst_rates`, `sst_boundaries`, `cdtfa`, `local_rates` (with the districts and
+//! cities it places once every input is read), `zip_county`, `usps_zips` and `ip` (CSV
 //! ranges and MaxMind databases). `inputs` names the inputs and their periods, `report`
 //! what a build reports; this module runs the build.
 
@@ -57,6 +62,7 @@ mod cdtfa;
 mod inputs;
 mod ip;
 mod layers;
+mod local_rates;
 mod report;
 mod sst_boundaries;
 mod sst_rates;
@@ -130,6 +136,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
         usps_zips::usps_zips(&mut ctx)?;
     }
     ingest_all(&mut ctx, &files, opts.progress)?;
+    local_rates::finish(&mut ctx)?;
     if let Some(c) = &curated {
         crate::curated_glue::rules(c, &mut ctx.b)?;
     }
@@ -266,6 +273,7 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
         rows_read: 0,
         rows_skipped: 0,
         period: period.as_ref().map(|p| p.0.clone()).unwrap_or_default(),
+        publication: String::new(),
     });
     ctx.source_kinds.push(kind.as_str().to_string());
     let from = period.map(|p| p.1);
@@ -302,6 +310,9 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
             let parsed = parse::parse_zip_county(&mut hashed).map_err(io)?;
             zip_county::zip_county(ctx, parsed, source, &display)?
         }
+        InputKind::LocalRates => {
+            local_rates::local_rates(ctx, &mut hashed, &name, source, &display)?
+        }
         InputKind::IpMmdb => {
             // A MaxMind database is read as a whole: its reader needs every byte at once.
             let mut bytes = Vec::new();
@@ -311,8 +322,13 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
     };
     // What a reader left unread (a CSV reader stops at the last record) is hashed too.
     std::io::copy(&mut hashed, &mut std::io::sink()).map_err(io)?;
-    if let Some(e) = ctx.b.source_mut(source) {
-        e.sha256 = hex::encode(hashed.hash.finalize());
+    // The file's entry, and the entries it added for the publications it names (a local
+    // rates file's), carry its hash.
+    let sha = hex::encode(hashed.hash.finalize());
+    for i in source..ctx.b.sources().len() as u32 {
+        if let Some(e) = ctx.b.source_mut(i).filter(|e| e.name == name) {
+            e.sha256 = sha.clone();
+        }
     }
     ctx.commit(source, &display)?;
     if let Some(e) = ctx.b.source_mut(source) {

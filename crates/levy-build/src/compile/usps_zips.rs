@@ -22,6 +22,7 @@ pub(super) fn usps_zips(ctx: &mut Ctx) -> Result<(), BuildError> {
         rows_read: 0,
         rows_skipped: 0,
         period: String::new(),
+        publication: String::new(),
     });
     ctx.source_kinds.push("usps-zips".into());
     let (mut read, mut skipped) = (0u64, 0u64);

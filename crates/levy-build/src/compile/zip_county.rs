@@ -1,26 +1,34 @@
-//! The census ZIP-to-county file: ZIP codes placed in the counties of the SST rate files
-//! already loaded.
+//! The census ZIP-to-county file: ZIP codes placed in the counties of the rate files
+//! already loaded (SST rate files, local rates files).
 
 use std::collections::BTreeMap;
 
-use levy_core::{Coverage, Date, Decimal};
+use levy_core::{Coverage, Date, JurisdictionId, PlaceNote};
 
 use crate::error::BuildError;
 use crate::parse::{self, Parsed, RowError};
 use crate::states;
 
 use super::layers::{subtract, Ctx};
-use super::GENERAL;
+use super::local_rates::{common_districts, local_schedule};
 
-/// Places ZIP codes in the counties of the SST rate files already loaded: a ZIP wholly in
-/// one county (or in several whose rates are the same on every date) gets its state and
-/// that county, marked `PARTIAL` (city and district taxes, which a county file cannot place,
-/// may apply too), on every day but those an earlier source placed it `FULL` (with every
-/// tax: a ZIP5 file from its month on), which keep that placement; so the order of a ZIP5
-/// file and this one does not change the table. A ZIP in counties of different rates is not
-/// placed (it keeps what earlier sources said: the state alone, unless a ZIP5 file placed
-/// it), and is counted and listed. Counties of states whose SST county rates are not loaded
-/// are skipped.
+/// Places ZIP codes in the counties of the rate files already loaded.
+///
+/// * A ZIP wholly in one county (or in several whose local rates, the county's and its
+///   districts', are the same on every date) gets its state and that county (its districts
+///   join once every input is read), marked `PARTIAL` (city and district taxes a county
+///   file cannot place may apply too), or `FULL` where a local rates file lists every local
+///   tax of the state (`complete`); there a county the file does not list levies none.
+/// * A ZIP in counties of different local rates gets its state and the districts common to
+///   all its counties (a district over every one), `PARTIAL`; with none in common, the
+///   state alone, `STATE_ONLY`. Either way the period says why
+///   ([`PlaceNote::SplitCounties`]): which county taxes the address is not known from the
+///   ZIP.
+///
+/// Each on every day but those an earlier source placed the ZIP `FULL` (with every tax: a
+/// ZIP5 file from its month on), which keep that placement; so the order of a ZIP5 file and
+/// this one does not change the table. Counties of states whose rates are not loaded are
+/// skipped. Each ZIP's counties are kept for the cities of the local rates files.
 pub(super) fn zip_county(
     ctx: &mut Ctx,
     parsed: Parsed<parse::ZipCountyRow>,
@@ -39,8 +47,9 @@ pub(super) fn zip_county(
             continue;
         };
         let code = format!("{fips}{}", row.county);
-        if ctx.b.find_jurisdiction(&code).is_none() {
-            // No SST county rates for this state in the build: nothing to place.
+        let complete = ctx.local.complete.contains(&row.state);
+        if !complete && ctx.b.find_jurisdiction(&code).is_none() {
+            // No county rates for this state in the build: nothing to place.
             skipped += 1;
             continue;
         }
@@ -52,59 +61,66 @@ pub(super) fn zip_county(
             e.1.push(code);
         }
     }
-    let (mut placed, mut kept_full) = (0usize, 0usize);
-    let mut split: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    let mut report = Report::default();
     for (zip, (state, counties)) in by_zip {
-        let first = schedule(ctx, &counties[0]);
-        if counties[1..].iter().any(|c| schedule(ctx, c) != first) {
-            split.entry(state).or_default().push(zip);
-            continue;
-        }
-        let Some(kept) = place_in_county(ctx, zip, &state, &counties[0], source, file)? else {
-            continue;
+        let first = local_schedule(ctx, &counties[0]);
+        let same = counties[1..]
+            .iter()
+            .all(|c| local_schedule(ctx, c) == first);
+        let complete = ctx.local.complete.contains(&state);
+        let placement = if same {
+            let coverage = if complete {
+                Coverage::Full
+            } else {
+                Coverage::Partial
+            };
+            Placement {
+                local: ctx.b.find_jurisdiction(&counties[0]).into_iter().collect(),
+                coverage,
+                note: PlaceNote::None,
+            }
+        } else {
+            let common = common_districts(ctx, &counties);
+            report.split.entry(state.clone()).or_default().push(zip);
+            report.split_common += usize::from(!common.is_empty());
+            Placement {
+                coverage: if common.is_empty() {
+                    Coverage::StateOnly
+                } else {
+                    Coverage::Partial
+                },
+                local: common,
+                note: PlaceNote::SplitCounties,
+            }
         };
-        kept_full += usize::from(kept.0);
-        placed += usize::from(kept.1);
+        let (kept_full, placed) = place(ctx, zip, &state, &placement, source, file)?;
+        report.kept_full += usize::from(kept_full);
+        report.placed += usize::from(placed);
+        ctx.local.zip_counties.insert(zip, (state, counties));
     }
-    ctx.summary
-        .notes
-        .push(note(file, placed, kept_full, &split));
+    ctx.summary.notes.push(report.note(file));
     Ok((read, skipped))
 }
 
-/// A county's general rules, `(from, to, rate)` sorted, to compare the counties of one ZIP
-/// on every date.
-fn schedule(ctx: &Ctx, code: &str) -> Vec<(Date, Date, Decimal)> {
-    let Some(j) = ctx.b.find_jurisdiction(code) else {
-        return Vec::new();
-    };
-    let mut v: Vec<(Date, Date, Decimal)> = ctx
-        .b
-        .rules()
-        .iter()
-        .filter(|r| r.jurisdiction == j && r.tax_code == GENERAL && !r.rate.is_zero())
-        .map(|r| (r.from, r.to, r.rate.normalize()))
-        .collect();
-    v.sort();
-    v
+/// Where a ZIP goes: its local jurisdictions beside the state, their coverage, and why.
+struct Placement {
+    local: Vec<JurisdictionId>,
+    coverage: Coverage,
+    note: PlaceNote,
 }
 
-/// Places `zip` in its state and county (`county`, a jurisdiction code), `PARTIAL`, on every
-/// day an earlier source did not place it `FULL`. `None` when the county is not in the
-/// build; else whether an earlier source placed it `FULL` on some days, and whether any
-/// day was left to place.
-fn place_in_county(
+/// Places `zip` in its state and `placement`'s local jurisdictions on every day an earlier
+/// source did not place it `FULL`. Whether an earlier source placed it `FULL` on some days,
+/// and whether any day was left to place.
+fn place(
     ctx: &mut Ctx,
     zip: u32,
     state: &str,
-    county: &str,
+    placement: &Placement,
     source: u32,
     file: &str,
-) -> Result<Option<(bool, bool)>, BuildError> {
+) -> Result<(bool, bool), BuildError> {
     let state_j = ctx.state(state)?;
-    let Some(county) = ctx.b.find_jurisdiction(county) else {
-        return Ok(None);
-    };
     let (city, full_days): (String, Vec<(Date, Date)>) = match ctx.b.zip_record(zip) {
         Some(r) => (
             r.city.clone(),
@@ -125,41 +141,69 @@ fn place_in_county(
     }
     let kept_full = !full_days.is_empty();
     if gaps.is_empty() {
-        return Ok(Some((kept_full, false)));
+        return Ok((kept_full, false));
     }
+    let mut js = vec![state_j];
+    js.extend(&placement.local);
     for days in gaps {
-        let js = [state_j, county];
         ctx.set_zip(
             zip,
             state,
             &city,
             &js,
             days,
-            Coverage::Partial,
+            placement.coverage,
             source,
             file,
         )?;
+        if placement.note != PlaceNote::None {
+            ctx.b.zip_note(zip, days.0, days.1, placement.note);
+        }
     }
-    Ok(Some((kept_full, true)))
+    Ok((kept_full, true))
 }
 
-/// The summary's note of a ZIP-to-county file: the ZIPs placed, those that keep an earlier
-/// `FULL` placement on some days, and, per state, those in counties of different rates.
-fn note(file: &str, placed: usize, kept_full: usize, split: &BTreeMap<String, Vec<u32>>) -> String {
-    let mut note = format!("{file}: {placed} ZIPs placed in their county");
-    if kept_full > 0 {
-        note.push_str(&format!(
-            "; {kept_full} ZIPs keep, on the days an earlier source placed them with every tax, that placement"
-        ));
+/// What a ZIP-to-county file came to.
+#[derive(Default)]
+struct Report {
+    placed: usize,
+    kept_full: usize,
+    /// Per state, the ZIPs in counties of different rates.
+    split: BTreeMap<String, Vec<u32>>,
+    /// Of them, those with a district common to all their counties.
+    split_common: usize,
+}
+
+impl Report {
+    /// The summary's note of a ZIP-to-county file: the ZIPs placed, those that keep an
+    /// earlier `FULL` placement on some days, and, per state, those in counties of
+    /// different rates.
+    fn note(&self, file: &str) -> String {
+        let mut note = format!(
+            "{file}: {} ZIPs placed in their county (or, where their counties' rates differ, with what those counties share)",
+            self.placed
+        );
+        if self.kept_full > 0 {
+            note.push_str(&format!(
+                "; {} ZIPs keep, on the days an earlier source placed them with every tax, that placement",
+                self.kept_full
+            ));
+        }
+        for (state, zips) in &self.split {
+            let shown: Vec<String> = zips.iter().take(8).map(|z| format!("{z:05}")).collect();
+            note.push_str(&format!(
+                "; {} {state} ZIPs lie in counties of different rates and hold the state and only the local taxes common to them ({}{})",
+                zips.len(),
+                shown.join(", "),
+                if zips.len() > shown.len() { ", ..." } else { "" }
+            ));
+        }
+        if self.split_common > 0 {
+            note.push_str(&format!(
+                "; {} of those hold a district common to all their counties (PARTIAL), the others the state alone (STATE_ONLY)",
+                self.split_common
+            ));
+        }
+        note
     }
-    for (state, zips) in split {
-        let shown: Vec<String> = zips.iter().take(8).map(|z| format!("{z:05}")).collect();
-        note.push_str(&format!(
-            "; {} {state} ZIPs lie in counties of different rates and are not placed in one (they keep what earlier sources said) ({}{})",
-            zips.len(),
-            shown.join(", "),
-            if zips.len() > shown.len() { ", ..." } else { "" }
-        ));
-    }
-    note
 }

@@ -310,6 +310,7 @@ impl IpRanges {
                 rows_read: rows,
                 rows_skipped: 0,
                 period: String::new(),
+                publication: String::new(),
             })
             .collect()
     }

@@ -292,6 +292,7 @@ impl Curated {
                 rows_read: f.rows,
                 rows_skipped: 0,
                 period: String::new(),
+                publication: String::new(),
             })
             .collect()
     }

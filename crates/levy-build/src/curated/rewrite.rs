@@ -200,6 +200,8 @@ impl Curated {
                     Scope::State => is_state_code,
                     Scope::StateAll => level == Level::State,
                     Scope::Local => level.is_local(),
+                    Scope::County => level == Level::County,
+                    Scope::City => level == Level::City,
                     Scope::District => level == Level::District,
                     Scope::Code(c) => match c.strip_suffix('*') {
                         Some(prefix) => rec.code.starts_with(prefix),

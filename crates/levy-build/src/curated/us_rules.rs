@@ -74,6 +74,10 @@ pub(crate) enum Scope {
     State,
     StateAll,
     Local,
+    /// The county-level jurisdictions (a county, a Virginia independent city).
+    County,
+    /// The city-level jurisdictions.
+    City,
     District,
     Code(String),
 }
@@ -289,6 +293,8 @@ fn scopes(key: &str, applies_to: &[String]) -> Result<Vec<Scope>, CuratedError> 
             "state" => scopes.push(Scope::State),
             "state_all" => scopes.push(Scope::StateAll),
             "local" => scopes.push(Scope::Local),
+            "county" => scopes.push(Scope::County),
+            "city" => scopes.push(Scope::City),
             "district" => scopes.push(Scope::District),
             "all" => scopes.extend([Scope::StateAll, Scope::Local]),
             "" => return Err(invalid(f, format!("{key}.applies_to"), "empty entry")),

@@ -18,7 +18,8 @@ use crate::table::Table;
 /// lowest: the set id (29), the coverage code (2), the first and the last day in force as
 /// days since 1970 held within `0..=65535` (16 each), and a top bit set. [`ZipUsual::EMPTY`]
 /// is a word not yet filled; [`ZipUsual::NONE`] a ZIP without a usual answer (unknown to
-/// the table, several periods, a set id beyond the field). Days outside `1..=65534` are
+/// the table, several periods, a set id beyond the field, places a named city chooses
+/// among, a period with a note). Days outside `1..=65534` are
 /// never answered from memory, so that the held days say what the true ones say: a first
 /// day before 1970 held as 0 is still before any such day, a last day after 2149 held as
 /// 65535 still after it.
@@ -33,11 +34,19 @@ impl ZipUsual {
     const SET_BITS: u32 = 29;
     const DAYS: std::ops::RangeInclusive<i32> = 1..=65534;
 
-    /// The word of a ZIP whose record is `zip` (`None`: unknown to the table).
-    fn word(zip: Option<&ArchivedZipRecord>) -> u64 {
+    /// The word of a ZIP whose record is `zip` (`None`: unknown to the table). A ZIP whose
+    /// answer a named city may change (it has places by city name), or whose period carries
+    /// a note, has none: its record decides, and says so.
+    fn word(zip: Option<&ArchivedZipRecord>, named_places: bool) -> u64 {
+        if named_places {
+            return Self::NONE;
+        }
         let [p] = zip.map_or(&[][..], |z| z.periods.as_slice()) else {
             return Self::NONE;
         };
+        if p.note != 0 {
+            return Self::NONE;
+        }
         let jset = u64::from(p.jset.to_native());
         // The set id `2^29 - 1` is left out too, so that no word is `NONE`.
         if jset >= (1 << Self::SET_BITS) - 1 {
@@ -95,9 +104,18 @@ impl<D> Table<D> {
         let slot = usual.words.get(zip5 as usize)?;
         let mut word = slot.load(Relaxed);
         if word == ZipUsual::EMPTY {
-            word = ZipUsual::word(self.zip_record(zip5));
+            word = self.zip_word(zip5);
             slot.store(word, Relaxed);
         }
         ZipUsual::answer(word, date)
+    }
+
+    /// The word of ZIP `zip5`, made from its record on the ZIP's first lookup: out of the
+    /// lookup's way, so that the lookup of a filled word stays as short as it was.
+    #[cold]
+    #[inline(never)]
+    fn zip_word(&self, zip5: u32) -> u64 {
+        let named_places = !self.zip_city_records(zip5).is_empty();
+        ZipUsual::word(self.zip_record(zip5), named_places)
     }
 }
