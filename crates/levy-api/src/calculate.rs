@@ -158,6 +158,8 @@ pub(crate) struct Calculated {
     pub(crate) sourcing: &'static str,
     /// `Levy-Taxability`: `KNOWN`, or `UNKNOWN; ...` with what the matrix does not know.
     pub(crate) taxability: std::borrow::Cow<'static, str>,
+    /// `Levy-Place`: what decided among the places that share the location's ZIP code.
+    pub(crate) place: &'static str,
 }
 
 impl Calculated {
@@ -168,6 +170,7 @@ impl Calculated {
         ctx.set_header(crate::ROUNDING_HEADER, self.rounding);
         ctx.set_header(crate::SOURCING_HEADER, self.sourcing);
         ctx.set_header(crate::TAXABILITY_HEADER, &self.taxability);
+        ctx.set_header(crate::PLACE_HEADER, self.place);
     }
 }
 
@@ -335,6 +338,7 @@ pub(crate) fn compute(
     // them: said in levy's headers.
     let (coverage, rounding) = (calc.coverage.as_str(), calc.rounding.as_str());
     let taxability = taxability_header(table, &calc, date);
+    let place = table.place_note(&location, date).as_str();
     let sourcing = match origin {
         Some(Err(_)) => "DESTINATION; origin-unresolved",
         _ => calc.sourcing.as_str(),
@@ -401,6 +405,7 @@ pub(crate) fn compute(
         rounding,
         sourcing,
         taxability,
+        place,
     })
 }
 

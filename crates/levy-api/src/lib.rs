@@ -115,6 +115,17 @@ pub const COVERAGE_HEADER: &str = "Levy-Coverage";
 /// (see [`levy_core::Taxability`]). Sent with every response that calculates.
 pub const TAXABILITY_HEADER: &str = "Levy-Taxability";
 
+/// The response header of a calculation that says what decided among the places sharing
+/// the location's ZIP code, or why the answer holds less than one place's taxes (see
+/// [`levy_core::PlaceNote`]): `NONE` (one place answers for the ZIP, or a ZIP+4, street,
+/// region or IP address decided), `CITY_NAMED` (the city the address names chose among the
+/// ZIP's places: Bell, not Bell Gardens, in 90201), `SHARED_PLACES` (the address names none of
+/// the ZIP's places: its usual one answered), `SPLIT_COUNTIES` (the ZIP lies in counties of
+/// different rates: only their common taxes) or `CITY_NOT_NAMED` (a city tax applies only to
+/// addresses naming the city, and this one names none). Sent with every response that
+/// calculates.
+pub const PLACE_HEADER: &str = "Levy-Place";
+
 /// The response header of a calculation that names the sourcing rule applied:
 /// `DESTINATION`, `ORIGIN`, `MODIFIED_ORIGIN` or `ORIGIN_WITH_USE_TAX` (see
 /// [`levy_core::Sourcing`]); `DESTINATION; origin-unresolved` when an `origin_address` was

@@ -612,7 +612,7 @@ fn plain_response(
 /// with, from names made once (a name made from text is copied into a buffer of its own);
 /// any other from its text.
 fn response_header_name(name: &str) -> Result<HeaderName, header::InvalidHeaderName> {
-    const LEVY: [(&str, HeaderName); 4] = [
+    const LEVY: [(&str, HeaderName); 5] = [
         (
             levy_api::COVERAGE_HEADER,
             HeaderName::from_static("levy-coverage"),
@@ -628,6 +628,10 @@ fn response_header_name(name: &str) -> Result<HeaderName, header::InvalidHeaderN
         (
             levy_api::TAXABILITY_HEADER,
             HeaderName::from_static("levy-taxability"),
+        ),
+        (
+            levy_api::PLACE_HEADER,
+            HeaderName::from_static("levy-place"),
         ),
     ];
     match LEVY.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {

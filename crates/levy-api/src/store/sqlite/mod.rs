@@ -27,6 +27,8 @@ mod schema;
 mod writer;
 
 pub use inspect::{inspect, LedgerReport};
+// For copying a ledger into PostgreSQL (`store::copy`).
+#[cfg(feature = "postgres")]
 pub(super) use queries::unseal_nexus;
 pub use writer::{worker_busy, workers_idle};
 
