@@ -139,8 +139,10 @@ int main(int argc, char **argv) {
         CHECK_STR(first.sourced, "ORIGIN");
         levy_result_free(cr);
     }
-    /* Ohio (a Streamlined state, SSUTA s. 324), 5.75%: three 10-cent lines owe 0.575
-     * cents each; rounded once for the invoice, 1.725 -> 2 cents (line by line: 3). */
+    /* Ohio (a Streamlined state, SSUTA s. 324): Columbus 43215 in Franklin County, 5.75%
+     * state + 2.25% county (Ohio Department of Taxation, 2025 2nd quarter rate changes:
+     * Franklin 8% from 2025-04-01). Three 10-cent lines owe 0.8 cents each; rounded once
+     * for the invoice, 2.4 -> 2 cents (line by line: 3). */
     LevyAddress oh = {NULL, NULL, NULL, "OH", "43215", "US"};
     LevySaleLine dimes[3] = {
         {10, 1, "GENERAL_MERCHANDISE", NULL},
