@@ -718,9 +718,10 @@ fn an_intrastate_sale_is_sourced_by_the_states_rule_and_says_so() {
 
 #[test]
 fn invoice_rounding_is_asked_for_by_header_and_applied_where_allowed() {
-    // Ohio (a Streamlined state, SSUTA s. 324) on the embedded default, 5.75%: three
-    // 10-cent lines owe 0.575 cents each. Line by line 1 + 1 + 1 = 3 cents; once for the
-    // invoice 1.725 -> 2 cents.
+    // Ohio (a Streamlined state, SSUTA s. 324) on the embedded default: Columbus 43215 in
+    // Franklin County, 5.75% state + 2.25% county = 8% (Ohio Department of Taxation, 2025
+    // 2nd quarter rate changes: Franklin 8% from 2025-04-01). Three 10-cent lines owe 0.8
+    // cents each. Line by line 1 + 1 + 1 = 3 cents; once for the invoice 2.4 -> 2 cents.
     let svc = levy_api::Service::open(levy_api::ServiceConfig {
         table: levy_api::TableSource::Default,
         ledger: ":memory:".into(),

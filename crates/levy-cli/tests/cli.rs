@@ -569,8 +569,10 @@ fn calc_sources_an_intrastate_sale_by_the_states_rule() {
 
 #[test]
 fn calc_rounds_once_per_invoice_where_the_state_allows_it() {
-    // Ohio, 5.75% (SSUTA s. 324 lets a Streamlined state's seller round per invoice): three
-    // 10-cent lines owe 0.575 cents each: 3 cents line by line, 1.725 -> 2 for the invoice.
+    // Ohio (SSUTA s. 324 lets a Streamlined state's seller round per invoice): Columbus
+    // 43215 in Franklin County, 5.75% state + 2.25% county = 8% (Ohio Department of
+    // Taxation, 2025 2nd quarter rate changes). Three 10-cent lines owe 0.8 cents each: 3
+    // cents line by line, 2.4 -> 2 for the invoice.
     let args = |rounding: &'static str| {
         vec![
             "calc",
