@@ -76,6 +76,7 @@ fn bench_ffi(c: &mut Criterion) {
         lines: lines.as_ptr(),
         line_count: lines.len(),
         origin: ptr::null(),
+        seller_sales_previous_year: 0,
     };
 
     // The Rust side: the same table (read the same way) and the same sale.

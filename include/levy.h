@@ -51,6 +51,17 @@
 // destination's state allows it (see `LevySummary.rounding`); line by line otherwise.
 #define LEVY_SALE_INVOICE_ROUNDING 16
 
+// Flag of `LevySale.flags`: the sale is a retail delivery (delivered by motor vehicle to
+// the buyer's address), which owes the per-order fees of the destination's state
+// (Colorado's and Minnesota's retail delivery fees) on its first taxable line; without it
+// (a sale taken away or picked up) none is charged.
+#define LEVY_SALE_RETAIL_DELIVERY 32
+
+// Flag of `LevySale.flags`: `LevySale.seller_sales_previous_year` holds the seller's
+// retail sales in the destination state in the previous calendar year, which decides a
+// delivery fee's small-seller exemption; without it no exemption is claimed.
+#define LEVY_SALE_SELLER_SALES 64
+
 // IP resolution mode `strict`: fail when the IP does not resolve to enough detail.
 #define LEVY_IP_STRICT 0
 
@@ -195,6 +206,10 @@ typedef struct LevySale {
   // decides reverse charge. An origin that cannot be resolved is
   // `LEVY_RESOLUTION_FAILED`.
   const struct LevyAddress *origin;
+  // With `LEVY_SALE_SELLER_SALES`: the seller's retail sales in the destination state
+  // in the previous calendar year, minor units of the sale's currency (read for a
+  // delivery fee's small-seller exemption); ignored without the flag.
+  int64_t seller_sales_previous_year;
 } LevySale;
 
 // The outcome of one sale of `levy_calculate_batch`: its status and, when it is

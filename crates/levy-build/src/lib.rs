@@ -3,6 +3,7 @@
 //!
 //! * [`parse`]: readers for each published format, over any reader, never panicking;
 //! * [`local_rates`]: the reader of the local rates files (`data/local/us/<ST>.toml`);
+//! * [`fees`]: the per-order fees on retail deliveries (`data/us-fees.toml`);
 //! * [`build`]: layers the inputs over the curated base into table bytes and a [`Summary`];
 //! * [`info`] and [`diff`]: what a table holds, and what changed between two tables.
 //!
@@ -18,6 +19,7 @@ pub mod curated;
 mod curated_glue;
 mod embedded;
 mod error;
+pub mod fees;
 mod inspect;
 pub mod local_rates;
 pub mod local_taxes;

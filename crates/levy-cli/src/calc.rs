@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 use levy_core::{
     Address, AnyTable, AutomaticTax, Calculation, Coverage, Currency, Customer, CustomerType, Date,
-    Decimal, IpMode, LineTax, Location, PlaceNote, Rounding, Sale, SaleLine, Sourced, Sourcing,
-    TaxId, Taxability,
+    Decimal, Delivery, IpMode, LineTax, Location, Note, PlaceNote, Rounding, Sale, SaleLine,
+    Sourced, Sourcing, TaxId, Taxability,
 };
 
 /// Arguments of `levy calc`.
@@ -82,6 +82,16 @@ pub struct CalcArgs {
     /// rounded once and shared out to the lines), where the buyer's state allows it.
     #[arg(long, default_value = "line")]
     pub rounding: String,
+    /// The sale is a retail delivery (by motor vehicle to the buyer's address): it owes the
+    /// destination state's per-order delivery fee, where there is one (Colorado,
+    /// Minnesota), on its first taxable line.
+    #[arg(long)]
+    pub delivery: bool,
+    /// With --delivery: the seller's retail sales in the destination state in the previous
+    /// calendar year, in major units (`450000`), which decides the fee's small-seller
+    /// exemption; without it no exemption is claimed.
+    #[arg(long, value_name = "AMOUNT", requires = "delivery")]
+    pub seller_sales: Option<String>,
     /// Print JSON instead of a receipt.
     #[arg(long)]
     pub json: bool,
@@ -158,6 +168,8 @@ struct JsonlSale {
     origin_city: Option<String>,
     origin_street: Option<String>,
     rounding: Option<String>,
+    delivery: bool,
+    seller_sales: Option<String>,
 }
 
 impl JsonlSale {
@@ -184,6 +196,8 @@ impl JsonlSale {
             origin_city: self.origin_city,
             origin_street: self.origin_street,
             rounding: self.rounding.unwrap_or_else(|| "line".into()),
+            delivery: self.delivery,
+            seller_sales: self.seller_sales,
             json: true,
             jsonl: None,
         }
@@ -314,9 +328,28 @@ fn calculate(
             .or_else(|| origin.as_ref().map(|o| o.country().to_ascii_uppercase())),
         ..sale
     };
-    let calc = table
+    let mut calc = table
         .calculate_from(origin.as_ref(), &location, &sale)
         .map_err(|e| e.to_string())?;
+    if args.delivery {
+        let seller_sales_previous_year = match &args.seller_sales {
+            None => None,
+            Some(s) => Some(
+                s.trim()
+                    .parse::<Decimal>()
+                    .ok()
+                    .filter(|d| !d.is_sign_negative())
+                    .ok_or_else(|| {
+                        format!("--seller-sales {s:?}: expected an amount such as 450000")
+                    })?,
+            ),
+        };
+        let delivery = Delivery {
+            retail: true,
+            seller_sales_previous_year,
+        };
+        table.apply_order_fees(&location, &sale, &delivery, &mut calc);
+    }
     Ok(if args.json {
         (
             String::new(),
@@ -503,6 +536,22 @@ fn render_receipt(
             let jur = table.jurisdiction(j.jurisdiction);
             let name = jur.map(|j| j.name()).unwrap_or("?");
             let level = jur.map(|j| j.level().as_str()).unwrap_or("");
+            if matches!(
+                j.note,
+                Note::PerOrderFee | Note::SmallSeller | Note::FeeUnknown
+            ) || (j.rate.is_zero() && !j.fee.is_zero())
+            {
+                // A fee: its part's name (its rule's rate type) and its amount.
+                let part = table.rule(j.rule).map_or(name, |r| r.rate_type());
+                let _ = writeln!(
+                    out,
+                    "  {:<45} fee {:>21}  {}",
+                    part,
+                    precise(c, j.fee),
+                    j.note.as_str()
+                );
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "  {:<34} {:<9} {:>8}  on {:>12}  tax {:>10}  {}{}",

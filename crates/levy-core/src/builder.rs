@@ -104,6 +104,44 @@ pub struct SaleCondition {
     pub above: bool,
 }
 
+/// A per-order fee on retail deliveries to add (see [`crate::model::FeeRecord`]): its
+/// components are rules of `jurisdiction`, added with [`TableBuilder::rule`], each with its
+/// amount as the rule's fee; no jurisdiction set should hold `jurisdiction`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeeSpec {
+    /// The fee's jurisdiction.
+    pub jurisdiction: JurisdictionId,
+    /// The state it applies in (USPS abbreviation).
+    pub region: String,
+    /// The least total of taxable items, in major units, when the fee needs one; `None`
+    /// when one taxable item is enough.
+    pub min_taxable: Option<Decimal>,
+    /// Whether a buyer exempt from the state's sales tax owes no fee.
+    pub exempt_buyers: bool,
+    /// The small-seller exemption, when the fee has one.
+    pub small_seller: Option<SmallSeller>,
+    /// Tax codes whose lines neither make a delivery nor count toward the minimum.
+    pub excluded_codes: Vec<String>,
+    /// Periods whose amounts are not known, inclusive.
+    pub unknown: Vec<(Date, Date)>,
+    /// The first day of the fee.
+    pub from: Date,
+    /// Manifest index of the source.
+    pub source: u32,
+}
+
+/// A fee's small-seller exemption: a seller whose sales in the state in the previous
+/// calendar year are at most (or, with `less_than`, below) `amount` owes no fee, from `from`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SmallSeller {
+    /// The threshold, in major units.
+    pub amount: Decimal,
+    /// Whether sales must be below the threshold rather than at most it.
+    pub less_than: bool,
+    /// The first day of the exemption.
+    pub from: Date,
+}
+
 /// A cell of the taxability matrix to add. See [`TaxabilityRecord`] for what the fields
 /// mean.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -220,6 +258,7 @@ pub struct TableBuilder {
     rules: Vec<RuleSpec>,
     holidays: Vec<HolidaySpec>,
     taxability: Vec<TaxabilityCellSpec>,
+    fees: Vec<FeeSpec>,
     jsets: Vec<Vec<u32>>,
     jset_ids: HashMap<Vec<u32>, u32>,
     zips: BTreeMap<u32, ZipRecord>,
@@ -477,6 +516,40 @@ impl TableBuilder {
     /// The rules added so far, in order.
     pub fn rules(&self) -> &[RuleSpec] {
         &self.rules
+    }
+
+    /// Adds a per-order fee on retail deliveries; its components are rules of its
+    /// jurisdiction, added apart.
+    pub fn fee(&mut self, spec: FeeSpec) -> Result<(), BuildError> {
+        if spec.jurisdiction.0 as usize >= self.jurisdictions.len() {
+            return Err(BuildError::UnknownJurisdiction(spec.jurisdiction.0));
+        }
+        let bad = |detail: String| {
+            Err(BuildError::Invalid {
+                what: "fee",
+                detail,
+            })
+        };
+        let too_big = |v: &Decimal| v.is_sign_negative() || *v > crate::calc::MAX_RULE_AMOUNT;
+        if spec.min_taxable.as_ref().is_some_and(too_big)
+            || spec
+                .small_seller
+                .as_ref()
+                .is_some_and(|s| too_big(&s.amount))
+        {
+            return bad(format!(
+                "an amount out of range: minimum {:?}, small seller {:?}",
+                spec.min_taxable, spec.small_seller
+            ));
+        }
+        if spec.unknown.iter().any(|(from, to)| from > to) {
+            return bad(format!(
+                "an unknown period ends before it starts: {:?}",
+                spec.unknown
+            ));
+        }
+        self.fees.push(spec);
+        Ok(())
     }
 
     /// Removes every rule for which `f` is false (a finer source replacing a coarser one).
@@ -1163,6 +1236,7 @@ impl TableBuilder {
             rules,
             holidays,
             taxability,
+            fees,
             jsets,
             zips,
             zip_cities,
@@ -1196,6 +1270,10 @@ impl TableBuilder {
             rule_records(&rules, jurisdictions.len(), &code_id)?;
         let (holiday_records, holiday_keys) = holiday_records(&holidays, &code_id)?;
         let (taxability_records, taxability_keys) = taxability_data(&taxability, code_id)?;
+        let fee_records = fees
+            .into_iter()
+            .map(|f| fee_record(f, &code_id))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut jset_start = Vec::with_capacity(jsets.len() + 1);
         let mut jset_items = Vec::new();
         jset_start.push(0u32);
@@ -1243,6 +1321,7 @@ impl TableBuilder {
             ip_locations,
             taxability: taxability_records,
             taxability_keys,
+            fees: fee_records,
         })
     }
 
@@ -1720,6 +1799,35 @@ fn rule_key(r: &RuleRecord) -> RuleKey {
             && scale <= u32::from(RuleKey::MAX_FAST_SCALE)
             && rate.abs() <= crate::calc::MAX_RATE,
     }
+}
+
+/// A fee's record: its codes by id, its decimals stored.
+fn fee_record(
+    f: FeeSpec,
+    code_id: &dyn Fn(&str) -> Result<u32, BuildError>,
+) -> Result<crate::model::FeeRecord, BuildError> {
+    let (rule, amount, from) = match f.small_seller {
+        None => (0, Decimal::ZERO, Date::MAX),
+        Some(s) => (if s.less_than { 2 } else { 1 }, s.amount, s.from),
+    };
+    Ok(crate::model::FeeRecord {
+        jurisdiction: f.jurisdiction.0,
+        region: f.region,
+        needs_min_taxable: f.min_taxable.is_some(),
+        min_taxable: store_decimal(f.min_taxable.unwrap_or_default()),
+        exempt_buyers: f.exempt_buyers,
+        small_seller_rule: rule,
+        small_seller_amount: store_decimal(amount),
+        small_seller_from: from.0,
+        excluded_codes: f
+            .excluded_codes
+            .iter()
+            .map(|c| code_id(c))
+            .collect::<Result<_, _>>()?,
+        unknown: f.unknown.iter().map(|(a, b)| (a.0, b.0)).collect(),
+        from: f.from.0,
+        source: f.source,
+    })
 }
 
 #[cfg(test)]

@@ -56,13 +56,13 @@ pub use address::{
     city_key, normalize_postal, normalize_street, parse_street_line, parse_us_zip, StreetLine,
 };
 pub use builder::{
-    BuildError, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, SaleCondition,
-    TableBuilder, TaxabilityCellSpec,
+    BuildError, FeeSpec, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, SaleCondition,
+    SmallSeller, TableBuilder, TaxabilityCellSpec,
 };
 pub use calc::{
-    AutomaticTax, CalcError, Calculation, Customer, CustomerType, Exemption, JurisdictionTax,
-    LineTax, Note, Sale, SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE,
-    MAX_RULE_AMOUNT,
+    AutomaticTax, CalcError, Calculation, Customer, CustomerType, Delivery, Exemption, FeeOutcome,
+    JurisdictionTax, LineTax, Note, Sale, SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR,
+    MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
 };
 pub use date::Date;
 pub use kinds::{Coverage, Level, PlaceNote, Rounding, Sourced, Sourcing, TaxType};

@@ -87,6 +87,46 @@ pub struct TableData {
     /// One key per (cell, tax code), sorted by (place, tax code, from): what a calculation
     /// searches to know whether a line's treatment in its place is known.
     pub taxability_keys: Vec<TaxabilityKey>,
+    /// Per-order fees on retail deliveries (Colorado's and Minnesota's retail delivery
+    /// fees), in the order written: see [`FeeRecord`].
+    pub fees: Vec<FeeRecord>,
+}
+
+/// A fee charged once per retail delivery into a state, apart from its sales tax. Its
+/// amounts are the rules of its own jurisdiction (one per component and period, each with
+/// the component's amount as its fee and the component's name as its rate type), which no
+/// jurisdiction set holds: they apply to a sale only through this record.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[rkyv(derive(Debug))]
+pub struct FeeRecord {
+    /// The fee's jurisdiction (its rules are the components).
+    pub jurisdiction: u32,
+    /// The state it applies in (USPS abbreviation).
+    pub region: String,
+    /// Whether the delivery's taxable items must total at least `min_taxable` (`true`), or
+    /// one taxable item is enough (`false`).
+    pub needs_min_taxable: bool,
+    /// The least total of taxable items, in major units, before tax.
+    pub min_taxable: StoredDecimal,
+    /// Whether a buyer exempt from the state's sales tax owes no fee.
+    pub exempt_buyers: bool,
+    /// The small-seller exemption: 0 none; 1 exempt when the seller's sales in the state in
+    /// the previous calendar year are at most `small_seller_amount`; 2 when they are less.
+    pub small_seller_rule: u8,
+    /// The small-seller threshold, in major units.
+    pub small_seller_amount: StoredDecimal,
+    /// The first day of the small-seller exemption.
+    pub small_seller_from: i32,
+    /// Tax codes whose lines neither make a delivery nor count toward `min_taxable` (with
+    /// their descendants).
+    pub excluded_codes: Vec<u32>,
+    /// The periods whose amounts are not known, as (from, to) inclusive: a delivery then is
+    /// answered without the fee and says so.
+    pub unknown: Vec<(i32, i32)>,
+    /// The first day of the fee (of its first period, known or not).
+    pub from: i32,
+    /// Index into the manifest of the source that wrote it.
+    pub source: u32,
 }
 
 /// One input of a build.

@@ -33,7 +33,9 @@
 //! set, days and coverage: the city an address names decides within the ZIP), gives each
 //! ZIP period a note saying why its coverage is what it is (a ZIP split between counties,
 //! shared by places, or holding a city tax only a named city brings), and gives each
-//! manifest entry the publication its rates come from when the input names one.
+//! manifest entry the publication its rates come from when the input names one; version 8
+//! adds per-order fees on retail deliveries (each with its state, conditions, excluded codes
+//! and unknown periods; its amounts are the rules of its own jurisdiction).
 
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
@@ -44,7 +46,7 @@ use crate::model::{ArchivedTableData, TableData};
 /// The first eight bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"LEVYTABL";
 /// The table format this build of levy reads and writes. Bumped on any layout change.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 /// rkyv layout flags: bit 0 little-endian, bit 1 aligned primitives, bits 8..16 the offset
 /// width in bits (32).
 pub const LAYOUT_FLAGS: u32 = 0b01 | 0b10 | (32 << 8);

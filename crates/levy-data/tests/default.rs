@@ -68,7 +68,8 @@ fn opens_verifies_and_fits_the_budget() {
     // Built, in this order, from the curated files and IP range files, the USPS ZIP list,
     // the CDTFA list, the three SST rate files, the local rates files of data/local/us/
     // (an entry for each file, and one for each other publication its counties, districts
-    // and cities name) and the census ZIP-to-county file.
+    // and cities name), the census ZIP-to-county file, and last the per-order fees
+    // (data/us-fees.toml, read with the states' other facts).
     let kinds: Vec<&str> = t.data().manifest.iter().map(|s| s.kind.as_str()).collect();
     let first_local = kinds.iter().position(|k| *k == "usps-zips").unwrap();
     assert!(kinds[..first_local]
@@ -78,12 +79,13 @@ fn opens_verifies_and_fits_the_budget() {
         .unwrap()
         .filter(|e| e.as_ref().unwrap().path().extension() == Some("toml".as_ref()))
         .count();
-    let local_rates = kinds.len() - first_local - 6;
+    let local_rates = kinds.len() - first_local - 7;
     assert!(local_rates >= files, "{kinds:?}");
     let mut expected = vec!["usps-zips", "cdtfa", "sst-rates", "sst-rates", "sst-rates"];
     expected.extend(std::iter::repeat_n("local-rates", local_rates));
-    expected.push("zip-county");
+    expected.extend(["zip-county", "curated"]);
     assert_eq!(kinds[first_local..], expected);
+    assert_eq!(t.data().manifest.last().unwrap().name.as_str(), "us-fees.toml");
 }
 
 #[test]

@@ -25,11 +25,22 @@ pub const LEVY_SALE_PER_UNIT: u32 = 8;
 /// Flag of `LevySale.flags`: round the sale's tax once for the whole invoice, where the
 /// destination's state allows it (see `LevySummary.rounding`); line by line otherwise.
 pub const LEVY_SALE_INVOICE_ROUNDING: u32 = 16;
+/// Flag of `LevySale.flags`: the sale is a retail delivery (delivered by motor vehicle to
+/// the buyer's address), which owes the per-order fees of the destination's state
+/// (Colorado's and Minnesota's retail delivery fees) on its first taxable line; without it
+/// (a sale taken away or picked up) none is charged.
+pub const LEVY_SALE_RETAIL_DELIVERY: u32 = 32;
+/// Flag of `LevySale.flags`: `LevySale.seller_sales_previous_year` holds the seller's
+/// retail sales in the destination state in the previous calendar year, which decides a
+/// delivery fee's small-seller exemption; without it no exemption is claimed.
+pub const LEVY_SALE_SELLER_SALES: u32 = 64;
 const KNOWN_FLAGS: u32 = LEVY_SALE_TAX_INCLUDED
     | LEVY_SALE_CUSTOMER_EXEMPT
     | LEVY_SALE_AUTOMATIC_TAX_DISABLED
     | LEVY_SALE_PER_UNIT
-    | LEVY_SALE_INVOICE_ROUNDING;
+    | LEVY_SALE_INVOICE_ROUNDING
+    | LEVY_SALE_RETAIL_DELIVERY
+    | LEVY_SALE_SELLER_SALES;
 
 /// IP resolution mode `strict`: fail when the IP does not resolve to enough detail.
 pub const LEVY_IP_STRICT: u32 = 0;
@@ -139,6 +150,10 @@ pub struct LevySale {
     /// decides reverse charge. An origin that cannot be resolved is
     /// `LEVY_RESOLUTION_FAILED`.
     pub origin: *const LevyAddress,
+    /// With `LEVY_SALE_SELLER_SALES`: the seller's retail sales in the destination state
+    /// in the previous calendar year, minor units of the sale's currency (read for a
+    /// delivery fee's small-seller exemption); ignored without the flag.
+    pub seller_sales_previous_year: i64,
 }
 
 /// The outcome of `levy_calculate`: the tax of a sale per line and per jurisdiction.
@@ -617,6 +632,30 @@ unsafe fn sale_header(sale: &LevySale) -> Result<(Currency, &[LevySaleLine]), Er
     Ok((currency, lines))
 }
 
+/// What a sale's flags say of its delivery, for per-order fees; `None` for a sale that is
+/// not a retail delivery.
+fn delivery_of(sale: &LevySale, currency: Currency) -> Option<levy_core::Delivery> {
+    (sale.flags & LEVY_SALE_RETAIL_DELIVERY != 0).then(|| levy_core::Delivery {
+        retail: true,
+        seller_sales_previous_year: (sale.flags & LEVY_SALE_SELLER_SALES != 0)
+            .then(|| currency.to_major(Decimal::from(sale.seller_sales_previous_year))),
+    })
+}
+
+/// A batch sale's per-order fees added to its calculation, then its batch result.
+fn fees_then_result(
+    table: &AnyTable,
+    sale: &LevySale,
+    location: &Location,
+    core_sale: &Sale,
+    calc: &mut Calculation,
+) -> Result<LevyBatchResult, Error> {
+    if let Some(delivery) = delivery_of(sale, core_sale.currency) {
+        table.apply_order_fees(location, core_sale, &delivery, calc);
+    }
+    LevyBatchResult::of(calc)
+}
+
 /// The totals of `calc` in `int64_t` minor units (tax, excluding tax, including tax);
 /// `LEVY_INVALID_SALE` when one does not fit.
 fn minor_totals(calc: &Calculation) -> Result<[i64; 3], Error> {
@@ -931,7 +970,13 @@ unsafe fn calculate_batch(
             // calculated on its own, as `levy_calculate` would.
             Ok(Some(origin)) => {
                 match table.calculate_from(Some(&origin), &locations[place], &prepared[k]) {
-                    Ok(calc) => match LevyBatchResult::of(&calc) {
+                    Ok(mut calc) => match fees_then_result(
+                        table,
+                        sale,
+                        &locations[place],
+                        &prepared[k],
+                        &mut calc,
+                    ) {
                         Ok(r) => {
                             out[i].write(r);
                         }
@@ -954,7 +999,7 @@ unsafe fn calculate_batch(
     let items = places.iter().map(|&p| &locations[p]).zip(&prepared[..n]);
     let errors = table.calculate_batch(items, calcs);
     let mut errors = errors.into_iter().peekable();
-    for (k, calc) in calcs.iter().enumerate() {
+    for (k, calc) in calcs.iter_mut().enumerate() {
         let i = from[k];
         if errors.peek().is_some_and(|(at, _)| *at == k) {
             if let Some((_, e)) = errors.next() {
@@ -966,7 +1011,7 @@ unsafe fn calculate_batch(
             }
             continue;
         }
-        match LevyBatchResult::of(calc) {
+        match fees_then_result(table, &sales[i], &locations[places[k]], &prepared[k], calc) {
             Ok(r) => {
                 out[i].write(r);
             }
@@ -1011,7 +1056,7 @@ unsafe fn fill_result(
             true,
         )
     }?;
-    Ok(match spare {
+    let mut result = match spare {
         Some(mut result) => {
             table
                 .calculate_into(origin.as_ref(), &location, core_sale, &mut result.calc)
@@ -1027,7 +1072,12 @@ unsafe fn fill_result(
             location,
             strings: OnceLock::new(),
         }),
-    })
+    };
+    if let Some(delivery) = delivery_of(sale, core_sale.currency) {
+        let LevyResult { calc, location, .. } = &mut *result;
+        table.apply_order_fees(location, core_sale, &delivery, calc);
+    }
+    Ok(result)
 }
 
 /// The tax codes of the lines read during one call, by the addresses of their category and
@@ -1476,6 +1526,7 @@ mod tests {
             lines: line,
             line_count: 1,
             origin: std::ptr::null(),
+            seller_sales_previous_year: 0,
         }
     }
 

@@ -240,6 +240,11 @@ fn state_facts(source: &CuratedSource, b: &mut TableBuilder) -> Result<(), Build
         let states = crate::rounding::parse(&text).map_err(BuildError::Curated)?;
         crate::rounding::apply(&states, b);
     }
+    if let Some(text) = read(crate::fees::FILE)? {
+        let fees = crate::fees::parse(&text, &|code| b.has_tax_code(code))
+            .map_err(|e| BuildError::Curated(e.to_string()))?;
+        crate::fees::apply(&fees, b).map_err(|e| BuildError::Curated(e.to_string()))?;
+    }
     Ok(())
 }
 

@@ -43,6 +43,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         crate::rounding::FILE,
         include_str!("../../../../data/us-rounding.toml"),
     ),
+    (
+        crate::fees::FILE,
+        include_str!("../../../../data/us-fees.toml"),
+    ),
     ("ip/ipv4.txt", include_str!("../../../../data/ip/ipv4.txt")),
     ("ip/ipv6.txt", include_str!("../../../../data/ip/ipv6.txt")),
     (

@@ -25,7 +25,9 @@
 //! threshold was met), `BELOW_THRESHOLD` (not met: nothing due), `HOLIDAY` (suspended by a
 //! sales tax holiday), `CUSTOMER_EXEMPT`, `EXEMPTION_CERTIFICATE`, `AUTOMATIC_TAX_DISABLED`,
 //! `REVERSE_CHARGE` (a business-to-business cross-border VAT/GST sale), `ZERO_RATE` (an IP
-//! resolved in `zero` mode).
+//! resolved in `zero` mode); and on a per-order fee's entries ([`Table::apply_order_fees`]),
+//! `PER_ORDER_FEE` (the fee charged), `SMALL_SELLER` (not owed by a small seller) and
+//! `FEE_UNKNOWN` (its amount that day not known).
 //!
 //! # Layout
 //!
@@ -38,6 +40,7 @@
 //! | `applied` | a rule as a line applies it, and backing tax out of an amount that includes it |
 //! | `integer` | the integer path, and the usual line straight from the rule keys |
 //! | `totals` | the sale's lines together: per-sale thresholds, delivery shares, rounding, totals |
+//! | `fees` | per-order fees on retail deliveries ([`Delivery`], [`FeeOutcome`]) |
 //!
 //! This module holds the entry points ([`Table::calculate`] and its kin) and the usual
 //! sale's short path.
@@ -49,6 +52,7 @@ use crate::resolve::Location;
 use crate::table::Table;
 
 mod applied;
+mod fees;
 mod integer;
 mod line;
 mod sale;
@@ -56,6 +60,7 @@ mod schedule;
 mod sourcing;
 mod totals;
 
+pub use fees::{Delivery, FeeOutcome};
 pub use sale::{
     AutomaticTax, CalcError, Calculation, Customer, CustomerType, Exemption, JurisdictionTax,
     LineTax, Note, Sale, SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE,

@@ -160,6 +160,15 @@ pub enum Note {
     ReverseCharge,
     /// Zero-rate location.
     ZeroRate,
+    /// A per-order fee on a retail delivery: `tax_due` and `fee` are the fee's amount (see
+    /// [`crate::Table::apply_order_fees`]).
+    PerOrderFee,
+    /// A per-order fee the seller does not owe: its sales in the state are under the
+    /// fee's small-seller threshold.
+    SmallSeller,
+    /// A per-order fee whose amount on the sale's day is not known: nothing is charged,
+    /// and the answer's coverage is at most `PARTIAL`.
+    FeeUnknown,
 }
 
 impl Note {
@@ -176,6 +185,9 @@ impl Note {
             Note::AutomaticTaxDisabled => "AUTOMATIC_TAX_DISABLED",
             Note::ReverseCharge => "REVERSE_CHARGE",
             Note::ZeroRate => "ZERO_RATE",
+            Note::PerOrderFee => "PER_ORDER_FEE",
+            Note::SmallSeller => "SMALL_SELLER",
+            Note::FeeUnknown => "FEE_UNKNOWN",
         }
     }
 }

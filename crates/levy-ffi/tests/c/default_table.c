@@ -139,6 +139,47 @@ int main(int argc, char **argv) {
         CHECK_STR(first.sourced, "ORIGIN");
         levy_result_free(cr);
     }
+    /* A retail delivery to Denver 80202 on 2025-07-01: Colorado's 2.9% on $50.00 (145
+     * cents) and its retail delivery fee, $0.28 from July 2025 (Colorado Department of
+     * Revenue, Retail Delivery Fee Rates): 173 cents. A seller with $500,000 of Colorado
+     * sales in 2024 is a small seller (SB 23-143, "$500,000 or less"): 145 cents. */
+    LevyAddress denver = {NULL, NULL, NULL, "CO", "80202", "US"};
+    LevySaleLine fifty[1] = {{5000, 1, "GENERAL_MERCHANDISE", NULL}};
+    LevySale co_sale;
+    memset(&co_sale, 0, sizeof co_sale);
+    co_sale.address = &denver;
+    co_sale.transacted_at = 1751328000; /* 2025-07-01 */
+    co_sale.lines = fifty;
+    co_sale.line_count = 1;
+    co_sale.flags = LEVY_SALE_RETAIL_DELIVERY;
+    LevyResult *cor = NULL;
+    CHECK_STATUS(levy_calculate(engine, &co_sale, &cor), LEVY_OK);
+    if (cor != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(cor, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, 173);
+        levy_result_free(cor);
+    }
+    co_sale.flags = LEVY_SALE_RETAIL_DELIVERY | LEVY_SALE_SELLER_SALES;
+    co_sale.seller_sales_previous_year = 50000000; /* $500,000.00 */
+    cor = NULL;
+    CHECK_STATUS(levy_calculate(engine, &co_sale, &cor), LEVY_OK);
+    if (cor != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(cor, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, 145);
+        levy_result_free(cor);
+    }
+    /* Not delivered (no flag): no fee. */
+    co_sale.flags = 0;
+    cor = NULL;
+    CHECK_STATUS(levy_calculate(engine, &co_sale, &cor), LEVY_OK);
+    if (cor != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(cor, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, 145);
+        levy_result_free(cor);
+    }
     /* Ohio (a Streamlined state, SSUTA s. 324): Columbus 43215 in Franklin County, 5.75%
      * state + 2.25% county (Ohio Department of Taxation, 2025 2nd quarter rate changes:
      * Franklin 8% from 2025-04-01). Three 10-cent lines owe 0.8 cents each; rounded once
