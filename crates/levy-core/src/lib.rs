@@ -60,9 +60,9 @@ pub use builder::{
     TableBuilder, TaxabilityCellSpec,
 };
 pub use calc::{
-    AutomaticTax, CalcError, Calculation, Customer, CustomerType, Exemption, JurisdictionTax,
-    LineTax, Note, Sale, SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE,
-    MAX_RULE_AMOUNT,
+    AutomaticTax, CalcError, Calculation, Covers, Customer, CustomerType, Exemption,
+    JurisdictionTax, LineTax, Note, Sale, SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR,
+    MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
 };
 pub use date::Date;
 pub use kinds::{Coverage, Level, Rounding, Sourced, Sourcing, TaxType};
