@@ -741,9 +741,9 @@ fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the
     assert_eq!(report["rows"]["calculations"], 1);
     assert_eq!(report["rows"]["transactions"], 1);
     assert_eq!(report["rows"]["nexus"], 1);
-    // Schema 6: the outbox of records to sync (4), no index on calculations' expiry (5),
-    // each transaction's running refund total (6).
-    assert_eq!(report["schema_version"], 6);
+    // Schema 7: the outbox of records to sync (4), no index on calculations' expiry (5),
+    // each transaction's running refund total (6), registrations (7).
+    assert_eq!(report["schema_version"], 7);
     assert_eq!(report["quick_check"], serde_json::json!(["ok"]));
     assert_eq!(report["damaged"], serde_json::json!([]));
     let text = stdout(&levy(&["info", "--ledger", p]));

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::Refusal;
 use super::records::{
-    MerchantChange, MerchantRecord, MerchantStatus, RefundRecord, TransactionRecord,
+    MerchantChange, MerchantRecord, MerchantStatus, RefundRecord, RegistrationRecord,
+    TransactionRecord,
 };
 
 /// A change to one place's live nexus total (the place, currency and account are the
@@ -212,6 +213,33 @@ pub fn full_refund(left: &[(Decimal, Decimal)]) -> Vec<(usize, Decimal, Decimal)
         .filter(|(_, s, t)| !s.is_zero() || !t.is_zero())
         .map(|(i, s, t)| (i, -s, -t))
         .collect()
+}
+
+/// Expires registration `r` at `at`, the time it is no longer active, asked for at `now`:
+/// refused when it has already expired (its `expires_at` is at or before `now`), when `at`
+/// is not after its `active_from`, or when it already expires before `at` (an expiry only
+/// brings the end forward).
+pub fn expire_registration(r: &mut RegistrationRecord, at: i64, now: i64) -> Result<(), Refusal> {
+    if let Some(e) = r.expires_at.filter(|e| *e <= now) {
+        return Err(Refusal::RegistrationExpired {
+            id: r.id.clone(),
+            expired_at: e,
+        });
+    }
+    let why = if at <= r.active_from {
+        format!("expires_at must be after active_from {}", r.active_from)
+    } else if let Some(e) = r.expires_at.filter(|e| at > *e) {
+        format!("it already expires at {e}; an expiry can only come earlier")
+    } else {
+        r.expires_at = Some(at);
+        r.updated_at = now;
+        return Ok(());
+    };
+    Err(Refusal::RegistrationExpiry {
+        id: r.id.clone(),
+        asked: at,
+        why,
+    })
 }
 
 /// Applies `change` to merchant `m` (asked for as `asked`) at `at`: an update replaces the

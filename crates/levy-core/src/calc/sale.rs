@@ -77,7 +77,8 @@ pub enum Covers {
     #[default]
     Region,
     /// Every jurisdiction of the region, and the country's own (Canada's GST, whose
-    /// jurisdiction names no region): a seller not registered in the region.
+    /// jurisdiction names no region): a seller not registered in the region. With an empty
+    /// region, the country's own jurisdictions.
     RegionAndCountry,
     /// The region's local jurisdictions (county, city, district) except those whose
     /// [`crate::Jurisdiction::code`] is listed: a seller registered with the region and
@@ -90,10 +91,10 @@ impl Exemption {
     /// country's own), at `level`, whose code is `code`.
     pub fn covers(&self, country: &str, region: &str, level: crate::Level, code: &str) -> bool {
         use crate::Level;
-        if !self.country.eq_ignore_ascii_case(country) || self.region.is_empty() {
+        if !self.country.eq_ignore_ascii_case(country) {
             return false;
         }
-        let in_region = self.region.eq_ignore_ascii_case(region);
+        let in_region = !self.region.is_empty() && self.region.eq_ignore_ascii_case(region);
         match &self.covers {
             Covers::Region => in_region,
             Covers::RegionAndCountry => in_region || (region.is_empty() && level == Level::Country),
