@@ -122,9 +122,9 @@ fn seconds(field: &str, t: i64) -> Result<i64, ApiError> {
     Ok(t)
 }
 
-/// The country, upper case, when it is an ISO 3166-1 alpha-2 code.
+/// The country, upper case, when it is an ISO 3166-1 alpha-2 code (in either case).
 pub(crate) fn country(field: &str, given: &str) -> Result<String, ApiError> {
-    let c = given.trim().to_ascii_uppercase();
+    let c = given.to_ascii_uppercase();
     if is_country(&c) {
         return Ok(c);
     }
@@ -141,7 +141,7 @@ pub(crate) fn country(field: &str, given: &str) -> Result<String, ApiError> {
 /// two require; for another country empty or a subdivision code of 1 to 3 letters and
 /// digits.
 pub(crate) fn region(field: &str, country: &str, given: &str) -> Result<String, ApiError> {
-    let r = given.trim().to_ascii_uppercase();
+    let r = given.to_ascii_uppercase();
     let (ok, expected) = match country {
         "US" => (
             US_REGIONS.contains(&r.as_str()),
@@ -182,8 +182,8 @@ pub(crate) fn kind(field: &str, given: &str) -> Result<RegistrationKind, ApiErro
     })
 }
 
-/// The local jurisdiction codes, trimmed, each once: at most [`MAX_LOCALS`], each 1 to 64
-/// characters.
+/// The local jurisdiction codes, each once: at most [`MAX_LOCALS`], each 1 to 64
+/// characters that neither start nor end with white space.
 fn locals(field: &str, given: &[String]) -> Result<Vec<String>, ApiError> {
     if given.len() > MAX_LOCALS {
         return Err(ApiError::field(
@@ -197,14 +197,13 @@ fn locals(field: &str, given: &[String]) -> Result<Vec<String>, ApiError> {
     let mut out: Vec<String> = Vec::with_capacity(given.len());
     for (i, code) in given.iter().enumerate() {
         let at = format!("{field}[{i}]");
-        let code = code.trim();
         crate::json::storable(&at, code)?;
         let n = code.chars().count();
-        if n == 0 || n > MAX_LOCAL_CHARS {
+        if n == 0 || n > MAX_LOCAL_CHARS || code.trim() != code {
             return Err(ApiError::field(
                 ErrorKind::IncorrectType,
                 &at,
-                format!("{at} must be a jurisdiction code of 1 to {MAX_LOCAL_CHARS} characters"),
+                format!("{at} must be a jurisdiction code of 1 to {MAX_LOCAL_CHARS} characters, without white space around it"),
                 format!("a jurisdiction code of 1 to {MAX_LOCAL_CHARS} characters"),
                 code,
             ));
@@ -451,7 +450,8 @@ mod tests {
 
     #[test]
     fn regions_are_checked_against_the_country() {
-        assert_eq!(region("region", "US", " tx ").unwrap(), "TX");
+        assert_eq!(region("region", "US", "tx").unwrap(), "TX");
+        assert!(region("region", "US", " TX").is_err());
         assert_eq!(region("region", "CA", "on").unwrap(), "ON");
         assert_eq!(region("region", "DE", "").unwrap(), "");
         assert_eq!(region("region", "DE", "by").unwrap(), "BY");

@@ -105,12 +105,12 @@ INSERT INTO outbox (account, live, kind, record_id)
 "#,
     // Schema 4: registrations, as in the SQLite ledger (its schema 7).
     r#"
-CREATE TABLE registrations (
+CREATE TABLE IF NOT EXISTS registrations (
     account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
     country TEXT NOT NULL, region TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
     PRIMARY KEY (account, live, id)
 );
-CREATE INDEX registrations_kind ON registrations (account, live, kind);
+CREATE INDEX IF NOT EXISTS registrations_kind ON registrations (account, live, kind);
 "#,
 ];
 

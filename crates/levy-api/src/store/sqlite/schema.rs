@@ -102,14 +102,15 @@ CREATE INDEX outbox_unsent ON outbox (live, state, seq);
     "",
     // Schema 7: registrations, where an account is registered to collect (expired, never
     // deleted). `country`, `region` and `kind` are copies of the sealed record's, for the
-    // filters of a list and the reads of a calculation.
+    // filters of a list and the reads of a calculation. `IF NOT EXISTS`: a file whose
+    // version was set back by hand keeps its registrations.
     r#"
-CREATE TABLE registrations (
+CREATE TABLE IF NOT EXISTS registrations (
     account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
     country TEXT NOT NULL, region TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
     PRIMARY KEY (account, live, id)
 );
-CREATE INDEX registrations_kind ON registrations (account, live, kind);
+CREATE INDEX IF NOT EXISTS registrations_kind ON registrations (account, live, kind);
 "#,
 ];
 
