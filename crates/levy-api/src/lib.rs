@@ -78,8 +78,8 @@ pub use keys::{KeyEntry, KeySource};
 pub use limits::Limits;
 pub use random::fill_random;
 pub use resources::registrations::{
-    render as registration_json, status as registration_status, NewRegistration, CA_REGIONS,
-    MAX_LOCALS, US_REGIONS,
+    render as registration_json, render_list as registration_list_json,
+    status as registration_status, NewRegistration, CA_REGIONS, MAX_LOCALS, US_REGIONS,
 };
 pub use router::error_response;
 pub use service::{Answer, Service, ServiceConfig, TableSource, DEFAULT_BODY_LIMIT};

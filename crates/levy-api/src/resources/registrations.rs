@@ -424,14 +424,23 @@ pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         .list_registrations(ctx.scope, cursor, &filter, PAGE + 1)?;
     let has_more = page.len() > PAGE;
     page.truncate(PAGE);
-    let now = crate::clock::now();
-    let last = page.last().map(|r| r.id.clone());
-    Ok(json!({
+    Ok(render_list(
+        &page,
+        has_more,
+        ctx.testmode(),
+        crate::clock::now(),
+    ))
+}
+
+/// A page of registrations in the interface's shape: `{"object": "list",
+/// "registrations": [...], "has_more", "last_registration_id"}`.
+pub fn render_list(page: &[RegistrationRecord], has_more: bool, testmode: bool, now: i64) -> Value {
+    json!({
         "object": "list",
-        "registrations": page.iter().map(|r| render(r, ctx.testmode(), now)).collect::<Vec<_>>(),
+        "registrations": page.iter().map(|r| render(r, testmode, now)).collect::<Vec<_>>(),
         "has_more": has_more,
-        "last_registration_id": last,
-    }))
+        "last_registration_id": page.last().map(|r| r.id.clone()),
+    })
 }
 
 #[cfg(test)]
