@@ -22,6 +22,9 @@ pub(crate) const PAGE: usize = 50;
 pub const MAX_LOCALS: usize = 100;
 /// Longest local jurisdiction code, in characters.
 const MAX_LOCAL_CHARS: usize = 64;
+/// Longest `country`, `region` or `type` read (longer is `STRING_TOO_LONG`; shorter ones
+/// are checked against their lists).
+const MAX_CODE_CHARS: usize = 32;
 
 /// The states, the District of Columbia and the territories USPS addresses: the regions a
 /// US registration may name.
@@ -347,9 +350,9 @@ fn strings(o: &mut Obj<'_>, name: &str) -> Result<Vec<String>, ApiError> {
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     let now = crate::clock::now();
     let new = crate::read::body(ctx, |o| {
-        let country = o.req_str("country", 2 * MAX_LOCAL_CHARS)?.to_string();
-        let region = o.req_str("region", 2 * MAX_LOCAL_CHARS)?.to_string();
-        let kind = match o.opt_str("type", 2 * MAX_LOCAL_CHARS)? {
+        let country = o.req_str("country", MAX_CODE_CHARS)?.to_string();
+        let region = o.req_str("region", MAX_CODE_CHARS)?.to_string();
+        let kind = match o.opt_str("type", MAX_CODE_CHARS)? {
             Some(k) => kind("type", k)?,
             None => RegistrationKind::SalesTax,
         };
