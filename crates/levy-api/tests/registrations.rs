@@ -438,6 +438,10 @@ fn registrations_are_checked_listed_and_kept_apart_by_mode() {
         (s, flat_type(&e, s)),
         (404, "REGISTRATION_NOT_FOUND".into())
     );
+    // A field name holding NUL is refused as such, and the answer does not repeat it.
+    let (s, e) = post(&svc, &path, LIVE_KEY, V3, r#"{"\u0000v": null}"#);
+    assert_eq!((s, flat_type(&e, s)), (400, "INVALID_CHARACTER".into()));
+    assert!(!e["message"].as_str().unwrap().contains('\0'), "{e}");
 }
 
 #[test]
