@@ -298,6 +298,46 @@ mod tests {
     use super::*;
     use crate::store::{LineRecord, RefundLineRecord};
 
+    #[test]
+    fn a_registration_expires_once_after_it_starts_and_only_earlier() {
+        let reg = |expires_at| RegistrationRecord {
+            id: "reg_1".into(),
+            merchant_id: None,
+            country: "US".into(),
+            region: "TX".into(),
+            locals: Vec::new(),
+            kind: crate::store::RegistrationKind::SalesTax,
+            active_from: 100,
+            expires_at,
+            created_at: 50,
+            updated_at: 50,
+        };
+        // Open-ended, expired at 200 asked at 150: from 200 on it is no longer active.
+        let mut r = reg(None);
+        expire_registration(&mut r, 200, 150).unwrap();
+        assert_eq!((r.expires_at, r.updated_at), (Some(200), 150));
+        assert!(r.active_at(199) && !r.active_at(200) && !r.active_at(99));
+        // Not at or before its start.
+        let e = expire_registration(&mut reg(None), 100, 150).unwrap_err();
+        assert!(
+            matches!(e, Refusal::RegistrationExpiry { asked: 100, .. }),
+            "{e}"
+        );
+        // An expiry to come may come earlier, not later.
+        expire_registration(&mut reg(Some(300)), 250, 150).unwrap();
+        let e = expire_registration(&mut reg(Some(300)), 301, 150).unwrap_err();
+        assert!(matches!(e, Refusal::RegistrationExpiry { .. }), "{e}");
+        // One that has expired (at or before now) cannot expire again.
+        let e = expire_registration(&mut reg(Some(150)), 140, 150).unwrap_err();
+        assert_eq!(
+            e,
+            Refusal::RegistrationExpired {
+                id: "reg_1".into(),
+                expired_at: 150
+            }
+        );
+    }
+
     fn d(minor: i64) -> Decimal {
         Decimal::from(minor)
     }
