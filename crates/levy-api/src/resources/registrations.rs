@@ -225,13 +225,9 @@ fn locals(field: &str, given: &[String]) -> Result<Vec<String>, ApiError> {
     Ok(out)
 }
 
-/// The record of a new registration, checked, made at `now`; `merchant` is the
-/// merchant's `merch_…` id when it names one (found by the caller).
-fn record(
-    new: &NewRegistration,
-    merchant: Option<String>,
-    now: i64,
-) -> Result<RegistrationRecord, ApiError> {
+/// The record of a new registration, checked, made at `now`, of the account itself (the
+/// caller sets the merchant it names).
+fn record(new: &NewRegistration, now: i64) -> Result<RegistrationRecord, ApiError> {
     let country = country("country", &new.country)?;
     let region = region("region", &country, &new.region)?;
     let locals = locals("local_jurisdictions", &new.local_jurisdictions)?;
@@ -254,7 +250,7 @@ fn record(
     }
     Ok(RegistrationRecord {
         id: crate::ids::new_id("reg_"),
-        merchant_id: merchant,
+        merchant_id: None,
         country,
         region,
         locals,
@@ -293,8 +289,9 @@ pub(crate) fn add(
     new: &NewRegistration,
     now: i64,
 ) -> Result<RegistrationRecord, ApiError> {
-    let merchant = merchant_of(service, scope, new.merchant_id.as_deref())?;
-    let r = record(new, merchant, now)?;
+    // The body's own checks first, then the merchant it names.
+    let mut r = record(new, now)?;
+    r.merchant_id = merchant_of(service, scope, new.merchant_id.as_deref())?;
     service.store.insert_registration(scope, r.clone())?;
     Ok(r)
 }
