@@ -385,6 +385,33 @@ typedef struct LevyHeader {
   const char *value;
 } LevyHeader;
 
+// A registration to add with `levy_registration_add`: where an account (or one of its
+// merchants) is registered to collect, from when and until when.
+//
+// Plain data owned by the caller, read during the call only.
+typedef struct LevyRegistrationSpec {
+  // ISO 3166-1 alpha-2 country (`"US"`), required.
+  const char *country;
+  // The state or province without the country (`"TX"`), required for the US and
+  // Canada; `""` elsewhere for the whole country.
+  const char *region;
+  // `"sales_tax"` or `"retail_delivery_fee"`; NULL for `"sales_tax"`.
+  const char *kind;
+  // The local (home-rule) jurisdictions it also covers, by the rate table's jurisdiction
+  // code: `local_count` strings (NULL when `local_count` is 0). None: every local
+  // jurisdiction of the region.
+  const char *const *local_jurisdictions;
+  // How many `local_jurisdictions`.
+  size_t local_count;
+  // Unix seconds from which it is active; negative for now.
+  int64_t active_from;
+  // Unix seconds from which it is no longer active; negative for never.
+  int64_t expires_at;
+  // The merchant (`merch_…` or its `reference_merchant_id`) whose registration it is;
+  // NULL for the account's own.
+  const char *merchant_id;
+} LevyRegistrationSpec;
+
 // Where a till's records go, for `levy_sync`.
 typedef struct LevySyncConfig {
   // Path of the till's ledger file (SQLite), as given to `levy_service_open`. Required.
@@ -646,6 +673,57 @@ enum LevyStatus levy_response_header(const struct LevyResponse *response, size_t
 //
 // `response` must be NULL or a pointer from `levy_service_request` not yet freed.
 void levy_response_free(struct LevyResponse *response);
+
+// Adds a registration of `account` (a name of the service's keys) in live (`live` true)
+// or test mode, and writes the answer to `*out_response`: 200 and the registration
+// (`tax.registration`, as `POST /tax/registrations` answers), or a refusal with its
+// status and error body (400 `INVALID_REGION`, `INVALID_EXPIRY`, ...; 400
+// `INVALID_ACCOUNT` for an account without a key). From then on, `automatic_tax: auto`
+// collects for that seller only where one of its `sales_tax` registrations is active on
+// the sale's date.
+//
+// Errors of the call itself: `LEVY_NULL_ARGUMENT` (service, account, spec, its country
+// or region, out_response; local_jurisdictions with a count), `LEVY_INVALID_UTF8`.
+// `*out_response` is written only on `LEVY_OK`; free it with `levy_response_free`.
+//
+// Thread-safe.
+//
+// # Safety
+//
+// `service` must be NULL or a live service; `account` NULL or NUL-terminated; `spec`
+// NULL or a valid `LevyRegistrationSpec` whose strings are NULL or NUL-terminated and
+// whose `local_jurisdictions` points to `local_count` strings; `out_response` NULL or
+// valid for writing one pointer.
+enum LevyStatus levy_registration_add(const struct LevyService *service, const char *account, bool live, const struct LevyRegistrationSpec *spec, struct LevyResponse **out_response);
+
+// Lists every registration of `account` in a mode, expired ones included, oldest id
+// first, and writes the answer to `*out_response`: 200 and `{"object": "list",
+// "registrations": [...], "has_more": false, "last_registration_id"}`, or a refusal
+// (400 `INVALID_ACCOUNT`).
+//
+// Errors of the call itself: `LEVY_NULL_ARGUMENT`, `LEVY_INVALID_UTF8`. `*out_response`
+// is written only on `LEVY_OK`; free it with `levy_response_free`. Thread-safe.
+//
+// # Safety
+//
+// `service` must be NULL or a live service; `account` NULL or NUL-terminated;
+// `out_response` NULL or valid for writing one pointer.
+enum LevyStatus levy_registrations_list(const struct LevyService *service, const char *account, bool live, struct LevyResponse **out_response);
+
+// Expires registration `id` of `account` in a mode at `at` (Unix seconds; negative for
+// now) and writes the answer to `*out_response`: 200 and the registration, or a refusal
+// (404 `REGISTRATION_NOT_FOUND`, 400 `INVALID_EXPIRY` for a time not after its
+// `active_from`, 409 `REGISTRATION_ALREADY_EXPIRED`). The registration still answers for
+// sales dated before `at`.
+//
+// Errors of the call itself: `LEVY_NULL_ARGUMENT`, `LEVY_INVALID_UTF8`. `*out_response`
+// is written only on `LEVY_OK`; free it with `levy_response_free`. Thread-safe.
+//
+// # Safety
+//
+// `service` must be NULL or a live service; `account` and `id` NULL or NUL-terminated;
+// `out_response` NULL or valid for writing one pointer.
+enum LevyStatus levy_registration_expire(const struct LevyService *service, const char *account, bool live, const char *id, int64_t at, struct LevyResponse **out_response);
 
 // Sends the till's unsent transactions, refunds, reversals and deletions to the central
 // levy (`POST /tax/sync`), batch after batch, until none remains, and writes what

@@ -3,9 +3,10 @@
 //! request's version.
 
 use levy_core::{
-    AnyTable, AutomaticTax, CalcError, Customer, CustomerType, Date, Exemption, Location,
-    ResolveError, Sale, SaleLine, TaxCodeId, TaxId, MAX_AMOUNT_MINOR, MAX_QUANTITY,
+    AnyTable, AutomaticTax, CalcError, Covers, Customer, CustomerType, Date, Exemption, Level,
+    Location, ResolveError, Sale, SaleLine, TaxCodeId, TaxId, MAX_AMOUNT_MINOR, MAX_QUANTITY,
 };
+use rust_decimal::Decimal;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
@@ -15,7 +16,7 @@ use crate::render::{self, LineKind, Num};
 use crate::router::Ctx;
 use crate::store::{
     CalculationReads, CalculationRecord, CertificateRecord, CustomerKind, JurisdictionRecord,
-    LineRecord, PlaceRecord, ReviewStatus,
+    LineRecord, PlaceRecord, RegistrationKind, RegistrationRecord, ReviewStatus,
 };
 use crate::ApiVersion;
 
@@ -91,16 +92,20 @@ fn locate(table: &AnyTable, input: &Input, date: Date) -> Result<Location, ApiEr
     }
 }
 
+/// The entries of a line. The first `gaps` of `exemptions` are where the seller does not
+/// collect ([`registration_gaps`]): an entry they zeroed says so, at rate zero, on `date`.
 fn jurisdictions(
     table: &AnyTable,
     line: &levy_core::LineTax,
     exemptions: &[Exemption],
+    gaps: usize,
+    date: Date,
 ) -> Vec<JurisdictionRecord> {
     line.jurisdictions
         .iter()
         .map(|j| {
             let jur = table.jurisdiction(j.jurisdiction);
-            JurisdictionRecord {
+            let mut entry = JurisdictionRecord {
                 tax_rate: j.rate,
                 tax_due: j.tax_due,
                 fee: j.fee,
@@ -121,9 +126,18 @@ fn jurisdictions(
                 rule_id: j.rule.0,
                 exemption_certificate_id: j
                     .exemption
+                    .filter(|i| *i >= gaps)
                     .and_then(|i| exemptions.get(i))
                     .map(|e| e.reference.clone()),
+            };
+            if j.exemption.is_some_and(|i| i < gaps) {
+                entry.tax_rate = Decimal::ZERO;
+                entry.tax_due = Decimal::ZERO;
+                entry.fee = Decimal::ZERO;
+                entry.rate_type = NO_COLLECTION_RATE_TYPE.to_string();
+                entry.note = not_registered_note(jur.as_ref(), date);
             }
+            entry
         })
         .collect()
 }
@@ -141,6 +155,7 @@ fn certificate_exemptions(certificates: &[CertificateRecord], at: i64) -> Vec<Ex
                 country: j.country.clone(),
                 region: j.region.clone(),
                 reference: cert.id.clone(),
+                covers: Covers::Region,
             })
         })
         .collect()
@@ -177,18 +192,22 @@ impl Calculated {
 /// What a calculation reads from the ledger for `input`, in one read.
 pub(crate) fn reads(ctx: &Ctx<'_>, input: &Input) -> Result<CalculationReads, ApiError> {
     let products: Vec<Option<&str>> = input.lines.iter().map(|l| l.product.as_deref()).collect();
-    ledger_reads(ctx, input.customer_id.as_deref(), &products)
+    let auto = input.automatic_tax == AutomaticTax::Auto;
+    ledger_reads(ctx, input.customer_id.as_deref(), &products, auto)
 }
 
 /// [`crate::store::Store::calculation_reads`] for a customer id and each line's product
-/// (a platform calculation's order and fee lines together). Most sales name no stored
-/// customer and no product: then nothing is read, and no store is asked.
+/// (a platform calculation's order and fee lines together), and, with `registrations`
+/// (`automatic_tax: auto`), the account's registrations. A sale that names no stored
+/// customer and no product, with automatic tax disabled, reads nothing, and no store is
+/// asked.
 pub(crate) fn ledger_reads(
     ctx: &Ctx<'_>,
     customer_id: Option<&str>,
     products: &[Option<&str>],
+    registrations: bool,
 ) -> Result<CalculationReads, ApiError> {
-    if customer_id.is_none() && products.iter().all(Option::is_none) {
+    if !registrations && customer_id.is_none() && products.iter().all(Option::is_none) {
         return Ok(CalculationReads {
             products: vec![None; products.len()],
             ..CalculationReads::default()
@@ -197,7 +216,111 @@ pub(crate) fn ledger_reads(
     Ok(ctx
         .service
         .store
-        .calculation_reads(ctx.scope, customer_id, products)?)
+        .calculation_reads(ctx.scope, customer_id, products, registrations)?)
+}
+
+/// The `rate_type` of a jurisdiction entry where the seller does not collect: it has
+/// `sales_tax` registrations, none of them active there on the sale's date.
+pub const NO_COLLECTION_RATE_TYPE: &str = "NO COLLECTION; NO STATE NEXUS";
+
+/// The start of the `note` of such an entry; the rest says where and on which day.
+pub const NOT_REGISTERED_NOTE: &str = "NOT_REGISTERED";
+
+/// The places a sale may be taxed in: the destination's country and region, the origin's
+/// when it was resolved, and those of every jurisdiction of either (regions may be empty:
+/// a country's own).
+fn sale_places(
+    table: &AnyTable,
+    location: &Location,
+    origin: Option<&Location>,
+) -> Vec<(String, String)> {
+    let mut places: Vec<(String, String)> = Vec::new();
+    let mut add = |country: &str, region: &str| {
+        let place = (country.to_ascii_uppercase(), region.to_ascii_uppercase());
+        if !places.contains(&place) {
+            places.push(place);
+        }
+    };
+    for loc in std::iter::once(location).chain(origin) {
+        let a = table.address_used(loc);
+        add(&a.country, &a.region);
+        for j in loc.jset.into_iter().flat_map(|s| table.jset(s)) {
+            if let Some(jur) = table.jurisdiction(j) {
+                if !jur.region().is_empty() {
+                    add(jur.country(), jur.region());
+                }
+            }
+        }
+    }
+    places
+}
+
+/// Where the seller does not collect, as exemptions for the engine: the seller's
+/// (`seller`: a merchant, or `None` for the account) `sales_tax` registrations active at
+/// `at` decide, for each of `places`. None when the seller has no registration at all
+/// (then it collects everywhere). A place without an active registration of its country
+/// and region (or of the whole country) is not collected at all, the country's own taxes
+/// included; one whose active registrations all list local jurisdictions collects the
+/// region's state-level taxes and those locals only.
+pub(crate) fn registration_gaps(
+    registrations: &[RegistrationRecord],
+    seller: Option<&str>,
+    at: i64,
+    places: &[(String, String)],
+) -> Vec<Exemption> {
+    let mine: Vec<&RegistrationRecord> = registrations
+        .iter()
+        .filter(|r| r.kind == RegistrationKind::SalesTax && r.merchant_id.as_deref() == seller)
+        .collect();
+    if mine.is_empty() {
+        return Vec::new();
+    }
+    let mut gaps = Vec::new();
+    for (country, region) in places {
+        let active: Vec<&&RegistrationRecord> = mine
+            .iter()
+            .filter(|r| {
+                r.active_at(at)
+                    && r.country == *country
+                    && (r.region == *region || r.region.is_empty())
+            })
+            .collect();
+        let covers = if active.is_empty() {
+            Covers::RegionAndCountry
+        } else if active.iter().all(|r| !r.locals.is_empty()) {
+            Covers::LocalsExcept(active.iter().flat_map(|r| r.locals.clone()).collect())
+        } else {
+            continue;
+        };
+        gaps.push(Exemption {
+            country: country.clone(),
+            region: region.clone(),
+            reference: NOT_REGISTERED_NOTE.to_string(),
+            covers,
+        });
+    }
+    gaps
+}
+
+/// The note of an entry the seller does not collect: `NOT_REGISTERED: not registered in
+/// US-TX on 2026-02-28`, naming the local jurisdiction for a local one.
+fn not_registered_note(jur: Option<&levy_core::Jurisdiction<'_>>, date: Date) -> String {
+    let Some(j) = jur else {
+        return format!("{NOT_REGISTERED_NOTE}: not registered here on {date}");
+    };
+    let place = if j.region().is_empty() {
+        j.country().to_string()
+    } else {
+        format!("{}-{}", j.country(), j.region())
+    };
+    match j.level() {
+        Level::County | Level::City | Level::District => format!(
+            "{NOT_REGISTERED_NOTE}: not registered with {} ({}) in {place} on {date}",
+            j.name(),
+            j.code()
+        ),
+        _ => format!("{NOT_REGISTERED_NOTE}: not registered in {place} on {date}"),
+    }
 }
 
 /// Calculates `input` on `table` into a record with id `id` (not stored), from what was
@@ -278,7 +401,24 @@ pub(crate) fn compute(
     } else {
         input.tax_ids.clone()
     };
-    let exemptions = certificate_exemptions(&reads.certificates, transacted_at);
+    // The seller's place, for states that source a sale within the state at the origin.
+    let origin = input.origin.as_ref().map(|a| table.resolve(a, date));
+    // Where the seller does not collect (no registration active on the sale's date) comes
+    // first: it wins over a certificate of the same place.
+    let seller = input.seller.as_deref();
+    let registered = reads
+        .registrations
+        .iter()
+        .any(|r| r.merchant_id.as_deref() == seller);
+    let mut exemptions = if input.automatic_tax == AutomaticTax::Auto && registered {
+        let origin_place = origin.as_ref().and_then(|o| o.as_ref().ok());
+        let places = sale_places(table, &location, origin_place);
+        registration_gaps(&reads.registrations, seller, transacted_at, &places)
+    } else {
+        Vec::new()
+    };
+    let gaps = exemptions.len();
+    exemptions.extend(certificate_exemptions(&reads.certificates, transacted_at));
     let rounding = match input.rounding.as_deref() {
         None => levy_core::Rounding::Line,
         Some(v) => levy_core::Rounding::parse(v).ok_or_else(|| {
@@ -325,8 +465,6 @@ pub(crate) fn compute(
             })
             .collect(),
     };
-    // The seller's place, for states that source a sale within the state at the origin.
-    let origin = input.origin.as_ref().map(|a| table.resolve(a, date));
     let calc = table
         .calculate_from(
             origin.as_ref().and_then(|o| o.as_ref().ok()),
@@ -361,7 +499,7 @@ pub(crate) fn compute(
             amount_excluding_tax: lt.amount_excluding_tax,
             tax_amount: lt.tax,
             amount_including_tax: lt.amount_including_tax,
-            jurisdictions: jurisdictions(table, lt, &exemptions),
+            jurisdictions: jurisdictions(table, lt, &exemptions, gaps, date),
         })
         .collect();
     // The address used, completed from the table (a ZIP's state and city), moves into the

@@ -205,6 +205,17 @@ error_kinds! {
     /// A synced record whose seal (its BLAKE3 digest) does not match, or that is not a
     /// record of its kind.
     InvalidSyncRecord = ("INVALID_SYNC_RECORD", 400),
+    /// A registration's region that is not a state (US) or province (Canada), or not a
+    /// subdivision code of another country (levy extension: registrations).
+    InvalidRegion = ("INVALID_REGION", 400),
+    /// A registration whose `expires_at` is not after its `active_from`, or an expiry later
+    /// than the one it already has (levy extension: registrations).
+    InvalidExpiry = ("INVALID_EXPIRY", 400),
+    /// No such registration (levy extension: registrations).
+    RegistrationNotFound = ("REGISTRATION_NOT_FOUND", 404),
+    /// An expiry of a registration that has already expired (levy extension:
+    /// registrations).
+    RegistrationAlreadyExpired = ("REGISTRATION_ALREADY_EXPIRED", 409),
     /// The ledger failed (I/O, disk full, a damaged record); nothing was changed.
     LedgerError = ("LEDGER_ERROR", 500),
     /// The service failed unexpectedly.
@@ -399,6 +410,11 @@ impl From<StoreError> for ApiError {
                         "merchant_id",
                         "the id of a merchant that exists",
                     ),
+                    RecordKind::Registration => (
+                        ErrorKind::RegistrationNotFound,
+                        "id",
+                        "the id of a registration of this account and mode",
+                    ),
                 };
                 ApiError::field(kind, field, message, expected, id)
             }
@@ -478,6 +494,20 @@ impl From<Refusal> for ApiError {
                 asked.to_string(),
             ),
             Refusal::DoesNotFit { .. } => ApiError::of(refund_exceeds, message),
+            Refusal::RegistrationExpired { id, .. } => ApiError::field(
+                ErrorKind::RegistrationAlreadyExpired,
+                "id",
+                message,
+                "a registration that has not expired",
+                id,
+            ),
+            Refusal::RegistrationExpiry { asked, .. } => ApiError::field(
+                ErrorKind::InvalidExpiry,
+                "expires_at",
+                message,
+                "after active_from, and not after the expiry the registration has",
+                asked.to_string(),
+            ),
             Refusal::MerchantDeleted { id } => ApiError::field(
                 ErrorKind::MerchantDeleted,
                 "id",
@@ -588,6 +618,10 @@ mod tests {
             ErrorKind::RequestInvalid => 409,
             ErrorKind::SyncModeMismatch => 403,
             ErrorKind::InvalidSyncRecord => 400,
+            ErrorKind::InvalidRegion => 400,
+            ErrorKind::InvalidExpiry => 400,
+            ErrorKind::RegistrationNotFound => 404,
+            ErrorKind::RegistrationAlreadyExpired => 409,
             ErrorKind::LedgerError => 500,
             ErrorKind::InternalError => 500,
             ErrorKind::KeysFileError => 500,

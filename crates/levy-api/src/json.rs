@@ -546,6 +546,9 @@ impl<'a> Obj<'a> {
         let extra = (0..self.fields.len()).find(|&i| !self.taken.get(i));
         if let Some(i) = extra {
             let (name, value) = &self.fields[i];
+            // A name holding NUL is refused as such, and not written back into the answer.
+            let at = self.path.text();
+            storable(if at.is_empty() { "body" } else { &at }, name)?;
             let field = self.path(name);
             return Err(ApiError::field(
                 ErrorKind::UnrecognizedField,

@@ -70,17 +70,23 @@ pub mod store;
 pub mod sync_client;
 mod version;
 
+pub use calculate::{NOT_REGISTERED_NOTE, NO_COLLECTION_RATE_TYPE};
 pub use error::{ApiError, ErrorKind};
 pub use import::{import_certificates, ImportReport, ImportedItem};
 pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};
 pub use limits::Limits;
 pub use random::fill_random;
+pub use resources::registrations::{
+    render as registration_json, render_list as registration_list_json,
+    status as registration_status, NewRegistration, CA_REGIONS, MAX_LOCALS, US_REGIONS,
+};
 pub use router::error_response;
 pub use service::{Answer, Service, ServiceConfig, TableSource, DEFAULT_BODY_LIMIT};
 pub use store::rules as ledger;
 pub use store::Commit;
 pub use store::NexusTotal;
+pub use store::{RegistrationFilter, RegistrationKind, RegistrationRecord};
 pub use version::ApiVersion;
 
 /// One request, as the HTTP server or the C ABI received it.

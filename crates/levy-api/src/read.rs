@@ -163,6 +163,9 @@ pub(crate) struct Input {
     pub(crate) per_unit: bool,
     /// The `Levy-Rounding` request header, as sent (checked when calculating).
     pub(crate) rounding: Option<String>,
+    /// The seller whose registrations decide where `auto` collects: a platform
+    /// calculation's merchant (`merch_…`), `None` for the account itself.
+    pub(crate) seller: Option<String>,
 }
 
 /// Reads an `address_*` object. `with_type` allows `address_type` (customer addresses).

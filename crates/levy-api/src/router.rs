@@ -5,8 +5,8 @@ use serde_json::Value;
 use crate::error::{ApiError, ErrorKind};
 use crate::keys::Scope;
 use crate::resources::{
-    calculations, certificates, customers, merchants, ping, platform, products, refunds, sync,
-    transactions,
+    calculations, certificates, customers, merchants, ping, platform, products, refunds,
+    registrations, sync, transactions,
 };
 use crate::service::Service;
 use crate::store::Commit;
@@ -145,6 +145,15 @@ const ROUTES: &[(&str, &str, Handler)] = &[
     ("POST", "/tax/refund_reversals", tree!(refunds::reverse)),
     // levy extension: a till's offline records (`levy sync`).
     ("POST", "/tax/sync", tree!(sync::create)),
+    // levy extension: where the account is registered to collect.
+    ("POST", "/tax/registrations", tree!(registrations::create)),
+    ("GET", "/tax/registrations", tree!(registrations::list)),
+    ("GET", "/tax/registrations/{}", tree!(registrations::get)),
+    (
+        "POST",
+        "/tax/registrations/{}/expire",
+        tree!(registrations::expire),
+    ),
 ];
 
 /// Routes that exist from an API version on: method, pattern, handler, first version. In

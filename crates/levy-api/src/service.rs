@@ -9,7 +9,8 @@ use levy_core::AnyTable;
 
 use crate::error::{ApiError, ErrorKind};
 use crate::keys::{KeySource, Keyring};
-use crate::store::{NexusTotal, Store};
+use crate::resources::registrations::{self, NewRegistration};
+use crate::store::{NexusTotal, RegistrationFilter, RegistrationRecord, Scope, Store};
 use crate::{router, ApiVersion, Request, Response};
 
 /// Where the rate table comes from.
@@ -271,6 +272,89 @@ impl Service {
     /// answers every request on threads that may block ([`Store::reads_cross_a_network`]).
     pub fn ledger_is_remote(&self) -> bool {
         self.store.reads_cross_a_network()
+    }
+
+    /// The scope of `account` (a name in the keys file, or an inline key's account) in one
+    /// mode; `INVALID_ACCOUNT` when it has no key.
+    fn account_scope(&self, account: &str, live: bool) -> Result<Scope, ApiError> {
+        let keys = self.keys.load();
+        if !keys.has_account(account) {
+            return Err(ApiError::of(
+                ErrorKind::InvalidAccount,
+                format!("account {account:?} has no key in the service's keys"),
+            ));
+        }
+        Ok(Scope {
+            account: keys.account_id(account),
+            live,
+        })
+    }
+
+    /// Adds a registration of `account` in live (`live`) or test mode, checked as
+    /// `POST /tax/registrations` checks its body: from then on, `automatic_tax: auto`
+    /// collects for that seller only where one of its `sales_tax` registrations is active
+    /// on the sale's date.
+    pub fn add_registration(
+        &self,
+        account: &str,
+        live: bool,
+        new: &NewRegistration,
+    ) -> Result<RegistrationRecord, ApiError> {
+        let scope = self.account_scope(account, live)?;
+        registrations::add(self, &scope, new, crate::clock::now())
+    }
+
+    /// One registration of `account` in a mode; `REGISTRATION_NOT_FOUND` when there is
+    /// none.
+    pub fn registration(
+        &self,
+        account: &str,
+        live: bool,
+        id: &str,
+    ) -> Result<RegistrationRecord, ApiError> {
+        let scope = self.account_scope(account, live)?;
+        registrations::find(self, &scope, id)
+    }
+
+    /// Every registration of `account` in a mode that `filter` shows, expired ones
+    /// included, ordered by id.
+    pub fn registrations(
+        &self,
+        account: &str,
+        live: bool,
+        filter: &RegistrationFilter,
+    ) -> Result<Vec<RegistrationRecord>, ApiError> {
+        let scope = self.account_scope(account, live)?;
+        let mut all: Vec<RegistrationRecord> = Vec::new();
+        loop {
+            let cursor = all.last().map(|r| r.id.clone());
+            let page = self.store.list_registrations(
+                &scope,
+                cursor.as_deref(),
+                filter,
+                registrations::PAGE,
+            )?;
+            let done = page.len() < registrations::PAGE;
+            all.extend(page);
+            if done {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// Expires registration `id` of `account` in a mode at `at` (Unix seconds; `None`:
+    /// now), as `POST /tax/registrations/{id}/expire` does: `INVALID_EXPIRY` for a time not
+    /// after its `active_from` (or after the expiry it has), `REGISTRATION_ALREADY_EXPIRED`
+    /// when it has expired.
+    pub fn expire_registration(
+        &self,
+        account: &str,
+        live: bool,
+        id: &str,
+        at: Option<i64>,
+    ) -> Result<RegistrationRecord, ApiError> {
+        let scope = self.account_scope(account, live)?;
+        registrations::expire_at(self, &scope, id, at, crate::clock::now())
     }
 
     /// An account's live sales per place, net of refunds, for nexus tracking. `account`

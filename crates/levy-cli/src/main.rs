@@ -8,6 +8,7 @@ mod bench;
 mod build_cmd;
 mod calc;
 mod certificates;
+mod registrations;
 mod serve;
 mod sync;
 mod taxability;
@@ -61,6 +62,14 @@ enum Command {
         /// What to do.
         #[command(subcommand)]
         command: CertificatesCommand,
+    },
+    /// Where an account is registered to collect (a levy extension): once it has a
+    /// sales_tax registration, `automatic_tax: auto` collects only where one is active on
+    /// the sale's date; with none, everywhere.
+    Registrations {
+        /// What to do.
+        #[command(subcommand)]
+        command: registrations::Command,
     },
 }
 
@@ -182,6 +191,7 @@ fn main() -> ExitCode {
                     .for_each(|l| println!("{l}"))
             })
             .map_err(|e| e.to_string()),
+        Command::Registrations { command } => registrations::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

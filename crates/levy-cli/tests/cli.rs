@@ -743,9 +743,9 @@ fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the
     assert_eq!(report["rows"]["calculations"], 1);
     assert_eq!(report["rows"]["transactions"], 1);
     assert_eq!(report["rows"]["nexus"], 1);
-    // Schema 6: the outbox of records to sync (4), no index on calculations' expiry (5),
-    // each transaction's running refund total (6).
-    assert_eq!(report["schema_version"], 6);
+    // Schema 7: the outbox of records to sync (4), no index on calculations' expiry (5),
+    // each transaction's running refund total (6), registrations (7).
+    assert_eq!(report["schema_version"], 7);
     assert_eq!(report["quick_check"], serde_json::json!(["ok"]));
     assert_eq!(report["damaged"], serde_json::json!([]));
     let text = stdout(&levy(&["info", "--ledger", p]));
@@ -959,4 +959,122 @@ fn the_taxability_overview_pages_are_generated_from_the_default_table() {
             "docs/taxability/{n} is stale: regenerate it (see this test)"
         );
     }
+}
+
+#[test]
+fn registrations_added_listed_and_expired_gate_the_services_sales() {
+    let dir = temp_dir("registrations");
+    let keys = dir.join("keys.toml");
+    let ledger = dir.join("ledger.sqlite");
+    let (keys_s, ledger_s) = (keys.to_str().unwrap(), ledger.to_str().unwrap());
+    let o = levy(&["keys", "new", "--account", "shop", "--keys", keys_s]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    let live_key = out
+        .split_whitespace()
+        .find(|w| w.starts_with("sk_live_"))
+        .expect("a live key is printed")
+        .to_string();
+    let reg = |args: &[&str]| {
+        let mut all = vec!["registrations"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--account", "shop", "--keys", keys_s, "--ledger", ledger_s]);
+        levy(&all)
+    };
+    // A $100.00 sale in Nashville 37203 on a day of March 2026, through the service on
+    // the same ledger and keys: its total tax.
+    let tax_on = |day: i64| {
+        let svc = levy_api::Service::open(levy_api::ServiceConfig {
+            table: levy_api::TableSource::Default,
+            ledger: ledger_s.to_string(),
+            keys: levy_api::KeySource::File(keys.clone()),
+        })
+        .unwrap();
+        let body = serde_json::json!({
+            "customer": {"address": {"address_province": "TN", "address_postal_code": "37203",
+                                     "address_country": "US"}},
+            "origin_address": {"address_province": "TN", "address_postal_code": "37203",
+                               "address_country": "US"},
+            "order_details": {"customer_currency_code": "USD",
+                              "line_items": [{"amount": 10000, "quantity": 1,
+                                              "product_category": "GENERAL_MERCHANDISE"}]},
+            // 2026-03-01T00:00:00Z is 1772323200.
+            "transacted_at": 1_772_323_200 + (day - 1) * 86_400,
+        });
+        let r = svc.handle(&levy_api::Request {
+            method: "POST".into(),
+            path: "/tax/calculations".into(),
+            query: String::new(),
+            headers: vec![
+                ("authorization".into(), format!("Bearer {live_key}")),
+                ("x-api-version".into(), "2026-03-01".into()),
+            ],
+            body: body.to_string().into_bytes(),
+            request_id: None,
+        });
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        v["total_tax_amount"].as_i64().unwrap()
+    };
+    // No registration: the table's Nashville rates, whatever they are, are collected.
+    let everywhere = tax_on(16);
+    assert!(everywhere > 0);
+    // Registered in Texas only: nothing collected in Tennessee.
+    let o = reg(&[
+        "add",
+        "--country",
+        "US",
+        "--region",
+        "TX",
+        "--from",
+        "2026-01-01",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout(&o).contains(" US-TX sales_tax 2026-01-01 .. (open) active"));
+    assert_eq!(tax_on(16), 0);
+    // And in Tennessee from the 15th: collected from that day.
+    let o = reg(&[
+        "add",
+        "--country",
+        "US",
+        "--region",
+        "TN",
+        "--from",
+        "2026-03-15",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let tn: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(tn["active_from"], 1_773_532_800);
+    assert_eq!(tax_on(14), 0);
+    assert_eq!(tax_on(15), everywhere);
+    // Both listed; the test mode has none.
+    let listed = stdout(&reg(&["list"]));
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(stdout(&reg(&["list", "--test"])).is_empty());
+    // Expired from the 20th: the 21st is not collected, the 16th still is.
+    let id = tn["id"].as_str().unwrap();
+    let o = reg(&["expire", id, "--at", "2026-03-20"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout(&o).contains("2026-03-15 .. 2026-03-20 expired"));
+    assert_eq!(tax_on(21), 0);
+    assert_eq!(tax_on(16), everywhere);
+    // Refusals say why and exit with failure.
+    let o = reg(&["expire", id]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("REGISTRATION_ALREADY_EXPIRED"));
+    let o = reg(&["add", "--country", "US", "--region", "ON"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("INVALID_REGION"));
+    let o = reg(&[
+        "add",
+        "--country",
+        "US",
+        "--region",
+        "TX",
+        "--from",
+        "2026-13-01",
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("expected YYYY-MM-DD"));
 }

@@ -60,9 +60,9 @@ pub use builder::{
     SmallSeller, TableBuilder, TaxabilityCellSpec,
 };
 pub use calc::{
-    AutomaticTax, CalcError, Calculation, Customer, CustomerType, Delivery, Exemption, FeeOutcome,
-    JurisdictionTax, LineTax, Note, Sale, SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR,
-    MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
+    AutomaticTax, CalcError, Calculation, Covers, Customer, CustomerType, Delivery, Exemption,
+    FeeOutcome, JurisdictionTax, LineTax, Note, Sale, SaleLine, TaxId, ZeroReason,
+    MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
 };
 pub use date::Date;
 pub use kinds::{Coverage, Level, PlaceNote, Rounding, Sourced, Sourcing, TaxType};

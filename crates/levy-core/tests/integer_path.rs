@@ -355,6 +355,7 @@ fn mixed_sale<D>(t: &Table<D>, shape: u8, amount: i64, quantity: u32) -> Sale {
             country: "US".into(),
             region: "TN".into(),
             reference: "CERT-1".into(),
+            covers: Covers::Region,
         }),
         11 => s.tax_included = true,
         12 => s.rounding = Rounding::Invoice,

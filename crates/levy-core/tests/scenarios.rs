@@ -277,6 +277,7 @@ fn exemption_certificate_covers_its_region_only() {
         country: "US".into(),
         region: "TN".into(),
         reference: "C-1".into(),
+        covers: Covers::Region,
     });
     let c = t.calculate(&loc, &s).unwrap();
     assert_eq!(c.total_tax, d("0"));
@@ -288,6 +289,34 @@ fn exemption_certificate_covers_its_region_only() {
     // The same certificate in Colorado changes nothing: 8% of 100000 = 8000.
     let c = t.calculate(&at(&t, us_zip("80012")), &s).unwrap();
     assert_eq!(c.total_tax, d("8000"));
+}
+
+#[test]
+fn an_exemption_of_locals_except_some_keeps_the_state_and_the_listed_locals() {
+    // Aurora, CO (80012): state 08 at 2.9%, county 08005 at 0.25%, city 0804000 at 3.75%,
+    // districts RTD 1% and CD 0.1% (the sale above). Covering the locals except the city
+    // leaves the state and the city: 12345 × (0.029 + 0.0375) = 358.005 + 462.9375 =
+    // 820.9425, rounded once: 821.
+    let t = scenario();
+    let loc = at(&t, us_zip("80012"));
+    let mut s = sale(vec![line(&t, "GENERAL_MERCHANDISE", d("12345"))], day());
+    s.customer.exemptions.push(Exemption {
+        country: "US".into(),
+        region: "CO".into(),
+        reference: "locals".into(),
+        covers: Covers::LocalsExcept(vec!["0804000".into()]),
+    });
+    let c = t.calculate(&loc, &s).unwrap();
+    assert_eq!(c.total_tax, d("821"));
+    let zeroed: Vec<Option<usize>> = c.lines[0]
+        .jurisdictions
+        .iter()
+        .map(|j| j.exemption)
+        .collect();
+    assert_eq!(zeroed, [None, Some(0), None, Some(0), Some(0)]);
+    // Covering the region and the country's own zeroes every entry of the region.
+    s.customer.exemptions[0].covers = Covers::RegionAndCountry;
+    assert_eq!(t.calculate(&loc, &s).unwrap().total_tax, d("0"));
 }
 
 fn foreign_sale<D: TableBytes>(

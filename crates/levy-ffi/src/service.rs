@@ -374,3 +374,228 @@ pub unsafe extern "C" fn levy_response_free(response: *mut LevyResponse) {
         }
     })
 }
+
+/// A registration to add with `levy_registration_add`: where an account (or one of its
+/// merchants) is registered to collect, from when and until when.
+///
+/// Plain data owned by the caller, read during the call only.
+#[repr(C)]
+pub struct LevyRegistrationSpec {
+    /// ISO 3166-1 alpha-2 country (`"US"`), required.
+    pub country: *const c_char,
+    /// The state or province without the country (`"TX"`), required for the US and
+    /// Canada; `""` elsewhere for the whole country.
+    pub region: *const c_char,
+    /// `"sales_tax"` or `"retail_delivery_fee"`; NULL for `"sales_tax"`.
+    pub kind: *const c_char,
+    /// The local (home-rule) jurisdictions it also covers, by the rate table's jurisdiction
+    /// code: `local_count` strings (NULL when `local_count` is 0). None: every local
+    /// jurisdiction of the region.
+    pub local_jurisdictions: *const *const c_char,
+    /// How many `local_jurisdictions`.
+    pub local_count: usize,
+    /// Unix seconds from which it is active; negative for now.
+    pub active_from: i64,
+    /// Unix seconds from which it is no longer active; negative for never.
+    pub expires_at: i64,
+    /// The merchant (`merch_…` or its `reference_merchant_id`) whose registration it is;
+    /// NULL for the account's own.
+    pub merchant_id: *const c_char,
+}
+
+/// A response holding `body` (JSON) with `status`.
+fn json_response(status: u16, body: String) -> Box<LevyResponse> {
+    let mut body = body.into_bytes();
+    body.push(0);
+    Box::new(LevyResponse {
+        status,
+        headers: vec![(cstring("Content-Type"), cstring("application/json"))],
+        body,
+    })
+}
+
+/// A registration call's answer as a response: 200 and `ok`'s JSON, or the error's status
+/// and body in the flat error format (`{"code", "type", "message"}`).
+fn answer_of(result: Result<String, levy_api::ApiError>) -> Box<LevyResponse> {
+    match result {
+        Ok(body) => json_response(200, body),
+        Err(e) => {
+            let r = levy_api::error_response(&e, levy_api::ApiVersion::V2026_03_01, None);
+            json_response(r.status, String::from_utf8_lossy(&r.body).into_owned())
+        }
+    }
+}
+
+/// Adds a registration of `account` (a name of the service's keys) in live (`live` true)
+/// or test mode, and writes the answer to `*out_response`: 200 and the registration
+/// (`tax.registration`, as `POST /tax/registrations` answers), or a refusal with its
+/// status and error body (400 `INVALID_REGION`, `INVALID_EXPIRY`, ...; 400
+/// `INVALID_ACCOUNT` for an account without a key). From then on, `automatic_tax: auto`
+/// collects for that seller only where one of its `sales_tax` registrations is active on
+/// the sale's date.
+///
+/// Errors of the call itself: `LEVY_NULL_ARGUMENT` (service, account, spec, its country
+/// or region, out_response; local_jurisdictions with a count), `LEVY_INVALID_UTF8`.
+/// `*out_response` is written only on `LEVY_OK`; free it with `levy_response_free`.
+///
+/// Thread-safe.
+///
+/// # Safety
+///
+/// `service` must be NULL or a live service; `account` NULL or NUL-terminated; `spec`
+/// NULL or a valid `LevyRegistrationSpec` whose strings are NULL or NUL-terminated and
+/// whose `local_jurisdictions` points to `local_count` strings; `out_response` NULL or
+/// valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn levy_registration_add(
+    service: *const LevyService,
+    account: *const c_char,
+    live: bool,
+    spec: *const LevyRegistrationSpec,
+    out_response: *mut *mut LevyResponse,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(service, "service");
+        non_null!(spec, "spec");
+        non_null!(out_response, "out_response");
+        // SAFETY: non-null and live per the contract.
+        let service = unsafe { &*service };
+        // SAFETY: non-null and valid per the contract.
+        let spec = unsafe { &*spec };
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let account = unsafe { str_arg(account, "account") }?;
+        // SAFETY: as above.
+        let country = unsafe { str_arg(spec.country, "spec->country") }?;
+        // SAFETY: as above.
+        let region = unsafe { str_arg(spec.region, "spec->region") }?;
+        // SAFETY: as above.
+        let kind = unsafe { opt_str_arg(spec.kind, "spec->kind") }?;
+        // SAFETY: as above.
+        let merchant = unsafe { opt_str_arg(spec.merchant_id, "spec->merchant_id") }?;
+        let raw: &[*const c_char] = if spec.local_count == 0 {
+            &[]
+        } else {
+            non_null!(spec.local_jurisdictions, "spec->local_jurisdictions");
+            // SAFETY: points to local_count pointers per the contract.
+            unsafe { std::slice::from_raw_parts(spec.local_jurisdictions, spec.local_count) }
+        };
+        let mut locals = Vec::with_capacity(raw.len());
+        for &code in raw {
+            // SAFETY: NULL or NUL-terminated per the contract.
+            locals.push(unsafe { str_arg(code, "spec->local_jurisdictions[]") }?.to_string());
+        }
+        let result = match kind.map(levy_api::RegistrationKind::parse) {
+            Some(None) => Err(levy_api::ApiError::field(
+                levy_api::ErrorKind::IncorrectType,
+                "type",
+                "spec->kind must be sales_tax or retail_delivery_fee",
+                "sales_tax | retail_delivery_fee",
+                kind.unwrap_or_default(),
+            )),
+            Some(Some(k)) => Ok(k),
+            None => Ok(levy_api::RegistrationKind::SalesTax),
+        }
+        .and_then(|kind| {
+            let new = levy_api::NewRegistration {
+                merchant_id: merchant.map(str::to_string),
+                country: country.to_string(),
+                region: region.to_string(),
+                local_jurisdictions: locals,
+                kind,
+                active_from: (spec.active_from >= 0).then_some(spec.active_from),
+                expires_at: (spec.expires_at >= 0).then_some(spec.expires_at),
+            };
+            service.inner.add_registration(account, live, &new)
+        })
+        .map(|r| levy_api::registration_json(&r, !live, now()).to_string());
+        // SAFETY: out_response is non-null and valid for writing, per the contract.
+        unsafe { out_response.write(Box::into_raw(answer_of(result))) };
+        Ok(())
+    })
+}
+
+/// Lists every registration of `account` in a mode, expired ones included, oldest id
+/// first, and writes the answer to `*out_response`: 200 and `{"object": "list",
+/// "registrations": [...], "has_more": false, "last_registration_id"}`, or a refusal
+/// (400 `INVALID_ACCOUNT`).
+///
+/// Errors of the call itself: `LEVY_NULL_ARGUMENT`, `LEVY_INVALID_UTF8`. `*out_response`
+/// is written only on `LEVY_OK`; free it with `levy_response_free`. Thread-safe.
+///
+/// # Safety
+///
+/// `service` must be NULL or a live service; `account` NULL or NUL-terminated;
+/// `out_response` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn levy_registrations_list(
+    service: *const LevyService,
+    account: *const c_char,
+    live: bool,
+    out_response: *mut *mut LevyResponse,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(service, "service");
+        non_null!(out_response, "out_response");
+        // SAFETY: non-null and live per the contract.
+        let service = unsafe { &*service };
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let account = unsafe { str_arg(account, "account") }?;
+        let filter = levy_api::RegistrationFilter::default();
+        let result = service
+            .inner
+            .registrations(account, live, &filter)
+            .map(|all| levy_api::registration_list_json(&all, false, !live, now()).to_string());
+        // SAFETY: out_response is non-null and valid for writing, per the contract.
+        unsafe { out_response.write(Box::into_raw(answer_of(result))) };
+        Ok(())
+    })
+}
+
+/// Expires registration `id` of `account` in a mode at `at` (Unix seconds; negative for
+/// now) and writes the answer to `*out_response`: 200 and the registration, or a refusal
+/// (404 `REGISTRATION_NOT_FOUND`, 400 `INVALID_EXPIRY` for a time not after its
+/// `active_from`, 409 `REGISTRATION_ALREADY_EXPIRED`). The registration still answers for
+/// sales dated before `at`.
+///
+/// Errors of the call itself: `LEVY_NULL_ARGUMENT`, `LEVY_INVALID_UTF8`. `*out_response`
+/// is written only on `LEVY_OK`; free it with `levy_response_free`. Thread-safe.
+///
+/// # Safety
+///
+/// `service` must be NULL or a live service; `account` and `id` NULL or NUL-terminated;
+/// `out_response` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn levy_registration_expire(
+    service: *const LevyService,
+    account: *const c_char,
+    live: bool,
+    id: *const c_char,
+    at: i64,
+    out_response: *mut *mut LevyResponse,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(service, "service");
+        non_null!(out_response, "out_response");
+        // SAFETY: non-null and live per the contract.
+        let service = unsafe { &*service };
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let account = unsafe { str_arg(account, "account") }?;
+        // SAFETY: as above.
+        let id = unsafe { str_arg(id, "id") }?;
+        let at = (at >= 0).then_some(at);
+        let result = service
+            .inner
+            .expire_registration(account, live, id, at)
+            .map(|r| levy_api::registration_json(&r, !live, now()).to_string());
+        // SAFETY: out_response is non-null and valid for writing, per the contract.
+        unsafe { out_response.write(Box::into_raw(answer_of(result))) };
+        Ok(())
+    })
+}
+
+/// The time now, Unix seconds, for a registration's `status`.
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}

@@ -182,6 +182,31 @@ fn c_service_on_postgresql() {
     compile_and_run(s, "service", &[s.dir.to_str().unwrap(), &server.database()]);
 }
 
+#[test]
+fn c_registrations() {
+    let s = &setup();
+    let ledger = fresh_ledger(s, "registrations");
+    compile_and_run(s, "registrations", &[s.dir.to_str().unwrap(), &ledger]);
+}
+
+/// Registrations from C with the service's ledger on PostgreSQL (plain mode only, as
+/// [`c_service_on_postgresql`]).
+#[test]
+fn c_registrations_on_postgresql() {
+    if mode() != "plain" {
+        return;
+    }
+    let Some(server) = levy_testkit::postgres::server() else {
+        return;
+    };
+    let s = &setup();
+    compile_and_run(
+        s,
+        "registrations",
+        &[s.dir.to_str().unwrap(), &server.database()],
+    );
+}
+
 /// `levy_sync` from C: a till (the C program's own service and ledger) syncs to a central
 /// levy served here, in-process, over the same fixture table, with the test kit's keys.
 #[test]

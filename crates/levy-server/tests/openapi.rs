@@ -574,3 +574,61 @@ fn version_documents_are_closed_and_answer_get_only() {
     assert_eq!(post.status, 405, "{}", post.text);
     assert_eq!(post.json()["type"], "METHOD_NOT_ALLOWED");
 }
+
+#[test]
+fn registration_answers_conform_to_their_documented_schemas() {
+    // Registrations (a levy extension, every version): create, get, list, expire and an
+    // error, each checked against its version's document.
+    let server = TestServer::start("openapi-registrations");
+    let c = server.client();
+    for version in ["2024-09-01", "2026-03-01"] {
+        let doc = c
+            .bare("GET", &format!("/openapi/{version}.json"), SHOP_LIVE, None)
+            .json();
+        let schema_of = |path: &str, method: &str, status: &str| -> Value {
+            let r = &doc["paths"][path][method]["responses"][status];
+            let r = match r.get("$ref").and_then(Value::as_str) {
+                Some(reference) => resolve(&doc, reference).unwrap().clone(),
+                None => r.clone(),
+            };
+            r["content"]["application/json"]["schema"].clone()
+        };
+        let body = serde_json::json!({"country": "US", "region": "TX", "active_from": 1_000,
+                                      "local_jurisdictions": ["48201"]});
+        let made = c.json(
+            "POST",
+            "/tax/registrations",
+            SHOP_LIVE,
+            Some(version),
+            &body,
+        );
+        assert_eq!(made.status, 200, "{}", made.text);
+        let made = made.json();
+        let schema = schema_of("/tax/registrations", "post", "200");
+        conforms(&doc, &schema, &made, version).unwrap_or_else(|e| panic!("create, {e}"));
+        let id = made["id"].as_str().unwrap();
+        let path = format!("/tax/registrations/{id}");
+        let got = c.bare("GET", &path, SHOP_LIVE, Some(version));
+        let schema = schema_of("/tax/registrations/{id}", "get", "200");
+        conforms(&doc, &schema, &got.json(), version).unwrap_or_else(|e| panic!("get, {e}"));
+        let list = c.bare(
+            "GET",
+            "/tax/registrations?country=us",
+            SHOP_LIVE,
+            Some(version),
+        );
+        let schema = schema_of("/tax/registrations", "get", "200");
+        conforms(&doc, &schema, &list.json(), version).unwrap_or_else(|e| panic!("list, {e}"));
+        // An expiry without a body: now.
+        let expire = format!("{path}/expire");
+        let expired = c.bare("POST", &expire, SHOP_LIVE, Some(version));
+        assert_eq!(expired.status, 200, "{}", expired.text);
+        assert_eq!(expired.json()["status"], "expired");
+        let schema = schema_of("/tax/registrations/{id}/expire", "post", "200");
+        conforms(&doc, &schema, &expired.json(), version).unwrap_or_else(|e| panic!("expire, {e}"));
+        let again = c.bare("POST", &expire, SHOP_LIVE, Some(version));
+        assert_eq!(again.status, 409, "{}", again.text);
+        let schema = schema_of("/tax/registrations/{id}/expire", "post", "409");
+        conforms(&doc, &schema, &again.json(), version).unwrap_or_else(|e| panic!("409, {e}"));
+    }
+}

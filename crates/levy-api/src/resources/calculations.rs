@@ -79,13 +79,14 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
             metadata,
             per_unit: false,
             rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
+            seller: None,
         })
     })
 }
 
 /// `POST /tax/calculations`, one way through: the request read, one read of the ledger
-/// (customer, products, certificates), the calculation (pure), the quota, one write, the
-/// answer.
+/// (customer, products, certificates, registrations), the calculation (pure), the quota,
+/// one write, the answer.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = parse(ctx)?;
     let reads = calculate::reads(ctx, &input)?;

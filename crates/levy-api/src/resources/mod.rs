@@ -8,6 +8,7 @@ pub(crate) mod ping;
 pub(crate) mod platform;
 pub(crate) mod products;
 pub(crate) mod refunds;
+pub(crate) mod registrations;
 pub(crate) mod sync;
 pub(crate) mod sync_check;
 pub(crate) mod transactions;

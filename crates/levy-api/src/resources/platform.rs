@@ -150,6 +150,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             metadata,
             per_unit: true,
             rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
+            seller: None,
         };
         Ok((input, merchant_id, fee_lines, roles))
     })?;
@@ -160,6 +161,8 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             "merchant.merchant_id",
         ));
     }
+    // The merchant's registrations decide where the order and its fees are collected.
+    input.seller = Some(merchant.id.clone());
     input.origin_country = Some(merchant.default_address.country.clone());
     let a = &merchant.default_address;
     input.origin = Some(levy_core::Address {
@@ -182,7 +185,8 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         .chain(&fee_lines)
         .map(|l| l.product.as_deref())
         .collect();
-    let mut reads = calculate::ledger_reads(ctx, input.customer_id.as_deref(), &products)?;
+    let auto = input.automatic_tax == levy_core::AutomaticTax::Auto;
+    let mut reads = calculate::ledger_reads(ctx, input.customer_id.as_deref(), &products, auto)?;
     let fee_reads = CalculationReads {
         products: reads.products.split_off(input.lines.len()),
         ..reads.clone()

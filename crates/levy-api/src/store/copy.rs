@@ -118,6 +118,18 @@ const TABLES: &[(&str, &[(&str, Col)])] = &[
         ],
     ),
     ("secrets", &[("name", Col::Text), ("value", Col::Bytes)]),
+    (
+        "registrations",
+        &[
+            ("account", Col::Text),
+            ("live", Col::Bool),
+            ("id", Col::Text),
+            ("country", Col::Text),
+            ("region", Col::Text),
+            ("kind", Col::Text),
+            ("data", Col::Sealed),
+        ],
+    ),
 ];
 
 /// One value on its way to PostgreSQL.

@@ -25,6 +25,8 @@ pub enum RecordKind {
     Refund,
     /// A certificate request.
     CertificateRequest,
+    /// A registration.
+    Registration,
 }
 
 impl RecordKind {
@@ -37,6 +39,7 @@ impl RecordKind {
             RecordKind::Transaction => "transaction",
             RecordKind::Refund => "refund",
             RecordKind::CertificateRequest => "certificate request",
+            RecordKind::Registration => "registration",
         }
     }
 
@@ -48,7 +51,7 @@ impl RecordKind {
             RecordKind::Product => "reference_product_id",
             RecordKind::Merchant => "reference_merchant_id",
             RecordKind::Transaction => "reference_order_id",
-            RecordKind::Refund | RecordKind::CertificateRequest => "id",
+            RecordKind::Refund | RecordKind::CertificateRequest | RecordKind::Registration => "id",
         }
     }
 }
@@ -215,6 +218,25 @@ pub enum Refusal {
     #[error("{why}")]
     DoesNotFit {
         /// Why.
+        why: String,
+    },
+    /// An expiry of a registration that has already expired.
+    #[error("registration {id} already expired at {expired_at}; a registration expires once")]
+    RegistrationExpired {
+        /// The registration.
+        id: String,
+        /// When it expired (epoch seconds).
+        expired_at: i64,
+    },
+    /// An expiry at or before the registration's `active_from`, or after the expiry it
+    /// already has.
+    #[error("registration {id} cannot expire at {asked}: {why}")]
+    RegistrationExpiry {
+        /// The registration.
+        id: String,
+        /// The expiry asked for (epoch seconds).
+        asked: i64,
+        /// Why not.
         why: String,
     },
     /// A change to a merchant that has been deleted.

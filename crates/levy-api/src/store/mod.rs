@@ -116,11 +116,15 @@ pub trait Store: PlatformStore + Send + Sync {
     /// it: the customer named by id (if it exists), the product of each line that names
     /// one (`None` for a line without one, or an unknown product), and, in live mode, the
     /// certificates of that customer when it is not exempt everywhere.
+    ///
+    /// With `registrations`, the account's `sales_tax` registrations too (of every merchant
+    /// and its own, expired ones included), for a calculation with `automatic_tax: auto`.
     fn calculation_reads(
         &self,
         scope: &Scope,
         customer_id: Option<&str>,
         product_ids: &[Option<&str>],
+        registrations: bool,
     ) -> Result<CalculationReads, StoreError>;
     /// Deletes a product; `false` when there was none.
     fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError>;
@@ -226,7 +230,7 @@ pub trait Store: PlatformStore + Send + Sync {
     ) -> Result<Vec<(i64, String, String, String)>, StoreError>;
 }
 
-/// The ledger's operations for merchants, platform sales and certificates.
+/// The ledger's operations for merchants, platform sales, registrations and certificates.
 pub trait PlatformStore: Send + Sync {
     /// Adds a merchant. [`StoreError::Duplicate`] when its `reference_merchant_id` is taken.
     fn insert_merchant(&self, scope: &Scope, merchant: MerchantRecord) -> Result<(), StoreError>;
@@ -251,6 +255,38 @@ pub trait PlatformStore: Send + Sync {
         filter: MerchantFilter,
         limit: usize,
     ) -> Result<Vec<MerchantRecord>, StoreError>;
+    /// Adds a registration.
+    fn insert_registration(
+        &self,
+        scope: &Scope,
+        registration: RegistrationRecord,
+    ) -> Result<(), StoreError>;
+    /// A registration by `reg_…` id.
+    fn registration(
+        &self,
+        scope: &Scope,
+        id: &str,
+    ) -> Result<Option<RegistrationRecord>, StoreError>;
+    /// Expires a registration at `at`, asked for at `now`, atomically, by the ledger's
+    /// rules ([`rules::expire_registration`]). [`StoreError::NotFound`] (of
+    /// [`RecordKind::Registration`]) when there is none; [`StoreError::Rejected`] with
+    /// [`Refusal::RegistrationExpired`] or [`Refusal::RegistrationExpiry`].
+    fn expire_registration(
+        &self,
+        scope: &Scope,
+        id: &str,
+        at: i64,
+        now: i64,
+    ) -> Result<RegistrationRecord, StoreError>;
+    /// Up to `limit` registrations after `cursor` (a `reg_…` id) that `filter` shows,
+    /// ordered by id.
+    fn list_registrations(
+        &self,
+        scope: &Scope,
+        cursor: Option<&str>,
+        filter: &RegistrationFilter,
+        limit: usize,
+    ) -> Result<Vec<RegistrationRecord>, StoreError>;
     /// Stores a platform calculation.
     fn insert_platform_calculation(
         &self,

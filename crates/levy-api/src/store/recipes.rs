@@ -217,6 +217,7 @@ fn calculation_reads(
     scope: &Scope,
     customer_id: Option<&str>,
     product_ids: &[Option<String>],
+    with_registrations: bool,
 ) -> Result<CalculationReads> {
     let customer = match customer_id {
         Some(id) => s.customer(scope, Key::Id(id))?,
@@ -233,10 +234,16 @@ fn calculation_reads(
         Some(c) if scope.live && !c.is_tax_exempt => s.certificates(&scope.account, Some(&c.id))?,
         _ => Vec::new(),
     };
+    let registrations = if with_registrations {
+        s.registrations_of_kind(scope, RegistrationKind::SalesTax)?
+    } else {
+        Vec::new()
+    };
     Ok(CalculationReads {
         customer,
         products,
         certificates,
+        registrations,
     })
 }
 
@@ -287,12 +294,16 @@ impl<D: Database> Store for D {
         scope: &Scope,
         customer_id: Option<&str>,
         product_ids: &[Option<&str>],
+        registrations: bool,
     ) -> Result<CalculationReads> {
         let scope = scope.clone();
         let customer_id = customer_id.map(str::to_string);
         let product_ids: Vec<Option<String>> =
             product_ids.iter().map(|p| p.map(str::to_string)).collect();
-        self.snapshot(move |s| calculation_reads(s, &scope, customer_id.as_deref(), &product_ids))
+        self.snapshot(move |s| {
+            let customer_id = customer_id.as_deref();
+            calculation_reads(s, &scope, customer_id, &product_ids, registrations)
+        })
     }
 
     fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool> {
@@ -479,6 +490,56 @@ impl<D: Database> PlatformStore for D {
                 limit,
             };
             s.merchants(&scope, filter.pattern(), page)
+        })
+    }
+
+    fn insert_registration(&self, scope: &Scope, r: RegistrationRecord) -> Result<()> {
+        let scope = scope.clone();
+        self.write(move |s| s.insert_registration(&scope, &r))
+    }
+
+    fn registration(&self, scope: &Scope, id: &str) -> Result<Option<RegistrationRecord>> {
+        let (scope, id) = owned(scope, id);
+        self.read(move |s| s.registration(&scope, &id))
+    }
+
+    fn expire_registration(
+        &self,
+        scope: &Scope,
+        id: &str,
+        at: i64,
+        now: i64,
+    ) -> Result<RegistrationRecord> {
+        let (scope, id) = owned(scope, id);
+        self.write(move |s| {
+            let mut r = s
+                .registration(&scope, &id)?
+                .ok_or_else(|| StoreError::NotFound {
+                    what: RecordKind::Registration,
+                    id: id.clone(),
+                })?;
+            rules::expire_registration(&mut r, at, now)?;
+            s.update_registration(&scope, &r)?;
+            Ok(r)
+        })
+    }
+
+    fn list_registrations(
+        &self,
+        scope: &Scope,
+        cursor: Option<&str>,
+        filter: &RegistrationFilter,
+        limit: usize,
+    ) -> Result<Vec<RegistrationRecord>> {
+        let (scope, after) = owned(scope, cursor.unwrap_or(""));
+        let filter = filter.clone();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(move |s| {
+            let page = Page {
+                after: &after,
+                limit,
+            };
+            s.registrations(&scope, &filter, page)
         })
     }
 

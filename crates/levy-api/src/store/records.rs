@@ -100,6 +100,17 @@ stored_enum! {
     }
 }
 
+stored_enum! {
+    /// What a registration lets the account collect.
+    RegistrationKind {
+        /// Sales and use tax: it decides where `automatic_tax: auto` collects.
+        SalesTax = "sales_tax",
+        /// A retail delivery fee (Colorado, Minnesota): recorded, not yet used by
+        /// calculations.
+        RetailDeliveryFee = "retail_delivery_fee",
+    }
+}
+
 /// A refund to record: its id and times, and which lines it takes back
 /// ([`super::Store::insert_refund`]). The ledger's rules decide, inside the write, whether
 /// it fits what remains of the transaction ([`super::refund::build`]).
@@ -403,6 +414,10 @@ pub struct CalculationReads {
     pub products: Vec<Option<ProductRecord>>,
     /// The customer's certificates (live mode, a customer not exempt everywhere).
     pub certificates: Vec<CertificateRecord>,
+    /// The account's `sales_tax` registrations, expired ones included (read when asked
+    /// for: a calculation with `automatic_tax: auto`), of every merchant and the
+    /// account's own; the calculation picks the seller's.
+    pub registrations: Vec<RegistrationRecord>,
 }
 
 /// An event of a till's outbox ([`SqliteStore::outbox`]): a record to send to a central
@@ -644,4 +659,62 @@ pub struct CertificateBatch {
     pub certificates: Vec<(CertificateRecord, Option<Vec<u8>>)>,
     /// Requests.
     pub requests: Vec<CertificateRequestRecord>,
+}
+
+/// A registration: where an account (or one of its merchants) is registered to collect,
+/// from when and until when. Registrations are expired, never deleted, so that the ledger
+/// answers for past dates.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistrationRecord {
+    /// `reg_…`.
+    pub id: String,
+    /// The merchant (`merch_…`) it belongs to; `None` for the account's own.
+    pub merchant_id: Option<String>,
+    /// ISO 3166-1 alpha-2 country, upper case.
+    pub country: String,
+    /// The region (state, province) without the country, upper case; empty for a
+    /// registration with the whole country.
+    pub region: String,
+    /// The local (home-rule) jurisdictions, by the rate table's jurisdiction code, the
+    /// registration also covers; empty: every local jurisdiction of the region.
+    pub locals: Vec<String>,
+    /// What it lets the account collect.
+    pub kind: RegistrationKind,
+    /// Epoch seconds from which it is active.
+    pub active_from: i64,
+    /// Epoch seconds from which it is no longer active; `None`: open-ended.
+    pub expires_at: Option<i64>,
+    /// Epoch seconds.
+    pub created_at: i64,
+    /// Epoch seconds of the last change.
+    pub updated_at: i64,
+}
+
+impl RegistrationRecord {
+    /// Whether it is active at `at`: `active_from <= at < expires_at`.
+    pub fn active_at(&self, at: i64) -> bool {
+        self.active_from <= at && self.expires_at.is_none_or(|e| at < e)
+    }
+}
+
+/// Which registrations a list shows: all of the scope, or those of one country (and
+/// region).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegistrationFilter {
+    /// Only this country's (upper case).
+    pub country: Option<String>,
+    /// Only this region's (upper case).
+    pub region: Option<String>,
+}
+
+impl RegistrationFilter {
+    /// The countries it shows, as a SQL `LIKE` pattern (`%` for all).
+    pub fn country_pattern(&self) -> &str {
+        self.country.as_deref().unwrap_or("%")
+    }
+
+    /// The regions it shows, as a SQL `LIKE` pattern (`%` for all).
+    pub fn region_pattern(&self) -> &str {
+        self.region.as_deref().unwrap_or("%")
+    }
 }

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::Refusal;
 use super::records::{
-    MerchantChange, MerchantRecord, MerchantStatus, RefundRecord, TransactionRecord,
+    MerchantChange, MerchantRecord, MerchantStatus, RefundRecord, RegistrationRecord,
+    TransactionRecord,
 };
 
 /// A change to one place's live nexus total (the place, currency and account are the
@@ -214,6 +215,33 @@ pub fn full_refund(left: &[(Decimal, Decimal)]) -> Vec<(usize, Decimal, Decimal)
         .collect()
 }
 
+/// Expires registration `r` at `at`, the time it is no longer active, asked for at `now`:
+/// refused when it has already expired (its `expires_at` is at or before `now`), when `at`
+/// is not after its `active_from`, or when it already expires before `at` (an expiry only
+/// brings the end forward).
+pub fn expire_registration(r: &mut RegistrationRecord, at: i64, now: i64) -> Result<(), Refusal> {
+    if let Some(e) = r.expires_at.filter(|e| *e <= now) {
+        return Err(Refusal::RegistrationExpired {
+            id: r.id.clone(),
+            expired_at: e,
+        });
+    }
+    let why = if at <= r.active_from {
+        format!("expires_at must be after active_from {}", r.active_from)
+    } else if let Some(e) = r.expires_at.filter(|e| at > *e) {
+        format!("it already expires at {e}; an expiry can only come earlier")
+    } else {
+        r.expires_at = Some(at);
+        r.updated_at = now;
+        return Ok(());
+    };
+    Err(Refusal::RegistrationExpiry {
+        id: r.id.clone(),
+        asked: at,
+        why,
+    })
+}
+
 /// Applies `change` to merchant `m` (asked for as `asked`) at `at`: an update replaces the
 /// fields given (`updated_at` moves only when something changed), and is refused for a
 /// deleted merchant; a deletion marks it deleted, once.
@@ -269,6 +297,46 @@ pub fn change_merchant(
 mod tests {
     use super::*;
     use crate::store::{LineRecord, RefundLineRecord};
+
+    #[test]
+    fn a_registration_expires_once_after_it_starts_and_only_earlier() {
+        let reg = |expires_at| RegistrationRecord {
+            id: "reg_1".into(),
+            merchant_id: None,
+            country: "US".into(),
+            region: "TX".into(),
+            locals: Vec::new(),
+            kind: crate::store::RegistrationKind::SalesTax,
+            active_from: 100,
+            expires_at,
+            created_at: 50,
+            updated_at: 50,
+        };
+        // Open-ended, expired at 200 asked at 150: from 200 on it is no longer active.
+        let mut r = reg(None);
+        expire_registration(&mut r, 200, 150).unwrap();
+        assert_eq!((r.expires_at, r.updated_at), (Some(200), 150));
+        assert!(r.active_at(199) && !r.active_at(200) && !r.active_at(99));
+        // Not at or before its start.
+        let e = expire_registration(&mut reg(None), 100, 150).unwrap_err();
+        assert!(
+            matches!(e, Refusal::RegistrationExpiry { asked: 100, .. }),
+            "{e}"
+        );
+        // An expiry to come may come earlier, not later.
+        expire_registration(&mut reg(Some(300)), 250, 150).unwrap();
+        let e = expire_registration(&mut reg(Some(300)), 301, 150).unwrap_err();
+        assert!(matches!(e, Refusal::RegistrationExpiry { .. }), "{e}");
+        // One that has expired (at or before now) cannot expire again.
+        let e = expire_registration(&mut reg(Some(150)), 140, 150).unwrap_err();
+        assert_eq!(
+            e,
+            Refusal::RegistrationExpired {
+                id: "reg_1".into(),
+                expired_at: 150
+            }
+        );
+    }
 
     fn d(minor: i64) -> Decimal {
         Decimal::from(minor)

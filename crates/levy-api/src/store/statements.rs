@@ -106,8 +106,8 @@ pub trait Statements: PlatformStatements + OutboxStatements {
     fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>>;
 }
 
-/// The statements of merchants, platform calculations, certificates and the ledger's
-/// secrets (a part of [`Statements`]).
+/// The statements of merchants, platform calculations, registrations, certificates and
+/// the ledger's secrets (a part of [`Statements`]).
 pub trait PlatformStatements {
     /// A platform calculation, expired or not (the caller checks `order.expires_at`).
     fn platform_calc(&self, scope: &Scope, id: &str) -> Result<Option<PlatformCalculationRecord>>;
@@ -120,6 +120,27 @@ pub trait PlatformStatements {
     /// A page of merchants of the statuses `status` matches (a SQL `LIKE` pattern,
     /// [`MerchantFilter::pattern`]), by id (by bytes).
     fn merchants(&self, scope: &Scope, status: &str, page: Page) -> Result<Vec<MerchantRecord>>;
+
+    /// Inserts a registration.
+    fn insert_registration(&self, scope: &Scope, r: &RegistrationRecord) -> Result<()>;
+    /// A registration by `reg_…` id.
+    fn registration(&self, scope: &Scope, id: &str) -> Result<Option<RegistrationRecord>>;
+    /// Writes a registration back.
+    fn update_registration(&self, scope: &Scope, r: &RegistrationRecord) -> Result<()>;
+    /// A page of registrations whose country and region match the SQL `LIKE` patterns of
+    /// `filter` ([`RegistrationFilter::country_pattern`]), by id (by bytes).
+    fn registrations(
+        &self,
+        scope: &Scope,
+        filter: &RegistrationFilter,
+        page: Page,
+    ) -> Result<Vec<RegistrationRecord>>;
+    /// Every registration of the scope of one kind, expired ones included, by id.
+    fn registrations_of_kind(
+        &self,
+        scope: &Scope,
+        kind: RegistrationKind,
+    ) -> Result<Vec<RegistrationRecord>>;
 
     /// Inserts a certificate of an account.
     fn insert_certificate(&self, account: &str, c: &CertificateRecord) -> Result<()>;

@@ -236,11 +236,12 @@ impl<D> Table<D> {
 /// or GST.
 #[inline]
 fn zeroed_in(ctx: &LineCtx<'_>, jur: &Jurisdiction<'_>) -> Option<(Note, Option<usize>)> {
-    let exemption = ctx.sale.customer.exemptions.iter().position(|e| {
-        e.country.eq_ignore_ascii_case(jur.country())
-            && e.region.eq_ignore_ascii_case(jur.region())
-            && !e.region.is_empty()
-    });
+    let exemption = ctx
+        .sale
+        .customer
+        .exemptions
+        .iter()
+        .position(|e| e.covers(jur.country(), jur.region(), jur.level(), jur.code()));
     match (ctx.zero_reason, exemption) {
         (Some(z), _) => Some((z.note(), None)),
         (None, Some(i)) => Some((Note::ExemptionCertificate, Some(i))),

@@ -62,9 +62,9 @@ mod totals;
 
 pub use fees::{Delivery, FeeOutcome};
 pub use sale::{
-    AutomaticTax, CalcError, Calculation, Customer, CustomerType, Exemption, JurisdictionTax,
-    LineTax, Note, Sale, SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE,
-    MAX_RULE_AMOUNT,
+    AutomaticTax, CalcError, Calculation, Covers, Customer, CustomerType, Exemption,
+    JurisdictionTax, LineTax, Note, Sale, SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR,
+    MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
 };
 
 use applied::Scratch;

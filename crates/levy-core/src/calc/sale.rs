@@ -56,15 +56,55 @@ pub struct TaxId {
     pub value: String,
 }
 
-/// An exemption that covers some jurisdictions, for example from an exemption certificate.
+/// An exemption that covers some jurisdictions, for example from an exemption certificate,
+/// or a place where the seller does not collect (no registration there).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exemption {
     /// ISO country of the jurisdictions covered.
     pub country: String,
-    /// Region (state) covered; every jurisdiction of the region, local ones included.
+    /// Region (state) covered: which of its jurisdictions, [`Exemption::covers`] says.
     pub region: String,
     /// What to say in the note's detail (a certificate id, say).
     pub reference: String,
+    /// Which jurisdictions of the region it covers.
+    pub covers: Covers,
+}
+
+/// Which jurisdictions of its region an [`Exemption`] covers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Covers {
+    /// Every jurisdiction of the region, local ones included (an exemption certificate).
+    #[default]
+    Region,
+    /// Every jurisdiction of the region, and the country's own (Canada's GST, whose
+    /// jurisdiction names no region): a seller not registered in the region. With an empty
+    /// region, the country's own jurisdictions.
+    RegionAndCountry,
+    /// The region's local jurisdictions (county, city, district) except those whose
+    /// [`crate::Jurisdiction::code`] is listed: a seller registered with the region and
+    /// with the listed local (home-rule) jurisdictions only.
+    LocalsExcept(Vec<String>),
+}
+
+impl Exemption {
+    /// Whether the exemption covers a jurisdiction of `country` and `region` (empty for a
+    /// country's own), at `level`, whose code is `code`.
+    pub fn covers(&self, country: &str, region: &str, level: crate::Level, code: &str) -> bool {
+        use crate::Level;
+        if !self.country.eq_ignore_ascii_case(country) {
+            return false;
+        }
+        let in_region = !self.region.is_empty() && self.region.eq_ignore_ascii_case(region);
+        match &self.covers {
+            Covers::Region => in_region,
+            Covers::RegionAndCountry => in_region || (region.is_empty() && level == Level::Country),
+            Covers::LocalsExcept(listed) => {
+                in_region
+                    && matches!(level, Level::County | Level::City | Level::District)
+                    && !listed.iter().any(|c| c.eq_ignore_ascii_case(code))
+            }
+        }
+    }
 }
 
 /// The buyer.

@@ -401,7 +401,7 @@ impl PostgresStore {
 }
 
 /// The ledger's tables, to check that a copy's target is empty.
-const LEDGER_TABLES: [&str; 14] = [
+const LEDGER_TABLES: [&str; 15] = [
     "customers",
     "products",
     "calculations",
@@ -415,6 +415,7 @@ const LEDGER_TABLES: [&str; 14] = [
     "certificate_requests",
     "secrets",
     "outbox",
+    "registrations",
     "levy_ledger",
 ];
 

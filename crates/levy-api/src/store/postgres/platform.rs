@@ -1,5 +1,5 @@
 //! The ledger's statements in PostgreSQL for merchants, platform calculations,
-//! certificates and secrets.
+//! registrations, certificates and secrets.
 
 use super::super::seal::to_json;
 use super::super::*;
@@ -46,6 +46,63 @@ impl<C: Conn> PlatformStatements for Pg<'_, C> {
                 &status,
                 &page.limit,
             ],
+        )
+    }
+
+    fn insert_registration(&self, scope: &Scope, r: &RegistrationRecord) -> Result<()> {
+        let data = to_json(r)?;
+        self.exec(
+            "INSERT INTO registrations (account, live, id, country, region, kind, data) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            &[&&*scope.account, &scope.live, &r.id, &r.country, &r.region, &r.kind.as_str(), &data],
+        )
+        .map(drop)
+    }
+
+    fn registration(&self, scope: &Scope, id: &str) -> Result<Option<RegistrationRecord>> {
+        let sql = locking!(
+            self,
+            "SELECT data FROM registrations WHERE account = $1 AND live = $2 AND id = $3"
+        );
+        self.one(sql, &[&&*scope.account, &scope.live, &id])
+    }
+
+    fn update_registration(&self, scope: &Scope, r: &RegistrationRecord) -> Result<()> {
+        let data = to_json(r)?;
+        self.exec(
+            "UPDATE registrations SET data = $4 WHERE account = $1 AND live = $2 AND id = $3",
+            &[&&*scope.account, &scope.live, &r.id, &data],
+        )
+        .map(drop)
+    }
+
+    fn registrations(
+        &self,
+        scope: &Scope,
+        filter: &RegistrationFilter,
+        page: Page,
+    ) -> Result<Vec<RegistrationRecord>> {
+        self.many(
+            r#"SELECT data FROM registrations WHERE account = $1 AND live = $2 AND id COLLATE "C" > $3
+               AND country LIKE $4 AND region LIKE $5 ORDER BY id COLLATE "C" LIMIT $6"#,
+            &[
+                &&*scope.account,
+                &scope.live,
+                &page.after,
+                &filter.country_pattern(),
+                &filter.region_pattern(),
+                &page.limit,
+            ],
+        )
+    }
+
+    fn registrations_of_kind(
+        &self,
+        scope: &Scope,
+        kind: RegistrationKind,
+    ) -> Result<Vec<RegistrationRecord>> {
+        self.many(
+            r#"SELECT data FROM registrations WHERE account = $1 AND live = $2 AND kind = $3 ORDER BY id COLLATE "C""#,
+            &[&&*scope.account, &scope.live, &kind.as_str()],
         )
     }
 

@@ -8,7 +8,7 @@ use super::super::StoreError;
 use super::{begin, pg_err, pool_err, Conn};
 
 /// The current schema version (`levy_ledger.schema_version`).
-pub(super) const SCHEMA_VERSION: i64 = 3;
+pub(super) const SCHEMA_VERSION: i64 = 4;
 
 /// The advisory lock taken while the schema is checked and migrated, so that processes
 /// starting together migrate once: "LEVY" in ASCII.
@@ -102,6 +102,15 @@ INSERT INTO outbox (account, live, kind, record_id)
     SELECT account, live, 'reversal', id FROM refunds
     WHERE (data::jsonb -> 'record' ->> 'reversed_at') IS NOT NULL
     ORDER BY account, live, transaction_id, seq;
+"#,
+    // Schema 4: registrations, as in the SQLite ledger (its schema 7).
+    r#"
+CREATE TABLE IF NOT EXISTS registrations (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
+    country TEXT NOT NULL, region TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE INDEX IF NOT EXISTS registrations_kind ON registrations (account, live, kind);
 "#,
 ];
 

@@ -140,6 +140,9 @@ pub fn inspect(path: &str) -> Result<LedgerReport, StoreError> {
     }
     if report.schema_version >= 3 {
         for table in SEALED_TABLES {
+            if !exists(table)? {
+                continue;
+            }
             let mut stmt = conn
                 .prepare(&format!("SELECT rowid, data FROM {table}"))
                 .map_err(sqlite_err)?;

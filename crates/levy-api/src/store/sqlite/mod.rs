@@ -431,7 +431,12 @@ mod calculation_reads_tests {
             live: true,
         };
         let reads = store
-            .calculation_reads(&live, Some("cus_1"), &[Some("p1"), None, Some("nope")])
+            .calculation_reads(
+                &live,
+                Some("cus_1"),
+                &[Some("p1"), None, Some("nope")],
+                false,
+            )
             .unwrap();
         assert_eq!(reads.customer, Some(customer("cus_1", false)));
         assert_eq!(reads.products, vec![Some(product("p1")), None, None]);
@@ -449,7 +454,7 @@ mod calculation_reads_tests {
 
         // A customer exempt everywhere needs no certificates; test mode never uses any.
         let exempt = store
-            .calculation_reads(&live, Some("cus_exempt"), &[])
+            .calculation_reads(&live, Some("cus_exempt"), &[], false)
             .unwrap();
         assert!(exempt.customer.is_some() && exempt.certificates.is_empty());
         let test = Scope {
@@ -457,13 +462,17 @@ mod calculation_reads_tests {
             live: false,
         };
         let reads = store
-            .calculation_reads(&test, Some("cus_1"), &[Some("p1")])
+            .calculation_reads(&test, Some("cus_1"), &[Some("p1")], false)
             .unwrap();
         assert!(reads.customer.is_some() && reads.certificates.is_empty());
         // No customer named, or one that does not exist: nothing but the products.
-        let none = store.calculation_reads(&live, Some("cus_x"), &[]).unwrap();
+        let none = store
+            .calculation_reads(&live, Some("cus_x"), &[], false)
+            .unwrap();
         assert_eq!(none, CalculationReads::default());
-        let nothing_named = store.calculation_reads(&live, None, &[None, None]).unwrap();
+        let nothing_named = store
+            .calculation_reads(&live, None, &[None, None], false)
+            .unwrap();
         assert_eq!(nothing_named.products, vec![None, None]);
         assert!(nothing_named.customer.is_none() && nothing_named.certificates.is_empty());
     }

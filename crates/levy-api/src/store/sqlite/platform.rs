@@ -1,5 +1,5 @@
-//! The ledger's statements in SQLite for merchants, platform calculations, certificates
-//! and secrets.
+//! The ledger's statements in SQLite for merchants, platform calculations, registrations,
+//! certificates and secrets.
 
 use rusqlite::{params, OptionalExtension};
 
@@ -51,6 +51,65 @@ impl PlatformStatements for Sql<'_> {
             "SELECT data FROM merchants WHERE account = ?1 AND live = ?2 AND id > ?3
              AND json_extract(data, '$.record.status') LIKE ?4 ORDER BY id LIMIT ?5",
             params![&*scope.account, scope.live, page.after, status, page.limit],
+        )
+    }
+
+    fn insert_registration(&self, scope: &Scope, r: &RegistrationRecord) -> Result<()> {
+        run(
+            self.0,
+            "INSERT INTO registrations (account, live, id, country, region, kind, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![&*scope.account, scope.live, r.id, r.country, r.region, r.kind.as_str(), to_json(r)?],
+        )
+        .map(drop)
+    }
+
+    fn registration(&self, scope: &Scope, id: &str) -> Result<Option<RegistrationRecord>> {
+        query_one(
+            self.0,
+            "SELECT data FROM registrations WHERE account = ?1 AND live = ?2 AND id = ?3",
+            params![&*scope.account, scope.live, id],
+        )
+    }
+
+    fn update_registration(&self, scope: &Scope, r: &RegistrationRecord) -> Result<()> {
+        run(
+            self.0,
+            "UPDATE registrations SET data = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3",
+            params![&*scope.account, scope.live, r.id, to_json(r)?],
+        )
+        .map(drop)
+    }
+
+    fn registrations(
+        &self,
+        scope: &Scope,
+        filter: &RegistrationFilter,
+        page: Page,
+    ) -> Result<Vec<RegistrationRecord>> {
+        query_all(
+            self.0,
+            "SELECT data FROM registrations WHERE account = ?1 AND live = ?2 AND id > ?3
+             AND country LIKE ?4 AND region LIKE ?5 ORDER BY id LIMIT ?6",
+            params![
+                &*scope.account,
+                scope.live,
+                page.after,
+                filter.country_pattern(),
+                filter.region_pattern(),
+                page.limit
+            ],
+        )
+    }
+
+    fn registrations_of_kind(
+        &self,
+        scope: &Scope,
+        kind: RegistrationKind,
+    ) -> Result<Vec<RegistrationRecord>> {
+        query_all(
+            self.0,
+            "SELECT data FROM registrations WHERE account = ?1 AND live = ?2 AND kind = ?3 ORDER BY id",
+            params![&*scope.account, scope.live, kind.as_str()],
         )
     }
 

@@ -10,7 +10,7 @@ use super::queries::{seal_nexus, Sql};
 use super::sqlite_err;
 
 /// The current schema version (`PRAGMA user_version`).
-pub(super) const SCHEMA_VERSION: i64 = 6;
+pub(super) const SCHEMA_VERSION: i64 = 7;
 
 /// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
 pub(super) const MIGRATIONS: &[&str] = &[
@@ -100,6 +100,18 @@ CREATE INDEX outbox_unsent ON outbox (live, state, seq);
     // until the transaction's first refund, reversal or deletion computes it. The column
     // is added by `add_refunded_column` (when it is not there yet).
     "",
+    // Schema 7: registrations, where an account is registered to collect (expired, never
+    // deleted). `country`, `region` and `kind` are copies of the sealed record's, for the
+    // filters of a list and the reads of a calculation. `IF NOT EXISTS`: a file whose
+    // version was set back by hand keeps its registrations.
+    r#"
+CREATE TABLE IF NOT EXISTS registrations (
+    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
+    country TEXT NOT NULL, region TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, id)
+);
+CREATE INDEX IF NOT EXISTS registrations_kind ON registrations (account, live, kind);
+"#,
 ];
 
 /// Schema 6: the `refunded` column of transactions, unless the file has it already.
@@ -119,7 +131,7 @@ fn add_refunded_column(conn: &Connection) -> Result<(), StoreError> {
 }
 
 /// Tables whose `data` column holds sealed records.
-pub(super) const SEALED_TABLES: [&str; 9] = [
+pub(super) const SEALED_TABLES: [&str; 10] = [
     "customers",
     "products",
     "calculations",
@@ -129,11 +141,13 @@ pub(super) const SEALED_TABLES: [&str; 9] = [
     "platform_calculations",
     "certificates",
     "certificate_requests",
+    "registrations",
 ];
 
 /// Schema 3: every record sealed with its digest (see [`seal`]); nexus totals likewise.
 fn seal_existing_rows(conn: &Connection) -> Result<(), StoreError> {
-    for table in SEALED_TABLES {
+    // The tables of schema 3; later ones were sealed from their start.
+    for table in &SEALED_TABLES[..9] {
         let rows: Vec<(i64, String)> = {
             let mut stmt = conn
                 .prepare(&format!("SELECT rowid, data FROM {table}"))
