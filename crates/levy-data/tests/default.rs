@@ -85,7 +85,10 @@ fn opens_verifies_and_fits_the_budget() {
     expected.extend(std::iter::repeat_n("local-rates", local_rates));
     expected.extend(["zip-county", "curated"]);
     assert_eq!(kinds[first_local..], expected);
-    assert_eq!(t.data().manifest.last().unwrap().name.as_str(), "us-fees.toml");
+    assert_eq!(
+        t.data().manifest.last().unwrap().name.as_str(),
+        "us-fees.toml"
+    );
 }
 
 #[test]
