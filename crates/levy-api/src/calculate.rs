@@ -302,6 +302,32 @@ pub(crate) fn registration_gaps(
     gaps
 }
 
+/// Whether the seller (`seller`: a merchant, or `None` for the account) collects the
+/// per-order delivery fees of `region` (a US state) at `at`: always when it has no
+/// registration at all (it collects everywhere); otherwise only with a
+/// `retail_delivery_fee` registration of the state active then (a small seller, which
+/// owes no fee, has none).
+fn collects_delivery_fees(
+    registrations: &[RegistrationRecord],
+    seller: Option<&str>,
+    at: i64,
+    region: &str,
+) -> bool {
+    let mut mine = registrations
+        .iter()
+        .filter(|r| r.merchant_id.as_deref() == seller)
+        .peekable();
+    if mine.peek().is_none() {
+        return true;
+    }
+    mine.any(|r| {
+        r.kind == RegistrationKind::RetailDeliveryFee
+            && r.active_at(at)
+            && r.country == "US"
+            && r.region == region
+    })
+}
+
 /// The note of an entry the seller does not collect: `NOT_REGISTERED: not registered in
 /// US-TX on 2026-02-28`, naming the local jurisdiction for a local one.
 fn not_registered_note(jur: Option<&levy_core::Jurisdiction<'_>>, date: Date) -> String {
@@ -465,13 +491,36 @@ pub(crate) fn compute(
             })
             .collect(),
     };
-    let calc = table
+    let mut calc = table
         .calculate_from(
             origin.as_ref().and_then(|o| o.as_ref().ok()),
             &location,
             &sale,
         )
         .map_err(|e| calc_error(&e))?;
+    if input.delivery
+        && input.automatic_tax == AutomaticTax::Auto
+        && collects_delivery_fees(
+            &reads.registrations,
+            seller,
+            transacted_at,
+            table.location_region(&location),
+        )
+    {
+        // The fee's exempt buyers are those a certificate exempts, not the places the
+        // seller is not registered in.
+        let mut fee_sale = sale.clone();
+        fee_sale.customer.exemptions = exemptions[gaps..].to_vec();
+        table.apply_order_fees(
+            &location,
+            &fee_sale,
+            &levy_core::Delivery {
+                retail: true,
+                seller_sales_previous_year: None,
+            },
+            &mut calc,
+        );
+    }
     // Whether the answer holds the location's local taxes, and which address decided
     // them: said in levy's headers.
     let (coverage, rounding) = (calc.coverage.as_str(), calc.rounding.as_str());

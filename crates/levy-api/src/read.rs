@@ -166,11 +166,21 @@ pub(crate) struct Input {
     /// The seller whose registrations decide where `auto` collects: a platform
     /// calculation's merchant (`merch_…`), `None` for the account itself.
     pub(crate) seller: Option<String>,
+    /// Whether the sale is a retail delivery (the customer's address is a `shipping`
+    /// address), which owes the destination state's per-order delivery fee.
+    pub(crate) delivery: bool,
 }
 
 /// Reads an `address_*` object. `with_type` allows `address_type` (customer addresses).
 /// Postal code, province and country must be present; street and city may be left out.
-pub(crate) fn read_address(mut o: Obj<'_>, with_type: bool) -> Result<Address, ApiError> {
+pub(crate) fn read_address(o: Obj<'_>, with_type: bool) -> Result<Address, ApiError> {
+    read_typed_address(o, with_type).map(|(a, _)| a)
+}
+
+/// [`read_address`], with whether the address is a `shipping` address (the goods are
+/// delivered there).
+fn read_typed_address(mut o: Obj<'_>, with_type: bool) -> Result<(Address, bool), ApiError> {
+    let mut shipping = false;
     let line1 = o.opt_str("address_line_1", MAX_STRING)?.unwrap_or("");
     let line2 = o.opt_str("address_line_2", MAX_STRING)?.unwrap_or("");
     let city = o.opt_str("address_city", MAX_STRING)?.unwrap_or("");
@@ -179,6 +189,7 @@ pub(crate) fn read_address(mut o: Obj<'_>, with_type: bool) -> Result<Address, A
     let country = o.req_str("address_country", 8)?;
     if with_type {
         if let Some(t) = o.opt_str("address_type", 16)? {
+            shipping = t == "shipping";
             if !matches!(t, "shipping" | "billing") {
                 let field = o.path("address_type");
                 return Err(ApiError::field(
@@ -192,14 +203,15 @@ pub(crate) fn read_address(mut o: Obj<'_>, with_type: bool) -> Result<Address, A
         }
     }
     o.finish()?;
-    Ok(Address {
+    let address = Address {
         line1: line1.into(),
         line2: line2.into(),
         city: city.into(),
         region: region.into(),
         postal_code: postal.into(),
         country: country.into(),
-    })
+    };
+    Ok((address, shipping))
 }
 
 /// The latest `transacted_at` accepted: 9999-12-31T23:59:59Z, the last second a
@@ -295,6 +307,8 @@ pub(crate) struct CustomerInput {
     pub tax_ids: Vec<TaxIdRecord>,
     pub address: Option<Address>,
     pub ip: Option<IpInput>,
+    /// Whether the address is a `shipping` address: the goods are delivered there.
+    pub shipping: bool,
 }
 
 /// Reads `customer` of a calculation body in version `v`.
@@ -306,10 +320,13 @@ pub(crate) fn read_customer(root: &mut Obj<'_>, v: ApiVersion) -> Result<Custome
     } else {
         (None, Vec::new())
     };
-    let address = c
-        .opt_obj("address")?
-        .map(|o| read_address(o, true))
-        .transpose()?;
+    let (address, shipping) = match c.opt_obj("address")? {
+        Some(o) => {
+            let (a, shipping) = read_typed_address(o, true)?;
+            (Some(a), shipping)
+        }
+        None => (None, false),
+    };
     let (ip, fallback_type) = if v >= ApiVersion::V2026_03_01 {
         let ip = match c.opt_obj("ip")? {
             None => None,
@@ -353,6 +370,7 @@ pub(crate) fn read_customer(root: &mut Obj<'_>, v: ApiVersion) -> Result<Custome
         tax_ids,
         address,
         ip,
+        shipping,
     })
 }
 

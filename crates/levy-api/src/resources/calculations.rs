@@ -21,6 +21,7 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
             tax_ids,
             address,
             ip,
+            shipping,
         } = read_customer(root, v)?;
         let OrderInput {
             currency,
@@ -80,6 +81,7 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
             per_unit: false,
             rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
             seller: None,
+            delivery: shipping,
         })
     })
 }

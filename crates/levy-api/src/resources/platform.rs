@@ -151,6 +151,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             per_unit: true,
             rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
             seller: None,
+            delivery: customer.shipping,
         };
         Ok((input, merchant_id, fee_lines, roles))
     })?;

@@ -235,7 +235,7 @@ fn calculation_reads(
         _ => Vec::new(),
     };
     let registrations = if with_registrations {
-        s.registrations_of_kind(scope, RegistrationKind::SalesTax)?
+        s.registrations_all(scope)?
     } else {
         Vec::new()
     };

@@ -105,8 +105,8 @@ stored_enum! {
     RegistrationKind {
         /// Sales and use tax: it decides where `automatic_tax: auto` collects.
         SalesTax = "sales_tax",
-        /// A retail delivery fee (Colorado, Minnesota): recorded, not yet used by
-        /// calculations.
+        /// A retail delivery fee (Colorado, Minnesota): once a seller has any registration,
+        /// a delivery into the state owes the fee only while one of these is active there.
         RetailDeliveryFee = "retail_delivery_fee",
     }
 }
@@ -414,7 +414,7 @@ pub struct CalculationReads {
     pub products: Vec<Option<ProductRecord>>,
     /// The customer's certificates (live mode, a customer not exempt everywhere).
     pub certificates: Vec<CertificateRecord>,
-    /// The account's `sales_tax` registrations, expired ones included (read when asked
+    /// The account's registrations of every kind, expired ones included (read when asked
     /// for: a calculation with `automatic_tax: auto`), of every merchant and the
     /// account's own; the calculation picks the seller's.
     pub registrations: Vec<RegistrationRecord>,

@@ -141,6 +141,8 @@ pub trait PlatformStatements {
         scope: &Scope,
         kind: RegistrationKind,
     ) -> Result<Vec<RegistrationRecord>>;
+    /// Every registration of a scope, of every kind, by id: what a calculation reads.
+    fn registrations_all(&self, scope: &Scope) -> Result<Vec<RegistrationRecord>>;
 
     /// Inserts a certificate of an account.
     fn insert_certificate(&self, account: &str, c: &CertificateRecord) -> Result<()>;

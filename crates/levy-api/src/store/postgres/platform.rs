@@ -106,6 +106,13 @@ impl<C: Conn> PlatformStatements for Pg<'_, C> {
         )
     }
 
+    fn registrations_all(&self, scope: &Scope) -> Result<Vec<RegistrationRecord>> {
+        self.many(
+            r#"SELECT data FROM registrations WHERE account = $1 AND live = $2 ORDER BY id COLLATE "C""#,
+            &[&&*scope.account, &scope.live],
+        )
+    }
+
     fn insert_certificate(&self, account: &str, c: &CertificateRecord) -> Result<()> {
         let data = to_json(c)?;
         self.exec(

@@ -113,6 +113,14 @@ impl PlatformStatements for Sql<'_> {
         )
     }
 
+    fn registrations_all(&self, scope: &Scope) -> Result<Vec<RegistrationRecord>> {
+        query_all(
+            self.0,
+            "SELECT data FROM registrations WHERE account = ?1 AND live = ?2 ORDER BY id",
+            params![&*scope.account, scope.live],
+        )
+    }
+
     fn insert_certificate(&self, account: &str, c: &CertificateRecord) -> Result<()> {
         run(
             self.0,
