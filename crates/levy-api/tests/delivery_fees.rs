@@ -60,7 +60,7 @@ fn a_shipping_address_in_colorado_owes_the_retail_delivery_fee() {
     assert!(
         fees.iter()
             .any(|e| e["rate_type"] == "COMMUNITY ACCESS RETAIL DELIVERY FEE"
-                && e["fee_amount"].to_string() == "5.67"),
+                && n(&e["fee_amount"]) == "5.67"),
         "{c}"
     );
     // A billing address is not a delivery: the tax alone.
