@@ -99,6 +99,12 @@ pub trait Statements: PlatformStatements + OutboxStatements {
     fn refunds(&self, scope: &Scope, tx_id: &str, seqs: (i64, i64)) -> Result<Vec<RefundRecord>>;
     /// The place of refund `id` among its transaction's refunds, when it is one of them.
     fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>>;
+    /// Up to `page.limit` transactions of the scope, deleted or not, ordered by id after
+    /// `page.after`: every transaction, a page at a time, for a report.
+    fn transactions_page(&self, scope: &Scope, page: Page) -> Result<Vec<TransactionRecord>>;
+    /// Up to `page.limit` refunds of the scope, of any transaction, ordered by id after
+    /// `page.after`.
+    fn refunds_by_id(&self, scope: &Scope, page: Page) -> Result<Vec<RefundRecord>>;
 
     /// Adds `change` to the account's nexus total of the place and currency of `tx`.
     fn add_nexus(&self, account: &str, tx: &TransactionRecord, change: NexusChange) -> Result<()>;

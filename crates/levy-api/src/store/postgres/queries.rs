@@ -262,6 +262,22 @@ impl<C: Conn> Statements for Pg<'_, C> {
         )
     }
 
+    fn transactions_page(&self, scope: &Scope, page: Page) -> Result<Vec<TransactionRecord>> {
+        self.many(
+            r#"SELECT data FROM transactions WHERE account = $1 AND live = $2 AND id COLLATE "C" > $3
+               ORDER BY id COLLATE "C" LIMIT $4"#,
+            &[&&*scope.account, &scope.live, &page.after, &page.limit],
+        )
+    }
+
+    fn refunds_by_id(&self, scope: &Scope, page: Page) -> Result<Vec<RefundRecord>> {
+        self.many(
+            r#"SELECT data FROM refunds WHERE account = $1 AND live = $2 AND id COLLATE "C" > $3
+               ORDER BY id COLLATE "C" LIMIT $4"#,
+            &[&&*scope.account, &scope.live, &page.after, &page.limit],
+        )
+    }
+
     fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>> {
         self.row(
             "SELECT seq FROM refunds WHERE account = $1 AND live = $2 AND id = $3 AND transaction_id = $4",

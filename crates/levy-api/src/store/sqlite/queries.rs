@@ -302,6 +302,22 @@ impl Statements for Sql<'_> {
         )
     }
 
+    fn transactions_page(&self, scope: &Scope, page: Page) -> Result<Vec<TransactionRecord>> {
+        query_all(
+            self.0,
+            "SELECT data FROM transactions WHERE account = ?1 AND live = ?2 AND id > ?3 ORDER BY id LIMIT ?4",
+            params![&*scope.account, scope.live, page.after, page.limit],
+        )
+    }
+
+    fn refunds_by_id(&self, scope: &Scope, page: Page) -> Result<Vec<RefundRecord>> {
+        query_all(
+            self.0,
+            "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND id > ?3 ORDER BY id LIMIT ?4",
+            params![&*scope.account, scope.live, page.after, page.limit],
+        )
+    }
+
     fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>> {
         self.0
             .prepare_cached(

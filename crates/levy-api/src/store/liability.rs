@@ -1,0 +1,442 @@
+//! Liability: what a period of the ledger owes, per jurisdiction (and per seller location
+//! where there is one), as pure functions over its records ([`Liability::add_sale`],
+//! [`Liability::add_refund`]); the store feeds it the transactions made and the refunds
+//! and reversals booked in the period ([`super::Store::liability`]).
+//!
+//! # The rules
+//!
+//! - A transaction counts in the period of its `processed_at` (the sale), a refund in the
+//!   period of its `processed_at`, a reversal in the period of the refund's `reversed_at`
+//!   (what the refund took, given back). A deleted transaction is void: neither it nor
+//!   its refunds count in any period.
+//! - Each jurisdiction entry of a line puts the line's amount excluding tax (its gross) in
+//!   that jurisdiction's row, split by the entry's note: `CUSTOMER_EXEMPT` and
+//!   `EXEMPTION_CERTIFICATE` are exempt for the customer; `HOLIDAY` exempt by a holiday;
+//!   a rate of 0 (`RATE_FRAC`, the product rule's rate) or `BELOW_THRESHOLD` exempt for
+//!   the product; `NOT_REGISTERED`, `AUTOMATIC_TAX_DISABLED`, `ZERO_RATE` and
+//!   `REVERSE_CHARGE` are sales on which the seller collected nothing; the rest is taxable.
+//! - Tax is the entries' `tax_due` less their fixed fee, unrounded (minor units); fees
+//!   are their own item: an entry's `fee`, and the whole of a per-order fee's entry
+//!   (`PER_ORDER_FEE`), whose line's gross is not a sale of that fee's jurisdiction.
+//! - A line's tax is rounded once, to the line (`tax_amount`); the difference between
+//!   that and the sum of its entries' `tax_due` is the line's rounding, which is kept per
+//!   state. So per state: collected (the sum of the lines' `tax_amount`, as the ledger
+//!   holds it) = the rows' tax + fees + rounding, to the cent.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use rust_decimal::Decimal;
+
+use super::records::{LineRecord, RefundRecord, TransactionRecord};
+
+/// The period of a report: epoch seconds `[from, to)`, and a state (region) when only
+/// one is asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Period {
+    /// First second in the period.
+    pub from: i64,
+    /// First second after it.
+    pub to: i64,
+    /// Only this region's (upper case) sales, when given.
+    pub region: Option<String>,
+}
+
+impl Period {
+    /// Whether `at` falls in the period.
+    pub fn holds(&self, at: i64) -> bool {
+        self.from <= at && at < self.to
+    }
+
+    /// Whether the region of a transaction is reported.
+    pub fn covers(&self, region: &str) -> bool {
+        self.region.as_deref().is_none_or(|r| r == region)
+    }
+}
+
+/// Amounts in minor units, for one row or total, of sales or of refunds (which are
+/// negative, reversals positive).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Amounts {
+    /// Sales excluding tax.
+    pub gross: Decimal,
+    /// Exempt for the customer: exempt customers and exemption certificates.
+    pub exempt_customer: Decimal,
+    /// Exempt for the product: a 0 rate, or under an exemption threshold.
+    pub exempt_product: Decimal,
+    /// Exempt by a sales tax holiday.
+    pub exempt_holiday: Decimal,
+    /// Sales on which the seller collected nothing (not registered, tax disabled, zero
+    /// rate, reverse charge).
+    pub not_collected: Decimal,
+    /// Taxable: gross less the exempt and the not collected.
+    pub taxable: Decimal,
+    /// Tax due, unrounded, fixed fees not included.
+    pub tax: Decimal,
+    /// Fees: fixed fees and per-order fees.
+    pub fees: Decimal,
+}
+
+impl Amounts {
+    /// Adds `other` to `self`.
+    pub fn add(&mut self, other: &Amounts) {
+        self.gross += other.gross;
+        self.exempt_customer += other.exempt_customer;
+        self.exempt_product += other.exempt_product;
+        self.exempt_holiday += other.exempt_holiday;
+        self.not_collected += other.not_collected;
+        self.taxable += other.taxable;
+        self.tax += other.tax;
+        self.fees += other.fees;
+    }
+
+    /// The sum of `self` and `other`.
+    pub fn plus(&self, other: &Amounts) -> Amounts {
+        let mut out = *self;
+        out.add(other);
+        out
+    }
+}
+
+/// What one entry of a line puts in its jurisdiction's row: the line's gross `gross`
+/// split by the entry's `note`, `tax_rate`, `tax_due` and `fee`.
+pub fn entry_amounts(gross: Decimal, e: &super::records::JurisdictionRecord) -> Amounts {
+    let note = e.note.split(':').next().unwrap_or("").trim();
+    let mut a = Amounts {
+        fees: e.fee,
+        tax: e.tax_due - e.fee,
+        ..Amounts::default()
+    };
+    if note == "PER_ORDER_FEE" {
+        a.fees = e.tax_due;
+        a.tax = Decimal::ZERO;
+        return a;
+    }
+    if matches!(note, "SMALL_SELLER" | "FEE_UNKNOWN") {
+        // A per-order fee not charged: no sale of the fee's jurisdiction either.
+        return a;
+    }
+    a.gross = gross;
+    match note {
+        "CUSTOMER_EXEMPT" | "EXEMPTION_CERTIFICATE" => a.exempt_customer = gross,
+        "HOLIDAY" => a.exempt_holiday = gross,
+        "NOT_REGISTERED" | "AUTOMATIC_TAX_DISABLED" | "ZERO_RATE" | "REVERSE_CHARGE" => {
+            a.not_collected = gross
+        }
+        "BELOW_THRESHOLD" => a.exempt_product = gross,
+        _ if e.tax_rate.is_zero() && e.tax_due.is_zero() => a.exempt_product = gross,
+        _ => a.taxable = gross,
+    }
+    a
+}
+
+/// What a row is reported by: the place, the jurisdiction and the seller location.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowKey {
+    /// ISO country.
+    pub country: String,
+    /// Region (state).
+    pub region: String,
+    /// The jurisdiction's code as the rate table holds it (a FIPS code for the states
+    /// and their local jurisdictions; `06:CDTFA:…` for a California district).
+    pub jurisdiction_code: String,
+    /// The jurisdiction's name.
+    pub jurisdiction_name: String,
+    /// `STATE`, `COUNTY`, `CITY`, `DISTRICT`, …
+    pub authority_type: String,
+    /// The seller location (outlet): the merchant of a platform sale; empty for the
+    /// account's own sales (the ledger records no outlet of them).
+    pub outlet: String,
+}
+
+/// One row of a report: a jurisdiction's sales and refunds in the period.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Row {
+    /// Of transactions made in the period.
+    pub sales: Amounts,
+    /// Of refunds (negative) and reversals (positive) booked in the period.
+    pub refunds: Amounts,
+}
+
+impl Row {
+    /// Sales and refunds together.
+    pub fn net(&self) -> Amounts {
+        self.sales.plus(&self.refunds)
+    }
+}
+
+/// Per state (country and region): what reconciles the rows with the ledger.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StateTotal {
+    /// Transactions made in the period.
+    pub transactions: u64,
+    /// Refunds booked in the period.
+    pub refunds: u64,
+    /// Reversals booked in the period.
+    pub reversals: u64,
+    /// Sales excluding tax, net of refunds and reversals (the lines' amounts).
+    pub sales: Decimal,
+    /// Tax collected, net: the sum of the lines' rounded `tax_amount` (fees included), as
+    /// the ledger holds them.
+    pub collected: Decimal,
+    /// The entries' tax, unrounded, net (the rows' tax summed).
+    pub tax_due: Decimal,
+    /// The entries' fees, net (the rows' fees summed).
+    pub fees: Decimal,
+    /// `collected − tax_due − fees`: what rounding each line's tax once added.
+    pub rounding: Decimal,
+}
+
+/// A liability report being built, or built.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Liability {
+    /// The rows, ordered by key.
+    pub rows: BTreeMap<RowKey, Row>,
+    /// Per `(country, region)`.
+    pub states: BTreeMap<(String, String), StateTotal>,
+    /// The rate tables that calculated the transactions made in the period, by hash
+    /// (`unknown` for records stored before it was kept), with how many each.
+    pub table_hashes: BTreeMap<String, u64>,
+    /// The currencies of the transactions it covers.
+    pub currencies: BTreeSet<String>,
+}
+
+/// Which way a refund's booking counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Booking {
+    /// The refund, booked at its `processed_at`: its (negative) amounts.
+    Refund,
+    /// Its reversal, booked at `reversed_at`: the amounts given back.
+    Reversal,
+}
+
+impl Liability {
+    /// Adds the lines of `tx` to the rows of its place, `sign` 1 for the sale itself and
+    /// -1 for what a reversal of a refund gives back (a refund's lines are negative).
+    fn add_lines<'a>(
+        &mut self,
+        tx: &TransactionRecord,
+        lines: impl Iterator<Item = &'a LineRecord>,
+        sign: Decimal,
+        refund: bool,
+    ) {
+        let outlet = tx
+            .platform
+            .as_ref()
+            .map(|p| p.merchant_id.clone())
+            .unwrap_or_default();
+        let state = self
+            .states
+            .entry((tx.country.clone(), tx.region.clone()))
+            .or_default();
+        let mut state_due = Decimal::ZERO;
+        let mut state_fees = Decimal::ZERO;
+        let mut sales = Decimal::ZERO;
+        let mut collected = Decimal::ZERO;
+        let mut entries = Vec::new();
+        for line in lines {
+            sales += sign * line.amount_excluding_tax;
+            collected += sign * line.tax_amount;
+            for e in &line.jurisdictions {
+                let mut a = entry_amounts(sign * line.amount_excluding_tax, e);
+                a.tax *= sign;
+                a.fees *= sign;
+                state_due += a.tax;
+                state_fees += a.fees;
+                entries.push((e, a));
+            }
+        }
+        state.sales += sales;
+        state.collected += collected;
+        state.tax_due += state_due;
+        state.fees += state_fees;
+        state.rounding = state.collected - state.tax_due - state.fees;
+        for (e, a) in entries {
+            let key = RowKey {
+                country: tx.country.clone(),
+                region: tx.region.clone(),
+                jurisdiction_code: e.jurisdiction_code.clone(),
+                jurisdiction_name: e.jurisdiction_name.clone(),
+                authority_type: e.authority_type.clone(),
+                outlet: outlet.clone(),
+            };
+            let row = self.rows.entry(key).or_default();
+            if refund {
+                row.refunds.add(&a);
+            } else {
+                row.sales.add(&a);
+            }
+        }
+    }
+
+    /// Adds a transaction made in the period.
+    pub fn add_sale(&mut self, tx: &TransactionRecord) {
+        self.add_lines(tx, tx.lines.iter(), Decimal::ONE, false);
+        let hash = tx.table_hash.as_deref().unwrap_or("unknown").to_string();
+        *self.table_hashes.entry(hash).or_default() += 1;
+        self.currencies.insert(tx.currency.clone());
+        if let Some(s) = self.states.get_mut(&(tx.country.clone(), tx.region.clone())) {
+            s.transactions += 1;
+        }
+    }
+
+    /// Adds a refund of `tx` booked in the period, or its reversal.
+    pub fn add_refund(&mut self, tx: &TransactionRecord, refund: &RefundRecord, how: Booking) {
+        let sign = match how {
+            Booking::Refund => Decimal::ONE,
+            Booking::Reversal => Decimal::NEGATIVE_ONE,
+        };
+        self.add_lines(tx, refund.lines.iter().map(|l| &l.line), sign, true);
+        self.currencies.insert(tx.currency.clone());
+        if let Some(s) = self.states.get_mut(&(tx.country.clone(), tx.region.clone())) {
+            match how {
+                Booking::Refund => s.refunds += 1,
+                Booking::Reversal => s.reversals += 1,
+            }
+        }
+    }
+}
+
+/// The refunds and reversals booked in a period, waiting for their transactions: the
+/// store reads the refunds first, then every transaction once.
+#[derive(Debug, Default)]
+pub struct Bookings {
+    by_transaction: HashMap<String, Vec<(RefundRecord, Booking)>>,
+}
+
+impl Bookings {
+    /// Keeps what of `refund` is booked in `period`: the refund, its reversal, or both.
+    pub fn add(&mut self, period: &Period, refund: RefundRecord) {
+        let booked = period.holds(refund.processed_at);
+        let reversed = refund.reversed_at.is_some_and(|at| period.holds(at));
+        if !booked && !reversed {
+            return;
+        }
+        let list = self
+            .by_transaction
+            .entry(refund.transaction_id.clone())
+            .or_default();
+        if booked && reversed {
+            list.push((refund.clone(), Booking::Refund));
+            list.push((refund, Booking::Reversal));
+        } else if booked {
+            list.push((refund, Booking::Refund));
+        } else {
+            list.push((refund, Booking::Reversal));
+        }
+    }
+
+    /// Whether none is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.by_transaction.is_empty()
+    }
+}
+
+/// Builds a report: feed it every refund, then every transaction, of the scope.
+#[derive(Debug)]
+pub struct Builder {
+    period: Period,
+    bookings: Bookings,
+    seen: HashSet<String>,
+    report: Liability,
+}
+
+impl Builder {
+    /// A report of `period`, empty.
+    pub fn new(period: Period) -> Builder {
+        Builder {
+            period,
+            bookings: Bookings::default(),
+            seen: HashSet::new(),
+            report: Liability::default(),
+        }
+    }
+
+    /// Reads a refund (before any transaction).
+    pub fn refund(&mut self, refund: RefundRecord) {
+        self.bookings.add(&self.period, refund);
+    }
+
+    /// Reads a transaction: its sale when made in the period, the bookings of its
+    /// refunds in the period; nothing of a deleted one, or one of another region.
+    pub fn transaction(&mut self, tx: &TransactionRecord) {
+        let bookings = self.bookings.by_transaction.remove(&tx.id);
+        if tx.deleted_at.is_some() || !self.period.covers(&tx.region) {
+            return;
+        }
+        if self.period.holds(tx.processed_at) {
+            self.report.add_sale(tx);
+        }
+        for (refund, how) in bookings.into_iter().flatten() {
+            if self.seen.insert(format!("{}:{how:?}", refund.id)) {
+                self.report.add_refund(tx, &refund, how);
+            }
+        }
+    }
+
+    /// The report.
+    pub fn finish(self) -> Liability {
+        self.report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::records::JurisdictionRecord;
+    use super::*;
+
+    /// A decimal from its text.
+    fn dec(s: &str) -> Decimal {
+        s.parse().unwrap()
+    }
+
+    fn entry(rate: Decimal, due: Decimal, note: &str) -> JurisdictionRecord {
+        JurisdictionRecord {
+            tax_rate: rate,
+            tax_due: due,
+            fee: Decimal::ZERO,
+            rate_type: String::new(),
+            jurisdiction_name: "X".into(),
+            jurisdiction_code: "01".into(),
+            authority_name: String::new(),
+            authority_type: "STATE".into(),
+            tax_type: "SALES".into(),
+            note: note.into(),
+            rule_id: 0,
+            exemption_certificate_id: None,
+        }
+    }
+
+    #[test]
+    fn an_entry_puts_its_gross_under_the_reason_its_note_gives() {
+        let g = dec("10000");
+        let taxed = entry_amounts(g, &entry(dec("0.07"), dec("700"), "RATE_FRAC"));
+        assert_eq!((taxed.taxable, taxed.tax), (g, dec("700")));
+        let cert = entry_amounts(g, &entry(dec("0.07"), dec("0"), "EXEMPTION_CERTIFICATE"));
+        assert_eq!((cert.exempt_customer, cert.taxable), (g, dec("0")));
+        let holiday = entry_amounts(g, &entry(dec("0"), dec("0"), "HOLIDAY"));
+        assert_eq!(holiday.exempt_holiday, g);
+        let food = entry_amounts(g, &entry(dec("0"), dec("0"), "RATE_FRAC"));
+        assert_eq!(food.exempt_product, g);
+        let unreg = entry_amounts(g, &entry(dec("0.07"), dec("0"), "NOT_REGISTERED: in TN"));
+        assert_eq!(unreg.not_collected, g);
+        // A band not reached is taxable at nothing, not exempt.
+        let band = entry_amounts(g, &entry(dec("0.0275"), dec("0"), "PROGRESSIVE_RATE"));
+        assert_eq!((band.taxable, band.exempt_product), (g, dec("0")));
+        // Colorado's retail delivery fee: 29 cents, a fee, no sales.
+        let mut fee = entry(dec("0"), dec("29"), "PER_ORDER_FEE");
+        fee.fee = dec("29");
+        let f = entry_amounts(g, &fee);
+        assert_eq!((f.fees, f.tax, f.gross), (dec("29"), dec("0"), dec("0")));
+    }
+
+    #[test]
+    fn a_period_is_half_open() {
+        let p = Period {
+            from: 100,
+            to: 200,
+            region: Some("TN".into()),
+        };
+        assert!(p.holds(100) && p.holds(199) && !p.holds(200) && !p.holds(99));
+        assert!(p.covers("TN") && !p.covers("CA"));
+    }
+}
