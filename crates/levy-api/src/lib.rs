@@ -82,8 +82,7 @@ pub use resources::registrations::{
     status as registration_status, NewRegistration, CA_REGIONS, MAX_LOCALS, US_REGIONS,
 };
 pub use resources::reports::{
-    csv as liability_csv, period as liability_period, render as liability_json, Layout,
-    SST_MEMBERS,
+    csv as liability_csv, period as liability_period, render as liability_json, Layout, SST_MEMBERS,
 };
 pub use router::error_response;
 pub use service::{Answer, Service, ServiceConfig, TableSource, DEFAULT_BODY_LIMIT};

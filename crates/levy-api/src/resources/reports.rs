@@ -23,8 +23,8 @@ const DAY: i64 = 86_400;
 /// The Streamlined Sales and Use Tax Agreement's full member states (as in
 /// `data/us-rounding.toml`): their returns are the Simplified Electronic Return.
 pub const SST_MEMBERS: [&str; 23] = [
-    "AR", "GA", "IN", "IA", "KS", "KY", "MI", "MN", "NE", "NV", "NJ", "NC", "ND", "OH", "OK",
-    "RI", "SD", "UT", "VT", "WA", "WV", "WI", "WY",
+    "AR", "GA", "IN", "IA", "KS", "KY", "MI", "MN", "NE", "NV", "NJ", "NC", "ND", "OH", "OK", "RI",
+    "SD", "UT", "VT", "WA", "WV", "WI", "WY",
 ];
 
 /// The CSV a report is written as.

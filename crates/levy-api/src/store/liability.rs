@@ -274,7 +274,10 @@ impl Liability {
         let hash = tx.table_hash.as_deref().unwrap_or("unknown").to_string();
         *self.table_hashes.entry(hash).or_default() += 1;
         self.currencies.insert(tx.currency.clone());
-        if let Some(s) = self.states.get_mut(&(tx.country.clone(), tx.region.clone())) {
+        if let Some(s) = self
+            .states
+            .get_mut(&(tx.country.clone(), tx.region.clone()))
+        {
             s.transactions += 1;
         }
     }
@@ -287,7 +290,10 @@ impl Liability {
         };
         self.add_lines(tx, refund.lines.iter().map(|l| &l.line), sign, true);
         self.currencies.insert(tx.currency.clone());
-        if let Some(s) = self.states.get_mut(&(tx.country.clone(), tx.region.clone())) {
+        if let Some(s) = self
+            .states
+            .get_mut(&(tx.country.clone(), tx.region.clone()))
+        {
             match how {
                 Booking::Refund => s.refunds += 1,
                 Booking::Reversal => s.reversals += 1,

@@ -206,8 +206,11 @@ pub trait Store: PlatformStore + Send + Sync {
     /// The liability report of `period` ([`liability`]): the transactions made and the
     /// refunds and reversals booked in it, per jurisdiction, read in one state of the
     /// ledger. It reads every transaction and refund of the scope once, a page at a time.
-    fn liability(&self, scope: &Scope, period: &liability::Period)
-        -> Result<liability::Liability, StoreError>;
+    fn liability(
+        &self,
+        scope: &Scope,
+        period: &liability::Period,
+    ) -> Result<liability::Liability, StoreError>;
     /// Live nexus totals of an account.
     fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError>;
     /// Up to `limit` unsent events of the outbox of one mode, oldest first, with their

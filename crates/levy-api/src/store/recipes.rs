@@ -125,7 +125,13 @@ fn liability(s: &dyn Statements, scope: &Scope, period: Period) -> Result<Liabil
     let mut builder = Builder::new(period);
     let mut after = String::new();
     loop {
-        let page = s.refunds_by_id(scope, Page { after: &after, limit: REPORT_PAGE })?;
+        let page = s.refunds_by_id(
+            scope,
+            Page {
+                after: &after,
+                limit: REPORT_PAGE,
+            },
+        )?;
         let Some(last) = page.last() else { break };
         after = last.id.clone();
         let full = page.len() as i64 == REPORT_PAGE;
@@ -136,7 +142,13 @@ fn liability(s: &dyn Statements, scope: &Scope, period: Period) -> Result<Liabil
     }
     after.clear();
     loop {
-        let page = s.transactions_page(scope, Page { after: &after, limit: REPORT_PAGE })?;
+        let page = s.transactions_page(
+            scope,
+            Page {
+                after: &after,
+                limit: REPORT_PAGE,
+            },
+        )?;
         let Some(last) = page.last() else { break };
         after = last.id.clone();
         page.iter().for_each(|t| builder.transaction(t));
