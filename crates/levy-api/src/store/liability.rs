@@ -23,11 +23,113 @@
 //!   state. So per state: collected (the sum of the lines' `tax_amount`, as the ledger
 //!   holds it) = the rows' tax + fees + rounding, to the cent.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use rust_decimal::Decimal;
+use serde::Deserialize;
 
-use super::records::{LineRecord, RefundRecord, TransactionRecord};
+use super::records::{JurisdictionRecord, LineRecord, RefundRecord};
+
+/// What a report reads of a stored transaction, borrowed from its sealed text where it
+/// can be: the rest of the record is skipped, not built.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SaleView<'a> {
+    /// `tr_…`.
+    #[serde(borrow)]
+    pub id: Cow<'a, str>,
+    /// Epoch seconds of the sale.
+    pub processed_at: i64,
+    /// ISO 4217.
+    #[serde(borrow)]
+    pub currency: Cow<'a, str>,
+    /// ISO country of the sale's place.
+    #[serde(borrow)]
+    pub country: Cow<'a, str>,
+    /// Region of the sale's place.
+    #[serde(borrow)]
+    pub region: Cow<'a, str>,
+    /// Lines.
+    #[serde(borrow)]
+    pub lines: Vec<LineView<'a>>,
+    /// When deleted, if it was.
+    pub deleted_at: Option<i64>,
+    /// The merchant of a platform sale.
+    #[serde(default, borrow)]
+    pub platform: Option<PlatformView<'a>>,
+    /// The hash of the rate table that calculated it.
+    #[serde(default, borrow)]
+    pub table_hash: Option<Cow<'a, str>>,
+}
+
+/// What a report reads of a platform transaction's platform part.
+#[derive(Clone, Debug, Deserialize)]
+pub struct PlatformView<'a> {
+    /// The merchant's `merch_…` id.
+    #[serde(borrow)]
+    pub merchant_id: Cow<'a, str>,
+}
+
+/// What a report reads of a line.
+#[derive(Clone, Debug, Deserialize)]
+pub struct LineView<'a> {
+    /// Minor units.
+    pub amount_excluding_tax: Decimal,
+    /// Minor units, rounded.
+    pub tax_amount: Decimal,
+    /// Jurisdiction entries.
+    #[serde(borrow)]
+    pub jurisdictions: Vec<EntryView<'a>>,
+}
+
+/// What a report reads of a jurisdiction entry.
+#[derive(Clone, Debug, Deserialize)]
+pub struct EntryView<'a> {
+    /// Statutory rate, a fraction.
+    pub tax_rate: Decimal,
+    /// Unrounded tax due, minor units (fee included).
+    pub tax_due: Decimal,
+    /// Fee, minor units.
+    pub fee: Decimal,
+    /// Jurisdiction name.
+    #[serde(borrow)]
+    pub jurisdiction_name: Cow<'a, str>,
+    /// Jurisdiction code.
+    #[serde(borrow)]
+    pub jurisdiction_code: Cow<'a, str>,
+    /// `STATE`, `COUNTY`, …
+    #[serde(borrow)]
+    pub authority_type: Cow<'a, str>,
+    /// `RATE_FRAC`, `CUSTOMER_EXEMPT`, …
+    #[serde(borrow)]
+    pub note: Cow<'a, str>,
+}
+
+impl<'a> EntryView<'a> {
+    /// The view of a stored entry.
+    pub fn of(e: &'a JurisdictionRecord) -> EntryView<'a> {
+        EntryView {
+            tax_rate: e.tax_rate,
+            tax_due: e.tax_due,
+            fee: e.fee,
+            jurisdiction_name: Cow::Borrowed(&e.jurisdiction_name),
+            jurisdiction_code: Cow::Borrowed(&e.jurisdiction_code),
+            authority_type: Cow::Borrowed(&e.authority_type),
+            note: Cow::Borrowed(&e.note),
+        }
+    }
+}
+
+impl<'a> LineView<'a> {
+    /// The view of a stored line.
+    pub fn of(l: &'a LineRecord) -> LineView<'a> {
+        LineView {
+            amount_excluding_tax: l.amount_excluding_tax,
+            tax_amount: l.tax_amount,
+            jurisdictions: l.jurisdictions.iter().map(EntryView::of).collect(),
+        }
+    }
+}
 
 /// The period of a report: epoch seconds `[from, to)`, and a state (region) when only
 /// one is asked for.
@@ -99,7 +201,7 @@ impl Amounts {
 
 /// What one entry of a line puts in its jurisdiction's row: the line's gross `gross`
 /// split by the entry's `note`, `tax_rate`, `tax_due` and `fee`.
-pub fn entry_amounts(gross: Decimal, e: &super::records::JurisdictionRecord) -> Amounts {
+pub fn entry_amounts(gross: Decimal, e: &EntryView<'_>) -> Amounts {
     let note = e.note.split(':').next().unwrap_or("").trim();
     let mut a = Amounts {
         fees: e.fee,
@@ -210,89 +312,77 @@ pub enum Booking {
 }
 
 impl Liability {
-    /// Adds the lines of `tx` to the rows of its place, `sign` 1 for the sale itself and
-    /// -1 for what a reversal of a refund gives back (a refund's lines are negative).
-    fn add_lines<'a>(
+    /// Adds `lines` of `tx` to the rows of its place, times `sign` (1 as stored; -1 for
+    /// what a reversal gives back of a refund, whose lines are negative).
+    fn add_lines(
         &mut self,
-        tx: &TransactionRecord,
-        lines: impl Iterator<Item = &'a LineRecord>,
+        tx: &SaleView<'_>,
+        lines: &[LineView<'_>],
         sign: Decimal,
         refund: bool,
     ) {
-        let outlet = tx
-            .platform
-            .as_ref()
-            .map(|p| p.merchant_id.clone())
-            .unwrap_or_default();
+        let outlet = tx.platform.as_ref().map_or("", |p| &p.merchant_id);
         let state = self
             .states
-            .entry((tx.country.clone(), tx.region.clone()))
+            .entry((tx.country.to_string(), tx.region.to_string()))
             .or_default();
-        let mut state_due = Decimal::ZERO;
-        let mut state_fees = Decimal::ZERO;
-        let mut sales = Decimal::ZERO;
-        let mut collected = Decimal::ZERO;
-        let mut entries = Vec::new();
         for line in lines {
-            sales += sign * line.amount_excluding_tax;
-            collected += sign * line.tax_amount;
+            state.sales += sign * line.amount_excluding_tax;
+            state.collected += sign * line.tax_amount;
+        }
+        for line in lines {
             for e in &line.jurisdictions {
                 let mut a = entry_amounts(sign * line.amount_excluding_tax, e);
                 a.tax *= sign;
                 a.fees *= sign;
-                state_due += a.tax;
-                state_fees += a.fees;
-                entries.push((e, a));
+                state.tax_due += a.tax;
+                state.fees += a.fees;
+                let row = row_mut(&mut self.rows, tx, e, outlet);
+                if refund {
+                    row.refunds.add(&a);
+                } else {
+                    row.sales.add(&a);
+                }
             }
         }
-        state.sales += sales;
-        state.collected += collected;
-        state.tax_due += state_due;
-        state.fees += state_fees;
         state.rounding = state.collected - state.tax_due - state.fees;
-        for (e, a) in entries {
-            let key = RowKey {
-                country: tx.country.clone(),
-                region: tx.region.clone(),
-                jurisdiction_code: e.jurisdiction_code.clone(),
-                jurisdiction_name: e.jurisdiction_name.clone(),
-                authority_type: e.authority_type.clone(),
-                outlet: outlet.clone(),
-            };
-            let row = self.rows.entry(key).or_default();
-            if refund {
-                row.refunds.add(&a);
-            } else {
-                row.sales.add(&a);
-            }
-        }
     }
 
     /// Adds a transaction made in the period.
-    pub fn add_sale(&mut self, tx: &TransactionRecord) {
-        self.add_lines(tx, tx.lines.iter(), Decimal::ONE, false);
-        let hash = tx.table_hash.as_deref().unwrap_or("unknown").to_string();
-        *self.table_hashes.entry(hash).or_default() += 1;
-        self.currencies.insert(tx.currency.clone());
+    pub fn add_sale(&mut self, tx: &SaleView<'_>) {
+        self.add_lines(tx, &tx.lines, Decimal::ONE, false);
+        let hash = tx.table_hash.as_deref().unwrap_or("unknown");
+        match self.table_hashes.get_mut(hash) {
+            Some(n) => *n += 1,
+            None => {
+                self.table_hashes.insert(hash.to_string(), 1);
+            }
+        }
+        if !self.currencies.contains(tx.currency.as_ref()) {
+            self.currencies.insert(tx.currency.to_string());
+        }
         if let Some(s) = self
             .states
-            .get_mut(&(tx.country.clone(), tx.region.clone()))
+            .get_mut(&(tx.country.to_string(), tx.region.to_string()))
         {
             s.transactions += 1;
         }
     }
 
     /// Adds a refund of `tx` booked in the period, or its reversal.
-    pub fn add_refund(&mut self, tx: &TransactionRecord, refund: &RefundRecord, how: Booking) {
+    pub fn add_refund(&mut self, tx: &SaleView<'_>, refund: &RefundRecord, how: Booking) {
         let sign = match how {
             Booking::Refund => Decimal::ONE,
             Booking::Reversal => Decimal::NEGATIVE_ONE,
         };
-        self.add_lines(tx, refund.lines.iter().map(|l| &l.line), sign, true);
-        self.currencies.insert(tx.currency.clone());
+        let lines: Vec<LineView<'_>> = refund.lines.iter().map(|l| LineView::of(&l.line)).collect();
+        self.add_lines(tx, &lines, sign, true);
+        if !self.currencies.contains(tx.currency.as_ref()) {
+            self.currencies.insert(tx.currency.to_string());
+        }
         if let Some(s) = self
             .states
-            .get_mut(&(tx.country.clone(), tx.region.clone()))
+            .get_mut(&(tx.country.to_string(), tx.region.to_string()))
         {
             match how {
                 Booking::Refund => s.refunds += 1,
@@ -300,6 +390,24 @@ impl Liability {
             }
         }
     }
+}
+
+/// The row of an entry of `tx`, made when it is the first.
+fn row_mut<'r>(
+    rows: &'r mut BTreeMap<RowKey, Row>,
+    tx: &SaleView<'_>,
+    e: &EntryView<'_>,
+    outlet: &str,
+) -> &'r mut Row {
+    let key = RowKey {
+        country: tx.country.to_string(),
+        region: tx.region.to_string(),
+        jurisdiction_code: e.jurisdiction_code.to_string(),
+        jurisdiction_name: e.jurisdiction_name.to_string(),
+        authority_type: e.authority_type.to_string(),
+        outlet: outlet.to_string(),
+    };
+    rows.entry(key).or_default()
 }
 
 /// The refunds and reversals booked in a period, waiting for their transactions: the
@@ -364,8 +472,8 @@ impl Builder {
 
     /// Reads a transaction: its sale when made in the period, the bookings of its
     /// refunds in the period; nothing of a deleted one, or one of another region.
-    pub fn transaction(&mut self, tx: &TransactionRecord) {
-        let bookings = self.bookings.by_transaction.remove(&tx.id);
+    pub fn transaction(&mut self, tx: &SaleView<'_>) {
+        let bookings = self.bookings.by_transaction.remove(tx.id.as_ref());
         if tx.deleted_at.is_some() || !self.period.covers(&tx.region) {
             return;
         }
@@ -387,7 +495,6 @@ impl Builder {
 
 #[cfg(test)]
 mod tests {
-    use super::super::records::JurisdictionRecord;
     use super::*;
 
     /// A decimal from its text.
@@ -415,23 +522,35 @@ mod tests {
     #[test]
     fn an_entry_puts_its_gross_under_the_reason_its_note_gives() {
         let g = dec("10000");
-        let taxed = entry_amounts(g, &entry(dec("0.07"), dec("700"), "RATE_FRAC"));
+        let taxed = entry_amounts(
+            g,
+            &EntryView::of(&entry(dec("0.07"), dec("700"), "RATE_FRAC")),
+        );
         assert_eq!((taxed.taxable, taxed.tax), (g, dec("700")));
-        let cert = entry_amounts(g, &entry(dec("0.07"), dec("0"), "EXEMPTION_CERTIFICATE"));
+        let cert = entry_amounts(
+            g,
+            &EntryView::of(&entry(dec("0.07"), dec("0"), "EXEMPTION_CERTIFICATE")),
+        );
         assert_eq!((cert.exempt_customer, cert.taxable), (g, dec("0")));
-        let holiday = entry_amounts(g, &entry(dec("0"), dec("0"), "HOLIDAY"));
+        let holiday = entry_amounts(g, &EntryView::of(&entry(dec("0"), dec("0"), "HOLIDAY")));
         assert_eq!(holiday.exempt_holiday, g);
-        let food = entry_amounts(g, &entry(dec("0"), dec("0"), "RATE_FRAC"));
+        let food = entry_amounts(g, &EntryView::of(&entry(dec("0"), dec("0"), "RATE_FRAC")));
         assert_eq!(food.exempt_product, g);
-        let unreg = entry_amounts(g, &entry(dec("0.07"), dec("0"), "NOT_REGISTERED: in TN"));
+        let unreg = entry_amounts(
+            g,
+            &EntryView::of(&entry(dec("0.07"), dec("0"), "NOT_REGISTERED: in TN")),
+        );
         assert_eq!(unreg.not_collected, g);
         // A band not reached is taxable at nothing, not exempt.
-        let band = entry_amounts(g, &entry(dec("0.0275"), dec("0"), "PROGRESSIVE_RATE"));
+        let band = entry_amounts(
+            g,
+            &EntryView::of(&entry(dec("0.0275"), dec("0"), "PROGRESSIVE_RATE")),
+        );
         assert_eq!((band.taxable, band.exempt_product), (g, dec("0")));
         // Colorado's retail delivery fee: 29 cents, a fee, no sales.
         let mut fee = entry(dec("0"), dec("29"), "PER_ORDER_FEE");
         fee.fee = dec("29");
-        let f = entry_amounts(g, &fee);
+        let f = entry_amounts(g, &EntryView::of(&fee));
         assert_eq!((f.fees, f.tax, f.gross), (dec("29"), dec("0"), dec("0")));
     }
 

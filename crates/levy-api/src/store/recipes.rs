@@ -5,7 +5,7 @@
 //! running refund total and the outbox in step with the record, in the same write.
 
 use super::error::{RecordKind, Result, StoreError};
-use super::liability::{Builder, Liability, Period};
+use super::liability::{Builder, Liability, Period, SaleView};
 use super::records::*;
 use super::rules::{self, Refunded};
 use super::statements::{Database, Key, OutboxRow, Page, Quote, Statements};
@@ -142,16 +142,20 @@ fn liability(s: &dyn Statements, scope: &Scope, period: Period) -> Result<Liabil
     }
     after.clear();
     loop {
-        let page = s.transactions_page(
+        let page = s.transactions_sealed(
             scope,
             Page {
                 after: &after,
                 limit: REPORT_PAGE,
             },
         )?;
-        let Some(last) = page.last() else { break };
-        after = last.id.clone();
-        page.iter().for_each(|t| builder.transaction(t));
+        let Some((last, _)) = page.last() else { break };
+        after = last.clone();
+        for (_, sealed) in &page {
+            let view: SaleView<'_> = serde_json::from_str(super::seal::unseal(sealed)?)
+                .map_err(|e| StoreError::ledger(format!("stored record unreadable: {e}")))?;
+            builder.transaction(&view);
+        }
         if (page.len() as i64) < REPORT_PAGE {
             break;
         }

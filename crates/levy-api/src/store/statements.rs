@@ -100,8 +100,9 @@ pub trait Statements: PlatformStatements + OutboxStatements {
     /// The place of refund `id` among its transaction's refunds, when it is one of them.
     fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>>;
     /// Up to `page.limit` transactions of the scope, deleted or not, ordered by id after
-    /// `page.after`: every transaction, a page at a time, for a report.
-    fn transactions_page(&self, scope: &Scope, page: Page) -> Result<Vec<TransactionRecord>>;
+    /// `page.after`, as `(id, sealed record)`: every transaction, a page at a time, for a
+    /// report, which unseals only what it reads of them.
+    fn transactions_sealed(&self, scope: &Scope, page: Page) -> Result<Vec<(String, String)>>;
     /// Up to `page.limit` refunds of the scope, of any transaction, ordered by id after
     /// `page.after`.
     fn refunds_by_id(&self, scope: &Scope, page: Page) -> Result<Vec<RefundRecord>>;

@@ -262,12 +262,15 @@ impl<C: Conn> Statements for Pg<'_, C> {
         )
     }
 
-    fn transactions_page(&self, scope: &Scope, page: Page) -> Result<Vec<TransactionRecord>> {
-        self.many(
-            r#"SELECT data FROM transactions WHERE account = $1 AND live = $2 AND id COLLATE "C" > $3
+    fn transactions_sealed(&self, scope: &Scope, page: Page) -> Result<Vec<(String, String)>> {
+        self.rows(
+            r#"SELECT id, data FROM transactions WHERE account = $1 AND live = $2 AND id COLLATE "C" > $3
                ORDER BY id COLLATE "C" LIMIT $4"#,
             &[&&*scope.account, &scope.live, &page.after, &page.limit],
-        )
+        )?
+        .iter()
+        .map(|r| Ok((r.try_get(0).map_err(pg_err)?, r.try_get(1).map_err(pg_err)?)))
+        .collect()
     }
 
     fn refunds_by_id(&self, scope: &Scope, page: Page) -> Result<Vec<RefundRecord>> {
