@@ -24,7 +24,7 @@
 //!   holds it) = the rows' tax + fees + rounding, to the cent.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -311,7 +311,71 @@ pub enum Booking {
     Reversal,
 }
 
-impl Liability {
+/// Slots found by a key: each slot's index by its key, so that a key written into a reused
+/// buffer finds a slot made before without allocating.
+#[derive(Debug)]
+struct Slots<K, V> {
+    index: HashMap<String, usize>,
+    slots: Vec<(K, V)>,
+}
+
+impl<K, V: Default> Slots<K, V> {
+    fn new() -> Self {
+        Slots {
+            index: HashMap::new(),
+            slots: Vec::new(),
+        }
+    }
+
+    /// The value of `key`, made (with `make`'s key) when it is the first.
+    fn get(&mut self, key: &str, make: impl FnOnce() -> K) -> &mut V {
+        let i = match self.index.get(key) {
+            Some(&i) => i,
+            None => {
+                self.index.insert(key.to_string(), self.slots.len());
+                self.slots.push((make(), V::default()));
+                self.slots.len() - 1
+            }
+        };
+        &mut self.slots[i].1
+    }
+}
+
+/// The report as it is built: a row per jurisdiction and a total per state, found by a
+/// key written into one buffer.
+#[derive(Debug)]
+struct Tally {
+    key: String,
+    rows: Slots<RowKey, Row>,
+    states: Slots<(String, String), StateTotal>,
+    table_hashes: Slots<String, u64>,
+    currencies: BTreeSet<String>,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            key: String::new(),
+            rows: Slots::new(),
+            states: Slots::new(),
+            table_hashes: Slots::new(),
+            currencies: BTreeSet::new(),
+        }
+    }
+
+    /// The total of the state of `tx`.
+    fn state<'t>(
+        key: &mut String,
+        states: &'t mut Slots<(String, String), StateTotal>,
+        tx: &SaleView<'_>,
+    ) -> &'t mut StateTotal {
+        key.clear();
+        key.push_str(&tx.country);
+        key.push('\u{1f}');
+        key.push_str(&tx.region);
+        states.get(key, || (tx.country.to_string(), tx.region.to_string()))
+    }
+
     /// Adds `lines` of `tx` to the rows of its place, times `sign` (1 as stored; -1 for
     /// what a reversal gives back of a refund, whose lines are negative).
     fn add_lines(
@@ -322,22 +386,39 @@ impl Liability {
         refund: bool,
     ) {
         let outlet = tx.platform.as_ref().map_or("", |p| &p.merchant_id);
-        let state = self
-            .states
-            .entry((tx.country.to_string(), tx.region.to_string()))
-            .or_default();
+        let Tally {
+            key, rows, states, ..
+        } = self;
+        let mut total = StateTotal::default();
         for line in lines {
-            state.sales += sign * line.amount_excluding_tax;
-            state.collected += sign * line.tax_amount;
-        }
-        for line in lines {
+            total.sales += sign * line.amount_excluding_tax;
+            total.collected += sign * line.tax_amount;
             for e in &line.jurisdictions {
                 let mut a = entry_amounts(sign * line.amount_excluding_tax, e);
                 a.tax *= sign;
                 a.fees *= sign;
-                state.tax_due += a.tax;
-                state.fees += a.fees;
-                let row = row_mut(&mut self.rows, tx, e, outlet);
+                total.tax_due += a.tax;
+                total.fees += a.fees;
+                key.clear();
+                for part in [
+                    &*tx.country,
+                    &*tx.region,
+                    &*e.jurisdiction_code,
+                    &*e.jurisdiction_name,
+                    &*e.authority_type,
+                    outlet,
+                ] {
+                    key.push_str(part);
+                    key.push('\u{1f}');
+                }
+                let row = rows.get(key, || RowKey {
+                    country: tx.country.to_string(),
+                    region: tx.region.to_string(),
+                    jurisdiction_code: e.jurisdiction_code.to_string(),
+                    jurisdiction_name: e.jurisdiction_name.to_string(),
+                    authority_type: e.authority_type.to_string(),
+                    outlet: outlet.to_string(),
+                });
                 if refund {
                     row.refunds.add(&a);
                 } else {
@@ -345,69 +426,54 @@ impl Liability {
                 }
             }
         }
+        let state = Tally::state(key, states, tx);
+        state.sales += total.sales;
+        state.collected += total.collected;
+        state.tax_due += total.tax_due;
+        state.fees += total.fees;
         state.rounding = state.collected - state.tax_due - state.fees;
     }
 
     /// Adds a transaction made in the period.
-    pub fn add_sale(&mut self, tx: &SaleView<'_>) {
+    fn add_sale(&mut self, tx: &SaleView<'_>) {
         self.add_lines(tx, &tx.lines, Decimal::ONE, false);
         let hash = tx.table_hash.as_deref().unwrap_or("unknown");
-        match self.table_hashes.get_mut(hash) {
-            Some(n) => *n += 1,
-            None => {
-                self.table_hashes.insert(hash.to_string(), 1);
-            }
-        }
-        if !self.currencies.contains(tx.currency.as_ref()) {
-            self.currencies.insert(tx.currency.to_string());
-        }
-        if let Some(s) = self
-            .states
-            .get_mut(&(tx.country.to_string(), tx.region.to_string()))
-        {
-            s.transactions += 1;
-        }
+        *self.table_hashes.get(hash, || hash.to_string()) += 1;
+        self.currency(&tx.currency);
+        Tally::state(&mut self.key, &mut self.states, tx).transactions += 1;
     }
 
     /// Adds a refund of `tx` booked in the period, or its reversal.
-    pub fn add_refund(&mut self, tx: &SaleView<'_>, refund: &RefundRecord, how: Booking) {
+    fn add_refund(&mut self, tx: &SaleView<'_>, refund: &RefundRecord, how: Booking) {
         let sign = match how {
             Booking::Refund => Decimal::ONE,
             Booking::Reversal => Decimal::NEGATIVE_ONE,
         };
         let lines: Vec<LineView<'_>> = refund.lines.iter().map(|l| LineView::of(&l.line)).collect();
         self.add_lines(tx, &lines, sign, true);
-        if !self.currencies.contains(tx.currency.as_ref()) {
-            self.currencies.insert(tx.currency.to_string());
-        }
-        if let Some(s) = self
-            .states
-            .get_mut(&(tx.country.to_string(), tx.region.to_string()))
-        {
-            match how {
-                Booking::Refund => s.refunds += 1,
-                Booking::Reversal => s.reversals += 1,
-            }
+        self.currency(&tx.currency);
+        let state = Tally::state(&mut self.key, &mut self.states, tx);
+        match how {
+            Booking::Refund => state.refunds += 1,
+            Booking::Reversal => state.reversals += 1,
         }
     }
-}
 
-/// The row of an entry of `tx`, made when it is the first.
-fn row_mut<'r>(
-    rows: &'r mut BTreeMap<RowKey, Row>,
-    tx: &SaleView<'_>,
-    e: &EntryView<'_>,
-    outlet: &str,
-) -> &'r mut Row {
-    let key = RowKey {
-        country: tx.country.to_string(),
-        region: tx.region.to_string(),
-        jurisdiction_code: e.jurisdiction_code.to_string(),
-        jurisdiction_name: e.jurisdiction_name.to_string(),
-        authority_type: e.authority_type.to_string(),
-        outlet: outlet.to_string(),
-    };
-    rows.entry(key).or_default()
+    fn currency(&mut self, currency: &str) {
+        if !self.currencies.contains(currency) {
+            self.currencies.insert(currency.to_string());
+        }
+    }
+
+    /// The report, its rows and states in order.
+    fn finish(self) -> Liability {
+        Liability {
+            rows: self.rows.slots.into_iter().collect(),
+            states: self.states.slots.into_iter().collect(),
+            table_hashes: self.table_hashes.slots.into_iter().collect(),
+            currencies: self.currencies,
+        }
+    }
 }
 
 /// The refunds and reversals booked in a period, waiting for their transactions: the
@@ -450,8 +516,7 @@ impl Bookings {
 pub struct Builder {
     period: Period,
     bookings: Bookings,
-    seen: HashSet<String>,
-    report: Liability,
+    tally: Tally,
 }
 
 impl Builder {
@@ -460,8 +525,7 @@ impl Builder {
         Builder {
             period,
             bookings: Bookings::default(),
-            seen: HashSet::new(),
-            report: Liability::default(),
+            tally: Tally::new(),
         }
     }
 
@@ -478,18 +542,16 @@ impl Builder {
             return;
         }
         if self.period.holds(tx.processed_at) {
-            self.report.add_sale(tx);
+            self.tally.add_sale(tx);
         }
         for (refund, how) in bookings.into_iter().flatten() {
-            if self.seen.insert(format!("{}:{how:?}", refund.id)) {
-                self.report.add_refund(tx, &refund, how);
-            }
+            self.tally.add_refund(tx, &refund, how);
         }
     }
 
     /// The report.
     pub fn finish(self) -> Liability {
-        self.report
+        self.tally.finish()
     }
 }
 
