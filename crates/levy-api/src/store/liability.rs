@@ -1,7 +1,7 @@
 //! Liability: what a period of the ledger owes, per jurisdiction (and per seller location
-//! where there is one), as pure functions over its records ([`Liability::add_sale`],
-//! [`Liability::add_refund`]); the store feeds it the transactions made and the refunds
-//! and reversals booked in the period ([`super::Store::liability`]).
+//! where there is one), built by pure functions over its records ([`Builder`]); the store
+//! feeds the builder every refund, then every transaction, of the scope
+//! ([`super::Store::liability`]), and it keeps what the period holds.
 //!
 //! # The rules
 //!
