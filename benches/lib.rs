@@ -15,6 +15,8 @@ use levy_core::{
     TableBuilder, TaxType,
 };
 
+#[path = "report_fixture.rs"]
+pub mod report;
 #[path = "service_fixture.rs"]
 pub mod service;
 

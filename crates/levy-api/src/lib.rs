@@ -81,6 +81,9 @@ pub use resources::registrations::{
     render as registration_json, render_list as registration_list_json,
     status as registration_status, NewRegistration, CA_REGIONS, MAX_LOCALS, US_REGIONS,
 };
+pub use resources::reports::{
+    csv as liability_csv, period as liability_period, render as liability_json, Layout, SST_MEMBERS,
+};
 pub use router::error_response;
 pub use service::{Answer, Service, ServiceConfig, TableSource, DEFAULT_BODY_LIMIT};
 pub use store::rules as ledger;

@@ -6,7 +6,7 @@ use crate::error::{ApiError, ErrorKind};
 use crate::keys::Scope;
 use crate::resources::{
     calculations, certificates, customers, merchants, ping, platform, products, refunds,
-    registrations, sync, transactions,
+    registrations, reports, sync, transactions,
 };
 use crate::service::Service;
 use crate::store::Commit;
@@ -99,6 +99,8 @@ pub(crate) enum Reply {
     /// A JSON document already written (a calculation, written straight from its view
     /// without building a tree first).
     Json(Vec<u8>),
+    /// A CSV document (`text/csv; charset=utf-8`): a report asked for as CSV.
+    Csv(Vec<u8>),
 }
 
 impl Reply {
@@ -154,6 +156,8 @@ const ROUTES: &[(&str, &str, Handler)] = &[
         "/tax/registrations/{}/expire",
         tree!(registrations::expire),
     ),
+    // levy extension: what a period owes, per jurisdiction.
+    ("GET", "/tax/reports/liability", reports::liability),
 ];
 
 /// Routes that exist from an API version on: method, pattern, handler, first version. In
@@ -436,6 +440,11 @@ fn dispatch_inner(
             let mut r = match body {
                 Reply::Tree(tree) => json_response(200, &tree),
                 Reply::Json(bytes) => json_bytes_response(200, bytes),
+                Reply::Csv(bytes) => Response {
+                    status: 200,
+                    headers: vec![("Content-Type".into(), "text/csv; charset=utf-8".into())],
+                    body: bytes,
+                },
             };
             r.headers.extend(headers);
             *pending = commit.map(|c| (c, version));

@@ -10,6 +10,7 @@ use levy_core::AnyTable;
 use crate::error::{ApiError, ErrorKind};
 use crate::keys::{KeySource, Keyring};
 use crate::resources::registrations::{self, NewRegistration};
+use crate::store::liability::{Liability, Period};
 use crate::store::{NexusTotal, RegistrationFilter, RegistrationRecord, Scope, Store};
 use crate::{router, ApiVersion, Request, Response};
 
@@ -340,6 +341,19 @@ impl Service {
                 return Ok(all);
             }
         }
+    }
+
+    /// The liability report of `account` in a mode for `period` (made by
+    /// [`crate::liability_period`]), as `GET /tax/reports/liability` answers it: per
+    /// jurisdiction, the transactions made and the refunds and reversals booked in it.
+    pub fn liability(
+        &self,
+        account: &str,
+        live: bool,
+        period: &Period,
+    ) -> Result<Liability, ApiError> {
+        let scope = self.account_scope(account, live)?;
+        Ok(self.store.liability(&scope, period)?)
     }
 
     /// Expires registration `id` of `account` in a mode at `at` (Unix seconds; `None`:

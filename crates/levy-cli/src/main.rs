@@ -9,6 +9,7 @@ mod build_cmd;
 mod calc;
 mod certificates;
 mod registrations;
+mod report;
 mod serve;
 mod sync;
 mod taxability;
@@ -71,6 +72,10 @@ enum Command {
         #[command(subcommand)]
         command: registrations::Command,
     },
+    /// What a period owes per jurisdiction (a levy extension): the sales made and the
+    /// refunds and reversals booked from --from to --to, as JSON or CSV (Texas, California
+    /// and Streamlined states in their return's layout with --state).
+    Report(report::ReportArgs),
 }
 
 /// `levy info [FILE]` or `levy info --ledger FILE [--json]`.
@@ -192,6 +197,7 @@ fn main() -> ExitCode {
             })
             .map_err(|e| e.to_string()),
         Command::Registrations { command } => registrations::run(&command),
+        Command::Report(args) => report::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1078,3 +1078,103 @@ fn registrations_added_listed_and_expired_gate_the_services_sales() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("expected YYYY-MM-DD"));
 }
+
+#[test]
+fn report_prints_what_the_ledgers_sales_owe() {
+    let dir = temp_dir("report");
+    let keys = dir.join("keys.toml");
+    let ledger = dir.join("ledger.sqlite");
+    let (keys_s, ledger_s) = (keys.to_str().unwrap(), ledger.to_str().unwrap());
+    let o = levy(&["keys", "new", "--account", "shop", "--keys", keys_s]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let live_key = stdout(&o)
+        .split_whitespace()
+        .find(|w| w.starts_with("sk_live_"))
+        .expect("a live key is printed")
+        .to_string();
+    // A $100.00 sale in Nashville 37203 on 2026-03-02, through the service on the same
+    // ledger and keys.
+    let svc = levy_api::Service::open(levy_api::ServiceConfig {
+        table: levy_api::TableSource::Default,
+        ledger: ledger_s.to_string(),
+        keys: levy_api::KeySource::File(keys.clone()),
+    })
+    .unwrap();
+    let send = |path: &str, body: serde_json::Value| -> serde_json::Value {
+        let r = svc.handle(&levy_api::Request {
+            method: "POST".into(),
+            path: path.into(),
+            query: String::new(),
+            headers: vec![("authorization".into(), format!("Bearer {live_key}"))],
+            body: body.to_string().into_bytes(),
+            request_id: None,
+        });
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        serde_json::from_slice(&r.body).unwrap()
+    };
+    let calc = send(
+        "/tax/calculations",
+        serde_json::json!({
+            "customer": {"address": {"address_province": "TN", "address_postal_code": "37203",
+                                     "address_country": "US"}},
+            "order_details": {"customer_currency_code": "USD",
+                              "line_items": [{"amount": 10000, "quantity": 1,
+                                              "product_category": "GENERAL_MERCHANDISE"}]},
+        }),
+    );
+    // 2026-03-02T00:00:00Z is 1772409600.
+    send(
+        "/tax/transactions",
+        serde_json::json!({"calculation_id": calc["id"], "reference_order_id": "o-1",
+                           "transaction_processed_at": 1_772_409_600}),
+    );
+    let tax = calc["total_tax_amount"]
+        .as_i64()
+        .expect("the calculation's tax");
+    drop(svc);
+    let report = |args: &[&str]| {
+        let mut all = vec![
+            "report",
+            "--account",
+            "shop",
+            "--keys",
+            keys_s,
+            "--ledger",
+            ledger_s,
+        ];
+        all.extend_from_slice(args);
+        levy(&all)
+    };
+    let o = report(&["--from", "2026-03-01", "--to", "2026-03-31"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["object"], "tax.liability_report");
+    assert_eq!(r["states"][0]["region"], "TN");
+    assert_eq!(r["states"][0]["collected"].as_i64(), Some(tax));
+    assert_eq!(r["states"][0]["sales"], 10000);
+    // As CSV: Tennessee is written as rows, the state's line among them.
+    let o = report(&[
+        "--from",
+        "2026-03-01",
+        "--to",
+        "2026-03-31",
+        "--state",
+        "tn",
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = stdout(&o);
+    assert!(
+        csv.starts_with("country,region,jurisdiction_code,"),
+        "{csv}"
+    );
+    assert!(csv.lines().any(|l| l.starts_with("US,TN,47,")), "{csv}");
+    // February has nothing; a period that ends before it starts is refused.
+    let o = report(&["--from", "2026-02-01", "--to", "2026-02-28"]);
+    let feb: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(feb["jurisdictions"], serde_json::json!([]));
+    let o = report(&["--from", "2026-03-31", "--to", "2026-03-01"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("before from"));
+}

@@ -632,3 +632,72 @@ fn registration_answers_conform_to_their_documented_schemas() {
         conforms(&doc, &schema, &again.json(), version).unwrap_or_else(|e| panic!("409, {e}"));
     }
 }
+
+#[test]
+fn liability_report_answers_conform_to_their_documented_schemas() {
+    // Liability reports (a levy extension, every version): a month with one sale in
+    // Nashville, as JSON and as CSV, and an error, checked against each version's document.
+    let server = TestServer::start("openapi-reports");
+    let c = server.client();
+    let calc = serde_json::json!({
+        "customer": {"address": {"address_province": "TN", "address_postal_code": "37203",
+                                 "address_country": "US"}},
+        "order_details": {"customer_currency_code": "USD",
+                          "line_items": [{"amount": 10000, "quantity": 1,
+                                          "product_category": "GENERAL_MERCHANDISE"}]},
+    });
+    let made = c.json("POST", "/tax/calculations", SHOP_LIVE, None, &calc);
+    assert_eq!(made.status, 200, "{}", made.text);
+    let tx = serde_json::json!({"calculation_id": made.json()["id"], "reference_order_id": "r-1",
+                                "transaction_processed_at": 1_772_409_600});
+    let t = c.json("POST", "/tax/transactions", SHOP_LIVE, None, &tx);
+    assert_eq!(t.status, 200, "{}", t.text);
+    for version in ["2024-09-01", "2026-03-01"] {
+        let doc = c
+            .bare("GET", &format!("/openapi/{version}.json"), SHOP_LIVE, None)
+            .json();
+        let schema_of = |status: &str, media: &str| -> Value {
+            let r = &doc["paths"]["/tax/reports/liability"]["get"]["responses"][status];
+            let r = match r.get("$ref").and_then(Value::as_str) {
+                Some(reference) => resolve(&doc, reference).unwrap().clone(),
+                None => r.clone(),
+            };
+            r["content"][media]["schema"].clone()
+        };
+        let path = "/tax/reports/liability?from=2026-03-01&to=2026-03-31";
+        let report = c.bare("GET", path, SHOP_LIVE, Some(version));
+        assert_eq!(report.status, 200, "{}", report.text);
+        let report = report.json();
+        assert_eq!(report["jurisdictions"].as_array().map(Vec::len), Some(2));
+        conforms(
+            &doc,
+            &schema_of("200", "application/json"),
+            &report,
+            version,
+        )
+        .unwrap_or_else(|e| panic!("report, {e}"));
+        let csv = c.bare(
+            "GET",
+            &format!("{path}&format=csv"),
+            SHOP_LIVE,
+            Some(version),
+        );
+        assert_eq!(csv.status, 200, "{}", csv.text);
+        assert!(csv.text.starts_with("country,region,"), "{}", csv.text);
+        assert!(schema_of("200", "text/csv").is_object());
+        let bad = c.bare(
+            "GET",
+            "/tax/reports/liability?from=2026-03-31&to=2026-03-01",
+            SHOP_LIVE,
+            Some(version),
+        );
+        assert_eq!(bad.status, 400, "{}", bad.text);
+        conforms(
+            &doc,
+            &schema_of("400", "application/json"),
+            &bad.json(),
+            version,
+        )
+        .unwrap_or_else(|e| panic!("400, {e}"));
+    }
+}

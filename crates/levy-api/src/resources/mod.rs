@@ -9,6 +9,7 @@ pub(crate) mod platform;
 pub(crate) mod products;
 pub(crate) mod refunds;
 pub(crate) mod registrations;
+pub(crate) mod reports;
 pub(crate) mod sync;
 pub(crate) mod sync_check;
 pub(crate) mod transactions;

@@ -22,6 +22,7 @@
 
 mod commit;
 mod error;
+pub mod liability;
 mod recipes;
 mod records;
 pub mod refund;
@@ -202,6 +203,14 @@ pub trait Store: PlatformStore + Send + Sync {
         refund_id: &str,
         at: i64,
     ) -> Result<RefundRecord, StoreError>;
+    /// The liability report of `period` ([`liability`]): the transactions made and the
+    /// refunds and reversals booked in it, per jurisdiction, read in one state of the
+    /// ledger. It reads every transaction and refund of the scope once, a page at a time.
+    fn liability(
+        &self,
+        scope: &Scope,
+        period: &liability::Period,
+    ) -> Result<liability::Liability, StoreError>;
     /// Live nexus totals of an account.
     fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError>;
     /// Up to `limit` unsent events of the outbox of one mode, oldest first, with their

@@ -5,6 +5,7 @@
 //! running refund total and the outbox in step with the record, in the same write.
 
 use super::error::{RecordKind, Result, StoreError};
+use super::liability::{Builder, Liability, Period, SaleView};
 use super::records::*;
 use super::rules::{self, Refunded};
 use super::statements::{Database, Key, OutboxRow, Page, Quote, Statements};
@@ -113,6 +114,53 @@ fn reverse_refund(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> Resul
     }
     s.outbox_add(scope, "reversal", id)?;
     Ok(refund)
+}
+
+/// Rows a report reads at a time.
+const REPORT_PAGE: i64 = 2000;
+
+/// The liability report of `period`: every refund of the scope read first (keeping those
+/// booked in the period), then every transaction, a page at a time.
+fn liability(s: &dyn Statements, scope: &Scope, period: Period) -> Result<Liability> {
+    let mut builder = Builder::new(period);
+    let mut after = String::new();
+    loop {
+        let page = s.refunds_by_id(
+            scope,
+            Page {
+                after: &after,
+                limit: REPORT_PAGE,
+            },
+        )?;
+        let Some(last) = page.last() else { break };
+        after = last.id.clone();
+        let full = page.len() as i64 == REPORT_PAGE;
+        page.into_iter().for_each(|r| builder.refund(r));
+        if !full {
+            break;
+        }
+    }
+    after.clear();
+    loop {
+        let page = s.transactions_sealed(
+            scope,
+            Page {
+                after: &after,
+                limit: REPORT_PAGE,
+            },
+        )?;
+        let Some((last, _)) = page.last() else { break };
+        after = last.clone();
+        for (_, sealed) in &page {
+            let view: SaleView<'_> = serde_json::from_str(super::seal::unseal(sealed)?)
+                .map_err(|e| StoreError::ledger(format!("stored record unreadable: {e}")))?;
+            builder.transaction(&view);
+        }
+        if (page.len() as i64) < REPORT_PAGE {
+            break;
+        }
+    }
+    Ok(builder.finish())
 }
 
 /// A merchant by `merch_…` id first, then by `reference_merchant_id`.
@@ -408,6 +456,12 @@ impl<D: Database> Store for D {
     fn reverse_refund(&self, scope: &Scope, refund_id: &str, at: i64) -> Result<RefundRecord> {
         let (scope, id) = owned(scope, refund_id);
         self.write(move |s| reverse_refund(s, &scope, &id, at))
+    }
+
+    fn liability(&self, scope: &Scope, period: &Period) -> Result<Liability> {
+        let scope = scope.clone();
+        let period = period.clone();
+        self.snapshot(move |s| liability(s, &scope, period))
     }
 
     fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>> {

@@ -99,6 +99,14 @@ pub trait Statements: PlatformStatements + OutboxStatements {
     fn refunds(&self, scope: &Scope, tx_id: &str, seqs: (i64, i64)) -> Result<Vec<RefundRecord>>;
     /// The place of refund `id` among its transaction's refunds, when it is one of them.
     fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>>;
+    /// Up to `page.limit` transactions of the scope, deleted or not, after `page.after` in
+    /// the order of the primary key (the database's own: a range of its index), as
+    /// `(id, sealed record)`: every transaction, a page at a time, for a
+    /// report, which unseals only what it reads of them.
+    fn transactions_sealed(&self, scope: &Scope, page: Page) -> Result<Vec<(String, String)>>;
+    /// Up to `page.limit` refunds of the scope, of any transaction, after `page.after` in
+    /// the order of the primary key.
+    fn refunds_by_id(&self, scope: &Scope, page: Page) -> Result<Vec<RefundRecord>>;
 
     /// Adds `change` to the account's nexus total of the place and currency of `tx`.
     fn add_nexus(&self, account: &str, tx: &TransactionRecord, change: NexusChange) -> Result<()>;

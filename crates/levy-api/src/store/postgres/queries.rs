@@ -262,6 +262,27 @@ impl<C: Conn> Statements for Pg<'_, C> {
         )
     }
 
+    fn transactions_sealed(&self, scope: &Scope, page: Page) -> Result<Vec<(String, String)>> {
+        self.rows(
+            // The primary key's own order (the database's collation), so that each page is
+            // a range of the index rather than a sort of every row of the scope.
+            "SELECT id, data FROM transactions WHERE account = $1 AND live = $2 AND id > $3
+             ORDER BY id LIMIT $4",
+            &[&&*scope.account, &scope.live, &page.after, &page.limit],
+        )?
+        .iter()
+        .map(|r| Ok((r.try_get(0).map_err(pg_err)?, r.try_get(1).map_err(pg_err)?)))
+        .collect()
+    }
+
+    fn refunds_by_id(&self, scope: &Scope, page: Page) -> Result<Vec<RefundRecord>> {
+        self.many(
+            "SELECT data FROM refunds WHERE account = $1 AND live = $2 AND id > $3
+             ORDER BY id LIMIT $4",
+            &[&&*scope.account, &scope.live, &page.after, &page.limit],
+        )
+    }
+
     fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>> {
         self.row(
             "SELECT seq FROM refunds WHERE account = $1 AND live = $2 AND id = $3 AND transaction_id = $4",

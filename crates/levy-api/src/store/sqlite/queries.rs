@@ -302,6 +302,31 @@ impl Statements for Sql<'_> {
         )
     }
 
+    fn transactions_sealed(&self, scope: &Scope, page: Page) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .0
+            .prepare_cached(
+                "SELECT id, data FROM transactions WHERE account = ?1 AND live = ?2 AND id > ?3 ORDER BY id LIMIT ?4",
+            )
+            .map_err(sqlite_err)?;
+        let rows = stmt
+            .query_map(
+                params![&*scope.account, scope.live, page.after, page.limit],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(sqlite_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(sqlite_err)
+    }
+
+    fn refunds_by_id(&self, scope: &Scope, page: Page) -> Result<Vec<RefundRecord>> {
+        query_all(
+            self.0,
+            "SELECT data FROM refunds WHERE account = ?1 AND live = ?2 AND id > ?3 ORDER BY id LIMIT ?4",
+            params![&*scope.account, scope.live, page.after, page.limit],
+        )
+    }
+
     fn refund_seq(&self, scope: &Scope, tx_id: &str, id: &str) -> Result<Option<i64>> {
         self.0
             .prepare_cached(
