@@ -59,6 +59,7 @@ mod import_file;
 mod json;
 pub mod keys;
 mod limits;
+pub mod nexus;
 mod random;
 mod read;
 mod render;
