@@ -8,6 +8,7 @@ mod bench;
 mod build_cmd;
 mod calc;
 mod certificates;
+mod nexus;
 mod registrations;
 mod serve;
 mod sync;
@@ -71,6 +72,11 @@ enum Command {
         #[command(subcommand)]
         command: registrations::Command,
     },
+    /// Economic nexus per US state (a levy extension): for each state's threshold in force
+    /// on the day, the period it measures, the account's sales and transactions in it (net
+    /// of refunds), the percentage reached, and below, approaching (75% or more), exposed
+    /// since a month, or registered.
+    Nexus(nexus::NexusArgs),
 }
 
 /// `levy info [FILE]` or `levy info --ledger FILE [--json]`.
@@ -192,6 +198,7 @@ fn main() -> ExitCode {
             })
             .map_err(|e| e.to_string()),
         Command::Registrations { command } => registrations::run(&command),
+        Command::Nexus(args) => nexus::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
