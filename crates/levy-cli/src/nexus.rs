@@ -44,8 +44,13 @@ pub fn line(s: &StateNexus, date: levy_core::Date) -> String {
         .iter()
         .map(|m| {
             let end = m.span.last.last_day().min(date);
+            let noun = if m.count == 1 {
+                "transaction"
+            } else {
+                "transactions"
+            };
             format!(
-                "{}..{end} {:.2} USD in {} transactions",
+                "{}..{end} {:.2} USD in {} {noun}",
                 m.span.first.first_day(),
                 m.sales,
                 m.count

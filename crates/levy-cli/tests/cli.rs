@@ -1173,7 +1173,7 @@ fn nexus_reports_each_states_crossing_from_the_ledgers_sales() {
         text.starts_with("US-CA exposed since 2026-06-01 116.00% | "),
         "{text}"
     );
-    assert!(text.contains("2025-01-01..2025-12-31 120000.00 USD in 1 transactions; 2026-01-01..2026-08-20 580000.00 USD in 7 transactions"), "{text}");
+    assert!(text.contains("2025-01-01..2025-12-31 120000.00 USD in 1 transaction; 2026-01-01..2026-08-20 580000.00 USD in 7 transactions"), "{text}");
     assert!(
         text.contains("| more than 500000 USD (gross sales, current_or_previous_calendar_year)"),
         "{text}"
