@@ -23,7 +23,6 @@ use rust_decimal::Decimal;
 
 use super::records::{LineRecord, RefundRecord, TransactionRecord};
 use super::rules::Refunded;
-use crate::nexus::Month;
 
 /// A change to one month's sales of a place (the place and currency are the
 /// transaction's).
@@ -41,7 +40,8 @@ pub struct MonthChange {
 
 /// The `YYYY-MM` (UTC) of Unix seconds.
 pub fn month_key(secs: i64) -> String {
-    Month::of_unix_seconds(secs).key()
+    let (y, m, _) = levy_core::Date::from_unix_seconds(secs).ymd();
+    format!("{y:04}-{m:02}")
 }
 
 fn taxable(line: &LineRecord) -> bool {
