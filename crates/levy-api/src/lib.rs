@@ -59,6 +59,7 @@ mod import_file;
 mod json;
 pub mod keys;
 mod limits;
+pub mod nexus;
 mod random;
 mod read;
 mod render;
@@ -77,6 +78,11 @@ pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};
 pub use limits::Limits;
 pub use random::fill_random;
+pub use resources::nexus::{
+    basis as nexus_basis, parse_date as parse_nexus_date, render as nexus_json,
+    render_state as nexus_state_json, render_threshold as nexus_threshold_json, NexusReport,
+    NexusStatus, StateNexus,
+};
 pub use resources::registrations::{
     render as registration_json, render_list as registration_list_json,
     status as registration_status, NewRegistration, CA_REGIONS, MAX_LOCALS, US_REGIONS,

@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::error::{ApiError, ErrorKind};
 use crate::keys::Scope;
 use crate::resources::{
-    calculations, certificates, customers, merchants, ping, platform, products, refunds,
+    calculations, certificates, customers, merchants, nexus, ping, platform, products, refunds,
     registrations, reports, sync, transactions,
 };
 use crate::service::Service;
@@ -158,6 +158,8 @@ const ROUTES: &[(&str, &str, Handler)] = &[
     ),
     // levy extension: what a period owes, per jurisdiction.
     ("GET", "/tax/reports/liability", reports::liability),
+    // levy extension: economic nexus, per state.
+    ("GET", "/tax/nexus", tree!(nexus::get)),
 ];
 
 /// Routes that exist from an API version on: method, pattern, handler, first version. In

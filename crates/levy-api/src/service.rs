@@ -9,6 +9,7 @@ use levy_core::AnyTable;
 
 use crate::error::{ApiError, ErrorKind};
 use crate::keys::{KeySource, Keyring};
+use crate::resources::nexus::NexusReport;
 use crate::resources::registrations::{self, NewRegistration};
 use crate::store::liability::{Liability, Period};
 use crate::store::{NexusTotal, RegistrationFilter, RegistrationRecord, Scope, Store};
@@ -369,6 +370,24 @@ impl Service {
     ) -> Result<RegistrationRecord, ApiError> {
         let scope = self.account_scope(account, live)?;
         registrations::expire_at(self, &scope, id, at, crate::clock::now())
+    }
+
+    /// Economic nexus of `account` in a mode on `date` (default today, UTC), as
+    /// `GET /tax/nexus` answers it: every US state with a threshold in force on the day, or
+    /// `region` only (upper case; none when it has no threshold on the day).
+    pub fn nexus(
+        &self,
+        account: &str,
+        live: bool,
+        date: Option<levy_core::Date>,
+        region: Option<&str>,
+    ) -> Result<NexusReport, ApiError> {
+        let scope = self.account_scope(account, live)?;
+        let region = region
+            .map(|r| registrations::region("region", "US", r))
+            .transpose()?;
+        let date = date.unwrap_or_else(|| levy_core::Date::from_unix_seconds(crate::clock::now()));
+        crate::resources::nexus::report(self, &scope, date, region.as_deref())
     }
 
     /// An account's live sales per place, net of refunds, for nexus tracking. `account`

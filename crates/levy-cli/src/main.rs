@@ -8,6 +8,7 @@ mod bench;
 mod build_cmd;
 mod calc;
 mod certificates;
+mod nexus;
 mod registrations;
 mod report;
 mod serve;
@@ -76,6 +77,11 @@ enum Command {
     /// refunds and reversals booked from --from to --to, as JSON or CSV (Texas, California
     /// and Streamlined states in their return's layout with --state).
     Report(report::ReportArgs),
+    /// Economic nexus per US state (a levy extension): for each state's threshold in force
+    /// on the day, the period it measures, the account's sales and transactions in it (net
+    /// of refunds), the percentage reached, and below, approaching (75% or more), exposed
+    /// since a month, or registered.
+    Nexus(nexus::NexusArgs),
 }
 
 /// `levy info [FILE]` or `levy info --ledger FILE [--json]`.
@@ -198,6 +204,7 @@ fn main() -> ExitCode {
             .map_err(|e| e.to_string()),
         Command::Registrations { command } => registrations::run(&command),
         Command::Report(args) => report::run(&args),
+        Command::Nexus(args) => nexus::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

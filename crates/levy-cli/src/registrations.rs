@@ -132,7 +132,7 @@ pub fn parse_time(flag: &str, s: &str) -> Result<i64, String> {
     Ok((era * 146_097 + doe - 719_468) * 86_400)
 }
 
-fn open(target: &Target) -> Result<Service, ApiError> {
+pub(crate) fn open(target: &Target) -> Result<Service, ApiError> {
     Service::open(ServiceConfig {
         table: TableSource::Default,
         ledger: target.ledger.clone(),

@@ -743,9 +743,11 @@ fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the
     assert_eq!(report["rows"]["calculations"], 1);
     assert_eq!(report["rows"]["transactions"], 1);
     assert_eq!(report["rows"]["nexus"], 1);
-    // Schema 7: the outbox of records to sync (4), no index on calculations' expiry (5),
-    // each transaction's running refund total (6), registrations (7).
-    assert_eq!(report["schema_version"], 7);
+    // And one month of sales in Tennessee.
+    assert_eq!(report["rows"]["nexus_months"], 1);
+    // Schema 8: the outbox of records to sync (4), no index on calculations' expiry (5),
+    // each transaction's running refund total (6), registrations (7), monthly sales (8).
+    assert_eq!(report["schema_version"], 8);
     assert_eq!(report["quick_check"], serde_json::json!(["ok"]));
     assert_eq!(report["damaged"], serde_json::json!([]));
     let text = stdout(&levy(&["info", "--ledger", p]));
@@ -1177,4 +1179,123 @@ fn report_prints_what_the_ledgers_sales_owe() {
     let o = report(&["--from", "2026-03-31", "--to", "2026-03-01"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("before from"));
+}
+
+#[test]
+fn nexus_reports_each_states_crossing_from_the_ledgers_sales() {
+    // Worked case "California: current-year sales pass $500,000 in June" (Cal. Rev. & Tax.
+    // Code 6203(c)(4); Cal. Code Regs. tit. 18, 1684), one sale a month, recorded through the
+    // service on the ledger and keys `levy nexus` reads.
+    let dir = temp_dir("nexus");
+    let keys = dir.join("keys.toml");
+    let ledger = dir.join("ledger.sqlite");
+    let (keys_s, ledger_s) = (keys.to_str().unwrap(), ledger.to_str().unwrap());
+    let o = levy(&["keys", "new", "--account", "shop", "--keys", keys_s]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let live_key = stdout(&o)
+        .split_whitespace()
+        .find(|w| w.starts_with("sk_live_"))
+        .expect("a live key is printed")
+        .to_string();
+    {
+        let svc = levy_api::Service::open(levy_api::ServiceConfig {
+            table: levy_api::TableSource::Default,
+            ledger: ledger_s.to_string(),
+            keys: levy_api::KeySource::File(keys.clone()),
+        })
+        .unwrap();
+        let call = |path: &str, body: serde_json::Value| {
+            let r = svc.handle(&levy_api::Request {
+                method: "POST".into(),
+                path: path.into(),
+                query: String::new(),
+                headers: vec![
+                    ("authorization".into(), format!("Bearer {live_key}")),
+                    ("x-api-version".into(), "2026-03-01".into()),
+                ],
+                body: body.to_string().into_bytes(),
+                request_id: None,
+            });
+            assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+            serde_json::from_slice::<serde_json::Value>(&r.body).unwrap()
+        };
+        let la = serde_json::json!({"address_province": "CA", "address_postal_code": "90012",
+                                    "address_country": "US"});
+        let months = [
+            ("2025-03", 120_000),
+            ("2026-01", 90_000),
+            ("2026-02", 85_000),
+            ("2026-03", 95_000),
+            ("2026-04", 80_000),
+            ("2026-05", 100_000),
+            ("2026-06", 60_000),
+            ("2026-07", 70_000),
+        ];
+        for (i, (month, dollars)) in months.iter().enumerate() {
+            let (y, m) = month.split_once('-').unwrap();
+            let day =
+                levy_core::Date::from_ymd(y.parse().unwrap(), m.parse().unwrap(), 15).unwrap();
+            let calc = call(
+                "/tax/calculations",
+                serde_json::json!({"customer": {"address": la}, "origin_address": la,
+                    "order_details": {"customer_currency_code": "USD",
+                        "line_items": [{"amount": dollars * 100, "quantity": 1,
+                                        "product_category": "GENERAL_MERCHANDISE"}]}}),
+            );
+            call(
+                "/tax/transactions",
+                serde_json::json!({"calculation_id": calc["id"],
+                    "reference_order_id": format!("o-{i}"),
+                    "transaction_processed_at": i64::from(day.0) * 86_400}),
+            );
+        }
+    }
+    let nexus = |args: &[&str]| {
+        let mut all = vec![
+            "nexus",
+            "--account",
+            "shop",
+            "--keys",
+            keys_s,
+            "--ledger",
+            ledger_s,
+        ];
+        all.extend_from_slice(args);
+        levy(&all)
+    };
+    let o = nexus(&["--state", "ca", "--date", "2026-08-20"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    // 2025: 120,000.00 in one sale; 2026 to August 20: 580,000.00 in seven, 116% of
+    // more than 500,000, first passed in June.
+    assert!(
+        text.starts_with("US-CA exposed since 2026-06-01 116.00% | "),
+        "{text}"
+    );
+    assert!(text.contains("2025-01-01..2025-12-31 120000.00 USD in 1 transaction; 2026-01-01..2026-08-20 580000.00 USD in 7 transactions"), "{text}");
+    assert!(
+        text.contains("| more than 500000 USD (gross sales, current_or_previous_calendar_year)"),
+        "{text}"
+    );
+    let o = nexus(&["--state", "CA", "--date", "2026-05-31", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["states"][0]["status"], "approaching");
+    assert_eq!(v["states"][0]["percent"], "90.00");
+    // Every state with a threshold on the day; the test mode has no sales.
+    let all = stdout(&nexus(&["--date", "2026-11-26", "--test"]));
+    assert_eq!(all.lines().count(), 48, "{all}");
+    assert!(
+        all.lines()
+            .any(|l| l.starts_with("US-PA unmeasured - | not measured |")),
+        "{all}"
+    );
+    // Refusals say why and exit with failure.
+    let o = nexus(&["--date", "2026-02-30"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("INVALID_QUERY_PARAMETER"));
+    let o = nexus(&["--state", "ZZ"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("INVALID_REGION"));
 }

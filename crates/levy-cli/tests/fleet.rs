@@ -396,7 +396,7 @@ fn servers_started_together_migrate_once() {
         threads.into_iter().map(|t| t.join().unwrap()).collect()
     });
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert_eq!(fleet.sql("SELECT schema_version FROM levy_ledger"), "4");
+    assert_eq!(fleet.sql("SELECT schema_version FROM levy_ledger"), "5");
     for (_, base) in &servers {
         let a = Client::new(base).bare("GET", "/tax/ping", &fleet.test_key, None);
         assert_eq!(a.status, 200, "{}", a.text);
@@ -525,6 +525,22 @@ fn ledger_copy_moves_an_sqlite_ledger_into_postgresql() {
     let (sales, count) = row.split_once('|').unwrap();
     assert_eq!(sales.parse::<Decimal>().unwrap(), Decimal::from(36_000));
     assert_eq!(count, "4");
+    // The monthly sales came across as well, all taxed: the same 36000 and 4.
+    let months = fleet.sql(
+        "SELECT sum(gross)::text, sum(taxable)::text, sum(count) FROM nexus_months WHERE live",
+    );
+    let cells: Vec<&str> = months.split('|').collect();
+    assert_eq!(
+        cells[0].parse::<Decimal>().unwrap(),
+        Decimal::from(36_000),
+        "{months}"
+    );
+    assert_eq!(
+        cells[1].parse::<Decimal>().unwrap(),
+        Decimal::from(36_000),
+        "{months}"
+    );
+    assert_eq!(cells[2], "4", "{months}");
 
     let again = Command::new(LEVY)
         .args(["ledger", "copy", "--from"])

@@ -701,3 +701,56 @@ fn liability_report_answers_conform_to_their_documented_schemas() {
         .unwrap_or_else(|e| panic!("400, {e}"));
     }
 }
+
+#[test]
+fn nexus_answers_conform_to_their_documented_schema() {
+    // Economic nexus (a levy extension, every version): every state, one state registered,
+    // and an error, each checked against its version's document.
+    let server = TestServer::start("openapi-nexus");
+    let c = server.client();
+    let made = c.json(
+        "POST",
+        "/tax/registrations",
+        SHOP_LIVE,
+        Some("2026-03-01"),
+        &serde_json::json!({"country": "US", "region": "TN", "active_from": 1_000}),
+    );
+    assert_eq!(made.status, 200, "{}", made.text);
+    for version in ["2024-09-01", "2026-03-01"] {
+        let doc = c
+            .bare("GET", &format!("/openapi/{version}.json"), SHOP_LIVE, None)
+            .json();
+        let schema_of = |status: &str| -> Value {
+            let r = &doc["paths"]["/tax/nexus"]["get"]["responses"][status];
+            let r = match r.get("$ref").and_then(Value::as_str) {
+                Some(reference) => resolve(&doc, reference).unwrap().clone(),
+                None => r.clone(),
+            };
+            r["content"]["application/json"]["schema"].clone()
+        };
+        for query in ["", "?date=2026-11-26", "?region=tn&date=2026-01-15"] {
+            let got = c.bare(
+                "GET",
+                &format!("/tax/nexus{query}"),
+                SHOP_LIVE,
+                Some(version),
+            );
+            assert_eq!(got.status, 200, "{}", got.text);
+            conforms(&doc, &schema_of("200"), &got.json(), version)
+                .unwrap_or_else(|e| panic!("{query}: {e}"));
+        }
+        let tn = c
+            .bare("GET", "/tax/nexus?region=TN", SHOP_LIVE, Some(version))
+            .json();
+        assert_eq!(tn["states"][0]["status"], "registered", "{tn}");
+        let bad = c.bare(
+            "GET",
+            "/tax/nexus?date=2026-02-30",
+            SHOP_LIVE,
+            Some(version),
+        );
+        assert_eq!(bad.status, 400, "{}", bad.text);
+        conforms(&doc, &schema_of("400"), &bad.json(), version)
+            .unwrap_or_else(|e| panic!("400: {e}"));
+    }
+}

@@ -4,6 +4,7 @@ pub(crate) mod calculations;
 pub(crate) mod certificates;
 pub(crate) mod customers;
 pub(crate) mod merchants;
+pub(crate) mod nexus;
 pub(crate) mod ping;
 pub(crate) mod platform;
 pub(crate) mod products;

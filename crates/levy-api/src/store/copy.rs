@@ -363,6 +363,7 @@ fn export(path: &str, now: i64) -> Result<(Vec<Rows>, u64, Vec<Skipped>), StoreE
     }
     out.push(merchants(&conn, &mut skipped)?);
     out.push(nexus(&conn, &mut skipped)?);
+    out.push(nexus_months(&conn, &mut skipped)?);
     Ok((out, expired, skipped))
 }
 
@@ -450,6 +451,46 @@ fn nexus(conn: &Connection, skipped: &mut Vec<Skipped>) -> Result<Rows, StoreErr
     Ok(Rows {
         table: "nexus",
         insert: "INSERT INTO nexus (account, country, region, currency, sales, count) VALUES ($1, $2, $3, $4, $5::text::numeric, $6)".into(),
+        rows,
+    })
+}
+
+/// Monthly sales, unsealed (checked) and copied as exact `numeric` gross and taxable sales.
+fn nexus_months(conn: &Connection, skipped: &mut Vec<Skipped>) -> Result<Rows, StoreError> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT account, country, region, currency, month, live, sales, count FROM nexus_months ORDER BY rowid",
+        )
+        .map_err(sqlite_err)?;
+    let mut query = stmt.query([]).map_err(sqlite_err)?;
+    let mut rows = Vec::new();
+    while let Some(row) = query.next().map_err(sqlite_err)? {
+        let count: i64 = row.get(7).map_err(sqlite_err)?;
+        let sealed: String = row.get(6).map_err(sqlite_err)?;
+        let (gross, taxable) = super::sqlite::unseal_month(&sealed, count)?;
+        let texts: Vec<String> = (0..5)
+            .map(|i| row.get::<_, String>(i))
+            .collect::<Result<_, _>>()
+            .map_err(sqlite_err)?;
+        let place = texts.join(" ");
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        if left_behind(skipped, "nexus_months", &place, &refs) {
+            continue;
+        }
+        let live = row.get::<_, i64>(5).map_err(sqlite_err)? != 0;
+        let mut cells: Vec<Cell> = Vec::with_capacity(9);
+        for t in texts {
+            cells.push(Box::new(t));
+        }
+        cells.push(Box::new(live));
+        cells.push(Box::new(gross.to_string()));
+        cells.push(Box::new(taxable.to_string()));
+        cells.push(Box::new(count));
+        rows.push(cells);
+    }
+    Ok(Rows {
+        table: "nexus_months",
+        insert: "INSERT INTO nexus_months (account, country, region, currency, month, live, gross, taxable, count) VALUES ($1, $2, $3, $4, $5, $6, $7::text::numeric, $8::text::numeric, $9)".into(),
         rows,
     })
 }

@@ -23,6 +23,7 @@
 mod commit;
 mod error;
 pub mod liability;
+pub mod months;
 mod recipes;
 mod records;
 pub mod refund;
@@ -213,6 +214,9 @@ pub trait Store: PlatformStore + Send + Sync {
     ) -> Result<liability::Liability, StoreError>;
     /// Live nexus totals of an account.
     fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>, StoreError>;
+    /// The scope's monthly sales in `country` and its `sales_tax` registrations, in one
+    /// snapshot: what economic-nexus monitoring reads.
+    fn nexus_reads(&self, scope: &Scope, country: &str) -> Result<NexusReads, StoreError>;
     /// Up to `limit` unsent events of the outbox of one mode, oldest first, with their
     /// records sealed: what `levy sync` sends to a central ledger. `account`, when given,
     /// keeps one account's.

@@ -2,10 +2,12 @@
 //! statement (or several in one snapshot), a write is a recipe of statements and the
 //! ledger's rules run as one atomic write. The recipes of the writes that move money
 //! (a transaction, a refund, a reversal, a deletion) each keep the nexus totals, the
-//! running refund total and the outbox in step with the record, in the same write.
+//! monthly sales ([`super::months`]), the running refund total and the outbox in step with
+//! the record, in the same write.
 
 use super::error::{RecordKind, Result, StoreError};
 use super::liability::{Builder, Liability, Period, SaleView};
+use super::months;
 use super::records::*;
 use super::rules::{self, Refunded};
 use super::statements::{Database, Key, OutboxRow, Page, Quote, Statements};
@@ -35,18 +37,19 @@ fn running_total(s: &dyn Statements, scope: &Scope, tx: &TransactionRecord) -> R
     }
 }
 
-/// Records a new transaction: its row, its sales in the nexus totals (live mode), and its
-/// place in the outbox.
+/// Records a new transaction: its row, its sales in the nexus totals (live mode) and in
+/// its month, and its place in the outbox.
 fn record_transaction(s: &dyn Statements, scope: &Scope, tx: &TransactionRecord) -> Result<()> {
     s.insert_transaction(scope, tx)?;
     if let Some(change) = rules::transaction_effect(scope.live, tx) {
         s.add_nexus(&scope.account, tx, change)?;
     }
+    s.add_nexus_month(scope, tx, &months::transaction_month(tx))?;
     s.outbox_add(scope, "transaction", &tx.id)
 }
 
 /// Deletes a transaction: marked deleted, what remains of it (after its refunds) taken off
-/// the nexus totals, the deletion in the outbox.
+/// the nexus totals and its month, the deletion in the outbox.
 fn delete_transaction(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> Result<()> {
     let mut tx = s
         .transaction(scope, id)?
@@ -56,12 +59,11 @@ fn delete_transaction(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> R
     }
     tx.deleted_at = Some(at);
     s.update_transaction(scope, &tx)?;
-    if scope.live {
-        let left = running_total(s, scope, &tx)?.remaining(&tx);
-        if let Some(change) = rules::deletion_effect(scope.live, &left) {
-            s.add_nexus(&scope.account, &tx, change)?;
-        }
+    let left = running_total(s, scope, &tx)?.remaining(&tx);
+    if let Some(change) = rules::deletion_effect(scope.live, &left) {
+        s.add_nexus(&scope.account, &tx, change)?;
     }
+    s.add_nexus_month(scope, &tx, &months::deletion_month(&tx, &left))?;
     s.outbox_add(scope, "deletion", id)
 }
 
@@ -85,6 +87,8 @@ fn record_refund(
     if let Some(change) = rules::refund_effect(scope.live, &refund) {
         s.add_nexus(&scope.account, &tx, change)?;
     }
+    let left = refunded.remaining(&tx);
+    s.add_nexus_month(scope, &tx, &months::refund_month(&tx, &refund, &left))?;
     s.outbox_add(scope, "refund", &refund.id)?;
     Ok(refund)
 }
@@ -105,12 +109,17 @@ fn reverse_refund(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> Resul
     // Read before the refund is marked: computed from the refunds, it must still count
     // this one.
     let mut refunded = running_total(s, scope, &tx)?;
+    let left = refunded.remaining(&tx);
     refunded.give_back(&refund);
     s.set_refunded(scope, &tx.id, &refunded)?;
     refund.reversed_at = Some(at);
     s.update_refund(scope, &refund)?;
     if let Some(change) = rules::reversal_effect(scope.live, &tx, &refund) {
         s.add_nexus(&scope.account, &tx, change)?;
+    }
+    let deleted = tx.deleted_at.is_some();
+    if let Some(change) = months::reversal_month(deleted, &tx, &refund, &left) {
+        s.add_nexus_month(scope, &tx, &change)?;
     }
     s.outbox_add(scope, "reversal", id)?;
     Ok(refund)
@@ -467,6 +476,16 @@ impl<D: Database> Store for D {
     fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>> {
         let account = account.to_string();
         self.read(move |s| s.nexus(&account))
+    }
+
+    fn nexus_reads(&self, scope: &Scope, country: &str) -> Result<NexusReads> {
+        let (scope, country) = owned(scope, country);
+        self.snapshot(move |s| {
+            Ok(NexusReads {
+                months: s.nexus_months(&scope, &country)?,
+                registrations: s.registrations_of_kind(&scope, RegistrationKind::SalesTax)?,
+            })
+        })
     }
 
     fn outbox(&self, live: bool, account: Option<&str>, limit: usize) -> Result<Vec<OutboxEvent>> {

@@ -460,6 +460,35 @@ pub struct NexusTotal {
     pub count: i64,
 }
 
+/// A seller's sales in one place, currency and calendar month, for economic-nexus
+/// monitoring ([`super::months`]): net of refunds, in both modes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NexusMonth {
+    /// ISO country.
+    pub country: String,
+    /// Region (state, province), empty for a whole country.
+    pub region: String,
+    /// ISO 4217, as the transactions give it.
+    pub currency: String,
+    /// `YYYY-MM`, UTC.
+    pub month: String,
+    /// Sales excluding tax of every line, minor units, net of refunds.
+    pub gross: Decimal,
+    /// The part of them on lines with tax.
+    pub taxable: Decimal,
+    /// Transactions, net of deletions and of refunds that left nothing of a sale.
+    pub count: i64,
+}
+
+/// What `GET /tax/nexus` reads from the ledger in one snapshot ([`Store::nexus_reads`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NexusReads {
+    /// The scope's monthly sales in the country, by region, currency and month.
+    pub months: Vec<NexusMonth>,
+    /// The scope's `sales_tax` registrations, expired ones included.
+    pub registrations: Vec<RegistrationRecord>,
+}
+
 /// What an account and mode store of calculations (and platform calculations) not yet
 /// purged ([`Store::stored_calculations`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

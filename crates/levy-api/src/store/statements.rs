@@ -12,6 +12,7 @@
 //! (SQLite) needs nothing for that.
 
 use super::error::Result;
+use super::months::MonthChange;
 use super::records::*;
 use super::rules::{NexusChange, Refunded};
 use super::Commit;
@@ -112,6 +113,16 @@ pub trait Statements: PlatformStatements + OutboxStatements {
     fn add_nexus(&self, account: &str, tx: &TransactionRecord, change: NexusChange) -> Result<()>;
     /// The account's nexus totals, ordered by country, region and currency (by bytes).
     fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>>;
+    /// Adds `change` to the scope's sales of its month in the place and currency of `tx`.
+    fn add_nexus_month(
+        &self,
+        scope: &Scope,
+        tx: &TransactionRecord,
+        change: &MonthChange,
+    ) -> Result<()>;
+    /// The scope's monthly sales in `country`, ordered by region, currency and month (by
+    /// bytes).
+    fn nexus_months(&self, scope: &Scope, country: &str) -> Result<Vec<NexusMonth>>;
 }
 
 /// The statements of merchants, platform calculations, registrations, certificates and

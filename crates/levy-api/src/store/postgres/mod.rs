@@ -401,7 +401,7 @@ impl PostgresStore {
 }
 
 /// The ledger's tables, to check that a copy's target is empty.
-const LEDGER_TABLES: [&str; 15] = [
+const LEDGER_TABLES: [&str; 16] = [
     "customers",
     "products",
     "calculations",
@@ -416,6 +416,7 @@ const LEDGER_TABLES: [&str; 15] = [
     "secrets",
     "outbox",
     "registrations",
+    "nexus_months",
     "levy_ledger",
 ];
 

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use tokio::runtime::Handle;
 use tokio_postgres::Row;
 
+use super::super::months::MonthChange;
 use super::super::rules::{NexusChange, Refunded};
 use super::super::seal::{from_json, to_json};
 use super::super::*;
@@ -321,6 +322,62 @@ impl<C: Conn> Statements for Pg<'_, C> {
                         .parse::<Decimal>()
                         .map_err(|e| StoreError::ledger(format!("nexus total {sales:?}: {e}")))?,
                     count: r.try_get(4).map_err(pg_err)?,
+                })
+            })
+            .collect()
+    }
+
+    fn add_nexus_month(
+        &self,
+        scope: &Scope,
+        tx: &TransactionRecord,
+        change: &MonthChange,
+    ) -> Result<()> {
+        let (gross, taxable) = (change.gross.to_string(), change.taxable.to_string());
+        self.exec(
+            "INSERT INTO nexus_months (account, live, country, region, currency, month, gross, taxable, count)
+             VALUES ($1, $2, $3, $4, $5, $6, $7::text::numeric, $8::text::numeric, $9)
+             ON CONFLICT (account, live, country, region, currency, month)
+             DO UPDATE SET gross = nexus_months.gross + excluded.gross,
+                 taxable = nexus_months.taxable + excluded.taxable,
+                 count = nexus_months.count + excluded.count",
+            &[
+                &&*scope.account,
+                &scope.live,
+                &tx.country,
+                &tx.region,
+                &tx.currency,
+                &change.month,
+                &gross,
+                &taxable,
+                &change.count,
+            ],
+        )
+        .map(drop)
+    }
+
+    fn nexus_months(&self, scope: &Scope, country: &str) -> Result<Vec<NexusMonth>> {
+        let rows = self.rows(
+            r#"SELECT region, currency, month, gross::text, taxable::text, count FROM nexus_months
+               WHERE account = $1 AND live = $2 AND country = $3
+               ORDER BY region COLLATE "C", currency COLLATE "C", month COLLATE "C""#,
+            &[&&*scope.account, &scope.live, &country],
+        )?;
+        let number = |r: &Row, i: usize| -> Result<Decimal> {
+            let t = text(r, i)?;
+            t.parse::<Decimal>()
+                .map_err(|e| StoreError::ledger(format!("monthly sales {t:?}: {e}")))
+        };
+        rows.iter()
+            .map(|r| {
+                Ok(NexusMonth {
+                    country: country.to_string(),
+                    region: text(r, 0)?,
+                    currency: text(r, 1)?,
+                    month: text(r, 2)?,
+                    gross: number(r, 3)?,
+                    taxable: number(r, 4)?,
+                    count: r.try_get(5).map_err(pg_err)?,
                 })
             })
             .collect()

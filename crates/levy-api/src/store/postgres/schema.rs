@@ -8,7 +8,7 @@ use super::super::StoreError;
 use super::{begin, pg_err, pool_err, Conn};
 
 /// The current schema version (`levy_ledger.schema_version`).
-pub(super) const SCHEMA_VERSION: i64 = 4;
+pub(super) const SCHEMA_VERSION: i64 = 5;
 
 /// The advisory lock taken while the schema is checked and migrated, so that processes
 /// starting together migrate once: "LEVY" in ASCII.
@@ -112,7 +112,89 @@ CREATE TABLE IF NOT EXISTS registrations (
 );
 CREATE INDEX IF NOT EXISTS registrations_kind ON registrations (account, live, kind);
 "#,
+    // Schema 5: each place's sales per calendar month, as in the SQLite ledger (its schema
+    // 8), in numeric columns; `fill_months` computes them from the records already stored.
+    r#"
+DROP TABLE IF EXISTS nexus_months;
+CREATE TABLE nexus_months (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, country TEXT NOT NULL, region TEXT NOT NULL,
+    currency TEXT NOT NULL, month TEXT NOT NULL,
+    gross NUMERIC NOT NULL, taxable NUMERIC NOT NULL, count BIGINT NOT NULL,
+    PRIMARY KEY (account, live, country, region, currency, month)
+);
+"#,
 ];
+
+/// The migration after which [`fill_months`] runs (the one that makes schema 5).
+const MONTHS_MIGRATION: usize = 4;
+
+/// Schema 5: the monthly sales of every transaction already stored, with its refunds,
+/// reversals and deletion, as the recipes would have written them
+/// ([`super::super::months::months_of`]), summed per month and written once.
+async fn fill_months(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
+    use std::collections::{BTreeMap, HashMap};
+
+    use rust_decimal::Decimal;
+
+    use super::super::months::months_of;
+    use super::super::seal::from_json;
+    use super::super::{RefundRecord, TransactionRecord};
+
+    let mut refunds: HashMap<(String, bool, String), Vec<RefundRecord>> = HashMap::new();
+    let rows = tx
+        .query(
+            "SELECT account, live, transaction_id, data FROM refunds ORDER BY account, live, transaction_id, seq",
+            &[],
+        )
+        .await
+        .map_err(pg_err)?;
+    for r in &rows {
+        let key = (
+            r.try_get(0).map_err(pg_err)?,
+            r.try_get(1).map_err(pg_err)?,
+            r.try_get(2).map_err(pg_err)?,
+        );
+        let data: String = r.try_get(3).map_err(pg_err)?;
+        refunds.entry(key).or_default().push(from_json(&data)?);
+    }
+    type Key = (String, bool, String, String, String, String);
+    let mut months: BTreeMap<Key, (Decimal, Decimal, i64)> = BTreeMap::new();
+    let rows = tx
+        .query("SELECT account, live, data FROM transactions", &[])
+        .await
+        .map_err(pg_err)?;
+    for r in &rows {
+        let account: String = r.try_get(0).map_err(pg_err)?;
+        let live: bool = r.try_get(1).map_err(pg_err)?;
+        let data: String = r.try_get(2).map_err(pg_err)?;
+        let t: TransactionRecord = from_json(&data)?;
+        let of = refunds.get(&(account.clone(), live, t.id.clone()));
+        for change in months_of(&t, of.map_or(&[][..], Vec::as_slice)) {
+            let key = (
+                account.clone(),
+                live,
+                t.country.clone(),
+                t.region.clone(),
+                t.currency.clone(),
+                change.month,
+            );
+            let sum = months.entry(key).or_default();
+            sum.0 += change.gross;
+            sum.1 += change.taxable;
+            sum.2 += change.count;
+        }
+    }
+    for ((account, live, country, region, currency, month), (gross, taxable, count)) in months {
+        tx.execute(
+            "INSERT INTO nexus_months (account, live, country, region, currency, month, gross, taxable, count)
+             VALUES ($1, $2, $3, $4, $5, $6, $7::text::numeric, $8::text::numeric, $9)",
+            &[&account, &live, &country, &region, &currency, &month, &gross.to_string(), &taxable.to_string(), &count],
+        )
+        .await
+        .map_err(pg_err)?;
+    }
+    Ok(())
+}
 
 /// Checks that the database is a levy ledger (or empty, and makes it one) and brings its
 /// schema up to date, under an advisory lock so that processes starting together take
@@ -194,8 +276,11 @@ pub(super) async fn migrate(pool: Pool, target: String) -> Result<(), StoreError
             supported: SCHEMA_VERSION,
         });
     }
-    for sql in MIGRATIONS.iter().skip(version.max(0) as usize) {
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
         tx.batch_execute(sql).await.map_err(pg_err)?;
+        if i == MONTHS_MIGRATION {
+            fill_months(&tx).await?;
+        }
     }
     tx.execute(
         "UPDATE levy_ledger SET schema_version = $1",

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::super::pack::unpack;
 use super::super::seal::unseal;
 use super::super::*;
-use super::queries::unseal_nexus;
+use super::queries::{unseal_month, unseal_nexus};
 use super::schema::{
     check_existing_file, check_identity, not_a_ledger, quick_check, SEALED_TABLES,
 };
@@ -116,7 +116,10 @@ pub fn inspect(path: &str) -> Result<LedgerReport, StoreError> {
         .map(|n| n == 1)
         .map_err(sqlite_err)
     };
-    for table in SEALED_TABLES.iter().chain(["nexus", "secrets"].iter()) {
+    for table in SEALED_TABLES
+        .iter()
+        .chain(["nexus", "nexus_months", "secrets"].iter())
+    {
         if !exists(table)? {
             continue;
         }
@@ -177,6 +180,26 @@ pub fn inspect(path: &str) -> Result<LedgerReport, StoreError> {
             let (rowid, sales, count) = row.map_err(sqlite_err)?;
             if let Err(e) = unseal_nexus(&sales, count) {
                 report.damaged.push(format!("nexus {rowid}: {e}"));
+            }
+        }
+        if exists("nexus_months")? {
+            let mut stmt = conn
+                .prepare("SELECT rowid, sales, count FROM nexus_months")
+                .map_err(sqlite_err)?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                })
+                .map_err(sqlite_err)?;
+            for row in rows {
+                let (rowid, sales, count) = row.map_err(sqlite_err)?;
+                if let Err(e) = unseal_month(&sales, count) {
+                    report.damaged.push(format!("nexus_months {rowid}: {e}"));
+                }
             }
         }
     }

@@ -29,7 +29,7 @@ mod writer;
 pub use inspect::{inspect, LedgerReport};
 // For copying a ledger into PostgreSQL (`store::copy`).
 #[cfg(feature = "postgres")]
-pub(super) use queries::unseal_nexus;
+pub(super) use queries::{unseal_month, unseal_nexus};
 pub use writer::{worker_busy, workers_idle};
 
 use checkpoint::{checkpoint_loop, WAL_RESTART_FRAMES};

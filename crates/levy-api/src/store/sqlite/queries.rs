@@ -7,6 +7,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 
+use super::super::months::MonthChange;
 use super::super::pack::unpack;
 use super::super::rules::{NexusChange, Refunded};
 use super::super::seal::{damaged, digest, from_json, to_json};
@@ -397,6 +398,117 @@ impl Statements for Sql<'_> {
         }
         Ok(out)
     }
+
+    fn add_nexus_month(
+        &self,
+        scope: &Scope,
+        tx: &TransactionRecord,
+        change: &MonthChange,
+    ) -> Result<()> {
+        let current: Option<(String, i64)> = self
+            .0
+            .prepare_cached(
+                "SELECT sales, count FROM nexus_months WHERE account = ?1 AND live = ?2 AND country = ?3 AND region = ?4 AND currency = ?5 AND month = ?6",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(
+                    params![&*scope.account, scope.live, tx.country, tx.region, tx.currency, change.month],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+            })
+            .map_err(sqlite_err)?;
+        let (gross, taxable, count) = match current {
+            Some((s, c)) => {
+                let (g, t) = unseal_month(&s, c)?;
+                (g + change.gross, t + change.taxable, c + change.count)
+            }
+            None => (change.gross, change.taxable, change.count),
+        };
+        run(
+            self.0,
+            "INSERT INTO nexus_months (account, live, country, region, currency, month, sales, count)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT (account, live, country, region, currency, month)
+             DO UPDATE SET sales = excluded.sales, count = excluded.count",
+            params![
+                &*scope.account,
+                scope.live,
+                tx.country,
+                tx.region,
+                tx.currency,
+                change.month,
+                seal_month(gross, taxable, count),
+                count
+            ],
+        )
+        .map(drop)
+    }
+
+    fn nexus_months(&self, scope: &Scope, country: &str) -> Result<Vec<NexusMonth>> {
+        let mut stmt = self
+            .0
+            .prepare_cached(
+                "SELECT region, currency, month, sales, count FROM nexus_months
+                 WHERE account = ?1 AND live = ?2 AND country = ?3 ORDER BY region, currency, month",
+            )
+            .map_err(sqlite_err)?;
+        let rows = stmt
+            .query_map(params![&*scope.account, scope.live, country], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                ))
+            })
+            .map_err(sqlite_err)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (region, currency, month, sales, count) = row.map_err(sqlite_err)?;
+            let (gross, taxable) = unseal_month(&sales, count)?;
+            out.push(NexusMonth {
+                country: country.to_string(),
+                region,
+                currency,
+                month,
+                gross,
+                taxable,
+                count,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// A month's sales as stored in `nexus_months.sales`: `<gross> <taxable> <count> <digest
+/// of the three>`.
+pub(super) fn seal_month(gross: Decimal, taxable: Decimal, count: i64) -> String {
+    let text = format!("{} {} {count}", gross.normalize(), taxable.normalize());
+    let sum = digest(&text);
+    format!("{text} {sum}")
+}
+
+/// The gross and taxable sales of a stored month, once its digest matches and its count is
+/// the row's.
+pub(in crate::store) fn unseal_month(stored: &str, count: i64) -> Result<(Decimal, Decimal)> {
+    let (text, sum) = stored
+        .rsplit_once(' ')
+        .ok_or_else(|| damaged("monthly sales without a digest"))?;
+    if sum != digest(text) {
+        return Err(damaged("monthly sales digest mismatch"));
+    }
+    let mut parts = text.split(' ');
+    let (gross, taxable, n) = (parts.next(), parts.next(), parts.next());
+    if n.and_then(|n| n.parse::<i64>().ok()) != Some(count) || parts.next().is_some() {
+        return Err(damaged("monthly sales count"));
+    }
+    let number = |s: Option<&str>| {
+        s.and_then(|s| s.parse::<Decimal>().ok())
+            .ok_or_else(|| damaged("monthly sales"))
+    };
+    Ok((number(gross)?, number(taxable)?))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::queries::{seal_nexus, Sql};
 use super::sqlite_err;
 
 /// The current schema version (`PRAGMA user_version`).
-pub(super) const SCHEMA_VERSION: i64 = 7;
+pub(super) const SCHEMA_VERSION: i64 = 8;
 
 /// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
 pub(super) const MIGRATIONS: &[&str] = &[
@@ -112,7 +112,50 @@ CREATE TABLE IF NOT EXISTS registrations (
 );
 CREATE INDEX IF NOT EXISTS registrations_kind ON registrations (account, live, kind);
 "#,
+    // Schema 8: each place's sales per calendar month, in both modes, for economic-nexus
+    // monitoring (`store::months`); `sales` is sealed like the nexus totals:
+    // `<gross> <taxable> <count> <digest>`. `fill_months` computes them from the
+    // transactions and refunds already stored (a table left by a file whose version was set
+    // back by hand is computed again).
+    r#"
+DROP TABLE IF EXISTS nexus_months;
+CREATE TABLE nexus_months (
+    account TEXT NOT NULL, live INTEGER NOT NULL, country TEXT NOT NULL, region TEXT NOT NULL,
+    currency TEXT NOT NULL, month TEXT NOT NULL, sales TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (account, live, country, region, currency, month)
+);
+"#,
 ];
+
+/// Schema 8: the monthly sales of every transaction already stored, with its refunds,
+/// reversals and deletion, as the recipes would have written them
+/// ([`super::super::months::months_of`]).
+fn fill_months(conn: &Connection) -> Result<(), StoreError> {
+    let ids: Vec<(String, bool, String)> = {
+        let mut stmt = conn
+            .prepare("SELECT account, live, id FROM transactions ORDER BY rowid")
+            .map_err(sqlite_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(sqlite_err)?;
+        rows.collect::<Result<_, _>>().map_err(sqlite_err)?
+    };
+    let s = Sql(conn);
+    for (account, live, id) in ids {
+        let scope = Scope {
+            account: account.into(),
+            live,
+        };
+        let Some(tx) = s.transaction(&scope, &id)? else {
+            continue;
+        };
+        let refunds = s.refunds(&scope, &id, (-1, i64::MAX))?;
+        for change in super::super::months::months_of(&tx, &refunds) {
+            s.add_nexus_month(&scope, &tx, &change)?;
+        }
+    }
+    Ok(())
+}
 
 /// Schema 6: the `refunded` column of transactions, unless the file has it already.
 fn add_refunded_column(conn: &Connection) -> Result<(), StoreError> {
@@ -270,6 +313,9 @@ pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         if i + 1 == 6 {
             add_refunded_column(&tx)?;
         }
+        if i + 1 == 8 {
+            fill_months(&tx)?;
+        }
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
             .map_err(sqlite_err)?;
         tx.commit().map_err(sqlite_err)?;
@@ -362,17 +408,77 @@ pub(super) fn check_identity(conn: &Connection, path: &str) -> Result<(), StoreE
 mod migration_tests {
     use super::*;
 
+    /// A version-1 record (unsealed JSON): a February 2026 sale of $100.00 taxed $8.00 in
+    /// California, and (`refund`) a partial refund of $20.00 of it in March.
+    fn sale_json(refund: bool) -> String {
+        // 1769990400 is 2026-02-02T00:00:00Z; 1772409600 is 2026-03-02T00:00:00Z.
+        let line = |sales: i64, tax: i64| {
+            serde_json::json!({
+                "line_item_id": "l1", "reference_product_id": null, "reference_product_name": null,
+                "reference_line_item_id": null, "product_tax_code": "txcd_99999999", "quantity": 1,
+                "amount_excluding_tax": sales.to_string(), "tax_amount": tax.to_string(),
+                "amount_including_tax": (sales + tax).to_string(), "jurisdictions": []
+            })
+        };
+        let record = if refund {
+            serde_json::json!({
+                "id": "ref_tr_1", "transaction_id": "tr_1", "refund_type": "partial",
+                "processed_at": 1_772_409_600, "created_at": 1_772_409_600,
+                "lines": [{"index": 0, "line": line(-2_000, -160)}], "reversed_at": null
+            })
+        } else {
+            serde_json::json!({
+                "id": "tr_1", "calculation_id": "calc_1", "reference_order_id": "o-1",
+                "processed_at": 1_769_990_400, "created_at": 1_769_990_400, "currency": "usd",
+                "tax_included": false, "country": "US", "region": "CA",
+                "lines": [line(10_000, 800)], "metadata": null, "deleted_at": null
+            })
+        };
+        record.to_string()
+    }
+
     #[test]
     fn a_version_1_ledger_migrates_and_keeps_its_transactions() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(MIGRATIONS[0]).unwrap();
         conn.execute_batch("PRAGMA user_version = 1").unwrap();
         conn.execute(
-            "INSERT INTO transactions (account, live, id, reference_order_id, data) VALUES ('shop', 1, 'tr_1', 'o-1', '{}')",
-            [],
+            "INSERT INTO transactions (account, live, id, reference_order_id, data) VALUES ('shop', 1, 'tr_1', 'o-1', ?1)",
+            [sale_json(false)],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO refunds (account, live, id, transaction_id, seq, data) VALUES ('shop', 1, 'ref_tr_1', 'tr_1', 0, ?1)",
+            [sale_json(true)],
         )
         .unwrap();
         migrate(&conn).unwrap();
+        // Schema 8: the monthly sales, from the transaction and its refund: February's sale,
+        // March's partial refund (the sale still counted).
+        let months: Vec<(String, String, i64)> = conn
+            .prepare("SELECT month, sales, count FROM nexus_months WHERE account = 'shop' AND live = 1 AND region = 'CA' ORDER BY month")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let unsealed: Vec<(&str, (Decimal, Decimal), i64)> = months
+            .iter()
+            .map(|(m, s, c)| {
+                (
+                    m.as_str(),
+                    super::super::queries::unseal_month(s, *c).unwrap(),
+                    *c,
+                )
+            })
+            .collect();
+        assert_eq!(
+            unsealed,
+            [
+                ("2026-02", (Decimal::from(10_000), Decimal::from(10_000)), 1),
+                ("2026-03", (Decimal::from(-2_000), Decimal::from(-2_000)), 0),
+            ]
+        );
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
@@ -385,9 +491,11 @@ mod migration_tests {
         assert_eq!(kind, "order", "existing transactions are orders");
         // Schema 4: the transaction already stored is in the outbox, unsent.
         let outbox: (String, String, String) = conn
-            .query_row("SELECT kind, record_id, state FROM outbox", [], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
+            .query_row(
+                "SELECT kind, record_id, state FROM outbox ORDER BY seq",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
             .unwrap();
         assert_eq!(
             outbox,
