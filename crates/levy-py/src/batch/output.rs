@@ -51,7 +51,7 @@ pub const LEVEL: [&str; 6] = ["COUNTRY", "STATE", "PROVINCE", "COUNTY", "CITY", 
 /// Tax types.
 pub const TAX_TYPE: [&str; 4] = ["SALES", "USE", "VAT", "GST"];
 /// What an entry's numbers mean.
-pub const NOTE: [&str; 10] = [
+pub const NOTE: [&str; 13] = [
     "RATE_FRAC",
     "PROGRESSIVE_RATE",
     "THRESHOLD",
@@ -62,6 +62,9 @@ pub const NOTE: [&str; 10] = [
     "AUTOMATIC_TAX_DISABLED",
     "REVERSE_CHARGE",
     "ZERO_RATE",
+    "PER_ORDER_FEE",
+    "SMALL_SELLER",
+    "FEE_UNKNOWN",
 ];
 /// Whose address brought a jurisdiction in.
 pub const SOURCED: [&str; 2] = ["DESTINATION", "ORIGIN"];
@@ -113,6 +116,9 @@ fn note_key(n: Note) -> i8 {
         Note::AutomaticTaxDisabled => 7,
         Note::ReverseCharge => 8,
         Note::ZeroRate => 9,
+        Note::PerOrderFee => 10,
+        Note::SmallSeller => 11,
+        Note::FeeUnknown => 12,
     }
 }
 fn sourced_key(s: Sourced) -> i8 {
