@@ -13,6 +13,18 @@
 #include "check.h"
 #include "service_util.h"
 
+/* Calculates `sale` on `engine` and checks the sale's total tax, in minor units. */
+static void check_total_tax(const LevyEngine *engine, const LevySale *sale, int64_t expected) {
+    LevyResult *r = NULL;
+    CHECK_STATUS(levy_calculate(engine, sale, &r), LEVY_OK);
+    if (r != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(r, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, expected);
+        levy_result_free(r);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s LEDGER\n", argv[0]);
@@ -152,34 +164,13 @@ int main(int argc, char **argv) {
     co_sale.lines = fifty;
     co_sale.line_count = 1;
     co_sale.flags = LEVY_SALE_RETAIL_DELIVERY;
-    LevyResult *cor = NULL;
-    CHECK_STATUS(levy_calculate(engine, &co_sale, &cor), LEVY_OK);
-    if (cor != NULL) {
-        LevySummary s;
-        CHECK_STATUS(levy_result_summary(cor, &s), LEVY_OK);
-        CHECK_I64(s.total_tax, 173);
-        levy_result_free(cor);
-    }
+    check_total_tax(engine, &co_sale, 173);
     co_sale.flags = LEVY_SALE_RETAIL_DELIVERY | LEVY_SALE_SELLER_SALES;
     co_sale.seller_sales_previous_year = 50000000; /* $500,000.00 */
-    cor = NULL;
-    CHECK_STATUS(levy_calculate(engine, &co_sale, &cor), LEVY_OK);
-    if (cor != NULL) {
-        LevySummary s;
-        CHECK_STATUS(levy_result_summary(cor, &s), LEVY_OK);
-        CHECK_I64(s.total_tax, 145);
-        levy_result_free(cor);
-    }
+    check_total_tax(engine, &co_sale, 145);
     /* Not delivered (no flag): no fee. */
     co_sale.flags = 0;
-    cor = NULL;
-    CHECK_STATUS(levy_calculate(engine, &co_sale, &cor), LEVY_OK);
-    if (cor != NULL) {
-        LevySummary s;
-        CHECK_STATUS(levy_result_summary(cor, &s), LEVY_OK);
-        CHECK_I64(s.total_tax, 145);
-        levy_result_free(cor);
-    }
+    check_total_tax(engine, &co_sale, 145);
     /* Ohio (a Streamlined state, SSUTA s. 324): Columbus 43215 in Franklin County, 5.75%
      * state + 2.25% county (Ohio Department of Taxation, 2025 2nd quarter rate changes:
      * Franklin 8% from 2025-04-01). Three 10-cent lines owe 0.8 cents each; rounded once
