@@ -1,7 +1,8 @@
 //! The liability report of a chain's year (`Store::liability`) on an SQLite ledger file,
 //! beside a plain SQL `GROUP BY` over a flat table of the same lines' jurisdiction
-//! entries, in the same run. The report reads every sealed transaction and refund of the
-//! account once; the baseline reads integer columns. The size is
+//! entries, in the same run. The report sums the ledger's daily totals, kept at write
+//! time; its recount reads every sealed transaction and refund of the account once; the
+//! baseline reads integer columns. The size is
 //! `LEVY_BENCH_REPORT_SALES` (default 100,000 sales; 2,000 under `-- --test`); the
 //! example `report_scale` measures both stores, PostgreSQL included, at any size.
 //!
@@ -45,8 +46,17 @@ fn bench_report(c: &mut Criterion) {
     g.bench_function("baseline: SQL GROUP BY over a flat table", |b| {
         b.iter(|| black_box(group_by_sqlite(black_box(&flat))))
     });
-    g.bench_function("Store::liability of the year", |b| {
+    g.bench_function("Store::liability of the year (daily totals)", |b| {
         b.iter(|| black_box(store.liability(&scope(), black_box(&period)).unwrap()))
+    });
+    g.bench_function("Store::liability_recount of the year (every record)", |b| {
+        b.iter(|| {
+            black_box(
+                store
+                    .liability_recount(&scope(), black_box(&period))
+                    .unwrap(),
+            )
+        })
     });
     g.finish();
 }

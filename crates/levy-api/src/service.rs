@@ -357,6 +357,19 @@ impl Service {
         Ok(self.store.liability(&scope, period)?)
     }
 
+    /// The liability report of `period` recounted from every record of the ledger instead
+    /// of its daily totals: the same report as [`Service::liability`], which
+    /// `levy report --recount` checks it against.
+    pub fn liability_recount(
+        &self,
+        account: &str,
+        live: bool,
+        period: &Period,
+    ) -> Result<Liability, ApiError> {
+        let scope = self.account_scope(account, live)?;
+        Ok(self.store.liability_recount(&scope, period)?)
+    }
+
     /// Expires registration `id` of `account` in a mode at `at` (Unix seconds; `None`:
     /// now), as `POST /tax/registrations/{id}/expire` does: `INVALID_EXPIRY` for a time not
     /// after its `active_from` (or after the expiry it has), `REGISTRATION_ALREADY_EXPIRED`

@@ -138,7 +138,12 @@ fn stamp(id: &str, at: i64) -> RefundStamp {
 
 /// The ledger of the worked month, in live mode of an account of its own.
 fn ledger() -> (Box<dyn Store>, Scope) {
-    let store = store::open(&levy_testkit::postgres::ledger_or(":memory:")).unwrap();
+    ledger_at(&levy_testkit::postgres::ledger_or(":memory:"))
+}
+
+/// The ledger of the worked month at `path` (an SQLite file, or a PostgreSQL URL).
+fn ledger_at(path: &str) -> (Box<dyn Store>, Scope) {
+    let store = store::open(path).unwrap();
     let scope = Scope {
         account: "acct_reports".into(),
         live: true,
@@ -687,4 +692,140 @@ fn the_interface_answers_the_report() {
         .next()
         .unwrap()
         .starts_with("US,TN,47,TENNESSEE,STATE,,10000,0,0,0,0,10000,700,0,"));
+}
+
+/// A period of whole days `[from, from + days)`, as `levy report` makes them.
+fn days(from: i64, days: i64, region: Option<&str>) -> Period {
+    Period {
+        from,
+        to: from + days * DAY,
+        region: region.map(String::from),
+    }
+}
+
+/// Every period the checks below report: each day from February 15 to April 15, every
+/// week of them, the two months, the quarter and the year, each of all states and of
+/// Tennessee alone.
+fn periods() -> Vec<Period> {
+    let feb_15 = MARCH_1 - 14 * DAY;
+    let mut out = Vec::new();
+    for region in [None, Some("TN")] {
+        for i in 0..60 {
+            out.push(days(feb_15 + i * DAY, 1, region));
+            out.push(days(feb_15 + i * DAY, 7, region));
+        }
+        out.push(march(region));
+        out.push(days(APRIL_1, 30, region));
+        out.push(days(MARCH_1 - 59 * DAY, 90, region));
+        out.push(days(MARCH_1 - 59 * DAY, 365, region));
+    }
+    out
+}
+
+#[test]
+fn the_daily_totals_report_what_the_records_hold() {
+    let (st, s) = ledger();
+    // On top of the worked month, the bookings a deletion must take back from other days:
+    // T10, March 25, $20.00 in Nashville (140 + 45 = 185), refunded in part on March 26
+    // ($5.00 and 46 of tax: 140 x 46/185 = 34.8108…, 45 x 46/185 = 11.1891…), the refund
+    // reversed on April 3, and T10 deleted on April 4: void in every period. T11, March
+    // 26, $30.00 (210 + 67.5 = 277.5, rounded to 278), refunded in full on March 27 and
+    // deleted on March 28; the refund reversed on April 8, after the deletion.
+    let add = |t: TransactionRecord| st.insert_transaction(&s, t).unwrap();
+    add(tx(
+        "tr_t10",
+        MARCH_1 + 24 * DAY,
+        "TN",
+        H1,
+        vec![line("li_t10", "2000", "185", tn("140", "45", "RATE_FRAC"))],
+    ));
+    add(tx(
+        "tr_t11",
+        MARCH_1 + 25 * DAY,
+        "TN",
+        H1,
+        vec![line(
+            "li_t11",
+            "3000",
+            "278",
+            tn("210", "67.5", "RATE_FRAC"),
+        )],
+    ));
+    let part = PartialRefundLine {
+        product: None,
+        line_id: Some("li_t10".into()),
+        quantity: None,
+        sales: d("-500"),
+        tax: d("-46"),
+    };
+    let r10 = stamp("ref_tr_r10", MARCH_1 + 25 * DAY);
+    st.insert_refund(&s, "tr_t10", RefundAsk::Partial(r10, vec![part]))
+        .unwrap();
+    st.reverse_refund(&s, "ref_tr_r10", APRIL_1 + 2 * DAY)
+        .unwrap();
+    st.delete_transaction(&s, "tr_t10", APRIL_1 + 3 * DAY)
+        .unwrap();
+    let r11 = stamp("ref_tr_r11", MARCH_1 + 26 * DAY);
+    st.insert_refund(&s, "tr_t11", RefundAsk::Full(r11))
+        .unwrap();
+    st.delete_transaction(&s, "tr_t11", MARCH_1 + 27 * DAY)
+        .unwrap();
+    st.reverse_refund(&s, "ref_tr_r11", APRIL_1 + 7 * DAY)
+        .unwrap();
+    for p in periods() {
+        let recount = st.liability_recount(&s, &p).unwrap();
+        assert_eq!(st.liability(&s, &p).unwrap(), recount, "{p:?}");
+    }
+    // March's figures are the worked ones: Tennessee's 5 transactions (T1, T2, T3 and none
+    // of T7, T10, T11), T8's refund; the state's tax 700 + 233.31 + 200 = 1,133.31 less
+    // T8's 420.
+    let r = st.liability(&s, &march(None)).unwrap();
+    let tn_total = state_of(&r, "TN");
+    assert_eq!((tn_total.transactions, tn_total.refunds), (3, 1));
+    assert_eq!(row_of(&r, "TN", "47").net().tax, d("713.31"));
+    // A period that is not whole days is recounted from the records: March 5 from noon
+    // holds T1 (made at midnight) in neither.
+    let noon = Period {
+        from: MARCH_1 + 4 * DAY + DAY / 2,
+        to: MARCH_1 + 5 * DAY,
+        region: None,
+    };
+    assert!(st.liability(&s, &noon).unwrap().rows.is_empty());
+}
+
+#[test]
+fn a_ledger_from_before_the_daily_totals_computes_them_from_its_records() {
+    let dir = levy_testkit::TempDir::new("levy-report-days");
+    let path = levy_testkit::postgres::ledger(dir.path());
+    let (st, s) = ledger_at(&path);
+    let before: Vec<Liability> = periods()
+        .iter()
+        .map(|p| st.liability_recount(&s, p).unwrap())
+        .collect();
+    drop(st);
+    // The ledger set back to the schema before the daily totals were kept.
+    if let Some(db) = path.strip_prefix("postgres://") {
+        let server = levy_testkit::postgres::server().unwrap();
+        let name = db.rsplit('/').next().unwrap();
+        server
+            .psql(
+                name,
+                "DROP TABLE liability_rows; DROP TABLE liability_totals;
+                 UPDATE levy_ledger SET schema_version = 5",
+            )
+            .unwrap();
+    } else {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP TABLE liability_rows; DROP TABLE liability_totals; PRAGMA user_version = 8",
+        )
+        .unwrap();
+    }
+    // Opened again, it computes them once: every report as the records give it.
+    let st = store::open(&path).unwrap();
+    for (p, want) in periods().iter().zip(&before) {
+        assert_eq!(&st.liability(&s, p).unwrap(), want, "{p:?}");
+    }
+    let march = st.liability(&s, &march(None)).unwrap();
+    assert_eq!(state_of(&march, "CA").transactions, 2);
 }

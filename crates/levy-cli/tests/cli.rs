@@ -745,9 +745,17 @@ fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the
     assert_eq!(report["rows"]["nexus"], 1);
     // And one month of sales in Tennessee.
     assert_eq!(report["rows"]["nexus_months"], 1);
-    // Schema 8: the outbox of records to sync (4), no index on calculations' expiry (5),
-    // each transaction's running refund total (6), registrations (7), monthly sales (8).
-    assert_eq!(report["schema_version"], 8);
+    // And one day of liability: one state total (Tennessee, one currency, one rate table),
+    // and a row for each of the sale's two jurisdiction entries, Tennessee's 7% and its
+    // single article tax (2.75% on the part of an item over $1,600: Tenn. Code Ann.
+    // 67-6-202; nothing on this $100 line, but an entry all the same). The default table
+    // holds no Tennessee local rates: the sale is `STATE_ONLY`.
+    assert_eq!(report["rows"]["liability_totals"], 1);
+    assert_eq!(report["rows"]["liability_rows"], 2);
+    // Schema 9: the outbox of records to sync (4), no index on calculations' expiry (5),
+    // each transaction's running refund total (6), registrations (7), monthly sales (8),
+    // daily liability totals (9).
+    assert_eq!(report["schema_version"], 9);
     assert_eq!(report["quick_check"], serde_json::json!(["ok"]));
     assert_eq!(report["damaged"], serde_json::json!([]));
     let text = stdout(&levy(&["info", "--ledger", p]));
@@ -1172,6 +1180,27 @@ fn report_prints_what_the_ledgers_sales_owe() {
         "{csv}"
     );
     assert!(csv.lines().any(|l| l.starts_with("US,TN,47,")), "{csv}");
+    // Recounted from the records, March is the same report: printed, exit status success.
+    let o = report(&["--from", "2026-03-01", "--to", "2026-03-31", "--recount"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let recounted: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(recounted, r);
+    // A daily total lost (Tennessee's 7% row of March 2, removed by hand): the report of
+    // the totals no longer holds it, and the recount says where they differ.
+    let conn = rusqlite::Connection::open(&ledger).unwrap();
+    let removed = conn
+        .execute(
+            "DELETE FROM liability_rows WHERE code = '47' AND name = 'TENNESSEE'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(removed, 1);
+    drop(conn);
+    let o = report(&["--from", "2026-03-01", "--to", "2026-03-31", "--recount"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("daily totals differ"), "{err}");
+    assert!(err.contains("row TN 47 TENNESSEE STATE"), "{err}");
     // February has nothing; a period that ends before it starts is refused.
     let o = report(&["--from", "2026-02-01", "--to", "2026-02-28"]);
     let feb: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

@@ -18,6 +18,11 @@
 //! - Tax is the entries' `tax_due` less their fixed fee, unrounded (minor units); fees
 //!   are their own item: an entry's `fee`, and the whole of a per-order fee's entry
 //!   (`PER_ORDER_FEE`), whose line's gross is not a sale of that fee's jurisdiction.
+//! - Amounts are kept to [`PLACES`] decimal places of the minor unit (a ten-billionth of
+//!   a cent): a refund's share of an entry's tax can have 28 digits, and sums of such
+//!   numbers would depend on their order in the last digit; at ten places every sum is
+//!   exact, in any order, so that the daily totals ([`super::days`]) and a recount of the
+//!   records agree to the last digit.
 //! - A line's tax is rounded once, to the line (`tax_amount`); the difference between
 //!   that and the sum of its entries' `tax_due` is the line's rounding, which is kept per
 //!   state. So per state: collected (the sum of the lines' `tax_amount`, as the ledger
@@ -149,6 +154,14 @@ impl Period {
         self.from <= at && at < self.to
     }
 
+    /// The UTC days `[first, end)` of a period that starts and ends at midnight UTC, whose
+    /// report sums the ledger's daily totals ([`super::days`]); `None` for any other.
+    pub fn days(&self) -> Option<(i64, i64)> {
+        let whole = |at: i64| at.rem_euclid(super::days::DAY) == 0;
+        (whole(self.from) && whole(self.to))
+            .then(|| (super::days::day_of(self.from), super::days::day_of(self.to)))
+    }
+
     /// Whether the region of a transaction is reported.
     pub fn covers(&self, region: &str) -> bool {
         self.region.as_deref().is_none_or(|r| r == region)
@@ -199,17 +212,21 @@ impl Amounts {
     }
 }
 
+/// The decimal places of the minor unit a report keeps (rounded half to even).
+pub const PLACES: u32 = 10;
+
 /// What one entry of a line puts in its jurisdiction's row: the line's gross `gross`
-/// split by the entry's `note`, `tax_rate`, `tax_due` and `fee`.
+/// split by the entry's `note`, `tax_rate`, `tax_due` and `fee` (each to [`PLACES`]).
 pub fn entry_amounts(gross: Decimal, e: &EntryView<'_>) -> Amounts {
     let note = e.note.split(':').next().unwrap_or("").trim();
+    let gross = gross.round_dp(PLACES);
     let mut a = Amounts {
-        fees: e.fee,
-        tax: e.tax_due - e.fee,
+        fees: e.fee.round_dp(PLACES),
+        tax: (e.tax_due - e.fee).round_dp(PLACES),
         ..Amounts::default()
     };
     if note == "PER_ORDER_FEE" {
-        a.fees = e.tax_due;
+        a.fees = e.tax_due.round_dp(PLACES);
         a.tax = Decimal::ZERO;
         return a;
     }
@@ -344,16 +361,17 @@ impl<K, V: Default> Slots<K, V> {
 /// The report as it is built: a row per jurisdiction and a total per state, found by a
 /// key written into one buffer.
 #[derive(Debug)]
-struct Tally {
+pub(super) struct Tally {
     key: String,
-    rows: Slots<RowKey, Row>,
+    /// Each row with how many entries were added to it (a row's presence in a report).
+    rows: Slots<RowKey, (Row, i64)>,
     states: Slots<(String, String), StateTotal>,
     table_hashes: Slots<String, u64>,
     currencies: BTreeSet<String>,
 }
 
 impl Tally {
-    fn new() -> Tally {
+    pub(super) fn new() -> Tally {
         Tally {
             key: String::new(),
             rows: Slots::new(),
@@ -391,8 +409,8 @@ impl Tally {
         } = self;
         let mut total = StateTotal::default();
         for line in lines {
-            total.sales += sign * line.amount_excluding_tax;
-            total.collected += sign * line.tax_amount;
+            total.sales += (sign * line.amount_excluding_tax).round_dp(PLACES);
+            total.collected += (sign * line.tax_amount).round_dp(PLACES);
             for e in &line.jurisdictions {
                 let mut a = entry_amounts(sign * line.amount_excluding_tax, e);
                 a.tax *= sign;
@@ -411,7 +429,7 @@ impl Tally {
                     key.push_str(part);
                     key.push('\u{1f}');
                 }
-                let row = rows.get(key, || RowKey {
+                let (row, entries) = rows.get(key, || RowKey {
                     country: tx.country.to_string(),
                     region: tx.region.to_string(),
                     jurisdiction_code: e.jurisdiction_code.to_string(),
@@ -419,6 +437,7 @@ impl Tally {
                     authority_type: e.authority_type.to_string(),
                     outlet: outlet.to_string(),
                 });
+                *entries += 1;
                 if refund {
                     row.refunds.add(&a);
                 } else {
@@ -435,7 +454,7 @@ impl Tally {
     }
 
     /// Adds a transaction made in the period.
-    fn add_sale(&mut self, tx: &SaleView<'_>) {
+    pub(super) fn add_sale(&mut self, tx: &SaleView<'_>) {
         self.add_lines(tx, &tx.lines, Decimal::ONE, false);
         let hash = tx.table_hash.as_deref().unwrap_or("unknown");
         *self.table_hashes.get(hash, || hash.to_string()) += 1;
@@ -444,7 +463,7 @@ impl Tally {
     }
 
     /// Adds a refund of `tx` booked in the period, or its reversal.
-    fn add_refund(&mut self, tx: &SaleView<'_>, refund: &RefundRecord, how: Booking) {
+    pub(super) fn add_refund(&mut self, tx: &SaleView<'_>, refund: &RefundRecord, how: Booking) {
         let sign = match how {
             Booking::Refund => Decimal::ONE,
             Booking::Reversal => Decimal::NEGATIVE_ONE,
@@ -465,10 +484,25 @@ impl Tally {
         }
     }
 
+    /// The rows with how many entries each holds, and the state totals: what one booking
+    /// adds to the ledger's daily totals ([`super::days`]).
+    pub(super) fn into_counted(self) -> (Vec<(RowKey, Row, i64)>, Vec<StateTotal>) {
+        let rows = self.rows.slots.into_iter();
+        (
+            rows.map(|(k, (r, n))| (k, r, n)).collect(),
+            self.states.slots.into_iter().map(|(_, s)| s).collect(),
+        )
+    }
+
     /// The report, its rows and states in order.
     fn finish(self) -> Liability {
         Liability {
-            rows: self.rows.slots.into_iter().collect(),
+            rows: self
+                .rows
+                .slots
+                .into_iter()
+                .map(|(k, (r, _))| (k, r))
+                .collect(),
             states: self.states.slots.into_iter().collect(),
             table_hashes: self.table_hashes.slots.into_iter().collect(),
             currencies: self.currencies,

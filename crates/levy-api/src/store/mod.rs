@@ -21,6 +21,7 @@
 //! without waiting for the flush ([`Store::submit_calculation`]).
 
 mod commit;
+pub mod days;
 mod error;
 pub mod liability;
 pub mod months;
@@ -206,8 +207,19 @@ pub trait Store: PlatformStore + Send + Sync {
     ) -> Result<RefundRecord, StoreError>;
     /// The liability report of `period` ([`liability`]): the transactions made and the
     /// refunds and reversals booked in it, per jurisdiction, read in one state of the
-    /// ledger. It reads every transaction and refund of the scope once, a page at a time.
+    /// ledger. A period of whole UTC days (every period of `levy report` and
+    /// `GET /tax/reports/liability`) sums the ledger's daily totals ([`days`]), kept as
+    /// each record is written; any other reads every record, as
+    /// [`Store::liability_recount`] does.
     fn liability(
+        &self,
+        scope: &Scope,
+        period: &liability::Period,
+    ) -> Result<liability::Liability, StoreError>;
+    /// The liability report of `period` from the records themselves: every transaction
+    /// and refund of the scope read once, a page at a time. The same report as
+    /// [`Store::liability`], which `levy report --recount` checks it against.
+    fn liability_recount(
         &self,
         scope: &Scope,
         period: &liability::Period,

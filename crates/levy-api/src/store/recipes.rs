@@ -2,11 +2,12 @@
 //! statement (or several in one snapshot), a write is a recipe of statements and the
 //! ledger's rules run as one atomic write. The recipes of the writes that move money
 //! (a transaction, a refund, a reversal, a deletion) each keep the nexus totals, the
-//! monthly sales ([`super::months`]), the running refund total and the outbox in step with
-//! the record, in the same write.
+//! monthly sales ([`super::months`]), the daily liability totals ([`super::days`]), the
+//! running refund total and the outbox in step with the record, in the same write.
 
+use super::days::{self, DayChange};
 use super::error::{RecordKind, Result, StoreError};
-use super::liability::{Builder, Liability, Period, SaleView};
+use super::liability::{Booking, Builder, Liability, Period, SaleView};
 use super::months;
 use super::records::*;
 use super::rules::{self, Refunded};
@@ -38,14 +39,35 @@ fn running_total(s: &dyn Statements, scope: &Scope, tx: &TransactionRecord) -> R
 }
 
 /// Records a new transaction: its row, its sales in the nexus totals (live mode) and in
-/// its month, and its place in the outbox.
+/// its month, its day's liability, and its place in the outbox.
 fn record_transaction(s: &dyn Statements, scope: &Scope, tx: &TransactionRecord) -> Result<()> {
+    let day = record_sale(s, scope, tx)?;
+    s.add_liability_day(scope, &day)
+}
+
+/// Records a batch of new transactions, as [`record_transaction`] does each, their days'
+/// liability merged ([`days::merged`]): each day's rows written once.
+fn record_transactions(s: &dyn Statements, scope: &Scope, txs: &[TransactionRecord]) -> Result<()> {
+    let mut changes = Vec::with_capacity(txs.len());
+    for tx in txs {
+        changes.push(record_sale(s, scope, tx)?);
+    }
+    for change in days::merged(changes) {
+        s.add_liability_day(scope, &change)?;
+    }
+    Ok(())
+}
+
+/// Records a new transaction but its day's liability, which it returns for the caller
+/// to add.
+fn record_sale(s: &dyn Statements, scope: &Scope, tx: &TransactionRecord) -> Result<DayChange> {
     s.insert_transaction(scope, tx)?;
     if let Some(change) = rules::transaction_effect(scope.live, tx) {
         s.add_nexus(&scope.account, tx, change)?;
     }
     s.add_nexus_month(scope, tx, &months::transaction_month(tx))?;
-    s.outbox_add(scope, "transaction", &tx.id)
+    s.outbox_add(scope, "transaction", &tx.id)?;
+    Ok(days::sale_day(&SaleView::of(tx)))
 }
 
 /// Deletes a transaction: marked deleted, what remains of it (after its refunds) taken off
@@ -64,6 +86,10 @@ fn delete_transaction(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> R
         s.add_nexus(&scope.account, &tx, change)?;
     }
     s.add_nexus_month(scope, &tx, &months::deletion_month(&tx, &left))?;
+    let refunds = s.refunds(scope, id, (-1, i64::MAX))?;
+    for booking in days::days_of(&SaleView::of(&tx), &refunds) {
+        s.add_liability_day(scope, &booking.negated())?;
+    }
     s.outbox_add(scope, "deletion", id)
 }
 
@@ -89,6 +115,8 @@ fn record_refund(
     }
     let left = refunded.remaining(&tx);
     s.add_nexus_month(scope, &tx, &months::refund_month(&tx, &refund, &left))?;
+    let booked = days::refund_day(&SaleView::of(&tx), &refund, Booking::Refund);
+    s.add_liability_day(scope, &booked)?;
     s.outbox_add(scope, "refund", &refund.id)?;
     Ok(refund)
 }
@@ -121,6 +149,11 @@ fn reverse_refund(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> Resul
     if let Some(change) = months::reversal_month(deleted, &tx, &refund, &left) {
         s.add_nexus_month(scope, &tx, &change)?;
     }
+    if !deleted {
+        let given_back: DayChange =
+            days::refund_day(&SaleView::of(&tx), &refund, Booking::Reversal);
+        s.add_liability_day(scope, &given_back)?;
+    }
     s.outbox_add(scope, "reversal", id)?;
     Ok(refund)
 }
@@ -128,9 +161,21 @@ fn reverse_refund(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> Resul
 /// Rows a report reads at a time.
 const REPORT_PAGE: i64 = 2000;
 
-/// The liability report of `period`: every refund of the scope read first (keeping those
-/// booked in the period), then every transaction, a page at a time.
+/// The liability report of `period`: of whole days, their daily totals summed; otherwise
+/// [`recount`].
 fn liability(s: &dyn Statements, scope: &Scope, period: Period) -> Result<Liability> {
+    match period.days() {
+        Some(range) => {
+            let (rows, totals) = s.liability_days(scope, range, period.region.as_deref())?;
+            Ok(days::from_days(rows, totals))
+        }
+        None => recount(s, scope, period),
+    }
+}
+
+/// The liability report of `period` from the records: every refund of the scope read
+/// first (keeping those booked in the period), then every transaction, a page at a time.
+fn recount(s: &dyn Statements, scope: &Scope, period: Period) -> Result<Liability> {
     let mut builder = Builder::new(period);
     let mut after = String::new();
     loop {
@@ -473,6 +518,11 @@ impl<D: Database> Store for D {
         self.snapshot(move |s| liability(s, &scope, period))
     }
 
+    fn liability_recount(&self, scope: &Scope, period: &Period) -> Result<Liability> {
+        let (scope, period) = (scope.clone(), period.clone());
+        self.snapshot(move |s| recount(s, &scope, period))
+    }
+
     fn nexus(&self, account: &str) -> Result<Vec<NexusTotal>> {
         let account = account.to_string();
         self.read(move |s| s.nexus(&account))
@@ -647,12 +697,7 @@ impl<D: Database> PlatformStore for D {
 
     fn insert_transactions(&self, scope: &Scope, txs: Vec<TransactionRecord>) -> Result<()> {
         let scope = scope.clone();
-        self.write(move |s| {
-            for tx in &txs {
-                record_transaction(s, &scope, tx)?;
-            }
-            Ok(())
-        })
+        self.write(move |s| record_transactions(s, &scope, &txs))
     }
 
     fn import_certificates(&self, account: &str, batch: CertificateBatch) -> Result<()> {

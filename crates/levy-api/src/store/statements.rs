@@ -11,6 +11,7 @@
 //! run side by side (PostgreSQL: `SELECT … FOR UPDATE`); a database with one writer
 //! (SQLite) needs nothing for that.
 
+use super::days::{DayChange, DayRow, DayTotal};
 use super::error::Result;
 use super::months::MonthChange;
 use super::records::*;
@@ -123,6 +124,17 @@ pub trait Statements: PlatformStatements + OutboxStatements {
     /// The scope's monthly sales in `country`, ordered by region, currency and month (by
     /// bytes).
     fn nexus_months(&self, scope: &Scope, country: &str) -> Result<Vec<NexusMonth>>;
+    /// Adds `change` (one booking, or a booking taken back) to the scope's daily
+    /// liability totals.
+    fn add_liability_day(&self, scope: &Scope, change: &DayChange) -> Result<()>;
+    /// The scope's daily liability totals of the UTC days `[days.0, days.1)`, of one
+    /// region (upper case) or all.
+    fn liability_days(
+        &self,
+        scope: &Scope,
+        days: (i64, i64),
+        region: Option<&str>,
+    ) -> Result<(Vec<DayRow>, Vec<DayTotal>)>;
 }
 
 /// The statements of merchants, platform calculations, registrations, certificates and

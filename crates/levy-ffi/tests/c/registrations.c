@@ -1,5 +1,7 @@
 /* Registrations through levy.h: levy_registration_add, levy_registrations_list and
- * levy_registration_expire, and how they gate what `automatic_tax: auto` collects.
+ * levy_registration_expire, and how they gate what `automatic_tax: auto` collects; then
+ * what the sales owe and how near the state's threshold they are, through
+ * levy_service_request (`GET /tax/reports/liability`, `GET /tax/nexus`).
  *
  * Usage: registrations DIR LEDGER
  *   DIR holds the fixture tables written by tests/c_tests.rs; LEDGER is a ledger path
@@ -128,6 +130,72 @@ static void test_gate(const LevyService *service) {
     }
 }
 
+/* Records the sale of $100.00 in Nashville 37203 calculated at `at` as a transaction made
+ * at `at`. Returns 1 when it is stored. */
+static int record(const LevyService *service, long at, const char *order) {
+    char body[1024];
+    snprintf(body, sizeof body,
+             "{\"customer\":{\"address\":{\"address_province\":\"TN\","
+             "\"address_postal_code\":\"37203\",\"address_country\":\"US\"}},"
+             "\"origin_address\":{\"address_province\":\"TN\",\"address_postal_code\":\"37203\","
+             "\"address_country\":\"US\"},"
+             "\"order_details\":{\"customer_currency_code\":\"USD\",\"automatic_tax\":\"auto\","
+             "\"line_items\":[{\"amount\":10000,\"quantity\":1,"
+             "\"product_category\":\"GENERAL_MERCHANDISE\"}]},\"transacted_at\":%ld}",
+             at);
+    LevyResponse *c = svc_request(service, "POST", "/tax/calculations", body);
+    if (c == NULL) return 0;
+    char id[64] = "";
+    int found = find_id(body_of(c), "calc_", id, sizeof id);
+    levy_response_free(c);
+    CHECK(found);
+    if (!found) return 0;
+    snprintf(body, sizeof body,
+             "{\"calculation_id\":\"%s\",\"reference_order_id\":\"%s\","
+             "\"transaction_processed_at\":%ld}",
+             id, order, at);
+    LevyResponse *t = svc_request(service, "POST", "/tax/transactions", body);
+    if (t == NULL) return 0;
+    int ok = levy_response_status(t) == 200;
+    CHECK(ok);
+    levy_response_free(t);
+    return ok;
+}
+
+/* After test_gate (Tennessee registered from March 15 to March 20): a sale on the 15th
+ * collected 700 + 225 = 925 cents, one on the 14th nothing. March's report of Tennessee
+ * has both sales' $200.00 gross in each jurisdiction's row, $100.00 taxable and $100.00 not
+ * collected; the state's row 700 of tax, and the state total 2 transactions, 925
+ * collected. The nexus of April 15 measures the 12 months before April (Tennessee's
+ * period): $200.00 of the $100,000 threshold, below it, the registration expired. */
+static void test_after_the_sale(const LevyService *service) {
+    if (!record(service, MARCH_15, "o-15") || !record(service, MARCH_14_LAST, "o-14")) return;
+    LevyResponse *r = svc_request(service, "GET",
+                                  "/tax/reports/liability?from=2026-03-01&to=2026-03-31&region=TN",
+                                  NULL);
+    if (r == NULL) return;
+    CHECK_I64(levy_response_status(r), 200);
+    const char *report = body_of(r);
+    CHECK(contains(report, "\"object\":\"tax.liability_report\""));
+    CHECK(contains(report, "\"gross_sales\":20000"));
+    CHECK(contains(report, "\"taxable_sales\":10000"));
+    CHECK(contains(report, "\"not_collected_sales\":10000"));
+    CHECK(contains(report, "\"tax\":700"));
+    CHECK(contains(report, "\"tax\":225"));
+    CHECK(contains(report, "\"transactions\":2"));
+    CHECK(contains(report, "\"collected\":925"));
+    levy_response_free(r);
+    r = svc_request(service, "GET", "/tax/nexus?region=TN&date=2026-04-15", NULL);
+    if (r == NULL) return;
+    CHECK_I64(levy_response_status(r), 200);
+    const char *nexus = body_of(r);
+    CHECK(contains(nexus, "\"object\":\"tax.nexus\""));
+    CHECK(contains(nexus, "\"region\":\"TN\""));
+    CHECK(contains(nexus, "\"sales\":\"200.00\""));
+    CHECK(contains(nexus, "\"status\":\"below\""));
+    levy_response_free(r);
+}
+
 static void test_errors(const LevyService *service) {
     LevyRegistrationSpec spec;
     memset(&spec, 0, sizeof spec);
@@ -204,6 +272,7 @@ int main(int argc, char **argv) {
     CHECK_STATUS(levy_service_open(&c, &service), LEVY_OK);
     if (service == NULL) return check_finish();
     test_gate(service);
+    test_after_the_sale(service);
     test_errors(service);
     levy_service_free(service);
     return check_finish();

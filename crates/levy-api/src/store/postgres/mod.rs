@@ -48,6 +48,7 @@ use tokio_postgres::{NoTls, Row};
 use super::seal::{from_json, to_json};
 use super::*;
 
+mod days;
 mod outbox;
 mod platform;
 mod queries;
@@ -401,7 +402,7 @@ impl PostgresStore {
 }
 
 /// The ledger's tables, to check that a copy's target is empty.
-const LEDGER_TABLES: [&str; 16] = [
+const LEDGER_TABLES: [&str; 18] = [
     "customers",
     "products",
     "calculations",
@@ -417,6 +418,8 @@ const LEDGER_TABLES: [&str; 16] = [
     "outbox",
     "registrations",
     "nexus_months",
+    "liability_rows",
+    "liability_totals",
     "levy_ledger",
 ];
 
@@ -475,6 +478,8 @@ impl PostgresStore {
                 }
                 copied.push((t.table.to_string(), n as u64));
             }
+            // The daily liability totals, from the records copied.
+            schema::fill_days(&tx).await?;
             tx.commit().await.map_err(pg_err)?;
             Ok(copied)
         })

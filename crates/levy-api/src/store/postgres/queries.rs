@@ -8,6 +8,7 @@ use serde::Deserialize;
 use tokio::runtime::Handle;
 use tokio_postgres::Row;
 
+use super::super::days::{DayChange, DayRow, DayTotal};
 use super::super::months::MonthChange;
 use super::super::rules::{NexusChange, Refunded};
 use super::super::seal::{from_json, to_json};
@@ -381,5 +382,18 @@ impl<C: Conn> Statements for Pg<'_, C> {
                 })
             })
             .collect()
+    }
+
+    fn add_liability_day(&self, scope: &Scope, change: &DayChange) -> Result<()> {
+        super::days::add_day(self, scope, change)
+    }
+
+    fn liability_days(
+        &self,
+        scope: &Scope,
+        days: (i64, i64),
+        region: Option<&str>,
+    ) -> Result<(Vec<DayRow>, Vec<DayTotal>)> {
+        super::days::read_days(self, scope, days, region)
     }
 }

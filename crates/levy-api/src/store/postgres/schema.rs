@@ -8,7 +8,7 @@ use super::super::StoreError;
 use super::{begin, pg_err, pool_err, Conn};
 
 /// The current schema version (`levy_ledger.schema_version`).
-pub(super) const SCHEMA_VERSION: i64 = 5;
+pub(super) const SCHEMA_VERSION: i64 = 6;
 
 /// The advisory lock taken while the schema is checked and migrated, so that processes
 /// starting together migrate once: "LEVY" in ASCII.
@@ -123,7 +123,74 @@ CREATE TABLE nexus_months (
     PRIMARY KEY (account, live, country, region, currency, month)
 );
 "#,
+    // Schema 6: the daily liability totals, as in the SQLite ledger (its schema 9), their
+    // amounts `numeric[]` (16 of a row: sales then refunds; 4 sums of a state); `fill_days`
+    // computes them from the records already stored.
+    r#"
+DROP TABLE IF EXISTS liability_rows;
+CREATE TABLE liability_rows (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, day BIGINT NOT NULL,
+    country TEXT NOT NULL, region TEXT NOT NULL, code TEXT NOT NULL, name TEXT NOT NULL,
+    authority TEXT NOT NULL, outlet TEXT NOT NULL, amounts NUMERIC[] NOT NULL,
+    entries BIGINT NOT NULL,
+    PRIMARY KEY (account, live, day, country, region, code, name, authority, outlet)
+);
+DROP TABLE IF EXISTS liability_totals;
+CREATE TABLE liability_totals (
+    account TEXT NOT NULL, live BOOLEAN NOT NULL, day BIGINT NOT NULL,
+    country TEXT NOT NULL, region TEXT NOT NULL, currency TEXT NOT NULL, table_hash TEXT NOT NULL,
+    sums NUMERIC[] NOT NULL, transactions BIGINT NOT NULL, refunds BIGINT NOT NULL,
+    reversals BIGINT NOT NULL,
+    PRIMARY KEY (account, live, day, country, region, currency, table_hash)
+);
+"#,
 ];
+
+/// The migration after which [`fill_days`] runs (the one that makes schema 6).
+const DAYS_MIGRATION: usize = 5;
+
+/// Schema 6 (and a copied ledger): the daily liability totals of every transaction stored,
+/// with its refunds and reversals (none of a deleted one), summed in memory and written
+/// once ([`super::super::days::DaySums`]).
+pub(super) async fn fill_days(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
+    use std::collections::HashMap;
+
+    use super::super::days::DaySums;
+    use super::super::seal::from_json;
+    use super::super::{RefundRecord, TransactionRecord};
+
+    let mut refunds: HashMap<(String, bool, String), Vec<RefundRecord>> = HashMap::new();
+    let rows = tx
+        .query(
+            "SELECT account, live, transaction_id, data FROM refunds ORDER BY account, live, transaction_id, seq",
+            &[],
+        )
+        .await
+        .map_err(pg_err)?;
+    for r in &rows {
+        let key = (
+            r.try_get(0).map_err(pg_err)?,
+            r.try_get(1).map_err(pg_err)?,
+            r.try_get(2).map_err(pg_err)?,
+        );
+        let data: String = r.try_get(3).map_err(pg_err)?;
+        refunds.entry(key).or_default().push(from_json(&data)?);
+    }
+    let mut sums = DaySums::default();
+    let rows = tx
+        .query("SELECT account, live, data FROM transactions", &[])
+        .await
+        .map_err(pg_err)?;
+    for r in &rows {
+        let account: String = r.try_get(0).map_err(pg_err)?;
+        let live: bool = r.try_get(1).map_err(pg_err)?;
+        let data: String = r.try_get(2).map_err(pg_err)?;
+        let t: TransactionRecord = from_json(&data)?;
+        let of = refunds.remove(&(account.clone(), live, t.id.clone()));
+        sums.add(&account, live, &t, of.as_deref().unwrap_or(&[]));
+    }
+    super::days::write_sums(tx, &sums).await
+}
 
 /// The migration after which [`fill_months`] runs (the one that makes schema 5).
 const MONTHS_MIGRATION: usize = 4;
@@ -280,6 +347,9 @@ pub(super) async fn migrate(pool: Pool, target: String) -> Result<(), StoreError
         tx.batch_execute(sql).await.map_err(pg_err)?;
         if i == MONTHS_MIGRATION {
             fill_months(&tx).await?;
+        }
+        if i == DAYS_MIGRATION {
+            fill_days(&tx).await?;
         }
     }
     tx.execute(

@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::super::pack::unpack;
 use super::super::seal::unseal;
 use super::super::*;
+use super::days::unseal_numbers;
 use super::queries::{unseal_month, unseal_nexus};
 use super::schema::{
     check_existing_file, check_identity, not_a_ledger, quick_check, SEALED_TABLES,
@@ -116,10 +117,16 @@ pub fn inspect(path: &str) -> Result<LedgerReport, StoreError> {
         .map(|n| n == 1)
         .map_err(sqlite_err)
     };
-    for table in SEALED_TABLES
-        .iter()
-        .chain(["nexus", "nexus_months", "secrets"].iter())
-    {
+    for table in SEALED_TABLES.iter().chain(
+        [
+            "nexus",
+            "nexus_months",
+            "liability_rows",
+            "liability_totals",
+            "secrets",
+        ]
+        .iter(),
+    ) {
         if !exists(table)? {
             continue;
         }
@@ -202,6 +209,42 @@ pub fn inspect(path: &str) -> Result<LedgerReport, StoreError> {
                 }
             }
         }
+        if exists("liability_rows")? {
+            check_days(&conn, &mut report.damaged)?;
+        }
     }
     Ok(report)
+}
+
+/// The daily liability totals whose sealed amounts do not match their digest or counts.
+fn check_days(conn: &Connection, damaged: &mut Vec<String>) -> Result<(), StoreError> {
+    let mut stmt = conn
+        .prepare("SELECT rowid, amounts, entries FROM liability_rows")
+        .map_err(sqlite_err)?;
+    let mut q = stmt.query([]).map_err(sqlite_err)?;
+    while let Some(r) = q.next().map_err(sqlite_err)? {
+        let rowid: i64 = r.get(0).map_err(sqlite_err)?;
+        let sealed: String = r.get(1).map_err(sqlite_err)?;
+        let n: i64 = r.get(2).map_err(sqlite_err)?;
+        if let Err(e) = unseal_numbers::<16>(&sealed, &[n], "daily liability row") {
+            damaged.push(format!("liability_rows {rowid}: {e}"));
+        }
+    }
+    let mut stmt = conn
+        .prepare("SELECT rowid, sums, transactions, refunds, reversals FROM liability_totals")
+        .map_err(sqlite_err)?;
+    let mut q = stmt.query([]).map_err(sqlite_err)?;
+    while let Some(r) = q.next().map_err(sqlite_err)? {
+        let rowid: i64 = r.get(0).map_err(sqlite_err)?;
+        let sealed: String = r.get(1).map_err(sqlite_err)?;
+        let counts: [i64; 3] = [
+            r.get(2).map_err(sqlite_err)?,
+            r.get(3).map_err(sqlite_err)?,
+            r.get(4).map_err(sqlite_err)?,
+        ];
+        if let Err(e) = unseal_numbers::<4>(&sealed, &counts, "daily liability total") {
+            damaged.push(format!("liability_totals {rowid}: {e}"));
+        }
+    }
+    Ok(())
 }

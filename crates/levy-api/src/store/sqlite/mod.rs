@@ -19,6 +19,7 @@ use super::pack::{pack_calculation, pack_record};
 use super::*;
 
 mod checkpoint;
+mod days;
 mod inspect;
 mod outbox;
 mod platform;

@@ -7,6 +7,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 
+use super::super::days::{DayChange, DayRow, DayTotal};
 use super::super::months::MonthChange;
 use super::super::pack::unpack;
 use super::super::rules::{NexusChange, Refunded};
@@ -479,6 +480,19 @@ impl Statements for Sql<'_> {
             });
         }
         Ok(out)
+    }
+
+    fn add_liability_day(&self, scope: &Scope, change: &DayChange) -> Result<()> {
+        super::days::add_day(self.0, scope, change)
+    }
+
+    fn liability_days(
+        &self,
+        scope: &Scope,
+        days: (i64, i64),
+        region: Option<&str>,
+    ) -> Result<(Vec<DayRow>, Vec<DayTotal>)> {
+        super::days::read_days(self.0, scope, days, region)
     }
 }
 

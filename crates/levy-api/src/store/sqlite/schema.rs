@@ -10,7 +10,7 @@ use super::queries::{seal_nexus, Sql};
 use super::sqlite_err;
 
 /// The current schema version (`PRAGMA user_version`).
-pub(super) const SCHEMA_VERSION: i64 = 8;
+pub(super) const SCHEMA_VERSION: i64 = 9;
 
 /// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
 pub(super) const MIGRATIONS: &[&str] = &[
@@ -125,6 +125,28 @@ CREATE TABLE nexus_months (
     PRIMARY KEY (account, live, country, region, currency, month)
 );
 "#,
+    // Schema 9: the daily liability totals (`store::days`), per account, mode, UTC day and
+    // jurisdiction (`liability_rows`: 16 amounts and the entries, sealed) and per state,
+    // currency and rate table (`liability_totals`: 4 sums and 3 counts, sealed), so that a
+    // report of whole days reads a range of days. `fill_days` computes them from the
+    // records already stored.
+    r#"
+DROP TABLE IF EXISTS liability_rows;
+CREATE TABLE liability_rows (
+    account TEXT NOT NULL, live INTEGER NOT NULL, day INTEGER NOT NULL,
+    country TEXT NOT NULL, region TEXT NOT NULL, code TEXT NOT NULL, name TEXT NOT NULL,
+    authority TEXT NOT NULL, outlet TEXT NOT NULL, amounts TEXT NOT NULL, entries INTEGER NOT NULL,
+    PRIMARY KEY (account, live, day, country, region, code, name, authority, outlet)
+);
+DROP TABLE IF EXISTS liability_totals;
+CREATE TABLE liability_totals (
+    account TEXT NOT NULL, live INTEGER NOT NULL, day INTEGER NOT NULL,
+    country TEXT NOT NULL, region TEXT NOT NULL, currency TEXT NOT NULL, table_hash TEXT NOT NULL,
+    sums TEXT NOT NULL, transactions INTEGER NOT NULL, refunds INTEGER NOT NULL,
+    reversals INTEGER NOT NULL,
+    PRIMARY KEY (account, live, day, country, region, currency, table_hash)
+);
+"#,
 ];
 
 /// Schema 8: the monthly sales of every transaction already stored, with its refunds,
@@ -155,6 +177,32 @@ fn fill_months(conn: &Connection) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Schema 9: the daily liability totals of every transaction already stored, with its
+/// refunds and reversals (none of a deleted one), summed in memory and written once
+/// ([`super::super::days::DaySums`]).
+fn fill_days(conn: &Connection) -> Result<(), StoreError> {
+    let mut sums = super::super::days::DaySums::default();
+    let mut stmt = conn
+        .prepare("SELECT account, live, id FROM transactions ORDER BY rowid")
+        .map_err(sqlite_err)?;
+    let mut rows = stmt.query([]).map_err(sqlite_err)?;
+    let s = Sql(conn);
+    while let Some(r) = rows.next().map_err(sqlite_err)? {
+        let account: String = r.get(0).map_err(sqlite_err)?;
+        let scope = Scope {
+            account: account.into(),
+            live: r.get(1).map_err(sqlite_err)?,
+        };
+        let id: String = r.get(2).map_err(sqlite_err)?;
+        let Some(tx) = s.transaction(&scope, &id)? else {
+            continue;
+        };
+        let refunds = s.refunds(&scope, &id, (-1, i64::MAX))?;
+        sums.add(&scope.account, scope.live, &tx, &refunds);
+    }
+    super::days::write_sums(conn, &sums)
 }
 
 /// Schema 6: the `refunded` column of transactions, unless the file has it already.
@@ -315,6 +363,9 @@ pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         }
         if i + 1 == 8 {
             fill_months(&tx)?;
+        }
+        if i + 1 == 9 {
+            fill_days(&tx)?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
             .map_err(sqlite_err)?;
