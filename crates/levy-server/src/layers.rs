@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
 use tower_http::BoxError;
@@ -93,7 +93,6 @@ pub(crate) async fn documents(
         }
     };
     let mut r = Response::new(Body::from(text));
-    *r.status_mut() = StatusCode::OK;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
