@@ -162,6 +162,22 @@ const ROUTES: &[(&str, &str, Handler)] = &[
     ("GET", "/tax/nexus", tree!(nexus::get)),
 ];
 
+/// The routes whose write [`Service::answer`] hands over to be awaited
+/// ([`crate::Answer::finish`]) instead of waiting for its commit in place: the handlers
+/// that call [`Ctx::after_commit`].
+const DEFERRED_ROUTES: &[(&str, &str)] = &[
+    ("POST", "/tax/calculations"),
+    ("POST", "/tax/platform/calculations"),
+];
+
+/// Whether answering `method` `path` may block the calling thread until a ledger write is
+/// flushed, even through [`Service::answer`]: every write but those of
+/// [`DEFERRED_ROUTES`]. Reads (`GET`) write nothing. A path that is none of the
+/// interface's writes nothing either, but only the routes above are known not to block.
+pub(crate) fn blocks_on_commit(method: &str, path: &str) -> bool {
+    method != "GET" && !DEFERRED_ROUTES.contains(&(method, path))
+}
+
 /// Routes that exist from an API version on: method, pattern, handler, first version. In
 /// an earlier version they answer `404 NOT_FOUND`, as a path that does not exist.
 const VERSIONED_ROUTES: &[(&str, &str, Handler, ApiVersion)] = &[
@@ -589,6 +605,37 @@ fn route(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_writes_other_than_calculations_block_on_a_commit() {
+        // Every deferred route is a route; every read and deferred write is answered
+        // without blocking, every other write (and any unknown write) may block.
+        let routes = ROUTES
+            .iter()
+            .map(|(m, p, _)| (*m, *p))
+            .chain(VERSIONED_ROUTES.iter().map(|(m, p, _, _)| (*m, *p)));
+        for (method, pattern) in routes {
+            let path = pattern.replace("{}", "x_1");
+            let deferred = DEFERRED_ROUTES.contains(&(method, pattern));
+            assert_eq!(
+                blocks_on_commit(method, &path),
+                method != "GET" && !deferred,
+                "{method} {pattern}"
+            );
+        }
+        for route in DEFERRED_ROUTES {
+            assert!(
+                ROUTES.iter().any(|(m, p, _)| (*m, *p) == *route)
+                    || VERSIONED_ROUTES
+                        .iter()
+                        .any(|(m, p, _, _)| (*m, *p) == *route),
+                "{route:?}"
+            );
+        }
+        assert!(!blocks_on_commit("GET", "/no/such/path"));
+        assert!(blocks_on_commit("POST", "/tax/calculations/extra"));
+        assert!(blocks_on_commit("DELETE", "/tax/calculations"));
+    }
 
     #[test]
     fn paths_and_queries_decode() {

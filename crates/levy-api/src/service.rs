@@ -276,6 +276,18 @@ impl Service {
         self.store.reads_cross_a_network()
     }
 
+    /// Whether answering `method` `path` may block the calling thread on the ledger, even
+    /// through [`Service::answer`]: every write but a calculation's (whose commit
+    /// [`Answer::finish`] awaits), and every request when the ledger is across a network
+    /// ([`Service::ledger_is_remote`]). Reads (`GET`) on a local ledger never block.
+    ///
+    /// An async server answers a request for which this is `false` on its worker threads
+    /// and any other on threads that may block (tokio's blocking pool), so that no worker
+    /// waits on the disk or the network; it needs to know none of the routes.
+    pub fn blocks_on_commit(&self, method: &str, path: &str) -> bool {
+        self.ledger_is_remote() || router::blocks_on_commit(method, path)
+    }
+
     /// The scope of `account` (a name in the keys file, or an inline key's account) in one
     /// mode; `INVALID_ACCOUNT` when it has no key.
     fn account_scope(&self, account: &str, live: bool) -> Result<Scope, ApiError> {

@@ -3,6 +3,7 @@
 //! [`levy_api::error_response`] as the service renders its own: in the error format of the
 //! request's API version, with the request's id.
 
+use axum::http::HeaderMap;
 use levy_api::{ApiError, ApiVersion, ErrorKind};
 
 /// An error answered by the HTTP layer rather than by [`levy_api::Service`]: a name for
@@ -88,7 +89,32 @@ pub(crate) fn render(
         // The document paths answer GET only; error_response sends it as `Allow`.
         e.expected = Some("GET".into());
     }
-    crate::into_http(levy_api::error_response(&e, version, Some(request_id)))
+    crate::answer::into_http(levy_api::error_response(&e, version, Some(request_id)))
+}
+
+/// [`render`] for a request with `headers`: in the error format of its `X-API-Version`
+/// ([`error_version`]), naming the id the request-id layer set ([`request_id`]).
+pub(crate) fn render_for(
+    kind: HttpErrorKind,
+    message: &str,
+    headers: &HeaderMap,
+) -> axum::response::Response {
+    let version = error_version(
+        headers
+            .get("x-api-version")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or(""),
+    );
+    render(kind, message, version, request_id(headers))
+}
+
+/// The request's id: its `x-request-id` header, which the request-id layer set (replacing
+/// any the client sent); empty should it be missing.
+pub(crate) fn request_id(headers: &HeaderMap) -> &str {
+    headers
+        .get(crate::REQUEST_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
 }
 
 #[cfg(test)]
