@@ -140,25 +140,10 @@ pub fn parse(text: &str, codes: &dyn Fn(&str) -> bool) -> Result<Fees, CuratedEr
     })
 }
 
+/// One fee row read and checked (`key` its place in the file, `fee[i]`, for errors).
 fn fee(key: &str, row: &FeeRow, codes: &dyn Fn(&str) -> bool) -> Result<Fee, CuratedError> {
     let f = FILE;
-    let Some((fips, _)) = crate::states::by_abbr(&row.state) else {
-        return Err(invalid(
-            f,
-            format!("{key}.state"),
-            format!("{:?} is not a US state", row.state),
-        ));
-    };
-    match row.code.split_once(':') {
-        Some((prefix, rest)) if prefix == fips && !rest.trim().is_empty() => {}
-        _ => {
-            return Err(invalid(
-                f,
-                format!("{key}.code"),
-                format!("{:?} must be \"{fips}:<NAME>\"", row.code),
-            ))
-        }
-    }
+    check_state_and_code(key, row)?;
     for (k, v) in [
         ("name", &row.name),
         ("authority", &row.authority),
@@ -168,69 +153,12 @@ fn fee(key: &str, row: &FeeRow, codes: &dyn Fn(&str) -> bool) -> Result<Fee, Cur
         nonempty(f, &format!("{key}.{k}"), v)?;
     }
     date(f, &format!("{key}.as_of"), &row.as_of)?;
-    let min_taxable = match (row.applies_when.as_str(), &row.min_taxable) {
-        ("any_taxable", None) => None,
-        ("taxable_at_least", Some(m)) => Some(amount(f, &format!("{key}.min_taxable"), m)?),
-        ("any_taxable", Some(_)) => {
-            return Err(invalid(
-                f,
-                format!("{key}.min_taxable"),
-                "only with applies_when = \"taxable_at_least\"",
-            ))
-        }
-        ("taxable_at_least", None) => {
-            return Err(invalid(
-                f,
-                format!("{key}.min_taxable"),
-                "required with applies_when = \"taxable_at_least\"",
-            ))
-        }
-        (other, _) => {
-            return Err(invalid(
-                f,
-                format!("{key}.applies_when"),
-                format!("{other:?}: any_taxable or taxable_at_least"),
-            ))
-        }
-    };
+    let min_taxable = min_taxable(key, row)?;
     let small_seller = match &row.small_seller {
         None => None,
-        Some(s) => {
-            let k = format!("{key}.small_seller");
-            if s.period != "previous_calendar_year" {
-                return Err(invalid(
-                    f,
-                    format!("{k}.period"),
-                    format!("{:?}: previous_calendar_year", s.period),
-                ));
-            }
-            let less_than = match s.rule.as_str() {
-                "at_most" => false,
-                "less_than" => true,
-                other => {
-                    return Err(invalid(
-                        f,
-                        format!("{k}.rule"),
-                        format!("{other:?}: at_most or less_than"),
-                    ))
-                }
-            };
-            Some(SmallSeller {
-                amount: amount(f, &format!("{k}.amount"), &s.amount)?,
-                less_than,
-                from: date(f, &format!("{k}.from"), &s.from)?,
-            })
-        }
+        Some(s) => Some(small_seller(&format!("{key}.small_seller"), s)?),
     };
-    for (j, code) in row.exclude_codes.iter().enumerate() {
-        if !codes(code) {
-            return Err(invalid(
-                f,
-                format!("{key}.exclude_codes[{j}]"),
-                format!("{code:?} is not a tax code of taxonomy.toml"),
-            ));
-        }
-    }
+    check_exclude_codes(key, row, codes)?;
     Ok(Fee {
         code: row.code.clone(),
         state: row.state.clone(),
@@ -243,6 +171,98 @@ fn fee(key: &str, row: &FeeRow, codes: &dyn Fn(&str) -> bool) -> Result<Fee, Cur
         taxable: row.taxable,
         periods: periods(key, &row.amounts)?,
     })
+}
+
+/// Checks that the fee's state is a US state and its code is `<the state's FIPS>:<NAME>`.
+fn check_state_and_code(key: &str, row: &FeeRow) -> Result<(), CuratedError> {
+    let f = FILE;
+    let Some((fips, _)) = crate::states::by_abbr(&row.state) else {
+        return Err(invalid(
+            f,
+            format!("{key}.state"),
+            format!("{:?} is not a US state", row.state),
+        ));
+    };
+    match row.code.split_once(':') {
+        Some((prefix, rest)) if prefix == fips && !rest.trim().is_empty() => Ok(()),
+        _ => Err(invalid(
+            f,
+            format!("{key}.code"),
+            format!("{:?} must be \"{fips}:<NAME>\"", row.code),
+        )),
+    }
+}
+
+/// The least total of taxable items the fee needs, in dollars: given exactly when
+/// `applies_when` is `taxable_at_least`, `None` for `any_taxable`.
+fn min_taxable(key: &str, row: &FeeRow) -> Result<Option<Decimal>, CuratedError> {
+    let f = FILE;
+    match (row.applies_when.as_str(), &row.min_taxable) {
+        ("any_taxable", None) => Ok(None),
+        ("taxable_at_least", Some(m)) => Ok(Some(amount(f, &format!("{key}.min_taxable"), m)?)),
+        ("any_taxable", Some(_)) => Err(invalid(
+            f,
+            format!("{key}.min_taxable"),
+            "only with applies_when = \"taxable_at_least\"",
+        )),
+        ("taxable_at_least", None) => Err(invalid(
+            f,
+            format!("{key}.min_taxable"),
+            "required with applies_when = \"taxable_at_least\"",
+        )),
+        (other, _) => Err(invalid(
+            f,
+            format!("{key}.applies_when"),
+            format!("{other:?}: any_taxable or taxable_at_least"),
+        )),
+    }
+}
+
+/// The fee's small-seller exemption (`key` its place in the file, `fee[i].small_seller`):
+/// measured on the previous calendar year's sales, at most or less than its amount.
+fn small_seller(key: &str, s: &SmallSellerRow) -> Result<SmallSeller, CuratedError> {
+    let f = FILE;
+    if s.period != "previous_calendar_year" {
+        return Err(invalid(
+            f,
+            format!("{key}.period"),
+            format!("{:?}: previous_calendar_year", s.period),
+        ));
+    }
+    let less_than = match s.rule.as_str() {
+        "at_most" => false,
+        "less_than" => true,
+        other => {
+            return Err(invalid(
+                f,
+                format!("{key}.rule"),
+                format!("{other:?}: at_most or less_than"),
+            ))
+        }
+    };
+    Ok(SmallSeller {
+        amount: amount(f, &format!("{key}.amount"), &s.amount)?,
+        less_than,
+        from: date(f, &format!("{key}.from"), &s.from)?,
+    })
+}
+
+/// Checks that every product code the fee excludes is a tax code of the taxonomy.
+fn check_exclude_codes(
+    key: &str,
+    row: &FeeRow,
+    codes: &dyn Fn(&str) -> bool,
+) -> Result<(), CuratedError> {
+    for (j, code) in row.exclude_codes.iter().enumerate() {
+        if !codes(code) {
+            return Err(invalid(
+                FILE,
+                format!("{key}.exclude_codes[{j}]"),
+                format!("{code:?} is not a tax code of taxonomy.toml"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The periods of a fee: oldest first, each from the day after the one before ends, only

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 use levy_core::{
     Address, AnyTable, AutomaticTax, Calculation, Coverage, Currency, Customer, CustomerType, Date,
-    Decimal, Delivery, IpMode, LineTax, Location, Note, PlaceNote, Rounding, Sale, SaleLine,
-    Sourced, Sourcing, TaxId, Taxability,
+    Decimal, Delivery, IpMode, JurisdictionTax, LineTax, Location, Note, PlaceNote, Rounding, Sale,
+    SaleLine, Sourced, Sourcing, TaxId, Taxability,
 };
 
 /// Arguments of `levy calc`.
@@ -254,9 +254,55 @@ fn calculate(
             args.currency
         )
     })?;
-    let mut lines = Vec::with_capacity(args.lines.len());
-    let mut categories = Vec::with_capacity(args.lines.len());
-    for spec in &args.lines {
+    let (lines, categories) = sale_lines(table, &args.lines, currency)?;
+    let sale = Sale {
+        currency,
+        tax_included: args.tax_included,
+        customer: customer(args),
+        automatic_tax: AutomaticTax::Auto,
+        date,
+        origin_country: args.origin_country.as_ref().map(|c| c.to_ascii_uppercase()),
+        rounding: Rounding::parse(&args.rounding)
+            .ok_or_else(|| format!("--rounding {:?}: expected line or invoice", args.rounding))?,
+        lines,
+    };
+    let origin = ship_from(table, args, date)?;
+    let sale = Sale {
+        origin_country: sale
+            .origin_country
+            .or_else(|| origin.as_ref().map(|o| o.country().to_ascii_uppercase())),
+        ..sale
+    };
+    let mut calc = table
+        .calculate_from(origin.as_ref(), &location, &sale)
+        .map_err(|e| e.to_string())?;
+    if args.delivery {
+        let delivery = retail_delivery(args)?;
+        table.apply_order_fees(&location, &sale, &delivery, &mut calc);
+    }
+    Ok(if args.json {
+        (
+            String::new(),
+            Some(render_json(table, &location, &calc, &categories, date)),
+        )
+    } else {
+        (
+            render_receipt(table, &location, &calc, &categories, date),
+            None,
+        )
+    })
+}
+
+/// The sale's lines from the `--line` values `specs`, each with its category's tax code,
+/// and the category each names, in order.
+fn sale_lines(
+    table: &AnyTable,
+    specs: &[String],
+    currency: Currency,
+) -> Result<(Vec<SaleLine>, Vec<String>), String> {
+    let mut lines = Vec::with_capacity(specs.len());
+    let mut categories = Vec::with_capacity(specs.len());
+    for spec in specs {
         let (amount, quantity, category) = parse_line(spec, currency)?;
         let tax_code = table.category(&category).ok_or_else(|| {
             format!(
@@ -272,7 +318,13 @@ fn calculate(
         });
         categories.push(category);
     }
-    let customer = Customer {
+    Ok((lines, categories))
+}
+
+/// The buyer: exempt with `--exempt`, a business holding its VAT id with
+/// `--business-vat-id`, else a consumer.
+fn customer(args: &CalcArgs) -> Customer {
+    Customer {
         exempt: args.exempt,
         kind: if args.business_vat_id.is_some() {
             CustomerType::Business
@@ -288,78 +340,51 @@ fn calculate(
             })
             .collect(),
         exemptions: Vec::new(),
-    };
-    let sale = Sale {
-        currency,
-        tax_included: args.tax_included,
-        customer,
-        automatic_tax: AutomaticTax::Auto,
-        date,
-        origin_country: args.origin_country.as_ref().map(|c| c.to_ascii_uppercase()),
-        rounding: Rounding::parse(&args.rounding)
-            .ok_or_else(|| format!("--rounding {:?}: expected line or invoice", args.rounding))?,
-        lines,
-    };
-    // The ship-from place, when given beyond its country.
-    let origin = if args.origin_postal_code.is_some() || args.origin_province.is_some() {
-        let address = Address {
-            line1: args.origin_street.clone().unwrap_or_default(),
-            line2: String::new(),
-            city: args.origin_city.clone().unwrap_or_default(),
-            region: args.origin_province.clone().unwrap_or_default(),
-            postal_code: args.origin_postal_code.clone().unwrap_or_default(),
-            country: args
-                .origin_country
-                .clone()
-                .unwrap_or_else(|| "US".into())
-                .to_ascii_uppercase(),
-        };
-        Some(
-            table
-                .resolve(&address, date)
-                .map_err(|e| format!("origin address: {e}"))?,
-        )
-    } else {
-        None
-    };
-    let sale = Sale {
-        origin_country: sale
-            .origin_country
-            .or_else(|| origin.as_ref().map(|o| o.country().to_ascii_uppercase())),
-        ..sale
-    };
-    let mut calc = table
-        .calculate_from(origin.as_ref(), &location, &sale)
-        .map_err(|e| e.to_string())?;
-    if args.delivery {
-        let seller_sales_previous_year = match &args.seller_sales {
-            None => None,
-            Some(s) => Some(
-                s.trim()
-                    .parse::<Decimal>()
-                    .ok()
-                    .filter(|d| !d.is_sign_negative())
-                    .ok_or_else(|| {
-                        format!("--seller-sales {s:?}: expected an amount such as 450000")
-                    })?,
-            ),
-        };
-        let delivery = Delivery {
-            retail: true,
-            seller_sales_previous_year,
-        };
-        table.apply_order_fees(&location, &sale, &delivery, &mut calc);
     }
-    Ok(if args.json {
-        (
-            String::new(),
-            Some(render_json(table, &location, &calc, &categories, date)),
-        )
-    } else {
-        (
-            render_receipt(table, &location, &calc, &categories, date),
-            None,
-        )
+}
+
+/// The ship-from place, resolved when given beyond its country (an origin postal code or
+/// province); `None` otherwise.
+fn ship_from(table: &AnyTable, args: &CalcArgs, date: Date) -> Result<Option<Location>, String> {
+    if args.origin_postal_code.is_none() && args.origin_province.is_none() {
+        return Ok(None);
+    }
+    let address = Address {
+        line1: args.origin_street.clone().unwrap_or_default(),
+        line2: String::new(),
+        city: args.origin_city.clone().unwrap_or_default(),
+        region: args.origin_province.clone().unwrap_or_default(),
+        postal_code: args.origin_postal_code.clone().unwrap_or_default(),
+        country: args
+            .origin_country
+            .clone()
+            .unwrap_or_else(|| "US".into())
+            .to_ascii_uppercase(),
+    };
+    table
+        .resolve(&address, date)
+        .map(Some)
+        .map_err(|e| format!("origin address: {e}"))
+}
+
+/// The retail delivery `--delivery` declares, with the seller's previous-year sales in the
+/// state when `--seller-sales` claims the small-seller exemption.
+fn retail_delivery(args: &CalcArgs) -> Result<Delivery, String> {
+    let seller_sales_previous_year = match &args.seller_sales {
+        None => None,
+        Some(s) => Some(
+            s.trim()
+                .parse::<Decimal>()
+                .ok()
+                .filter(|d| !d.is_sign_negative())
+                .ok_or_else(|| {
+                    format!("--seller-sales {s:?}: expected an amount such as 450000")
+                })?,
+        ),
+    };
+    Ok(Delivery {
+        retail: true,
+        seller_sales_previous_year,
     })
 }
 
@@ -478,6 +503,8 @@ fn percent(rate: Decimal) -> String {
     format!("{}%", (rate * Decimal::ONE_HUNDRED).normalize())
 }
 
+/// The receipt `levy calc` prints: where the sale was placed, each line with its
+/// jurisdictions' taxes and fees, the totals, and what the answer may lack.
 fn render_receipt(
     table: &AnyTable,
     location: &Location,
@@ -485,88 +512,92 @@ fn render_receipt(
     categories: &[String],
     date: Date,
 ) -> String {
-    let c = calc.currency;
+    let receipt = Receipt {
+        table,
+        location,
+        calc,
+        categories,
+        date,
+        used: table.address_used(location),
+    };
     let mut out = String::new();
-    let used = &table.address_used(location);
-    let place: Vec<&str> = [
-        used.line1.as_str(),
-        used.city.as_str(),
-        used.region.as_str(),
-        used.postal_code.as_str(),
-        used.country.as_str(),
-    ]
-    .into_iter()
-    .filter(|s| !s.is_empty())
-    .collect();
-    let _ = writeln!(out, "Location   {}", place.join(", "));
-    let _ = writeln!(
-        out,
-        "           {} / {} from {}, on {}",
-        location.status.as_str(),
-        location.precision.as_str(),
-        location.source.as_str(),
-        date
-    );
-    if calc.rounding == Rounding::Invoice {
-        let _ = writeln!(
-            out,
-            "Rounding   INVOICE: the sale's tax is rounded once and shared out to the lines"
-        );
-    }
-    if calc.sourcing != Sourcing::Destination {
-        // A sale within one state that sources it otherwise: say which address decided.
-        let _ = writeln!(
-            out,
-            "Sourcing   {}: entries marked ORIGIN are the ship-from address's",
-            calc.sourcing.as_str()
-        );
-    }
+    receipt.write_place(&mut out);
     for (i, line) in calc.lines.iter().enumerate() {
+        receipt.write_line(&mut out, i, line);
+    }
+    receipt.write_totals(&mut out);
+    receipt.write_warnings(&mut out);
+    let _ = writeln!(out, "Table      {}", calc.table_hash_hex());
+    out
+}
+
+/// What a receipt is written from: the calculation, where and when it was placed, and the
+/// category each line named.
+struct Receipt<'a> {
+    table: &'a AnyTable,
+    location: &'a Location,
+    calc: &'a Calculation,
+    categories: &'a [String],
+    date: Date,
+    /// The address the table placed the sale at.
+    used: Address,
+}
+
+impl Receipt<'_> {
+    /// The address placed and how, and the rounding and sourcing when not the usual ones.
+    fn write_place(&self, out: &mut String) {
+        let (location, calc, used) = (self.location, self.calc, &self.used);
+        let place: Vec<&str> = [
+            used.line1.as_str(),
+            used.city.as_str(),
+            used.region.as_str(),
+            used.postal_code.as_str(),
+            used.country.as_str(),
+        ]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
+        let _ = writeln!(out, "Location   {}", place.join(", "));
+        let _ = writeln!(
+            out,
+            "           {} / {} from {}, on {}",
+            location.status.as_str(),
+            location.precision.as_str(),
+            location.source.as_str(),
+            self.date
+        );
+        if calc.rounding == Rounding::Invoice {
+            let _ = writeln!(
+                out,
+                "Rounding   INVOICE: the sale's tax is rounded once and shared out to the lines"
+            );
+        }
+        if calc.sourcing != Sourcing::Destination {
+            // A sale within one state that sources it otherwise: say which address decided.
+            let _ = writeln!(
+                out,
+                "Sourcing   {}: entries marked ORIGIN are the ship-from address's",
+                calc.sourcing.as_str()
+            );
+        }
+    }
+
+    /// Line `i` (from 0): its category, quantity and amount, an entry per jurisdiction, its
+    /// tax and total, and the places whose treatment of its code is unknown.
+    fn write_line(&self, out: &mut String, i: usize, line: &LineTax) {
+        let c = self.calc.currency;
         let _ = writeln!(out);
         let _ = writeln!(
             out,
             "Line {}     {} x{}  {} {}",
             i + 1,
-            categories.get(i).map(String::as_str).unwrap_or(""),
+            self.categories.get(i).map(String::as_str).unwrap_or(""),
             line.quantity,
             major(c, line.amount_excluding_tax),
             c.code()
         );
         for j in &line.jurisdictions {
-            let jur = table.jurisdiction(j.jurisdiction);
-            let name = jur.map(|j| j.name()).unwrap_or("?");
-            let level = jur.map(|j| j.level().as_str()).unwrap_or("");
-            if matches!(
-                j.note,
-                Note::PerOrderFee | Note::SmallSeller | Note::FeeUnknown
-            ) || (j.rate.is_zero() && !j.fee.is_zero())
-            {
-                // A fee: its part's name (its rule's rate type) and its amount.
-                let part = table.rule(j.rule).map_or(name, |r| r.rate_type());
-                let _ = writeln!(
-                    out,
-                    "  {:<45} fee {:>21}  {}",
-                    part,
-                    precise(c, j.fee),
-                    j.note.as_str()
-                );
-                continue;
-            }
-            let _ = writeln!(
-                out,
-                "  {:<34} {:<9} {:>8}  on {:>12}  tax {:>10}  {}{}",
-                name,
-                level,
-                percent(j.rate),
-                major(c, j.taxable_base),
-                precise(c, j.tax_due),
-                j.note.as_str(),
-                if j.sourced == Sourced::Origin {
-                    "  ORIGIN"
-                } else {
-                    ""
-                }
-            );
+            self.write_entry(out, j);
         }
         let _ = writeln!(
             out,
@@ -578,70 +609,128 @@ fn render_receipt(
             let _ = writeln!(
                 out,
                 "  treatment UNKNOWN in {}: taxed at the rule the code inherits",
-                gaps(table, line, date).join(", ")
+                gaps(self.table, line, self.date).join(", ")
             );
         }
     }
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "Total      {} + tax {} = {} {}   (effective rate {})",
-        major(c, calc.total_excluding_tax),
-        major(c, calc.total_tax),
-        major(c, calc.total_including_tax),
-        c.code(),
-        percent(calc.effective_rate().round_dp(6))
-    );
-    if let Some(z) = calc.zero_reason {
-        let _ = writeln!(out, "No tax due: {}", z.note().as_str());
-    }
-    if calc.taxability == Taxability::Unknown {
-        let codes: Vec<&str> = calc
-            .lines
-            .iter()
-            .filter(|l| l.taxability == Taxability::Unknown)
-            .filter_map(|l| table.tax_code_name(l.tax_code))
-            .collect();
-        let _ = writeln!(
-            out,
-            "Warning    PARTIAL coverage: this table's taxability matrix does not say how {} \
-             treats {}; see `levy taxability`",
-            place_name(used),
-            codes.join(", ")
-        );
-    }
-    let note = table.place_note(location, date);
-    if note != PlaceNote::None {
-        // What decided among the places of the ZIP, or why the answer holds less.
-        let _ = writeln!(
-            out,
-            "Place      {}: {}",
-            note.as_str(),
-            place_note(table, location, note, date)
-        );
-    }
-    match location.coverage.min(calc.coverage) {
-        _ if calc.taxability == Taxability::Unknown && location.coverage == Coverage::Full => {}
-        Coverage::Full => {}
-        Coverage::Partial => {
+
+    /// One jurisdiction's entry on a line: a fee's part and amount, or a tax's rate, base
+    /// and amount (marked ORIGIN when the ship-from address decided it).
+    fn write_entry(&self, out: &mut String, j: &JurisdictionTax) {
+        let c = self.calc.currency;
+        let jur = self.table.jurisdiction(j.jurisdiction);
+        let name = jur.map(|j| j.name()).unwrap_or("?");
+        let level = jur.map(|j| j.level().as_str()).unwrap_or("");
+        if matches!(
+            j.note,
+            Note::PerOrderFee | Note::SmallSeller | Note::FeeUnknown
+        ) || (j.rate.is_zero() && !j.fee.is_zero())
+        {
+            // A fee: its part's name (its rule's rate type) and its amount.
+            let part = self.table.rule(j.rule).map_or(name, |r| r.rate_type());
             let _ = writeln!(
                 out,
-                "Warning    PARTIAL coverage: some local taxes of {} are in this table, others \
-                 may be due that it does not hold (build a fuller table with `levy build`)",
-                place_name(used)
+                "  {:<45} fee {:>21}  {}",
+                part,
+                precise(c, j.fee),
+                j.note.as_str()
             );
+            return;
         }
-        Coverage::StateOnly => {
-            let _ = writeln!(
-                out,
-                "Warning    STATE_ONLY coverage: local taxes of {} may be due that this table \
-                 does not hold (build a table with local rates with `levy build`)",
-                place_name(used)
-            );
+        let _ = writeln!(
+            out,
+            "  {:<34} {:<9} {:>8}  on {:>12}  tax {:>10}  {}{}",
+            name,
+            level,
+            percent(j.rate),
+            major(c, j.taxable_base),
+            precise(c, j.tax_due),
+            j.note.as_str(),
+            if j.sourced == Sourced::Origin {
+                "  ORIGIN"
+            } else {
+                ""
+            }
+        );
+    }
+
+    /// The sale's totals and effective rate, and why no tax is due when none is.
+    fn write_totals(&self, out: &mut String) {
+        let (c, calc) = (self.calc.currency, self.calc);
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "Total      {} + tax {} = {} {}   (effective rate {})",
+            major(c, calc.total_excluding_tax),
+            major(c, calc.total_tax),
+            major(c, calc.total_including_tax),
+            c.code(),
+            percent(calc.effective_rate().round_dp(6))
+        );
+        if let Some(z) = calc.zero_reason {
+            let _ = writeln!(out, "No tax due: {}", z.note().as_str());
         }
     }
-    let _ = writeln!(out, "Table      {}", calc.table_hash_hex());
-    out
+
+    /// What the answer may lack: codes whose treatment the matrix does not know, the
+    /// place's note, and local taxes the table may not hold.
+    fn write_warnings(&self, out: &mut String) {
+        let (table, location, calc, date) = (self.table, self.location, self.calc, self.date);
+        let used = &self.used;
+        if calc.taxability == Taxability::Unknown {
+            let codes: Vec<&str> = calc
+                .lines
+                .iter()
+                .filter(|l| l.taxability == Taxability::Unknown)
+                .filter_map(|l| table.tax_code_name(l.tax_code))
+                .collect();
+            let _ = writeln!(
+                out,
+                "Warning    PARTIAL coverage: this table's taxability matrix does not say how {} \
+                 treats {}; see `levy taxability`",
+                place_name(used),
+                codes.join(", ")
+            );
+        }
+        let note = table.place_note(location, date);
+        if note != PlaceNote::None {
+            // What decided among the places of the ZIP, or why the answer holds less.
+            let _ = writeln!(
+                out,
+                "Place      {}: {}",
+                note.as_str(),
+                place_note(table, location, note, date)
+            );
+        }
+        self.write_coverage_warning(out);
+    }
+
+    /// The warning of an answer whose coverage is less than `FULL` for want of local taxes
+    /// (an unknown treatment at a fully covered place is warned of already).
+    fn write_coverage_warning(&self, out: &mut String) {
+        let (location, calc) = (self.location, self.calc);
+        match location.coverage.min(calc.coverage) {
+            _ if calc.taxability == Taxability::Unknown && location.coverage == Coverage::Full => {}
+            Coverage::Full => {}
+            Coverage::Partial => {
+                let _ = writeln!(
+                    out,
+                    "Warning    PARTIAL coverage: some local taxes of {} are in this table, \
+                     others may be due that it does not hold (build a fuller table with \
+                     `levy build`)",
+                    place_name(&self.used)
+                );
+            }
+            Coverage::StateOnly => {
+                let _ = writeln!(
+                    out,
+                    "Warning    STATE_ONLY coverage: local taxes of {} may be due that this \
+                     table does not hold (build a table with local rates with `levy build`)",
+                    place_name(&self.used)
+                );
+            }
+        }
+    }
 }
 
 /// The places and levels whose treatment of a line's code the matrix lacks: `US-DC state`.

@@ -906,43 +906,62 @@ unsafe fn calculate_batch(
     out: &mut [MaybeUninit<LevyBatchResult>],
     scratch: &mut BatchScratch,
 ) -> Option<(usize, Error)> {
+    // The failed sale of the lowest index (a sale refused when read is found before one
+    // the table refuses, whatever their order).
+    let mut failed = FirstFailure(None);
+    // SAFETY: as this function's contract.
+    unsafe { prepare_batch(table, sales, out, scratch, &mut failed) };
+    calculate_queued(table, sales, out, scratch, &mut failed);
+    failed.0
+}
+
+/// The failed sale of a batch with the lowest index, and its error.
+struct FirstFailure(Option<(usize, Error)>);
+
+impl FirstFailure {
+    /// Sale `i` failed with `e`: its result says the status, and it is the batch's error
+    /// when no sale before it failed.
+    fn fail(&mut self, i: usize, e: Error, out: &mut [MaybeUninit<LevyBatchResult>]) {
+        out[i].write(LevyBatchResult::failed(e.status));
+        if self.0.as_ref().is_none_or(|(j, _)| i < *j) {
+            self.0 = Some((i, e));
+        }
+    }
+}
+
+/// Reads every sale of a batch into `scratch`: each prepared and resolved to its place (the
+/// place of the sale before it when at the same address on the same day); a sale shipped
+/// from a known origin calculated at once into `out`, the others queued (`from`, `places`)
+/// for [`calculate_queued`]; a sale refused is failed.
+///
+/// # Safety
+///
+/// Every sale's pointers are NULL or valid, as `levy_calculate` requires.
+unsafe fn prepare_batch(
+    table: &AnyTable,
+    sales: &[LevySale],
+    out: &mut [MaybeUninit<LevyBatchResult>],
+    scratch: &mut BatchScratch,
+    failed: &mut FirstFailure,
+) {
     let BatchScratch {
         address,
         sales: prepared,
         locations,
         from,
         places,
-        calcs,
+        calcs: _,
     } = scratch;
-    // The failed sale of the lowest index (a sale refused when read is found before one
-    // the table refuses, whatever their order).
-    let mut first: Option<(usize, Error)> = None;
-    let mut fail = |i: usize, e: Error, out: &mut [MaybeUninit<LevyBatchResult>]| {
-        out[i].write(LevyBatchResult::failed(e.status));
-        if first.as_ref().is_none_or(|(j, _)| i < *j) {
-            first = Some((i, e));
-        }
-    };
     from.clear();
     places.clear();
     let mut codes = TaxCodes::default();
-    // Places in use, and the last one resolved from an address: (the address's pointer,
-    // `transacted_at`, the place). The same address struct on the same day is the same
-    // place (its strings cannot change during the call); a sale dated "now" (0) is always
-    // resolved.
-    let mut used = 0;
-    let mut last: Option<(usize, i64, usize)> = None;
+    let mut reuse = PlaceReuse::default();
     for (i, sale) in sales.iter().enumerate() {
         let k = from.len();
         if prepared.len() == k {
             prepared.push(Scratch::new().sale);
         }
-        let shared = last
-            .filter(|&(a, t, _)| {
-                !sale.address.is_null() && a == sale.address as usize && t == sale.transacted_at
-            })
-            .map(|(_, _, place)| place);
-        let place = shared.unwrap_or(used);
+        let (place, shared) = reuse.place_of(sale);
         if locations.len() == place {
             locations.push(Location::default());
         }
@@ -955,38 +974,20 @@ unsafe fn calculate_batch(
                 &mut prepared[k],
                 &mut locations[place],
                 &mut codes,
-                shared.is_none(),
+                !shared,
             )
         };
-        if ready.is_ok() && shared.is_none() {
-            used += 1;
-            last = (sale.transacted_at != 0
-                && locations[place].source == levy_core::LocationSource::Address)
-                .then_some((sale.address as usize, sale.transacted_at, place));
+        if ready.is_ok() && !shared {
+            reuse.resolved(sale, place, &locations[place]);
         }
         match ready {
-            Err(e) => fail(i, e, out),
-            // A sale shipped from a known origin follows its state's sourcing rule: it is
-            // calculated on its own, as `levy_calculate` would.
+            Err(e) => failed.fail(i, e, out),
             Ok(Some(origin)) => {
-                match table.calculate_from(Some(&origin), &locations[place], &prepared[k]) {
-                    Ok(mut calc) => match fees_then_result(
-                        table,
-                        sale,
-                        &locations[place],
-                        &prepared[k],
-                        &mut calc,
-                    ) {
-                        Ok(r) => {
-                            out[i].write(r);
-                        }
-                        Err(e) => fail(i, e, out),
-                    },
-                    Err(e) => fail(
-                        i,
-                        Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string()),
-                        out,
-                    ),
+                match calculate_shipped(table, sale, &origin, &locations[place], &prepared[k]) {
+                    Ok(r) => {
+                        out[i].write(r);
+                    }
+                    Err(e) => failed.fail(i, e, out),
                 }
             }
             Ok(None) => {
@@ -995,6 +996,76 @@ unsafe fn calculate_batch(
             }
         }
     }
+}
+
+/// The places of a batch's sales: how many are in use, and the last one resolved from an
+/// address, as (the address's pointer, `transacted_at`, the place). The same address
+/// struct on the same day is the same place (its strings cannot change during the call); a
+/// sale dated "now" (0) is always resolved.
+#[derive(Default)]
+struct PlaceReuse {
+    used: usize,
+    last: Option<(usize, i64, usize)>,
+}
+
+impl PlaceReuse {
+    /// The place of `sale`, and whether it shares the last one resolved (at its address on
+    /// its day) rather than taking the next free one, to be resolved.
+    #[inline]
+    fn place_of(&self, sale: &LevySale) -> (usize, bool) {
+        let shared = self
+            .last
+            .filter(|&(a, t, _)| {
+                !sale.address.is_null() && a == sale.address as usize && t == sale.transacted_at
+            })
+            .map(|(_, _, place)| place);
+        (shared.unwrap_or(self.used), shared.is_some())
+    }
+
+    /// `sale` was resolved to the new `place`, at `location`: the place is in use, and the
+    /// last one resolved from an address when `location` came from the sale's address on
+    /// a given day.
+    #[inline]
+    fn resolved(&mut self, sale: &LevySale, place: usize, location: &Location) {
+        self.used += 1;
+        self.last = (sale.transacted_at != 0
+            && location.source == levy_core::LocationSource::Address)
+            .then_some((sale.address as usize, sale.transacted_at, place));
+    }
+}
+
+/// A batch sale shipped from a known origin: it follows its state's sourcing rule, so it
+/// is calculated on its own, as `levy_calculate` would, then its fees added.
+fn calculate_shipped(
+    table: &AnyTable,
+    sale: &LevySale,
+    origin: &Location,
+    location: &Location,
+    core_sale: &Sale,
+) -> Result<LevyBatchResult, Error> {
+    match table.calculate_from(Some(origin), location, core_sale) {
+        Ok(mut calc) => fees_then_result(table, sale, location, core_sale, &mut calc),
+        Err(e) => Err(Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string())),
+    }
+}
+
+/// Calculates the sales [`prepare_batch`] queued in one batch of the table, each with its
+/// fees, into `out`; a sale the table refuses is failed.
+fn calculate_queued(
+    table: &AnyTable,
+    sales: &[LevySale],
+    out: &mut [MaybeUninit<LevyBatchResult>],
+    scratch: &mut BatchScratch,
+    failed: &mut FirstFailure,
+) {
+    let BatchScratch {
+        sales: prepared,
+        locations,
+        from,
+        places,
+        calcs,
+        ..
+    } = scratch;
     let n = from.len();
     let items = places.iter().map(|&p| &locations[p]).zip(&prepared[..n]);
     let errors = table.calculate_batch(items, calcs);
@@ -1003,7 +1074,7 @@ unsafe fn calculate_batch(
         let i = from[k];
         if errors.peek().is_some_and(|(at, _)| *at == k) {
             if let Some((_, e)) = errors.next() {
-                fail(
+                failed.fail(
                     i,
                     Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string()),
                     out,
@@ -1015,10 +1086,9 @@ unsafe fn calculate_batch(
             Ok(r) => {
                 out[i].write(r);
             }
-            Err(e) => fail(i, e, out),
+            Err(e) => failed.fail(i, e, out),
         }
     }
-    first
 }
 
 /// Calculates the sale into `spare` (a freed result, its location and vectors reused) or
@@ -1160,31 +1230,9 @@ unsafe fn prepare_sale(
 ) -> Result<Option<Location>, Error> {
     // SAFETY: as this function's contract.
     let (currency, lines) = unsafe { sale_header(sale) }?;
-    let per_unit = sale.flags & LEVY_SALE_PER_UNIT != 0;
-    core_sale.lines.clear();
-    for (i, line) in lines.iter().enumerate() {
-        // SAFETY: as this function's contract.
-        let tax_code = unsafe { codes.get(table, line, i) }?;
-        core_sale.lines.push(SaleLine {
-            amount: Decimal::from(line.amount),
-            quantity: line.quantity,
-            per_unit,
-            tax_code,
-        });
-    }
-
-    let ip_mode = match sale.ip_mode {
-        LEVY_IP_STRICT => IpMode::Strict,
-        LEVY_IP_ZERO => IpMode::Zero,
-        LEVY_IP_APPROXIMATE => IpMode::Approximate,
-        LEVY_IP_BEST_EFFORT => IpMode::BestEffort,
-        m => {
-            return Err(Error::new(
-                LevyStatus::LEVY_INVALID_ARGUMENT,
-                format!("sale.ip_mode {m} is not a LEVY_IP_* value"),
-            ))
-        }
-    };
+    // SAFETY: as this function's contract.
+    unsafe { read_lines(table, sale, lines, core_sale, codes) }?;
+    let ip_mode = ip_mode_of(sale)?;
     // SAFETY: NULL or NUL-terminated per the contract.
     let ip = unsafe { opt_str_arg(sale.ip, "sale.ip") }?;
     let transacted_at = if sale.transacted_at == 0 {
@@ -1200,9 +1248,83 @@ unsafe fn prepare_sale(
         unsafe { fill_address(&*sale.address, address) }?;
         Some(&*address)
     };
-    let resolve_ip = |ip: &str| table.resolve_ip(ip, ip_mode, date);
-    match (address, ip) {
-        _ if !resolve => {}
+    if resolve {
+        let by = ResolveBy {
+            address,
+            ip,
+            ip_mode,
+            date,
+        };
+        resolve_location(table, &by, location)?;
+    }
+    set_terms(core_sale, sale, currency, date);
+    // SAFETY: as this function's contract.
+    unsafe { resolve_origin(table, sale, date, core_sale) }
+}
+
+/// The sale's `lines` into `core_sale`, each with its tax code (through `codes`), per unit
+/// when the sale's flags say so.
+///
+/// # Safety
+///
+/// As for `levy_calculate`: the lines' strings are NULL or NUL-terminated.
+#[inline]
+unsafe fn read_lines(
+    table: &AnyTable,
+    sale: &LevySale,
+    lines: &[LevySaleLine],
+    core_sale: &mut Sale,
+    codes: &mut TaxCodes,
+) -> Result<(), Error> {
+    let per_unit = sale.flags & LEVY_SALE_PER_UNIT != 0;
+    core_sale.lines.clear();
+    for (i, line) in lines.iter().enumerate() {
+        // SAFETY: as this function's contract.
+        let tax_code = unsafe { codes.get(table, line, i) }?;
+        core_sale.lines.push(SaleLine {
+            amount: Decimal::from(line.amount),
+            quantity: line.quantity,
+            per_unit,
+            tax_code,
+        });
+    }
+    Ok(())
+}
+
+/// The sale's IP resolution mode, from its `LEVY_IP_*` value.
+#[inline]
+fn ip_mode_of(sale: &LevySale) -> Result<IpMode, Error> {
+    match sale.ip_mode {
+        LEVY_IP_STRICT => Ok(IpMode::Strict),
+        LEVY_IP_ZERO => Ok(IpMode::Zero),
+        LEVY_IP_APPROXIMATE => Ok(IpMode::Approximate),
+        LEVY_IP_BEST_EFFORT => Ok(IpMode::BestEffort),
+        m => Err(Error::new(
+            LevyStatus::LEVY_INVALID_ARGUMENT,
+            format!("sale.ip_mode {m} is not a LEVY_IP_* value"),
+        )),
+    }
+}
+
+/// What a sale's place is resolved from: its address (read into the caller's buffer) and
+/// its IP address, on its day.
+struct ResolveBy<'a> {
+    address: Option<&'a Address>,
+    ip: Option<&'a str>,
+    ip_mode: IpMode,
+    date: Date,
+}
+
+/// The sale's place into `location` (its strings reused): from its address, else from its
+/// IP address when the address fails or is not given; the error says why each failed.
+fn resolve_location(
+    table: &AnyTable,
+    by: &ResolveBy,
+    location: &mut Location,
+) -> Result<(), Error> {
+    let date = by.date;
+    let resolve_ip = |ip: &str| table.resolve_ip(ip, by.ip_mode, date);
+    match (by.address, by.ip) {
         (Some(a), ip) => match (table.resolve_into(a, date, location), ip) {
             (Ok(()), _) => {}
             (Err(ea), Some(ip)) => {
@@ -1239,7 +1361,13 @@ unsafe fn prepare_sale(
             ))
         }
     }
+    Ok(())
+}
 
+/// The sale's terms into `core_sale`: its currency and day, and what its flags say of tax
+/// included, an exempt buyer, automatic tax and rounding.
+#[inline]
+fn set_terms(core_sale: &mut Sale, sale: &LevySale, currency: Currency, date: Date) {
     core_sale.currency = currency;
     core_sale.tax_included = sale.flags & LEVY_SALE_TAX_INCLUDED != 0;
     core_sale.customer.exempt = sale.flags & LEVY_SALE_CUSTOMER_EXEMPT != 0;
@@ -1254,23 +1382,35 @@ unsafe fn prepare_sale(
     } else {
         levy_core::Rounding::Line
     };
-    let origin = if sale.origin.is_null() {
+}
+
+/// The place the sale ships from, resolved when it gives one, its country recorded in
+/// `core_sale`; `None` (and no origin country) when it gives none.
+///
+/// # Safety
+///
+/// As for `levy_calculate`: `sale.origin` is NULL or valid.
+unsafe fn resolve_origin(
+    table: &AnyTable,
+    sale: &LevySale,
+    date: Date,
+    core_sale: &mut Sale,
+) -> Result<Option<Location>, Error> {
+    if sale.origin.is_null() {
         core_sale.origin_country = None;
-        None
-    } else {
-        let mut a = Address::default();
-        // SAFETY: non-null and valid per the contract; its fields NULL or NUL-terminated.
-        unsafe { fill_address(&*sale.origin, &mut a) }?;
-        let o = table.resolve(&a, date).map_err(|e| {
-            Error::new(
-                LevyStatus::LEVY_RESOLUTION_FAILED,
-                format!("origin: {}", resolve_error(&e)),
-            )
-        })?;
-        core_sale.origin_country = Some(o.country().to_ascii_uppercase());
-        Some(o)
-    };
-    Ok(origin)
+        return Ok(None);
+    }
+    let mut a = Address::default();
+    // SAFETY: non-null and valid per the contract; its fields NULL or NUL-terminated.
+    unsafe { fill_address(&*sale.origin, &mut a) }?;
+    let o = table.resolve(&a, date).map_err(|e| {
+        Error::new(
+            LevyStatus::LEVY_RESOLUTION_FAILED,
+            format!("origin: {}", resolve_error(&e)),
+        )
+    })?;
+    core_sale.origin_country = Some(o.country().to_ascii_uppercase());
+    Ok(Some(o))
 }
 
 /// Fills `*out` with the order-level figures of `result`.

@@ -95,6 +95,25 @@ impl Tennessee {
     /// [`TableBuilder::build`] (with [`Tennessee::build_time`]).
     pub fn builder(&self) -> (TableBuilder, Jurisdictions) {
         let mut b = TableBuilder::new();
+        self.add_tax_codes(&mut b);
+        let js = add_jurisdictions(&mut b);
+        self.add_rules(&mut b, &js);
+        b.region("US", "TN", "TENNESSEE", &[js.state], "37203")
+            .expect("region");
+        if self.matrix {
+            self.add_taxability_matrix(&mut b);
+        }
+        b.zip(37203, "TN", "NASHVILLE", &[js.state, js.davidson], 1000)
+            .expect("zip");
+        b.zip(37201, "TN", "NASHVILLE", &[js.state, js.nashville], 1000)
+            .expect("zip");
+        add_ip_ranges(&mut b);
+        (b, js)
+    }
+
+    /// The tax codes `GENERAL_MERCHANDISE`, the clothing code and `FOOD` under it, and a
+    /// category of each.
+    fn add_tax_codes(&self, b: &mut TableBuilder) {
         b.tax_code("GENERAL_MERCHANDISE", None, "Tangible personal property")
             .expect("tax code");
         b.tax_code(self.clothing_code, Some("GENERAL_MERCHANDISE"), "Clothing")
@@ -104,42 +123,27 @@ impl Tennessee {
         b.category("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
         b.category("CLOTHING", self.clothing_code);
         b.category("FOOD", "FOOD");
-        let mut jurisdiction = |code: &str, name: &str, level, authority: &str| {
-            b.jurisdiction(JurisdictionSpec {
-                code: code.into(),
-                name: name.into(),
-                level,
-                country: "US".into(),
-                region: "TN".into(),
-                authority: authority.into(),
-                tax_type: TaxType::Sales,
-            })
-            .expect("jurisdiction")
-        };
-        let state = jurisdiction(
-            "47",
-            "TENNESSEE",
-            Level::State,
-            "TENNESSEE DEPARTMENT OF REVENUE",
-        );
-        let davidson = jurisdiction("47037", "DAVIDSON", Level::County, "DAVIDSON COUNTY");
-        let nashville = jurisdiction("4752006", "NASHVILLE", Level::City, "METRO NASHVILLE");
+    }
+
+    /// The rate rules: the state's general and food rates, Davidson County's and the
+    /// Nashville city's general rates.
+    fn add_rules(&self, b: &mut TableBuilder, js: &Jurisdictions) {
         for (j, code, rate, description) in [
             (
-                state,
+                js.state,
                 "GENERAL_MERCHANDISE",
                 self.state_rate,
                 "GENERAL STATE SALES TAX",
             ),
-            (state, "FOOD", Decimal::new(4, 2), "STATE FOOD TAX"),
+            (js.state, "FOOD", Decimal::new(4, 2), "STATE FOOD TAX"),
             (
-                davidson,
+                js.davidson,
                 "GENERAL_MERCHANDISE",
                 Decimal::new(225, 4),
                 "GENERAL COUNTY LOCAL SALES TAX",
             ),
             (
-                nashville,
+                js.nashville,
                 "GENERAL_MERCHANDISE",
                 self.city_rate,
                 "GENERAL CITY LOCAL SALES TAX",
@@ -155,78 +159,103 @@ impl Tennessee {
             ))
             .expect("rule");
         }
-        b.region("US", "TN", "TENNESSEE", &[state], "37203")
-            .expect("region");
-        if self.matrix {
-            for (code, summary, source) in [
-                (
-                    self.clothing_code,
-                    "general rate",
-                    "Tenn. Code Ann. 67-6-202",
-                ),
-                (
-                    "FOOD",
-                    "4% state, local in full",
-                    "Tenn. Code Ann. 67-6-228",
-                ),
-            ] {
-                b.taxability_cell(TaxabilityCellSpec {
-                    country: "US".into(),
-                    region: "TN".into(),
-                    levels: TaxabilityLevels::ALL,
-                    scope: "all".into(),
-                    treatment: Treatment::Taxable,
-                    summary: summary.into(),
-                    codes: vec![code.into()],
-                    from: Date::MIN,
-                    to: Date::MAX,
-                    sale_at_most: None,
-                    label: String::new(),
-                    source: source.into(),
-                    as_of: Date::from_ymd(2026, 11, 26).expect("a day"),
-                    note: String::new(),
-                })
-                .expect("taxability cell");
-            }
-        }
-        b.zip(37203, "TN", "NASHVILLE", &[state, davidson], 1000)
-            .expect("zip");
-        b.zip(37201, "TN", "NASHVILLE", &[state, nashville], 1000)
-            .expect("zip");
-        let place = |city: &str, postal: &str| IpLocationSpec {
-            country: "US".into(),
-            region: "TN".into(),
-            city: city.into(),
-            postal: postal.into(),
-            approx_postal: String::new(),
-            coordinates: None,
-        };
-        let v4 = |a: u8, b: u8, c: u8, d: u8| u32::from_be_bytes([a, b, c, d]);
-        for (first, last, spec) in [
-            (
-                v4(10, 0, 0, 0),
-                v4(10, 0, 0, 255),
-                place("NASHVILLE", "37203"),
-            ),
-            (v4(10, 0, 1, 0), v4(10, 0, 1, 255), place("", "")),
-            (
-                v4(192, 0, 2, 0),
-                v4(192, 0, 2, 255),
-                place("NASHVILLE", "37203"),
-            ),
-        ] {
-            b.ipv4_range(first, last, spec).expect("IP range");
-        }
-        (
-            b,
-            Jurisdictions {
-                state,
-                davidson,
-                nashville,
-            },
-        )
     }
 
+    /// Tennessee's taxability matrix: clothing at the general rate and food at its own,
+    /// known at every level.
+    fn add_taxability_matrix(&self, b: &mut TableBuilder) {
+        for (code, summary, source) in [
+            (
+                self.clothing_code,
+                "general rate",
+                "Tenn. Code Ann. 67-6-202",
+            ),
+            (
+                "FOOD",
+                "4% state, local in full",
+                "Tenn. Code Ann. 67-6-228",
+            ),
+        ] {
+            b.taxability_cell(TaxabilityCellSpec {
+                country: "US".into(),
+                region: "TN".into(),
+                levels: TaxabilityLevels::ALL,
+                scope: "all".into(),
+                treatment: Treatment::Taxable,
+                summary: summary.into(),
+                codes: vec![code.into()],
+                from: Date::MIN,
+                to: Date::MAX,
+                sale_at_most: None,
+                label: String::new(),
+                source: source.into(),
+                as_of: Date::from_ymd(2026, 11, 26).expect("a day"),
+                note: String::new(),
+            })
+            .expect("taxability cell");
+        }
+    }
+}
+
+/// The jurisdictions: the state of Tennessee, Davidson County and the Nashville city.
+fn add_jurisdictions(b: &mut TableBuilder) -> Jurisdictions {
+    let mut jurisdiction = |code: &str, name: &str, level, authority: &str| {
+        b.jurisdiction(JurisdictionSpec {
+            code: code.into(),
+            name: name.into(),
+            level,
+            country: "US".into(),
+            region: "TN".into(),
+            authority: authority.into(),
+            tax_type: TaxType::Sales,
+        })
+        .expect("jurisdiction")
+    };
+    let state = jurisdiction(
+        "47",
+        "TENNESSEE",
+        Level::State,
+        "TENNESSEE DEPARTMENT OF REVENUE",
+    );
+    let davidson = jurisdiction("47037", "DAVIDSON", Level::County, "DAVIDSON COUNTY");
+    let nashville = jurisdiction("4752006", "NASHVILLE", Level::City, "METRO NASHVILLE");
+    Jurisdictions {
+        state,
+        davidson,
+        nashville,
+    }
+}
+
+/// The IPv4 ranges: 10.0.0.0/24 and 192.0.2.0/24 in Nashville, TN 37203; 10.0.1.0/24 in
+/// Tennessee without a postal code.
+fn add_ip_ranges(b: &mut TableBuilder) {
+    let place = |city: &str, postal: &str| IpLocationSpec {
+        country: "US".into(),
+        region: "TN".into(),
+        city: city.into(),
+        postal: postal.into(),
+        approx_postal: String::new(),
+        coordinates: None,
+    };
+    let v4 = |a: u8, b: u8, c: u8, d: u8| u32::from_be_bytes([a, b, c, d]);
+    for (first, last, spec) in [
+        (
+            v4(10, 0, 0, 0),
+            v4(10, 0, 0, 255),
+            place("NASHVILLE", "37203"),
+        ),
+        (v4(10, 0, 1, 0), v4(10, 0, 1, 255), place("", "")),
+        (
+            v4(192, 0, 2, 0),
+            v4(192, 0, 2, 255),
+            place("NASHVILLE", "37203"),
+        ),
+    ] {
+        b.ipv4_range(first, last, spec).expect("IP range");
+    }
+}
+
+impl Tennessee {
     /// The table's bytes, as `levy build` would write them.
     pub fn bytes(&self) -> Vec<u8> {
         self.builder()

@@ -67,6 +67,69 @@ pub(super) fn local_rates(
     source: u32,
     file: &str,
 ) -> Result<(u64, u64), BuildError> {
+    let text = read_bounded(reader, file)?;
+    let rates = crate::local_rates::parse(name, &text)
+        .map_err(|e| BuildError::LocalRates(e.to_string()))?;
+    let sources = publications(ctx, &rates, source);
+    let f = LocalFile {
+        rates: &rates,
+        name,
+        file,
+        source,
+        sources,
+    };
+    let abbr = rates.state.as_str();
+    ctx.state(abbr)?;
+    if rates.complete {
+        ctx.local.complete.insert(abbr.to_string());
+    }
+    let counties = read_counties(ctx, &f)?;
+    let (districts, skipped_districts) = read_districts(ctx, &f)?;
+    let (cities, skipped_cities) = read_cities(ctx, &f)?;
+    Ok((
+        counties + districts + cities,
+        skipped_districts + skipped_cities,
+    ))
+}
+
+/// One local rates file being read: what it says, its names for messages and the manifest
+/// entries of its publications.
+struct LocalFile<'a> {
+    /// What the file says.
+    rates: &'a LocalRates,
+    /// The file's name, `VA.toml`, for messages.
+    name: &'a str,
+    /// The file's path as the build was given it, for its rules.
+    file: &'a str,
+    /// The file's own manifest entry.
+    source: u32,
+    /// The manifest entry of each publication the file names (see [`publications`]).
+    sources: HashMap<&'a str, u32>,
+}
+
+impl LocalFile<'_> {
+    /// The manifest entry of publication `publication`, the file's own `source` when `None`.
+    fn source_of(&self, publication: Option<&str>) -> u32 {
+        self.sources
+            .get(publication.unwrap_or(&self.rates.source))
+            .copied()
+            .unwrap_or(self.source)
+    }
+
+    /// The band of each item's price the file's rates apply to: all of it, or the first
+    /// `single_item_cap` dollars.
+    fn band(&self) -> (Decimal, Option<Decimal>) {
+        (Decimal::ZERO, self.rates.single_item_cap)
+    }
+
+    /// The jurisdiction code of the county or city `fips` of the file's state.
+    fn local_code(&self, fips: &str) -> String {
+        format!("{}{fips}", self.rates.state_fips)
+    }
+}
+
+/// The text of a local rates file, refused when longer than [`MAX_BYTES`].
+fn read_bounded(reader: &mut impl std::io::Read, file: &str) -> Result<String, BuildError> {
     let mut text = String::new();
     std::io::Read::read_to_string(&mut std::io::Read::take(reader, MAX_BYTES + 1), &mut text)
         .map_err(|e| BuildError::LocalRates(format!("{file}: {e}")))?;
@@ -75,58 +138,53 @@ pub(super) fn local_rates(
             "{file}: longer than {MAX_BYTES} bytes; a local rates file is a few hundred counties"
         )));
     }
-    let rates = crate::local_rates::parse(name, &text)
-        .map_err(|e| BuildError::LocalRates(e.to_string()))?;
-    let sources = publications(ctx, &rates, source);
-    let src = |s: Option<&str>| {
-        sources
-            .get(s.unwrap_or(&rates.source))
-            .copied()
-            .unwrap_or(source)
-    };
-    let abbr = rates.state.as_str();
-    ctx.state(abbr)?;
-    if rates.complete {
-        ctx.local.complete.insert(abbr.to_string());
-    }
-    let band = (Decimal::ZERO, rates.single_item_cap);
+    Ok(text)
+}
+
+/// Each county of the file as its jurisdiction, with its rates queued; how many were read.
+fn read_counties(ctx: &mut Ctx, f: &LocalFile) -> Result<u64, BuildError> {
+    let abbr = f.rates.state.as_str();
     let mut read = 0u64;
-    for c in &rates.counties {
-        let code = format!("{}{}", rates.state_fips, c.fips);
+    for c in &f.rates.counties {
+        let code = f.local_code(&c.fips);
         let j = named(ctx, &code, &c.name, Level::County, abbr)?;
-        let s = src(c.source.as_deref());
+        let s = f.source_of(c.source.as_deref());
         for r in &c.rates {
-            queue(ctx, j, r, band, &c.label, s, file);
+            queue(ctx, j, r, f.band(), &c.label, s, f.file);
         }
         read += 1;
     }
-    let mut skipped = 0u64;
-    for (i, d) in rates.districts.iter().enumerate() {
-        let what = format!("{name} district[{i}]");
+    Ok(read)
+}
+
+/// Each district of the file as its jurisdiction (its own rates queued, or the one an SST
+/// rate file gave), recorded over its counties and kept for [`finish`]; how many were read
+/// and how many skipped for want of that SST rate file.
+fn read_districts(ctx: &mut Ctx, f: &LocalFile) -> Result<(u64, u64), BuildError> {
+    let abbr = f.rates.state.as_str();
+    let (mut read, mut skipped) = (0u64, 0u64);
+    for (i, d) in f.rates.districts.iter().enumerate() {
+        let what = format!("{} district[{i}]", f.name);
         let j = match (&d.rates, &d.code) {
             (Rates::Chain(chain), Some(code)) => {
                 let j = named(ctx, code, &d.name, Level::District, abbr)?;
                 for r in chain {
-                    queue(ctx, j, r, band, &d.label, src(Some(&d.source)), file);
+                    let s = f.source_of(Some(&d.source));
+                    queue(ctx, j, r, f.band(), &d.label, s, f.file);
                 }
                 Some(j)
             }
-            (Rates::Sst { jtype, code }, _) => sst_jurisdiction(ctx, &rates, jtype, code, &d.name)?,
+            (Rates::Sst { jtype, code }, _) => {
+                sst_jurisdiction(ctx, f.rates, jtype, code, &d.name)?
+            }
             (Rates::Chain(_), None) => None,
         };
         let Some(j) = j else {
             skipped += 1;
-            ctx.summary.notes.push(format!(
-                "{what} ({}): no SST rate file given before it defines its jurisdiction; not placed",
-                d.name
-            ));
+            note_not_placed(ctx, &what, &d.name);
             continue;
         };
-        let counties: Vec<String> = d
-            .counties
-            .iter()
-            .map(|f| format!("{}{f}", rates.state_fips))
-            .collect();
+        let counties: Vec<String> = d.counties.iter().map(|c| f.local_code(c)).collect();
         for c in &counties {
             let list = ctx.local.districts_of.entry(c.clone()).or_default();
             if !list.contains(&j) {
@@ -138,25 +196,32 @@ pub(super) fn local_rates(
             .push(PendingDistrict { j, what, counties });
         read += 1;
     }
-    for (i, c) in rates.cities.iter().enumerate() {
-        let what = format!("{name} city[{i}]");
+    Ok((read, skipped))
+}
+
+/// Each city of the file as its jurisdiction (its own rates queued, or the one an SST rate
+/// file gave), kept for [`finish`] to place; how many were read and how many skipped for
+/// want of that SST rate file.
+fn read_cities(ctx: &mut Ctx, f: &LocalFile) -> Result<(u64, u64), BuildError> {
+    let abbr = f.rates.state.as_str();
+    let (mut read, mut skipped) = (0u64, 0u64);
+    for (i, c) in f.rates.cities.iter().enumerate() {
+        let what = format!("{} city[{i}]", f.name);
         let j = match &c.rates {
             Rates::Chain(chain) => {
-                let code = format!("{}{}", rates.state_fips, c.fips);
+                let code = f.local_code(&c.fips);
                 let j = named(ctx, &code, &c.name, Level::City, abbr)?;
                 for r in chain {
-                    queue(ctx, j, r, band, &c.label, src(Some(&c.source)), file);
+                    let s = f.source_of(Some(&c.source));
+                    queue(ctx, j, r, f.band(), &c.label, s, f.file);
                 }
                 Some(j)
             }
-            Rates::Sst { jtype, code } => sst_jurisdiction(ctx, &rates, jtype, code, &c.name)?,
+            Rates::Sst { jtype, code } => sst_jurisdiction(ctx, f.rates, jtype, code, &c.name)?,
         };
         let Some(j) = j else {
             skipped += 1;
-            ctx.summary.notes.push(format!(
-                "{what} ({}): no SST rate file given before it defines its jurisdiction; not placed",
-                c.name
-            ));
+            note_not_placed(ctx, &what, &c.name);
             continue;
         };
         ctx.local.cities.push(PendingCity {
@@ -164,17 +229,21 @@ pub(super) fn local_rates(
             what,
             name: c.name.clone(),
             state: abbr.to_string(),
-            counties: c
-                .counties
-                .iter()
-                .map(|f| format!("{}{f}", rates.state_fips))
-                .collect(),
+            counties: c.counties.iter().map(|k| f.local_code(k)).collect(),
             complete: c.complete,
-            source: src(Some(&c.source)),
+            source: f.source_of(Some(&c.source)),
         });
         read += 1;
     }
     Ok((read, skipped))
+}
+
+/// Notes that district or city `what`, named `name`, is not placed: its jurisdiction comes
+/// from an SST rate file the build was not given before it.
+fn note_not_placed(ctx: &mut Ctx, what: &str, name: &str) {
+    ctx.summary.notes.push(format!(
+        "{what} ({name}): no SST rate file given before it defines its jurisdiction; not placed"
+    ));
 }
 
 /// The manifest entry of each publication the file names: the file's own entry for its

@@ -103,7 +103,53 @@ impl<D> Table<D> {
         calc: &mut Calculation,
     ) -> Option<FeeOutcome> {
         let jurisdiction = JurisdictionId(fee.jurisdiction.to_native());
-        let exempt_buyer = match calc.zero_reason {
+        let exempt_buyer = self.fee_exempt_buyer(fee, sale, calc);
+        let counting = self.fee_delivery_lines(fee, sale, calc, exempt_buyer.is_some());
+        let &first = counting.first()?;
+        if fee.needs_min_taxable && !meets_min_taxable(fee, sale, calc, &counting) {
+            return None;
+        }
+        let date = sale.date;
+        let name_rule = self
+            .rules_of(jurisdiction)
+            .find(|(_, r)| r.fee().is_zero())
+            .map(|(id, _)| id);
+        if let Some((note, exemption)) = exempt_buyer {
+            let rule = name_rule?;
+            let e = fee_entry(jurisdiction, rule, Decimal::ZERO, note, exemption);
+            calc.lines[first].jurisdictions.push(e);
+            return Some(FeeOutcome::Exempt(note));
+        }
+        if self.small_seller(fee, delivery, date) {
+            let rule = name_rule?;
+            let e = fee_entry(jurisdiction, rule, Decimal::ZERO, Note::SmallSeller, None);
+            calc.lines[first].jurisdictions.push(e);
+            return Some(FeeOutcome::Exempt(Note::SmallSeller));
+        }
+        let components = self.fee_components(jurisdiction, sale);
+        if fee_unknown_on(fee, date) || components.is_empty() {
+            let rule = name_rule?;
+            let e = fee_entry(jurisdiction, rule, Decimal::ZERO, Note::FeeUnknown, None);
+            calc.lines[first].jurisdictions.push(e);
+            calc.coverage = calc.coverage.min(Coverage::Partial);
+            return Some(FeeOutcome::Unknown);
+        }
+        let total = charge_fee(calc, first, jurisdiction, components);
+        Some(FeeOutcome::Charged(total))
+    }
+
+    /// Why the buyer owes no fee, when the fee exempts exempt buyers and the buyer is one:
+    /// an exempt customer ([`Note::CustomerExempt`]), or one holding an exemption
+    /// certificate for the fee's state ([`Note::ExemptionCertificate`], with the
+    /// certificate's index in the customer's exemptions).
+    #[inline]
+    fn fee_exempt_buyer(
+        &self,
+        fee: &ArchivedFeeRecord,
+        sale: &Sale,
+        calc: &Calculation,
+    ) -> Option<(Note, Option<usize>)> {
+        match calc.zero_reason {
             Some(ZeroReason::CustomerExempt) if fee.exempt_buyers => {
                 Some((Note::CustomerExempt, None))
             }
@@ -114,15 +160,25 @@ impl<D> Table<D> {
                 .position(|e| e.country == "US" && e.region == fee.region.as_str())
                 .map(|i| (Note::ExemptionCertificate, Some(i))),
             _ => None,
-        };
-        // The lines that make the sale a delivery the fee reaches, and their total. An
-        // exempt buyer's lines owe no tax: their products decide.
+        }
+    }
+
+    /// The indices of the lines that make the sale a delivery the fee reaches: a product
+    /// the fee does not exclude, on which the fee's state charges tax. An exempt buyer's
+    /// lines owe no tax: their products decide.
+    fn fee_delivery_lines(
+        &self,
+        fee: &ArchivedFeeRecord,
+        sale: &Sale,
+        calc: &Calculation,
+        exempt_buyer: bool,
+    ) -> Vec<usize> {
         let counts = |index: usize| -> bool {
             let code = sale.lines[index].tax_code;
             if self.fee_excludes(fee, code) {
                 return false;
             }
-            exempt_buyer.is_some()
+            exempt_buyer
                 || calc.lines[index].jurisdictions.iter().any(|j| {
                     !j.tax_due.is_zero()
                         && self.jurisdiction(j.jurisdiction).is_some_and(|x| {
@@ -130,82 +186,23 @@ impl<D> Table<D> {
                         })
                 })
         };
-        let counting: Vec<usize> = (0..calc.lines.len().min(sale.lines.len()))
+        (0..calc.lines.len().min(sale.lines.len()))
             .filter(|&i| counts(i))
-            .collect();
-        let &first = counting.first()?;
-        if fee.needs_min_taxable {
-            let total: Decimal = counting
-                .iter()
-                .map(|&i| calc.lines[i].amount_excluding_tax)
-                .sum();
-            let least = sale.currency.to_minor(load_decimal(&fee.min_taxable));
-            if total < least {
-                return None;
-            }
-        }
+            .collect()
+    }
+
+    /// The components of the fee in force on the sale's day: each amount-bearing rule of
+    /// the fee's jurisdiction with its amount in the sale's minor units.
+    #[inline]
+    fn fee_components(&self, jurisdiction: JurisdictionId, sale: &Sale) -> Vec<(RuleId, Decimal)> {
         let date = sale.date;
-        let name_rule = self
-            .rules_of(jurisdiction)
-            .find(|(_, r)| r.fee().is_zero())
-            .map(|(id, _)| id);
-        let entry =
-            |rule: RuleId, due: Decimal, note: Note, exemption: Option<usize>| JurisdictionTax {
-                rate: Decimal::ZERO,
-                taxable_base: Decimal::ZERO,
-                tax_due: due,
-                fee: due,
-                exemption,
-                jurisdiction,
-                rule,
-                note,
-                sourced: Sourced::Destination,
-            };
-        if let Some((note, exemption)) = exempt_buyer {
-            let rule = name_rule?;
-            calc.lines[first]
-                .jurisdictions
-                .push(entry(rule, Decimal::ZERO, note, exemption));
-            return Some(FeeOutcome::Exempt(note));
-        }
-        if self.small_seller(fee, delivery, date) {
-            let rule = name_rule?;
-            let e = entry(rule, Decimal::ZERO, Note::SmallSeller, None);
-            calc.lines[first].jurisdictions.push(e);
-            return Some(FeeOutcome::Exempt(Note::SmallSeller));
-        }
-        let components: Vec<(RuleId, Decimal)> = self
-            .rules_of(jurisdiction)
+        self.rules_of(jurisdiction)
             .filter(|(_, r)| {
                 let (from, to) = r.interval();
                 !r.fee().is_zero() && from <= date && date <= to
             })
             .map(|(id, r)| (id, sale.currency.to_minor(r.fee())))
-            .collect();
-        let unknown = fee
-            .unknown
-            .iter()
-            .any(|p| date.within(p.0.to_native(), p.1.to_native()));
-        if unknown || components.is_empty() {
-            let rule = name_rule?;
-            let e = entry(rule, Decimal::ZERO, Note::FeeUnknown, None);
-            calc.lines[first].jurisdictions.push(e);
-            calc.coverage = calc.coverage.min(Coverage::Partial);
-            return Some(FeeOutcome::Unknown);
-        }
-        let mut total = Decimal::ZERO;
-        for (rule, due) in components {
-            total += due;
-            let e = entry(rule, normalized(due), Note::PerOrderFee, None);
-            calc.lines[first].jurisdictions.push(e);
-        }
-        let total = normalized(crate::round_minor(total));
-        let line = &mut calc.lines[first];
-        line.tax = normalized(line.tax + total);
-        line.amount_including_tax = normalized(line.amount_including_tax + total);
-        calc.total_tax = normalized(calc.total_tax + total);
-        calc.total_including_tax = normalized(calc.total_including_tax + total);
-        Some(FeeOutcome::Charged(total))
+            .collect()
     }
 
     /// Whether `code` is, or descends from, a code the fee excludes.
@@ -235,4 +232,76 @@ impl<D> Table<D> {
             _ => false,
         }
     }
+}
+
+/// Whether the taxable items on the delivery lines (`counting`) reach the least total the
+/// fee needs before it applies.
+#[inline]
+fn meets_min_taxable(
+    fee: &ArchivedFeeRecord,
+    sale: &Sale,
+    calc: &Calculation,
+    counting: &[usize],
+) -> bool {
+    let total: Decimal = counting
+        .iter()
+        .map(|&i| calc.lines[i].amount_excluding_tax)
+        .sum();
+    let least = sale.currency.to_minor(load_decimal(&fee.min_taxable));
+    total >= least
+}
+
+/// Whether `date` falls in a period over which the fee's amount is not known.
+#[inline]
+fn fee_unknown_on(fee: &ArchivedFeeRecord, date: crate::Date) -> bool {
+    fee.unknown
+        .iter()
+        .any(|p| date.within(p.0.to_native(), p.1.to_native()))
+}
+
+/// The entry a fee writes on a line: no rate or taxable base, `due` (minor units) as both
+/// its tax due and its fee, sourced at the destination.
+#[inline]
+fn fee_entry(
+    jurisdiction: JurisdictionId,
+    rule: RuleId,
+    due: Decimal,
+    note: Note,
+    exemption: Option<usize>,
+) -> JurisdictionTax {
+    JurisdictionTax {
+        rate: Decimal::ZERO,
+        taxable_base: Decimal::ZERO,
+        tax_due: due,
+        fee: due,
+        exemption,
+        jurisdiction,
+        rule,
+        note,
+        sourced: Sourced::Destination,
+    }
+}
+
+/// Charges the fee's components on line `first`: one [`Note::PerOrderFee`] entry per
+/// component, and the line's tax, its amount including tax and the totals grown by their
+/// rounded sum, which is returned.
+fn charge_fee(
+    calc: &mut Calculation,
+    first: usize,
+    jurisdiction: JurisdictionId,
+    components: Vec<(RuleId, Decimal)>,
+) -> Decimal {
+    let mut total = Decimal::ZERO;
+    for (rule, due) in components {
+        total += due;
+        let e = fee_entry(jurisdiction, rule, normalized(due), Note::PerOrderFee, None);
+        calc.lines[first].jurisdictions.push(e);
+    }
+    let total = normalized(crate::round_minor(total));
+    let line = &mut calc.lines[first];
+    line.tax = normalized(line.tax + total);
+    line.amount_including_tax = normalized(line.amount_including_tax + total);
+    calc.total_tax = normalized(calc.total_tax + total);
+    calc.total_including_tax = normalized(calc.total_including_tax + total);
+    total
 }

@@ -563,7 +563,45 @@ impl Columns {
     /// Row `i`, read and checked.
     pub fn row<'a>(&'a self, i: usize, bufs: &'a mut RowBufs) -> Result<Row<'a>, String> {
         let currency = self.currency(i)?;
-        let amount = match &self.amount {
+        let amount = self.amount(i, currency)?;
+        let quantity = match &self.quantity {
+            Some(q) if q.is_valid(i) => sale::quantity(q.value(i))?,
+            _ => 1,
+        };
+        let product = self.product(i);
+        let date = self.date(i)?;
+        let rounding = match &self.rounding {
+            Some(r) => sale::rounding(r.get(i).unwrap_or(""))?,
+            None => levy_core::Rounding::Line,
+        };
+        let RowBufs {
+            postal,
+            origin_postal,
+        } = bufs;
+        let to = self.ship_to(i, postal)?;
+        let from = self.ship_from(i, origin_postal)?;
+        Ok(Row {
+            terms: Terms {
+                to,
+                from: from.has_address().then_some(from),
+                origin_country: opt(&self.origin_country, i),
+                date,
+                currency,
+                tax_included: yes(&self.tax_included, i),
+                exempt: yes(&self.exempt, i),
+                rounding,
+            },
+            amount,
+            quantity,
+            product,
+        })
+    }
+
+    /// The amount of row `i` in minor units of `currency`: required, not negative, and in
+    /// whole minor units.
+    #[inline]
+    fn amount(&self, i: usize, currency: Currency) -> Result<Decimal, String> {
+        match &self.amount {
             Amount::Minor(a) => {
                 if a.is_null(i) {
                     return Err("amount is missing".into());
@@ -574,34 +612,41 @@ impl Columns {
                         "amount {v} is negative: amounts must not be negative"
                     ));
                 }
-                Decimal::from(v)
+                Ok(Decimal::from(v))
             }
             Amount::Major(a, scale) => {
                 if a.is_null(i) {
                     return Err("amount is missing".into());
                 }
                 match minor_units(a.value(i), *scale, currency) {
-                    Some(minor) => minor,
+                    Some(minor) => Ok(minor),
                     // Negative, finer than the currency, or too large: the message.
                     None => {
                         let major = decimal(a.value(i), *scale)
                             .ok_or_else(|| "amount is too large".to_string())?;
-                        sale::major_to_minor(major, currency)?
+                        sale::major_to_minor(major, currency)
                     }
                 }
             }
-        };
-        let quantity = match &self.quantity {
-            Some(q) if q.is_valid(i) => sale::quantity(q.value(i))?,
-            _ => 1,
-        };
-        let product = match (&self.category, &self.tax_code) {
+        }
+    }
+
+    /// The product of row `i`: its category when the input has that column, else its tax
+    /// code; general merchandise when neither is given.
+    #[inline]
+    fn product(&self, i: usize) -> Product<'_> {
+        match (&self.category, &self.tax_code) {
             (Some(c), _) => c.get(i).map(Product::Category),
             (None, Some(t)) => t.get(i).map(Product::TaxCode),
             (None, None) => None,
         }
-        .unwrap_or(Product::DEFAULT);
-        let date = match &self.date {
+        .unwrap_or(Product::DEFAULT)
+    }
+
+    /// The day of row `i`, from a date, a timestamp or text; today when not given.
+    #[inline]
+    fn date(&self, i: usize) -> Result<Date, String> {
+        Ok(match &self.date {
             None => self.today,
             Some(Day::Date(d)) => match d.is_valid(i) {
                 true => Date(d.value(i)),
@@ -618,16 +663,14 @@ impl Columns {
                 Some(s) if !s.trim().is_empty() => sale::parse_date(s)?,
                 _ => self.today,
             },
-        };
-        let rounding = match &self.rounding {
-            Some(r) => sale::rounding(r.get(i).unwrap_or(""))?,
-            None => levy_core::Rounding::Line,
-        };
-        let RowBufs {
-            postal,
-            origin_postal,
-        } = bufs;
-        let to = Place {
+        })
+    }
+
+    /// The buyer's address of row `i` (a postal code written as a number spelled out in
+    /// `postal`).
+    #[inline]
+    fn ship_to<'a>(&'a self, i: usize, postal: &'a mut PostalBuf) -> Result<Place<'a>, String> {
+        Ok(Place {
             street: opt(&self.street, i),
             city: opt(&self.city, i),
             province: opt(&self.province, i),
@@ -636,31 +679,22 @@ impl Columns {
                 None => "",
             },
             country: opt(&self.country, i),
-        };
-        let from = Place {
+        })
+    }
+
+    /// The ship-from address of row `i`, without its country (a postal code written as a
+    /// number spelled out in `postal`).
+    #[inline]
+    fn ship_from<'a>(&'a self, i: usize, postal: &'a mut PostalBuf) -> Result<Place<'a>, String> {
+        Ok(Place {
             street: opt(&self.origin_street, i),
             city: opt(&self.origin_city, i),
             province: opt(&self.origin_province, i),
             postal_code: match &self.origin_postal_code {
-                Some(p) => p.get(i, origin_postal)?,
+                Some(p) => p.get(i, postal)?,
                 None => "",
             },
             country: "",
-        };
-        Ok(Row {
-            terms: Terms {
-                to,
-                from: from.has_address().then_some(from),
-                origin_country: opt(&self.origin_country, i),
-                date,
-                currency,
-                tax_included: yes(&self.tax_included, i),
-                exempt: yes(&self.exempt, i),
-                rounding,
-            },
-            amount,
-            quantity,
-            product,
         })
     }
 }
