@@ -539,22 +539,43 @@ mod gather_tests {
         // workers, for as long as it lives.
         workers_idle();
         worker_busy();
-        let workers = WORKERS.load(Ordering::SeqCst);
-        assert!(workers >= 1);
+        assert!(WORKERS.load(Ordering::SeqCst) >= 1);
         // Fewer than a dozen writes in the group before (a handful of clients): the first
         // worker to park ends the gathering. From a dozen on, every worker.
         assert_eq!(parked_to_end(0), 1);
         assert_eq!(parked_to_end(GATHER_ALL_FROM - 1), 1);
-        assert_eq!(parked_to_end(GATHER_ALL_FROM), workers);
+        // The count is the process's: the thread of a test that ran before this one may
+        // end (and leave it) at any moment, so each check is made again until no other
+        // thread came or went while it ran; a broken count fails every time.
+        let steady = |check: &dyn Fn() -> (usize, usize)| {
+            for _ in 0..100 {
+                let before = WORKERS.load(Ordering::SeqCst);
+                let (got, want) = check();
+                if WORKERS.load(Ordering::SeqCst) == before {
+                    return (got, want);
+                }
+            }
+            panic!("the worker count never held still");
+        };
+        let (got, want) = steady(&|| {
+            (
+                parked_to_end(GATHER_ALL_FROM),
+                WORKERS.load(Ordering::SeqCst),
+            )
+        });
+        assert_eq!(got, want);
         // A thread that reported parks and ended is no longer counted.
-        let before = WORKERS.load(Ordering::SeqCst);
-        std::thread::spawn(|| {
-            workers_idle();
-            worker_busy();
-        })
-        .join()
-        .unwrap();
-        assert_eq!(WORKERS.load(Ordering::SeqCst), before);
+        let (before, after) = steady(&|| {
+            let before = WORKERS.load(Ordering::SeqCst);
+            std::thread::spawn(|| {
+                workers_idle();
+                worker_busy();
+            })
+            .join()
+            .unwrap();
+            (before, WORKERS.load(Ordering::SeqCst))
+        });
+        assert_eq!(after, before);
     }
 }
 
