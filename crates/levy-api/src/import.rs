@@ -287,6 +287,138 @@ fn seconds(o: &mut Obj<'_>, name: &str) -> Result<Option<i64>, ApiError> {
     }
 }
 
+/// What the items of a file are read against: the account's ledger, the folder of the
+/// documents, and the time of the import.
+struct Reading<'a> {
+    store: &'a dyn Store,
+    scope: Scope,
+    base_dir: &'a Path,
+    now: i64,
+}
+
+/// An item's buyer: a customer of the account, a linked buyer, or both; one is required.
+fn buyer(
+    o: &mut Obj<'_>,
+    r: &Reading<'_>,
+) -> Result<(Option<String>, Option<LinkedBuyerRecord>), ApiError> {
+    let customer_id = customer(o, r.store, &r.scope)?;
+    let linked = linked_buyer(o)?;
+    if customer_id.is_none() && linked.is_none() {
+        return Err(ApiError::missing(
+            &o.path("customer"),
+            "customer or linked_buyer",
+        ));
+    }
+    Ok((customer_id, linked))
+}
+
+/// A certificate's `valid_from` (default now) and `expires_at`, which must come after it.
+fn validity(o: &mut Obj<'_>, now: i64) -> Result<(i64, Option<i64>), ApiError> {
+    let valid_from = seconds(o, "valid_from")?.unwrap_or(now);
+    let expires_at = seconds(o, "expires_at")?;
+    if let Some(e) = expires_at.filter(|e| *e <= valid_from) {
+        let field = o.path("expires_at");
+        return Err(invalid(
+            &field,
+            format!("{field} must be after valid_from"),
+            "a time after valid_from",
+            e.to_string(),
+        ));
+    }
+    Ok((valid_from, expires_at))
+}
+
+/// One certificate of the file, with its document's bytes.
+fn certificate_item(
+    mut o: Obj<'_>,
+    r: &Reading<'_>,
+) -> Result<(CertificateRecord, Option<Vec<u8>>), ApiError> {
+    let reference = o.opt_str("reference", MAX_STRING)?.map(str::to_string);
+    let (customer_id, linked_buyer) = buyer(&mut o, r)?;
+    let kind = o.req_str("type", 64)?.to_string();
+    let review_status = one_of(&mut o, "status", ReviewStatus::ALL)?;
+    let jurisdictions = coverage(&mut o)?;
+    let (valid_from, expires_at) = validity(&mut o, r.now)?;
+    let doc = document(&mut o, r.base_dir)?;
+    o.finish()?;
+    let (document, bytes) = doc.map_or((None, None), |(i, b)| (Some(i), Some(b)));
+    let record = CertificateRecord {
+        id: crate::ids::new_id("cert_"),
+        reference,
+        customer_id,
+        linked_buyer,
+        kind,
+        review_status,
+        jurisdictions,
+        valid_from,
+        expires_at,
+        document,
+        created_at: r.now,
+        updated_at: r.now,
+    };
+    Ok((record, bytes))
+}
+
+/// The id of the certificate a request names (`certificate`: a reference in the file, or
+/// a certificate of the account), if it names one.
+fn named_certificate(
+    o: &mut Obj<'_>,
+    r: &Reading<'_>,
+    batch: &CertificateBatch,
+) -> Result<Option<String>, ApiError> {
+    let Some(name) = o.opt_str("certificate", MAX_STRING)? else {
+        return Ok(None);
+    };
+    let in_file = batch
+        .certificates
+        .iter()
+        .find(|(c, _)| c.reference.as_deref() == Some(name))
+        .map(|(c, _)| c.id.clone());
+    if in_file.is_some() {
+        return Ok(in_file);
+    }
+    match r.store.certificate(&r.scope.account, name)? {
+        Some(c) => Ok(Some(c.id)),
+        None => {
+            let field = o.path("certificate");
+            Err(invalid(
+                &field,
+                format!("{field}: no certificate {name:?} in the file or the account"),
+                "a certificate reference or id",
+                name,
+            ))
+        }
+    }
+}
+
+/// One certificate request of the file.
+fn request_item(
+    mut o: Obj<'_>,
+    r: &Reading<'_>,
+    batch: &CertificateBatch,
+) -> Result<CertificateRequestRecord, ApiError> {
+    let reference = o.opt_str("reference", MAX_STRING)?.map(str::to_string);
+    let (customer_id, linked_buyer) = buyer(&mut o, r)?;
+    let status = one_of(&mut o, "status", RequestStatus::ALL)?;
+    let kind = o.opt_str("type", 64)?.map(str::to_string);
+    let jurisdictions = coverage(&mut o)?;
+    let certificate_id = named_certificate(&mut o, r, batch)?;
+    o.finish()?;
+    Ok(CertificateRequestRecord {
+        id: crate::ids::new_id("certreq_"),
+        reference,
+        status,
+        customer_id,
+        linked_buyer,
+        kind,
+        jurisdictions,
+        certificate_id,
+        created_at: r.now,
+        updated_at: r.now,
+        canceled_at: (status == RequestStatus::Canceled).then_some(r.now),
+    })
+}
+
 /// Imports certificates and certificate requests (the JSON format above) into `store` for
 /// `account`. Document paths are relative to `base_dir`. All or nothing.
 pub fn import_certificates(
@@ -301,126 +433,37 @@ pub fn import_certificates(
             "the account name must not be empty",
         ));
     }
-    let scope = Scope {
-        account: account.into(),
-        live: true,
+    let reading = Reading {
+        store,
+        scope: Scope {
+            account: account.into(),
+            live: true,
+        },
+        base_dir,
+        now: crate::clock::now(),
     };
     let map = crate::json::parse_body(json)?;
     let mut root = Obj::root(&map);
-    let now = crate::clock::now();
     let mut batch = CertificateBatch::default();
     let mut report = ImportReport::default();
     let certs: &[Node<'_>] = root.opt_array("certificates")?.unwrap_or(&[]);
     for (i, item) in certs.iter().enumerate() {
-        let mut o = root.element("certificates", i, item)?;
-        let reference = o.opt_str("reference", MAX_STRING)?.map(str::to_string);
-        let customer_id = customer(&mut o, store, &scope)?;
-        let linked = linked_buyer(&mut o)?;
-        if customer_id.is_none() && linked.is_none() {
-            return Err(ApiError::missing(
-                &o.path("customer"),
-                "customer or linked_buyer",
-            ));
-        }
-        let kind = o.req_str("type", 64)?.to_string();
-        let review = one_of(&mut o, "status", ReviewStatus::ALL)?;
-        let jurisdictions = coverage(&mut o)?;
-        let valid_from = seconds(&mut o, "valid_from")?.unwrap_or(now);
-        let expires_at = seconds(&mut o, "expires_at")?;
-        if expires_at.is_some_and(|e| e <= valid_from) {
-            let field = o.path("expires_at");
-            return Err(invalid(
-                &field,
-                format!("{field} must be after valid_from"),
-                "a time after valid_from",
-                expires_at.unwrap_or_default().to_string(),
-            ));
-        }
-        let doc = document(&mut o, base_dir)?;
-        o.finish()?;
-        let id = crate::ids::new_id("cert_");
+        let (record, bytes) = certificate_item(root.element("certificates", i, item)?, &reading)?;
         report.certificates.push(ImportedItem {
-            reference: reference.clone(),
-            id: id.clone(),
+            reference: record.reference.clone(),
+            id: record.id.clone(),
         });
-        let (info, bytes) = doc.map_or((None, None), |(i, b)| (Some(i), Some(b)));
-        batch.certificates.push((
-            CertificateRecord {
-                id,
-                reference,
-                customer_id,
-                linked_buyer: linked,
-                kind,
-                review_status: review,
-                jurisdictions,
-                valid_from,
-                expires_at,
-                document: info,
-                created_at: now,
-                updated_at: now,
-            },
-            bytes,
-        ));
+        batch.certificates.push((record, bytes));
     }
     let requests: &[Node<'_>] = root.opt_array("certificate_requests")?.unwrap_or(&[]);
     for (i, item) in requests.iter().enumerate() {
-        let mut o = root.element("certificate_requests", i, item)?;
-        let reference = o.opt_str("reference", MAX_STRING)?.map(str::to_string);
-        let customer_id = customer(&mut o, store, &scope)?;
-        let linked = linked_buyer(&mut o)?;
-        if customer_id.is_none() && linked.is_none() {
-            return Err(ApiError::missing(
-                &o.path("customer"),
-                "customer or linked_buyer",
-            ));
-        }
-        let status = one_of(&mut o, "status", RequestStatus::ALL)?;
-        let kind = o.opt_str("type", 64)?.map(str::to_string);
-        let jurisdictions = coverage(&mut o)?;
-        let certificate_id = match o.opt_str("certificate", MAX_STRING)? {
-            None => None,
-            Some(r) => {
-                let in_file = batch
-                    .certificates
-                    .iter()
-                    .find(|(c, _)| c.reference.as_deref() == Some(r))
-                    .map(|(c, _)| c.id.clone());
-                match in_file {
-                    Some(id) => Some(id),
-                    None => match store.certificate(account, r)? {
-                        Some(c) => Some(c.id),
-                        None => {
-                            let field = o.path("certificate");
-                            return Err(invalid(
-                                &field,
-                                format!("{field}: no certificate {r:?} in the file or the account"),
-                                "a certificate reference or id",
-                                r,
-                            ));
-                        }
-                    },
-                }
-            }
-        };
-        o.finish()?;
-        let id = crate::ids::new_id("certreq_");
+        let o = root.element("certificate_requests", i, item)?;
+        let record = request_item(o, &reading, &batch)?;
         report.requests.push(ImportedItem {
-            reference: reference.clone(),
-            id: id.clone(),
+            reference: record.reference.clone(),
+            id: record.id.clone(),
         });
-        batch.requests.push(CertificateRequestRecord {
-            id,
-            reference,
-            status,
-            customer_id,
-            linked_buyer: linked,
-            kind,
-            jurisdictions,
-            certificate_id,
-            created_at: now,
-            updated_at: now,
-            canceled_at: (status == RequestStatus::Canceled).then_some(now),
-        });
+        batch.requests.push(record);
     }
     root.finish()?;
     store.import_certificates(account, batch)?;

@@ -91,12 +91,22 @@ pub fn inspect(path: &str) -> Result<LedgerReport, StoreError> {
     )
     .map_err(sqlite_err)?;
     check_identity(&conn, path)?;
-    let quick_check = quick_check(&conn)?;
+    let mut report = sizes(&conn, path)?;
+    count_rows(&conn, &mut report)?;
+    if report.schema_version >= 3 {
+        check_records(&conn, &mut report.damaged)?;
+        check_totals(&conn, &mut report.damaged)?;
+    }
+    Ok(report)
+}
+
+/// The report's sizes, schema version and structure check, its counts still empty.
+fn sizes(conn: &Connection, path: &str) -> Result<LedgerReport, StoreError> {
     let pragma = |name: &str| -> Result<i64, StoreError> {
         conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
             .map_err(sqlite_err)
     };
-    let mut report = LedgerReport {
+    Ok(LedgerReport {
         path: path.to_string(),
         file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
         wal_bytes: std::fs::metadata(format!("{path}-wal"))
@@ -104,30 +114,33 @@ pub fn inspect(path: &str) -> Result<LedgerReport, StoreError> {
             .unwrap_or(0),
         free_bytes: (pragma("freelist_count")? * pragma("page_size")?) as u64,
         schema_version: pragma("user_version")?,
-        quick_check,
+        quick_check: quick_check(conn)?,
         ..LedgerReport::default()
-    };
-    let now = crate::clock::now();
-    let exists = |table: &str| -> Result<bool, StoreError> {
-        conn.query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
-            [table],
-            |r| r.get::<_, i64>(0),
-        )
-        .map(|n| n == 1)
-        .map_err(sqlite_err)
-    };
-    for table in SEALED_TABLES.iter().chain(
-        [
-            "nexus",
-            "nexus_months",
-            "liability_rows",
-            "liability_totals",
-            "secrets",
-        ]
-        .iter(),
-    ) {
-        if !exists(table)? {
+    })
+}
+
+/// Whether the ledger has `table` (a ledger of an older schema may not).
+fn exists(conn: &Connection, table: &str) -> Result<bool, StoreError> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [table],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n == 1)
+    .map_err(sqlite_err)
+}
+
+/// The rows of each table, and the calculations expired now.
+fn count_rows(conn: &Connection, report: &mut LedgerReport) -> Result<(), StoreError> {
+    let totals = [
+        "nexus",
+        "nexus_months",
+        "liability_rows",
+        "liability_totals",
+        "secrets",
+    ];
+    for table in SEALED_TABLES.iter().chain(totals.iter()) {
+        if !exists(conn, table)? {
             continue;
         }
         let n: i64 = conn
@@ -135,8 +148,9 @@ pub fn inspect(path: &str) -> Result<LedgerReport, StoreError> {
             .map_err(sqlite_err)?;
         report.rows.insert(table.to_string(), n);
     }
+    let now = crate::clock::now();
     for table in ["calculations", "platform_calculations"] {
-        if !exists(table)? {
+        if !exists(conn, table)? {
             continue;
         }
         let n: i64 = conn
@@ -148,72 +162,77 @@ pub fn inspect(path: &str) -> Result<LedgerReport, StoreError> {
             .map_err(sqlite_err)?;
         report.expired_calculations += n;
     }
-    if report.schema_version >= 3 {
-        for table in SEALED_TABLES {
-            if !exists(table)? {
-                continue;
-            }
-            let mut stmt = conn
-                .prepare(&format!("SELECT rowid, data FROM {table}"))
-                .map_err(sqlite_err)?;
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        unpack(r.get_ref(1)?).map(|t| t.into_owned()),
-                    ))
-                })
-                .map_err(sqlite_err)?;
-            for row in rows {
-                let (rowid, data) = row.map_err(sqlite_err)?;
-                if let Err(e) = data.and_then(|d| unseal(&d).map(|_| ())) {
-                    report.damaged.push(format!("{table} {rowid}: {e}"));
-                }
-            }
+    Ok(())
+}
+
+/// The sealed records (packed or not) that do not match their seal.
+fn check_records(conn: &Connection, damaged: &mut Vec<String>) -> Result<(), StoreError> {
+    for table in SEALED_TABLES {
+        if !exists(conn, table)? {
+            continue;
         }
         let mut stmt = conn
-            .prepare("SELECT rowid, sales, count FROM nexus")
+            .prepare(&format!("SELECT rowid, data FROM {table}"))
             .map_err(sqlite_err)?;
         let rows = stmt
             .query_map([], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
+                    unpack(r.get_ref(1)?).map(|t| t.into_owned()),
                 ))
             })
             .map_err(sqlite_err)?;
         for row in rows {
-            let (rowid, sales, count) = row.map_err(sqlite_err)?;
-            if let Err(e) = unseal_nexus(&sales, count) {
-                report.damaged.push(format!("nexus {rowid}: {e}"));
+            let (rowid, data) = row.map_err(sqlite_err)?;
+            if let Err(e) = data.and_then(|d| unseal(&d).map(|_| ())) {
+                damaged.push(format!("{table} {rowid}: {e}"));
             }
-        }
-        if exists("nexus_months")? {
-            let mut stmt = conn
-                .prepare("SELECT rowid, sales, count FROM nexus_months")
-                .map_err(sqlite_err)?;
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, i64>(2)?,
-                    ))
-                })
-                .map_err(sqlite_err)?;
-            for row in rows {
-                let (rowid, sales, count) = row.map_err(sqlite_err)?;
-                if let Err(e) = unseal_month(&sales, count) {
-                    report.damaged.push(format!("nexus_months {rowid}: {e}"));
-                }
-            }
-        }
-        if exists("liability_rows")? {
-            check_days(&conn, &mut report.damaged)?;
         }
     }
-    Ok(report)
+    Ok(())
+}
+
+/// The nexus totals, monthly sales and daily liability totals that do not match their
+/// seal.
+fn check_totals(conn: &Connection, damaged: &mut Vec<String>) -> Result<(), StoreError> {
+    check_sealed_sales(conn, "nexus", damaged, |s, n| unseal_nexus(s, n).map(drop))?;
+    if exists(conn, "nexus_months")? {
+        check_sealed_sales(conn, "nexus_months", damaged, |s, n| {
+            unseal_month(s, n).map(drop)
+        })?;
+    }
+    if exists(conn, "liability_rows")? {
+        check_days(conn, damaged)?;
+    }
+    Ok(())
+}
+
+/// The rows of `table` (`sales` sealed text, `count` its count) that `unseal` refuses.
+fn check_sealed_sales(
+    conn: &Connection,
+    table: &str,
+    damaged: &mut Vec<String>,
+    unseal: impl Fn(&str, i64) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let mut stmt = conn
+        .prepare(&format!("SELECT rowid, sales, count FROM {table}"))
+        .map_err(sqlite_err)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })
+        .map_err(sqlite_err)?;
+    for row in rows {
+        let (rowid, sales, count) = row.map_err(sqlite_err)?;
+        if let Err(e) = unseal(&sales, count) {
+            damaged.push(format!("{table} {rowid}: {e}"));
+        }
+    }
+    Ok(())
 }
 
 /// The daily liability totals whose sealed amounts do not match their digest or counts.
