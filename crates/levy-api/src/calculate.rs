@@ -349,42 +349,64 @@ fn not_registered_note(jur: Option<&levy_core::Jurisdiction<'_>>, date: Date) ->
     }
 }
 
-/// Calculates `input` on `table` into a record with id `id` (not stored), from what was
-/// read from the ledger: no I/O, no clock (`now` is given).
-pub(crate) fn compute(
-    table: &AnyTable,
+/// What the caller gives a calculation besides its request and reads: its id, its lines'
+/// ids (one a line, in order) and the time, so that [`compute`] reads neither the clock
+/// nor the random pool.
+#[derive(Clone, Debug)]
+pub(crate) struct Stamp {
+    /// The calculation's id.
+    pub(crate) id: String,
+    /// The lines' ids (`li_…`), one a line of the request.
+    pub(crate) line_ids: Vec<String>,
+    /// Unix seconds: when it was made (and when it is transacted, unless the request says).
+    pub(crate) now: i64,
+}
+
+impl Stamp {
+    /// Fresh ids (`id`, and `li_…` for each of `lines` lines) and the time `now`.
+    pub(crate) fn new(id: String, lines: usize, now: i64) -> Stamp {
+        Stamp {
+            id,
+            line_ids: (0..lines).map(|_| crate::ids::new_id("li_")).collect(),
+            now,
+        }
+    }
+}
+
+/// The registered product of each line that names one, read with the request.
+fn line_products<'r>(
     input: &Input,
-    reads: &CalculationReads,
-    id: String,
-    now: i64,
-) -> Result<Calculated, ApiError> {
-    let stored_customer = &reads.customer;
+    reads: &'r CalculationReads,
+) -> Result<Vec<Option<&'r crate::store::ProductRecord>>, ApiError> {
     let mut products = Vec::with_capacity(input.lines.len());
     for (i, l) in input.lines.iter().enumerate() {
-        products.push(match &l.product {
-            Some(id) => Some(
-                reads
-                    .products
-                    .get(i)
-                    .and_then(Option::as_ref)
-                    .ok_or_else(|| {
-                        ApiError::field(
-                            ErrorKind::LineProductNotFound,
-                            &format!("order_details.line_items[{i}].reference_product_id"),
-                            format!("no product with reference_product_id {id:?}"),
-                            "the reference_product_id of a registered product",
-                            id,
-                        )
-                    })?,
-            ),
-            None => None,
-        });
+        let Some(id) = &l.product else {
+            products.push(None);
+            continue;
+        };
+        let found = reads.products.get(i).and_then(Option::as_ref);
+        products.push(Some(found.ok_or_else(|| {
+            ApiError::field(
+                ErrorKind::LineProductNotFound,
+                &format!("order_details.line_items[{i}].reference_product_id"),
+                format!("no product with reference_product_id {id:?}"),
+                "the reference_product_id of a registered product",
+                id,
+            )
+        })?));
     }
+    Ok(products)
+}
 
-    let mut codes: Vec<TaxCodeId> = Vec::with_capacity(input.lines.len());
-    for (i, (l, p)) in input.lines.iter().zip(&products).enumerate() {
+/// Each line's tax code: its product's category, else the line's own.
+fn tax_codes(
+    table: &AnyTable,
+    input: &Input,
+    products: &[Option<&crate::store::ProductRecord>],
+) -> Result<Vec<TaxCodeId>, ApiError> {
+    let mut codes = Vec::with_capacity(input.lines.len());
+    for (i, (l, p)) in input.lines.iter().zip(products).enumerate() {
         let category = p
-            .as_ref()
             .map(|p| p.product_category.as_str())
             .or(l.category.as_deref())
             .unwrap_or("");
@@ -403,66 +425,86 @@ pub(crate) fn compute(
             )
         })?);
     }
+    Ok(codes)
+}
 
-    let transacted_at = input.transacted_at.unwrap_or(now);
-    let date = Date::from_unix_seconds(transacted_at);
-    let mut location = locate(table, input, date)?;
-
-    // The stored customer's type wins; then the request's; then the fallback type.
-    let customer_type = stored_customer
-        .as_ref()
+/// The buyer's type: the stored customer's wins; then the request's; then the fallback
+/// type (for a customer not stored); else a consumer.
+fn customer_kind(input: &Input, reads: &CalculationReads) -> CustomerKind {
+    let stored = reads.customer.as_ref();
+    stored
         .and_then(|c| c.kind)
         .or(input.customer_type)
-        .or(if stored_customer.is_none() {
+        .or(if stored.is_none() {
             input.fallback_type
         } else {
             None
         })
-        .unwrap_or(CustomerKind::Consumer);
-    let tax_ids = if input.tax_ids.is_empty() {
-        stored_customer
-            .as_ref()
-            .map(|c| c.tax_ids.clone())
-            .unwrap_or_default()
-    } else {
-        input.tax_ids.clone()
-    };
-    // The seller's place, for states that source a sale within the state at the origin.
-    let origin = input.origin.as_ref().map(|a| table.resolve(a, date));
-    // Where the seller does not collect (no registration active on the sale's date) comes
-    // first: it wins over a certificate of the same place.
+        .unwrap_or(CustomerKind::Consumer)
+}
+
+/// What exempts the sale where: first the places where the seller does not collect (no
+/// registration active on the day; they win over a certificate of the same place), then
+/// the buyer's certificates in force. Also how many of them are the former.
+fn exemptions(
+    table: &AnyTable,
+    input: &Input,
+    reads: &CalculationReads,
+    places: (&Location, Option<&Location>),
+    at: i64,
+) -> (Vec<Exemption>, usize) {
     let seller = input.seller.as_deref();
     let registered = reads
         .registrations
         .iter()
         .any(|r| r.merchant_id.as_deref() == seller);
     let mut exemptions = if input.automatic_tax == AutomaticTax::Auto && registered {
-        let origin_place = origin.as_ref().and_then(|o| o.as_ref().ok());
-        let places = sale_places(table, &location, origin_place);
-        registration_gaps(&reads.registrations, seller, transacted_at, &places)
+        let places = sale_places(table, places.0, places.1);
+        registration_gaps(&reads.registrations, seller, at, &places)
     } else {
         Vec::new()
     };
     let gaps = exemptions.len();
-    exemptions.extend(certificate_exemptions(&reads.certificates, transacted_at));
-    let rounding = match input.rounding.as_deref() {
-        None => levy_core::Rounding::Line,
-        Some(v) => levy_core::Rounding::parse(v).ok_or_else(|| {
-            ApiError::field(
-                ErrorKind::InvalidHeader,
-                crate::ROUNDING_HEADER,
-                format!("{} must be `line` or `invoice`", crate::ROUNDING_HEADER),
-                "line or invoice",
-                v,
-            )
-        })?,
+    exemptions.extend(certificate_exemptions(&reads.certificates, at));
+    (exemptions, gaps)
+}
+
+/// The request's `Levy-Rounding`: per line (the default) or per invoice.
+fn rounding(input: &Input) -> Result<levy_core::Rounding, ApiError> {
+    let Some(v) = input.rounding.as_deref() else {
+        return Ok(levy_core::Rounding::Line);
     };
-    let sale = Sale {
+    levy_core::Rounding::parse(v).ok_or_else(|| {
+        ApiError::field(
+            ErrorKind::InvalidHeader,
+            crate::ROUNDING_HEADER,
+            format!("{} must be `line` or `invoice`", crate::ROUNDING_HEADER),
+            "line or invoice",
+            v,
+        )
+    })
+}
+
+/// The sale in levy-core's words: its buyer (type, tax ids, exemptions), its date, its
+/// lines with their tax codes.
+fn sale(
+    input: &Input,
+    reads: &CalculationReads,
+    exemptions: &[Exemption],
+    codes: &[TaxCodeId],
+    date: Date,
+) -> Result<Sale, ApiError> {
+    let stored = reads.customer.as_ref();
+    let tax_ids = match (input.tax_ids.is_empty(), stored) {
+        (true, Some(c)) => &c.tax_ids,
+        _ => &input.tax_ids,
+    };
+    Ok(Sale {
         currency: input.currency,
         tax_included: input.tax_included,
         customer: Customer {
-            exempt: stored_customer.as_ref().is_some_and(|c| c.is_tax_exempt),
-            kind: match customer_type {
+            exempt: stored.is_some_and(|c| c.is_tax_exempt),
+            kind: match customer_kind(input, reads) {
                 CustomerKind::Business => CustomerType::Business,
                 CustomerKind::Consumer => CustomerType::Consumer,
             },
@@ -473,16 +515,16 @@ pub(crate) fn compute(
                     value: t.value.clone(),
                 })
                 .collect(),
-            exemptions: exemptions.clone(),
+            exemptions: exemptions.to_vec(),
         },
         automatic_tax: input.automatic_tax,
         date,
         origin_country: input.origin_country.clone(),
-        rounding,
+        rounding: rounding(input)?,
         lines: input
             .lines
             .iter()
-            .zip(&codes)
+            .zip(codes)
             .map(|(l, &tax_code)| SaleLine {
                 amount: l.amount,
                 quantity: l.quantity,
@@ -490,55 +532,57 @@ pub(crate) fn compute(
                 tax_code,
             })
             .collect(),
-    };
-    let mut calc = table
-        .calculate_from(
-            origin.as_ref().and_then(|o| o.as_ref().ok()),
-            &location,
-            &sale,
-        )
-        .map_err(|e| calc_error(&e))?;
-    if input.delivery
-        && input.automatic_tax == AutomaticTax::Auto
-        && collects_delivery_fees(
-            &reads.registrations,
-            seller,
-            transacted_at,
-            table.location_region(&location),
-        )
-    {
-        // The fee's exempt buyers are those a certificate exempts, not the places the
-        // seller is not registered in.
-        let mut fee_sale = sale.clone();
-        fee_sale.customer.exemptions = exemptions[gaps..].to_vec();
-        table.apply_order_fees(
-            &location,
-            &fee_sale,
-            &levy_core::Delivery {
-                retail: true,
-                seller_sales_previous_year: None,
-            },
-            &mut calc,
-        );
-    }
-    // Whether the answer holds the location's local taxes, and which address decided
-    // them: said in levy's headers.
-    let (coverage, rounding) = (calc.coverage.as_str(), calc.rounding.as_str());
-    let taxability = taxability_header(table, &calc, date);
-    let place = table.place_note(&location, date).as_str();
-    let sourcing = match origin {
-        Some(Err(_)) => "DESTINATION; origin-unresolved",
-        _ => calc.sourcing.as_str(),
-    };
+    })
+}
 
-    let lines = calc
-        .lines
+/// Adds the per-order delivery fees of the sale's state where the seller collects them;
+/// their exempt buyers are those a certificate exempts (`certified`), not the places the
+/// seller is not registered in.
+fn add_delivery_fees(
+    table: &AnyTable,
+    input: &Input,
+    reads: &CalculationReads,
+    location: &Location,
+    (sale, certified): (&Sale, &[Exemption]),
+    at: i64,
+    calc: &mut levy_core::Calculation,
+) {
+    let collects = collects_delivery_fees(
+        &reads.registrations,
+        input.seller.as_deref(),
+        at,
+        table.location_region(location),
+    );
+    if !(input.delivery && input.automatic_tax == AutomaticTax::Auto && collects) {
+        return;
+    }
+    let mut fee_sale = sale.clone();
+    fee_sale.customer.exemptions = certified.to_vec();
+    let delivery = levy_core::Delivery {
+        retail: true,
+        seller_sales_previous_year: None,
+    };
+    table.apply_order_fees(location, &fee_sale, &delivery, calc);
+}
+
+/// The record's lines: each line's tax with its ids, product and jurisdiction entries.
+fn line_records(
+    table: &AnyTable,
+    calc: &levy_core::Calculation,
+    input: &Input,
+    products: &[Option<&crate::store::ProductRecord>],
+    (exemptions, gaps): (&[Exemption], usize),
+    line_ids: Vec<String>,
+    date: Date,
+) -> Vec<LineRecord> {
+    calc.lines
         .iter()
-        .zip(input.lines.iter().zip(&products))
-        .map(|(lt, (li, p))| LineRecord {
-            line_item_id: crate::ids::new_id("li_"),
+        .zip(input.lines.iter().zip(products))
+        .zip(line_ids)
+        .map(|((lt, (li, p)), line_item_id)| LineRecord {
+            line_item_id,
             reference_product_id: li.product.clone(),
-            reference_product_name: p.as_ref().map(|p| p.reference_product_name.clone()),
+            reference_product_name: p.map(|p| p.reference_product_name.clone()),
             reference_line_item_id: li.reference_line_item_id.clone(),
             product_tax_code: table
                 .tax_code_name(lt.tax_code)
@@ -548,16 +592,80 @@ pub(crate) fn compute(
             amount_excluding_tax: lt.amount_excluding_tax,
             tax_amount: lt.tax,
             amount_including_tax: lt.amount_including_tax,
-            jurisdictions: jurisdictions(table, lt, &exemptions, gaps, date),
+            jurisdictions: jurisdictions(table, lt, exemptions, gaps, date),
         })
-        .collect();
-    // The address used, completed from the table (a ZIP's state and city), moves into the
-    // record: the location is not read again.
-    let a = table.take_address_used(&mut location);
+        .collect()
+}
+
+/// The record of the place the sale was taxed at: the address used, completed from the
+/// table (a ZIP's state and city), moved out of the location.
+fn place_record(table: &AnyTable, location: &mut Location) -> PlaceRecord {
+    let a = table.take_address_used(location);
+    PlaceRecord {
+        status: location.status.as_str().to_string(),
+        precision: location.precision.as_str().to_string(),
+        source: location.source.as_str().to_string(),
+        line1: a.line1,
+        line2: a.line2,
+        city: a.city,
+        region: a.region,
+        postal_code: a.postal_code,
+        country: a.country,
+    }
+}
+
+/// Calculates `input` on `table` into a record stamped `stamp` (not stored), from what
+/// was read from the ledger: no I/O, no clock, no random numbers. Its headers come back
+/// as data ([`Calculated`]).
+pub(crate) fn compute(
+    table: &AnyTable,
+    input: &Input,
+    reads: &CalculationReads,
+    stamp: Stamp,
+) -> Result<Calculated, ApiError> {
+    let products = line_products(input, reads)?;
+    let codes = tax_codes(table, input, &products)?;
+    let transacted_at = input.transacted_at.unwrap_or(stamp.now);
+    let date = Date::from_unix_seconds(transacted_at);
+    let mut location = locate(table, input, date)?;
+    // The seller's place, for states that source a sale within the state at the origin.
+    let origin = input.origin.as_ref().map(|a| table.resolve(a, date));
+    let origin_place = origin.as_ref().and_then(|o| o.as_ref().ok());
+    let (exemptions, gaps) = exemptions(
+        table,
+        input,
+        reads,
+        (&location, origin_place),
+        transacted_at,
+    );
+    let sale = sale(input, reads, &exemptions, &codes, date)?;
+    let mut calc = table
+        .calculate_from(origin_place, &location, &sale)
+        .map_err(|e| calc_error(&e))?;
+    let certified = &exemptions[gaps..];
+    add_delivery_fees(
+        table,
+        input,
+        reads,
+        &location,
+        (&sale, certified),
+        transacted_at,
+        &mut calc,
+    );
+    let notes = Notes::of(table, &calc, &location, origin.as_ref(), date);
+    let lines = line_records(
+        table,
+        &calc,
+        input,
+        &products,
+        (&exemptions, gaps),
+        stamp.line_ids,
+        date,
+    );
     let record = CalculationRecord {
-        id,
-        created_at: now,
-        expires_at: now + VALIDITY_SECONDS,
+        id: stamp.id,
+        created_at: stamp.now,
+        expires_at: stamp.now + VALIDITY_SECONDS,
         transacted_at,
         currency: input.currency.code().to_string(),
         tax_included: input.tax_included,
@@ -567,18 +675,8 @@ pub(crate) fn compute(
         }
         .to_string(),
         customer_id: input.customer_id.clone(),
-        customer_type,
-        place: PlaceRecord {
-            status: location.status.as_str().to_string(),
-            precision: location.precision.as_str().to_string(),
-            source: location.source.as_str().to_string(),
-            line1: a.line1,
-            line2: a.line2,
-            city: a.city,
-            region: a.region,
-            postal_code: a.postal_code,
-            country: a.country,
-        },
+        customer_type: customer_kind(input, reads),
+        place: place_record(table, &mut location),
         lines,
         total_tax: calc.total_tax,
         total_excluding_tax: calc.total_excluding_tax,
@@ -586,14 +684,50 @@ pub(crate) fn compute(
         table_hash: calc.table_hash_hex(),
         metadata: input.metadata.clone(),
     };
-    Ok(Calculated {
-        record,
-        coverage,
-        rounding,
-        sourcing,
-        taxability,
-        place,
-    })
+    Ok(notes.with(record))
+}
+
+/// What the answer says beside its body, in levy's headers: the coverage, rounding and
+/// sourcing of the calculation, what the matrix did not know, and which place of a ZIP
+/// code decided.
+struct Notes {
+    coverage: &'static str,
+    rounding: &'static str,
+    sourcing: &'static str,
+    taxability: std::borrow::Cow<'static, str>,
+    place: &'static str,
+}
+
+impl Notes {
+    fn of(
+        table: &AnyTable,
+        calc: &levy_core::Calculation,
+        location: &Location,
+        origin: Option<&Result<Location, ResolveError>>,
+        date: Date,
+    ) -> Notes {
+        Notes {
+            coverage: calc.coverage.as_str(),
+            rounding: calc.rounding.as_str(),
+            sourcing: match origin {
+                Some(Err(_)) => "DESTINATION; origin-unresolved",
+                _ => calc.sourcing.as_str(),
+            },
+            taxability: taxability_header(table, calc, date),
+            place: table.place_note(location, date).as_str(),
+        }
+    }
+
+    fn with(self, record: CalculationRecord) -> Calculated {
+        Calculated {
+            record,
+            coverage: self.coverage,
+            rounding: self.rounding,
+            sourcing: self.sourcing,
+            taxability: self.taxability,
+            place: self.place,
+        }
+    }
 }
 
 /// The `Levy-Taxability` header of a calculation: `KNOWN` (the usual, without allocating),

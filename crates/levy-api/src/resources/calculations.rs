@@ -86,21 +86,20 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
     })
 }
 
-/// `POST /tax/calculations`, one way through: the request read, one read of the ledger
-/// (customer, products, certificates, registrations), the calculation (pure), the quota,
-/// one write, the answer.
+/// `POST /tax/calculations`, one way through: the request read, the quota, one read of the
+/// ledger (customer, products, certificates, registrations), the calculation (pure), one
+/// write, the answer.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = parse(ctx)?;
+    crate::limits::check_quota(ctx.service, ctx.scope)?;
     let reads = calculate::reads(ctx, &input)?;
     let table = ctx.service.table.load();
-    let calculated = calculate::compute(
-        &table,
-        &input,
-        &reads,
+    let stamp = calculate::Stamp::new(
         crate::ids::new_id("calc_"),
+        input.lines.len(),
         crate::clock::now(),
-    )?;
-    crate::limits::check_quota(ctx.service, ctx.scope)?;
+    );
+    let calculated = calculate::compute(&table, &input, &reads, stamp)?;
     let record = &calculated.record;
     ctx.after_commit(ctx.service.store.submit_calculation(ctx.scope, record)?)?;
     calculated.set_headers(ctx);

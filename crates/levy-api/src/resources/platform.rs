@@ -17,7 +17,7 @@ use crate::read::{self, Input};
 use crate::render::{self, LineKind};
 use crate::router::Ctx;
 use crate::store::{
-    CalculationReads, LineRecord, MerchantStatus, PlatformCalculationRecord,
+    CalculationReads, LineRecord, MerchantRecord, MerchantStatus, PlatformCalculationRecord,
     PlatformTransactionInfo, TransactionRecord,
 };
 
@@ -63,10 +63,57 @@ pub(crate) fn render(p: &PlatformCalculationRecord, ctx: &Ctx<'_>) -> Value {
     v
 }
 
-/// `POST /tax/platform/calculations`.
-pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+/// A platform calculation's request: the order as a calculation's input, the merchant
+/// named, the fee lines and the roles.
+struct Request {
+    input: Input,
+    merchant_id: String,
+    fee_lines: Vec<read::LineInput>,
+    roles: Vec<String>,
+}
+
+/// The request's `roles`: at least one, each of [`ROLES`], each once.
+fn read_roles(root: &mut crate::json::Obj<'_>) -> Result<Vec<String>, ApiError> {
+    let items = root
+        .opt_array("roles")?
+        .ok_or_else(|| ApiError::missing("roles", "array of roles"))?;
+    if items.is_empty() {
+        return Err(ApiError::missing("roles[0]", "at least one role"));
+    }
+    let mut roles: Vec<String> = Vec::new();
+    for (i, r) in items.iter().enumerate() {
+        let field = format!("roles[{i}]");
+        let s = match r {
+            Node::String(s) => s,
+            other => return Err(ApiError::incorrect_type(&field, "string", other)),
+        };
+        if !ROLES.contains(&s.as_ref()) {
+            return Err(ApiError::field(
+                ErrorKind::IncorrectType,
+                &field,
+                format!("{field} must be one of {}", ROLES.join(", ")),
+                ROLES.join(" | "),
+                s.as_ref(),
+            ));
+        }
+        if roles.iter().any(|r| r == s) {
+            return Err(ApiError::field(
+                ErrorKind::IncorrectType,
+                &field,
+                format!("{field}: role {s} is given twice"),
+                "each role once",
+                s.as_ref(),
+            ));
+        }
+        roles.push(s.to_string());
+    }
+    Ok(roles)
+}
+
+/// Reads `POST /tax/platform/calculations`' body.
+fn parse(ctx: &Ctx<'_>) -> Result<Request, ApiError> {
     let v = ctx.version;
-    let (mut input, merchant_id, fee_lines, roles) = crate::read::body(ctx, |root| {
+    crate::read::body(ctx, |root| {
         let customer = read::read_customer(root, v)?;
         let mut m = root.req_obj("merchant")?;
         let merchant_id = m.req_str("merchant_id", MAX_STRING)?.to_string();
@@ -80,40 +127,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                 lines
             }
         };
-        let items = root
-            .opt_array("roles")?
-            .ok_or_else(|| ApiError::missing("roles", "array of roles"))?;
-        if items.is_empty() {
-            return Err(ApiError::missing("roles[0]", "at least one role"));
-        }
-        let mut roles: Vec<String> = Vec::new();
-        for (i, r) in items.iter().enumerate() {
-            let field = format!("roles[{i}]");
-            match r {
-                Node::String(s) if ROLES.contains(&s.as_ref()) => {
-                    if roles.iter().any(|r| r == s) {
-                        return Err(ApiError::field(
-                            ErrorKind::IncorrectType,
-                            &field,
-                            format!("{field}: role {s} is given twice"),
-                            "each role once",
-                            s.as_ref(),
-                        ));
-                    }
-                    roles.push(s.to_string());
-                }
-                Node::String(s) => {
-                    return Err(ApiError::field(
-                        ErrorKind::IncorrectType,
-                        &field,
-                        format!("{field} must be one of {}", ROLES.join(", ")),
-                        ROLES.join(" | "),
-                        s.as_ref(),
-                    ))
-                }
-                other => return Err(ApiError::incorrect_type(&field, "string", other)),
-            }
-        }
+        let roles = read_roles(root)?;
         if roles.iter().any(|r| r == "payment_processor") && fee_lines.is_empty() {
             return Err(ApiError::missing(
                 "fee_details.line_items",
@@ -121,18 +135,15 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             ));
         }
         let transacted_at = root.opt_int("transacted_at")?;
-        if let Some(t) = transacted_at {
-            if t < 0 {
-                return Err(ApiError::field(
-                    ErrorKind::PositiveNumberRequired,
-                    "transacted_at",
-                    "transacted_at must be Unix seconds, zero or more",
-                    "Unix seconds",
-                    t.to_string(),
-                ));
-            }
+        if let Some(t) = transacted_at.filter(|t| *t < 0) {
+            return Err(ApiError::field(
+                ErrorKind::PositiveNumberRequired,
+                "transacted_at",
+                "transacted_at must be Unix seconds, zero or more",
+                "Unix seconds",
+                t.to_string(),
+            ));
         }
-        let metadata = root.opt_metadata("metadata")?;
         let input = Input {
             customer_id: customer.customer_id,
             customer_type: customer.customer_type,
@@ -147,25 +158,38 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             origin_country: None,
             origin: None,
             transacted_at,
-            metadata,
+            metadata: root.opt_metadata("metadata")?,
             per_unit: true,
             rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
             seller: None,
             delivery: customer.shipping,
         };
-        Ok((input, merchant_id, fee_lines, roles))
-    })?;
-    let merchant = crate::read::merchant(ctx, &merchant_id, "merchant.merchant_id")?;
+        Ok(Request {
+            input,
+            merchant_id,
+            fee_lines,
+            roles,
+        })
+    })
+}
+
+/// The merchant the request names, not deleted: its registrations decide where the order
+/// and its fees are collected, and its default address is their origin.
+fn sell_as(
+    ctx: &Ctx<'_>,
+    input: &mut Input,
+    merchant_id: &str,
+) -> Result<MerchantRecord, ApiError> {
+    let merchant = crate::read::merchant(ctx, merchant_id, "merchant.merchant_id")?;
     if merchant.status == MerchantStatus::Deleted {
         return Err(crate::read::merchant_deleted(
-            &merchant_id,
+            merchant_id,
             "merchant.merchant_id",
         ));
     }
-    // The merchant's registrations decide where the order and its fees are collected.
     input.seller = Some(merchant.id.clone());
-    input.origin_country = Some(merchant.default_address.country.clone());
     let a = &merchant.default_address;
+    input.origin_country = Some(a.country.clone());
     input.origin = Some(levy_core::Address {
         line1: a.line1.clone(),
         line2: a.line2.clone(),
@@ -174,49 +198,73 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         postal_code: a.postal_code.clone(),
         country: a.country.clone(),
     });
-    // One clock for both parts, so order and fees are taxed on the same day.
-    input.transacted_at = Some(input.transacted_at.unwrap_or_else(crate::clock::now));
-    let id = crate::ids::new_id("plat_calc_");
-    let now = crate::clock::now();
-    let table = ctx.service.table.load();
-    // One read of the ledger for the order's lines and the fee lines together.
+    Ok(merchant)
+}
+
+/// One read of the ledger for the order's lines and the fee lines together: the order's
+/// reads and the fees'.
+fn reads(
+    ctx: &Ctx<'_>,
+    input: &Input,
+    fee_lines: &[read::LineInput],
+) -> Result<(CalculationReads, CalculationReads), ApiError> {
     let products: Vec<Option<&str>> = input
         .lines
         .iter()
-        .chain(&fee_lines)
+        .chain(fee_lines)
         .map(|l| l.product.as_deref())
         .collect();
     let auto = input.automatic_tax == levy_core::AutomaticTax::Auto;
-    let mut reads = calculate::ledger_reads(ctx, input.customer_id.as_deref(), &products, auto)?;
-    let fee_reads = CalculationReads {
-        products: reads.products.split_off(input.lines.len()),
-        ..reads.clone()
+    let mut order = calculate::ledger_reads(ctx, input.customer_id.as_deref(), &products, auto)?;
+    let fees = CalculationReads {
+        products: order.products.split_off(input.lines.len()),
+        ..order.clone()
     };
-    let order = calculate::compute(&table, &input, &reads, id.clone(), now)?;
+    Ok((order, fees))
+}
+
+/// `POST /tax/platform/calculations`, in the shape of `POST /tax/calculations`: the
+/// request read, the merchant, the quota, one read of the ledger, the order and its fee
+/// lines calculated (pure, on one clock, so both are taxed on the same day), one write,
+/// the answer.
+pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    let Request {
+        mut input,
+        merchant_id,
+        fee_lines,
+        roles,
+    } = parse(ctx)?;
+    let merchant = sell_as(ctx, &mut input, &merchant_id)?;
+    crate::limits::check_quota(ctx.service, ctx.scope)?;
+    let (order_reads, fee_reads) = reads(ctx, &input, &fee_lines)?;
+    let now = crate::clock::now();
+    input.transacted_at = Some(input.transacted_at.unwrap_or(now));
+    let id = crate::ids::new_id("plat_calc_");
+    let table = ctx.service.table.load();
+    let stamp = calculate::Stamp::new(id.clone(), input.lines.len(), now);
+    let order = calculate::compute(&table, &input, &order_reads, stamp)?;
     order.set_headers(ctx);
-    let order = order.record;
-    let fees = if fee_lines.is_empty() {
-        Vec::new()
-    } else {
+    let mut fees = Vec::new();
+    if !fee_lines.is_empty() {
+        let stamp = calculate::Stamp::new(id.clone(), fee_lines.len(), now);
         input.lines = fee_lines;
-        let fees = calculate::compute(&table, &input, &fee_reads, id.clone(), now)?;
-        fees.set_headers(ctx);
-        fees.record.lines
-    };
+        let calculated = calculate::compute(&table, &input, &fee_reads, stamp)?;
+        calculated.set_headers(ctx);
+        fees = calculated.record.lines;
+    }
     let record = PlatformCalculationRecord {
         id,
         merchant_id: merchant.id,
         reference_merchant_id: merchant.reference_merchant_id,
         roles,
-        order,
+        order: order.record,
         fee_lines: fees,
     };
-    crate::limits::check_quota(ctx.service, ctx.scope)?;
-    ctx.after_commit(
-        ctx.service
-            .store
-            .submit_platform_calculation(ctx.scope, &record)?,
-    )?;
+    let commit = ctx
+        .service
+        .store
+        .submit_platform_calculation(ctx.scope, &record)?;
+    ctx.after_commit(commit)?;
     Ok(render(&record, ctx))
 }
 
