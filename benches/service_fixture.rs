@@ -13,7 +13,7 @@ pub const CALCULATION: &[u8] = include_bytes!("../crates/levy-server/loadtest/ca
 /// The service on the embedded default table, with `ledger` (`:memory:` or a file).
 pub fn service(ledger: &str) -> Service {
     Service::open(ServiceConfig {
-        table: TableSource::Default,
+        table: TableSource::Table(std::sync::Arc::new(levy_data::open_default())),
         ledger: ledger.into(),
         keys: KeySource::Inline(vec![KeyEntry {
             account: "bench".into(),

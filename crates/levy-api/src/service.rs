@@ -15,11 +15,11 @@ use crate::store::liability::{Liability, Period};
 use crate::store::{NexusTotal, RegistrationFilter, RegistrationRecord, Scope, Store};
 use crate::{router, ApiVersion, Request, Response};
 
-/// Where the rate table comes from.
+/// Where the rate table comes from. levy-api holds no table of its own: the default table
+/// embedded in a program is levy-data's,
+/// `TableSource::Table(Arc::new(levy_data::open_default()))`.
 #[derive(Clone, Debug)]
 pub enum TableSource {
-    /// The default table embedded in the program (`levy-data`).
-    Default,
     /// A table file, opened with `AnyTable::open_file` (mapped and verified).
     Path(PathBuf),
     /// A table already open.
@@ -132,14 +132,7 @@ fn load_table(source: &TableSource) -> Result<Arc<AnyTable>, ApiError> {
                 format!("rate table {}: {e}", p.display()),
             )
         }),
-        TableSource::Default => default_table(),
     }
-}
-
-fn default_table() -> Result<Arc<AnyTable>, ApiError> {
-    // The embedded default is compiled into the program and opened in O(1); levy-data's
-    // tests verify its hash and archive.
-    Ok(Arc::new(levy_data::open_default()))
 }
 
 /// The request id an [`Answer`] keeps: only when a commit is pending, the one case where

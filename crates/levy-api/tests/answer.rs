@@ -16,7 +16,7 @@ const CALCULATION: &[u8] = include_bytes!("../../levy-server/loadtest/calculatio
 
 fn service(ledger: &std::path::Path) -> Service {
     Service::open(ServiceConfig {
-        table: TableSource::Default,
+        table: TableSource::Table(std::sync::Arc::new(levy_data::open_default())),
         ledger: ledger.display().to_string(),
         keys: KeySource::Inline(vec![KeyEntry {
             account: "shop".into(),

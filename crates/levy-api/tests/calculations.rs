@@ -603,7 +603,7 @@ fn every_calculation_says_whether_local_taxes_are_covered() {
     // The embedded default holds state rates only: the same sale there says STATE_ONLY
     // (Tennessee has county and city taxes; data/us-local-taxes.toml does not list it).
     let default = levy_api::Service::open(levy_api::ServiceConfig {
-        table: levy_api::TableSource::Default,
+        table: levy_api::TableSource::Table(std::sync::Arc::new(levy_data::open_default())),
         ledger: ":memory:".into(),
         keys: keys(),
     })
@@ -662,7 +662,7 @@ fn an_intrastate_sale_is_sourced_by_the_states_rule_and_says_so() {
     // local tax (6% + 1.25%) from the origin and the district taxes from the destination
     // (Mountain View 1.875%, CDTFA list of 2026-01-01): 9.125% of $100.00 = 9.13.
     let svc = levy_api::Service::open(levy_api::ServiceConfig {
-        table: levy_api::TableSource::Default,
+        table: levy_api::TableSource::Table(std::sync::Arc::new(levy_data::open_default())),
         ledger: ":memory:".into(),
         keys: keys(),
     })
@@ -723,7 +723,7 @@ fn invoice_rounding_is_asked_for_by_header_and_applied_where_allowed() {
     // 2nd quarter rate changes: Franklin 8% from 2025-04-01). Three 10-cent lines owe 0.8
     // cents each. Line by line 1 + 1 + 1 = 3 cents; once for the invoice 2.4 -> 2 cents.
     let svc = levy_api::Service::open(levy_api::ServiceConfig {
-        table: levy_api::TableSource::Default,
+        table: levy_api::TableSource::Table(std::sync::Arc::new(levy_data::open_default())),
         ledger: ":memory:".into(),
         keys: keys(),
     })

@@ -165,6 +165,11 @@ fn run_ledger_copy(args: &LedgerCopyArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The default table embedded in this program (levy-data's), as a service's table.
+pub(crate) fn default_table() -> levy_api::TableSource {
+    levy_api::TableSource::Table(std::sync::Arc::new(levy_data::open_default()))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

@@ -4,7 +4,7 @@
 
 use levy_api::{
     ApiError, KeySource, NewRegistration, RegistrationFilter, RegistrationKind, RegistrationRecord,
-    Service, ServiceConfig, TableSource,
+    Service, ServiceConfig,
 };
 
 /// Where the registrations are kept, and whose they are.
@@ -134,7 +134,7 @@ pub fn parse_time(flag: &str, s: &str) -> Result<i64, String> {
 
 pub(crate) fn open(target: &Target) -> Result<Service, ApiError> {
     Service::open(ServiceConfig {
-        table: TableSource::Default,
+        table: crate::default_table(),
         ledger: target.ledger.clone(),
         keys: KeySource::File(target.keys.clone()),
     })

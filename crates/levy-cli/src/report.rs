@@ -3,7 +3,7 @@
 //! `GET /tax/reports/liability` answers it).
 
 use levy_api::store::liability::Liability;
-use levy_api::{ApiError, KeySource, Layout, Service, ServiceConfig, TableSource};
+use levy_api::{ApiError, KeySource, Layout, Service, ServiceConfig};
 
 /// What `levy report` prints.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +90,7 @@ pub fn render(args: &ReportArgs) -> Result<String, String> {
     let period = levy_api::liability_period(&args.from, &args.to, args.state.as_deref())
         .map_err(|e| e.to_string())?;
     let service = Service::open(ServiceConfig {
-        table: TableSource::Default,
+        table: crate::default_table(),
         ledger: args.ledger.clone(),
         keys: KeySource::File(args.keys.clone()),
     })

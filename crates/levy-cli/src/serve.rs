@@ -186,7 +186,7 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
     levy_server::init_logging(&args.log);
     let table = match &args.table {
         Some(path) => levy_api::TableSource::Path(path.clone()),
-        None => levy_api::TableSource::Default,
+        None => crate::default_table(),
     };
     let config = levy_api::ServiceConfig {
         table,

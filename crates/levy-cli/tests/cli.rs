@@ -690,7 +690,7 @@ fn bench_refuses_a_missing_ip_database() {
 fn ledger_with_one_sale(path: &std::path::Path) -> String {
     let key = "sk_live_shop_cli_0001";
     let svc = levy_api::Service::open(levy_api::ServiceConfig {
-        table: levy_api::TableSource::Default,
+        table: levy_api::TableSource::Table(std::sync::Arc::new(levy_data::open_default())),
         ledger: path.display().to_string(),
         keys: levy_api::KeySource::Inline(vec![levy_api::KeyEntry {
             account: "shop".into(),
@@ -995,7 +995,7 @@ fn registrations_added_listed_and_expired_gate_the_services_sales() {
     // the same ledger and keys: its total tax.
     let tax_on = |day: i64| {
         let svc = levy_api::Service::open(levy_api::ServiceConfig {
-            table: levy_api::TableSource::Default,
+            table: levy_api::TableSource::Table(std::sync::Arc::new(levy_data::open_default())),
             ledger: ledger_s.to_string(),
             keys: levy_api::KeySource::File(keys.clone()),
         })
@@ -1105,7 +1105,7 @@ fn report_prints_what_the_ledgers_sales_owe() {
     // A $100.00 sale in Nashville 37203 on 2026-03-02, through the service on the same
     // ledger and keys.
     let svc = levy_api::Service::open(levy_api::ServiceConfig {
-        table: levy_api::TableSource::Default,
+        table: levy_api::TableSource::Table(std::sync::Arc::new(levy_data::open_default())),
         ledger: ledger_s.to_string(),
         keys: levy_api::KeySource::File(keys.clone()),
     })
@@ -1228,7 +1228,7 @@ fn nexus_reports_each_states_crossing_from_the_ledgers_sales() {
         .to_string();
     {
         let svc = levy_api::Service::open(levy_api::ServiceConfig {
-            table: levy_api::TableSource::Default,
+            table: levy_api::TableSource::Table(std::sync::Arc::new(levy_data::open_default())),
             ledger: ledger_s.to_string(),
             keys: levy_api::KeySource::File(keys.clone()),
         })

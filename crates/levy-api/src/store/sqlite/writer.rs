@@ -496,7 +496,11 @@ mod gather_tests {
         worker_busy();
         assert!(started.elapsed() < Duration::from_secs(30));
         // (The list is the process's: a ledger of another test may be gathering.)
-        let listed = GATHERING.lock().unwrap().iter().any(|(t, _, _)| t.id() == id);
+        let listed = GATHERING
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(t, _, _)| t.id() == id);
         assert!(!listed, "the writer is no longer listed");
 
         // A worker parked already: the gathering does not start.
