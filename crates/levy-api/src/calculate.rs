@@ -11,9 +11,9 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::read::{positive, Input, IpInput, VALIDITY_SECONDS};
 use crate::render::{self, LineKind, Num};
-use crate::router::Ctx;
 use crate::store::{
     CalculationReads, CalculationRecord, CertificateRecord, CustomerKind, JurisdictionRecord,
     LineRecord, PlaceRecord, RegistrationKind, RegistrationRecord, ReviewStatus,

@@ -53,6 +53,7 @@
 mod calculate;
 mod clock;
 mod error;
+mod handler;
 mod ids;
 pub mod import;
 mod import_file;

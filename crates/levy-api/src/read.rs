@@ -7,8 +7,8 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::json::{Obj, MAX_STRING};
-use crate::router::Ctx;
 use crate::store::{CustomerKind, MerchantRecord, TaxIdRecord, TransactionRecord};
 use crate::ApiVersion;
 

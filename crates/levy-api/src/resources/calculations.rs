@@ -4,11 +4,11 @@
 
 use crate::calculate;
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::{Ctx, Reply};
 use crate::read::{
     positive, read_address, read_customer, read_order, too_large, CustomerInput, Input, OrderInput,
     MAX_TRANSACTED_AT,
 };
-use crate::router::{Ctx, Reply};
 use crate::ApiVersion;
 
 fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {

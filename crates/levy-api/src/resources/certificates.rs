@@ -5,9 +5,9 @@
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::json::num;
 use crate::keys::Scope;
-use crate::router::Ctx;
 use crate::service::Service;
 use crate::store::{CertificateRecord, CertificateRequestRecord, LinkedBuyerRecord, ReviewStatus};
 use crate::Response;

@@ -3,9 +3,9 @@
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::json::MAX_STRING;
 use crate::read::{customer_type, tax_ids, valid_email};
-use crate::router::Ctx;
 use crate::store::{CustomerKind, CustomerRecord};
 use crate::ApiVersion;
 

@@ -4,8 +4,8 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::json::{Node, Obj, MAX_STRING};
-use crate::router::Ctx;
 use crate::store::{
     AddressRecord, MerchantChange, MerchantFilter, MerchantRecord, MerchantStatus, MerchantUpdate,
     TaxIdRecord,

@@ -16,12 +16,12 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::nexus::measure::shown;
 use crate::nexus::thresholds::day;
 use crate::nexus::{
     evaluate, Counts, Evaluation, Month, MonthTotal, Standing, Threshold, Thresholds,
 };
-use crate::router::Ctx;
 use crate::service::Service;
 use crate::store::{NexusMonth, RegistrationKind, RegistrationRecord, Scope};
 

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
-use crate::router::Ctx;
+use crate::handler::Ctx;
 
 /// `{status, env, timestamp, api_version}`.
 pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {

@@ -12,10 +12,10 @@ use serde_json::{json, Value};
 
 use crate::calculate;
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::json::{num, Node, MAX_STRING};
 use crate::read::{self, Input};
 use crate::render::{self, LineKind};
-use crate::router::Ctx;
 use crate::store::{
     CalculationReads, LineRecord, MerchantRecord, MerchantStatus, PlatformCalculationRecord,
     PlatformTransactionInfo, TransactionRecord,

@@ -4,9 +4,9 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::json::{Obj, MAX_STRING};
 use crate::render::{self, LineKind};
-use crate::router::Ctx;
 use crate::store::{PartialRefundLine, RefundAsk, RefundRecord, RefundStamp, StoreError};
 use crate::ApiVersion;
 

@@ -10,9 +10,9 @@
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::json::{Node, Obj};
 use crate::read::{positive, too_large, MAX_TRANSACTED_AT};
-use crate::router::Ctx;
 use crate::service::Service;
 use crate::store::{RegistrationFilter, RegistrationKind, RegistrationRecord, Scope};
 

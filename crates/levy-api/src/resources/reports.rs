@@ -13,8 +13,8 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::{Ctx, Reply};
 use crate::json::num;
-use crate::router::{Ctx, Reply};
 use crate::store::liability::{Amounts, Liability, Period, Row, RowKey, StateTotal};
 
 /// Seconds in a day.

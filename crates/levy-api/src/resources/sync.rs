@@ -22,8 +22,8 @@ use serde_json::{json, Value};
 
 use super::sync_check::{self, short};
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::json::{Node, Obj};
-use crate::router::Ctx;
 use crate::store::{
     open_sealed, RecordKind, RefundAsk, RefundRecord, StoreError, TransactionRecord,
 };

@@ -3,8 +3,8 @@
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::Ctx;
 use crate::json::MAX_STRING;
-use crate::router::Ctx;
 use crate::store::TransactionRecord;
 
 /// `POST /tax/transactions`.
