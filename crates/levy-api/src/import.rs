@@ -274,17 +274,10 @@ fn document(o: &mut Obj<'_>, base_dir: &Path) -> Result<Option<(DocumentInfo, Ve
     Ok(Some((info, bytes)))
 }
 
+/// A time of the file: Unix seconds, checked as every field of time is.
 fn seconds(o: &mut Obj<'_>, name: &str) -> Result<Option<i64>, ApiError> {
-    match o.opt_int(name)? {
-        Some(t) if t < 0 => Err(ApiError::field(
-            ErrorKind::PositiveNumberRequired,
-            &o.path(name),
-            format!("{} must be Unix seconds, zero or more", o.path(name)),
-            "Unix seconds",
-            t.to_string(),
-        )),
-        t => Ok(t),
-    }
+    let t = o.opt_int(name)?;
+    crate::read::opt_unix_seconds(&o.path(name), t)
 }
 
 /// What the items of a file are read against: the account's ledger, the folder of the

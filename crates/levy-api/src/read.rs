@@ -228,6 +228,24 @@ pub(crate) fn positive(field: &str, what: &str, received: impl ToString) -> ApiE
     )
 }
 
+/// Unix seconds a request gives in `field`, checked the one way every field of time is:
+/// from 1970-01-01 (`POSITIVE_NUMBER_REQUIRED` before) to the end of year 9999
+/// ([`MAX_TRANSACTED_AT`]; `NUMBER_TOO_LARGE` after).
+pub(crate) fn unix_seconds(field: &str, t: i64) -> Result<i64, ApiError> {
+    if t < 0 {
+        return Err(positive(field, "Unix seconds at or after 1970-01-01", t));
+    }
+    if t > MAX_TRANSACTED_AT {
+        return Err(too_large(field, MAX_TRANSACTED_AT, t));
+    }
+    Ok(t)
+}
+
+/// [`unix_seconds`] of a field that may be absent.
+pub(crate) fn opt_unix_seconds(field: &str, t: Option<i64>) -> Result<Option<i64>, ApiError> {
+    t.map(|t| unix_seconds(field, t)).transpose()
+}
+
 pub(crate) fn too_large(field: &str, max: impl ToString, received: impl ToString) -> ApiError {
     ApiError::field(
         ErrorKind::NumberTooLarge,

@@ -412,3 +412,80 @@ fn measure_the_bytes_of_a_maximal_calculation() {
     );
     assert!(bytes < bound + each as u64 + 1, "{bytes}");
 }
+
+/// Every field of time is checked one way (`read::unix_seconds`): Unix seconds from
+/// 1970-01-01 to the last second of year 9999 (253402300799 = 9999-12-31T23:59:59Z), 400
+/// `POSITIVE_NUMBER_REQUIRED` before and `NUMBER_TOO_LARGE` after, naming the field, and
+/// nothing recorded. Before, a transaction's or refund's time had no upper bound and a
+/// refund's none at all.
+#[test]
+fn every_field_of_time_is_checked_alike() {
+    let svc = service();
+    let calc = |order: &str| {
+        let (s, c) = post(
+            &svc,
+            "/tax/calculations",
+            LIVE_KEY,
+            None,
+            &calc_body("10000", "GENERAL_MERCHANDISE"),
+        );
+        assert_eq!(s, 200, "{c}");
+        (c["id"].as_str().unwrap().to_string(), order.to_string())
+    };
+    let (id, order) = calc("time-1");
+    for (at, kind) in [
+        (-1_i64, "POSITIVE_NUMBER_REQUIRED"),
+        (253_402_300_800, "NUMBER_TOO_LARGE"),
+    ] {
+        let body = json!({"calculation_id": id, "reference_order_id": order,
+                          "transaction_processed_at": at});
+        let (s, v) = post(
+            &svc,
+            "/tax/transactions",
+            LIVE_KEY,
+            Some("2026-03-01"),
+            &body.to_string(),
+        );
+        assert_eq!((s, flat_type(&v, 400)), (400, kind.to_string()), "{v}");
+        let message = v["message"].as_str().unwrap();
+        assert!(message.starts_with("transaction_processed_at must be"), "{v}");
+    }
+    // The last second of 9999 is a time.
+    let body = json!({"calculation_id": id, "reference_order_id": order,
+                      "transaction_processed_at": 253_402_300_799_i64});
+    let (s, tx) = post(
+        &svc,
+        "/tax/transactions",
+        LIVE_KEY,
+        Some("2026-03-01"),
+        &body.to_string(),
+    );
+    assert_eq!(s, 200, "{tx}");
+    let tx_id = live_sale(&svc, "10000", "time-2");
+    for (at, kind) in [
+        (-1_i64, "POSITIVE_NUMBER_REQUIRED"),
+        (253_402_300_800, "NUMBER_TOO_LARGE"),
+    ] {
+        let body = json!({"transaction_id": tx_id, "type": "full", "refund_processed_at": at});
+        let (s, v) = post(
+            &svc,
+            "/tax/refunds",
+            LIVE_KEY,
+            Some("2026-03-01"),
+            &body.to_string(),
+        );
+        assert_eq!((s, flat_type(&v, 400)), (400, kind.to_string()), "{v}");
+        let message = v["message"].as_str().unwrap();
+        assert!(message.starts_with("refund_processed_at must be"), "{v}");
+    }
+    // Nothing was refunded: the full refund still goes through.
+    let body = json!({"transaction_id": tx_id, "type": "full"});
+    let (s, v) = post(
+        &svc,
+        "/tax/refunds",
+        LIVE_KEY,
+        Some("2026-03-01"),
+        &body.to_string(),
+    );
+    assert_eq!(s, 200, "{v}");
+}

@@ -6,8 +6,7 @@ use crate::calculate;
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::{Ctx, Reply};
 use crate::read::{
-    positive, read_address, read_customer, read_order, too_large, CustomerInput, Input, OrderInput,
-    MAX_TRANSACTED_AT,
+    opt_unix_seconds, read_address, read_customer, read_order, CustomerInput, Input, OrderInput,
 };
 use crate::ApiVersion;
 
@@ -44,19 +43,7 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
             ));
         }
         let transacted_at = if v >= ApiVersion::V2026_03_01 {
-            match root.opt_int("transacted_at")? {
-                Some(t) if t < 0 => {
-                    return Err(positive(
-                        "transacted_at",
-                        "Unix seconds at or after 1970-01-01",
-                        t,
-                    ))
-                }
-                Some(t) if t > MAX_TRANSACTED_AT => {
-                    return Err(too_large("transacted_at", MAX_TRANSACTED_AT, t))
-                }
-                t => t,
-            }
+            opt_unix_seconds("transacted_at", root.opt_int("transacted_at")?)?
         } else {
             None
         };

@@ -134,16 +134,8 @@ fn parse(ctx: &Ctx<'_>) -> Result<Request, ApiError> {
                 "fee lines: a payment_processor records a fee transaction",
             ));
         }
-        let transacted_at = root.opt_int("transacted_at")?;
-        if let Some(t) = transacted_at.filter(|t| *t < 0) {
-            return Err(ApiError::field(
-                ErrorKind::PositiveNumberRequired,
-                "transacted_at",
-                "transacted_at must be Unix seconds, zero or more",
-                "Unix seconds",
-                t.to_string(),
-            ));
-        }
+        let transacted_at =
+            read::opt_unix_seconds("transacted_at", root.opt_int("transacted_at")?)?;
         let input = Input {
             customer_id: customer.customer_id,
             customer_type: customer.customer_type,
@@ -283,17 +275,7 @@ pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             o.opt_int("transaction_processed_at")?,
         ))
     })?;
-    if let Some(t) = processed_at {
-        if t < 0 {
-            return Err(ApiError::field(
-                ErrorKind::PositiveNumberRequired,
-                "transaction_processed_at",
-                "transaction_processed_at must be Unix seconds, zero or more",
-                "Unix seconds",
-                t.to_string(),
-            ));
-        }
-    }
+    let processed_at = read::opt_unix_seconds("transaction_processed_at", processed_at)?;
     let pc = ctx
         .service
         .store

@@ -122,7 +122,10 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
                     ))
                 }
             };
-            let processed_at = o.opt_int("refund_processed_at")?;
+            let processed_at = crate::read::opt_unix_seconds(
+                "refund_processed_at",
+                o.opt_int("refund_processed_at")?,
+            )?;
             let mut lines = Vec::new();
             match (full, o.opt_array("line_items")?) {
                 (true, Some(_)) => return Err(ApiError::field(

@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::Ctx;
 use crate::json::{Node, Obj};
-use crate::read::{positive, too_large, MAX_TRANSACTED_AT};
 use crate::service::Service;
 use crate::store::{RegistrationFilter, RegistrationKind, RegistrationRecord, Scope};
 
@@ -112,17 +111,6 @@ pub fn render(r: &RegistrationRecord, testmode: bool, now: i64) -> Value {
         "created_at": r.created_at,
         "updated_at": r.updated_at,
     })
-}
-
-/// A timestamp field: Unix seconds from 1970 to the end of year 9999.
-fn seconds(field: &str, t: i64) -> Result<i64, ApiError> {
-    if t < 0 {
-        return Err(positive(field, "Unix seconds at or after 1970-01-01", t));
-    }
-    if t > MAX_TRANSACTED_AT {
-        return Err(too_large(field, MAX_TRANSACTED_AT, t));
-    }
-    Ok(t)
 }
 
 /// The country, upper case, when it is an ISO 3166-1 alpha-2 code (in either case).
@@ -232,11 +220,11 @@ fn record(new: &NewRegistration, now: i64) -> Result<RegistrationRecord, ApiErro
     let region = region("region", &country, &new.region)?;
     let locals = locals("local_jurisdictions", &new.local_jurisdictions)?;
     let active_from = match new.active_from {
-        Some(t) => seconds("active_from", t)?,
+        Some(t) => crate::read::unix_seconds("active_from", t)?,
         None => now,
     };
     let expires_at = match new.expires_at {
-        Some(t) => Some(seconds("expires_at", t)?),
+        Some(t) => Some(crate::read::unix_seconds("expires_at", t)?),
         None => None,
     };
     if let Some(e) = expires_at.filter(|e| *e <= active_from) {
@@ -305,7 +293,7 @@ pub(crate) fn expire_at(
     now: i64,
 ) -> Result<RegistrationRecord, ApiError> {
     let at = match at {
-        Some(t) => seconds("expires_at", t)?,
+        Some(t) => crate::read::unix_seconds("expires_at", t)?,
         None => now,
     };
     Ok(service.store.expire_registration(scope, id, at, now)?)

@@ -18,17 +18,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             o.opt_metadata("metadata")?,
         ))
     })?;
-    if let Some(t) = processed_at {
-        if t < 0 {
-            return Err(ApiError::field(
-                ErrorKind::PositiveNumberRequired,
-                "transaction_processed_at",
-                "transaction_processed_at must be Unix seconds, zero or more",
-                "Unix seconds",
-                t.to_string(),
-            ));
-        }
-    }
+    let processed_at = crate::read::opt_unix_seconds("transaction_processed_at", processed_at)?;
     let calc = ctx.service.store.calculation(ctx.scope, &calculation_id, now)?.ok_or_else(|| {
         ApiError::of(
             ErrorKind::CalculationNotFound,
