@@ -183,7 +183,7 @@ pub fn run_keys_new(args: &KeysNewArgs) -> Result<String, CliError> {
 /// `levy serve`: opens the service, binds, prints `listening on http://ADDR` on stdout,
 /// and serves until SIGTERM or ctrl-c.
 pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
-    levy_server::init_logging(&args.log);
+    init_logging(&args.log);
     let table = match &args.table {
         Some(path) => levy_api::TableSource::Path(path.clone()),
         None => crate::default_table(),
@@ -411,6 +411,21 @@ async fn reload_keys_on_change(service: Arc<levy_api::Service>, path: PathBuf) {
 
 #[cfg(not(unix))]
 async fn reload_on_sighup(_service: Arc<levy_api::Service>, _table: Option<PathBuf>) {}
+
+/// Installs the program's `tracing` subscriber (the program's, not a library's: levy-server
+/// only emits events): human-readable lines on stderr, filtered by `filter` (an `EnvFilter` directive such as `info` or
+/// `levy_server=debug`), or by `RUST_LOG` when it is set. Does nothing when a subscriber
+/// is already installed.
+pub(crate) fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .or_else(|_| tracing_subscriber::EnvFilter::try_new(filter))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
 
 #[cfg(test)]
 mod tests {

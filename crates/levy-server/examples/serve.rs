@@ -24,7 +24,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    levy_server::init_logging("info");
+    // The program installs its subscriber: levy-server only emits events.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
     let service = match levy_api::Service::open(levy_api::ServiceConfig {
         table: levy_api::TableSource::Path(table.into()),
         ledger: ledger.into(),

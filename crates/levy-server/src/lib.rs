@@ -336,18 +336,3 @@ pub fn router(service: Arc<levy_api::Service>, options: &ServeOptions) -> Router
         })
         .layer(transport)
 }
-
-/// Installs the `tracing` subscriber used by `levy serve`: human-readable lines on
-/// stderr, filtered by `filter` (an `EnvFilter` directive such as `info` or
-/// `levy_server=debug`), or by `RUST_LOG` when it is set. Does nothing when a subscriber
-/// is already installed.
-pub fn init_logging(filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .or_else(|_| tracing_subscriber::EnvFilter::try_new(filter))
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
-}
