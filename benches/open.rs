@@ -45,7 +45,7 @@ fn table_file() -> (PathBuf, String) {
             curated: Some(levy_build::CuratedSource::Embedded),
             strict: false,
             build_time: Some(0),
-            progress: false,
+            progress: None,
             usps_zips: false,
         };
         build(&opts).expect("build the full US table").bytes

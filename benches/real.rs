@@ -49,7 +49,7 @@ fn zip5(c: &mut Criterion) {
         curated: Some(CuratedSource::Embedded),
         strict: false,
         build_time: Some(0),
-        progress: false,
+        progress: None,
         usps_zips: false,
     };
     let bytes = build(&opts).expect("build the ZIP5 table").bytes;
@@ -139,7 +139,7 @@ fn ipv4_dbip(c: &mut Criterion) {
         curated: None,
         strict: false,
         build_time: Some(0),
-        progress: false,
+        progress: None,
         usps_zips: false,
     };
     let bytes = build(&opts).expect("build the DB-IP table").bytes;

@@ -100,7 +100,7 @@ fn run() -> Result<(), String> {
         curated: Some(curated),
         strict: true,
         build_time: Some(snapshot),
-        progress: false,
+        progress: None,
         usps_zips: true,
     })
     .map_err(|e| e.to_string())?;

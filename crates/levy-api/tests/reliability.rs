@@ -448,7 +448,10 @@ fn every_field_of_time_is_checked_alike() {
         );
         assert_eq!((s, flat_type(&v, 400)), (400, kind.to_string()), "{v}");
         let message = v["message"].as_str().unwrap();
-        assert!(message.starts_with("transaction_processed_at must be"), "{v}");
+        assert!(
+            message.starts_with("transaction_processed_at must be"),
+            "{v}"
+        );
     }
     // The last second of 9999 is a time.
     let body = json!({"calculation_id": id, "reference_order_id": order,

@@ -33,7 +33,7 @@ pub mod states;
 
 pub use compile::{
     add_minimal_taxonomy, build, expand, period_of, BadRow, BuildError, BuildOptions, BuildReport,
-    Conflict, ConflictKind, Input, InputKind, Summary, GENERAL, GROCERIES,
+    Conflict, ConflictKind, Input, InputKind, Progress, Summary, GENERAL, GROCERIES,
 };
 pub use curated::CuratedSource;
 pub use inspect::{diff, info, Change, Diff, RuleChange, TaxabilityChange, ZoneChange};

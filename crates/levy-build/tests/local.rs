@@ -70,7 +70,7 @@ fn build_with(inputs: Vec<Input>) -> Result<BuildReport, BuildError> {
         )),
         strict: true,
         build_time: Some(0),
-        progress: false,
+        progress: None,
         usps_zips: true,
     })
 }
@@ -455,7 +455,7 @@ fn the_named_city_decides_on_any_table_with_the_cdtfa_list() {
         curated: None,
         strict: true,
         build_time: Some(0),
-        progress: false,
+        progress: None,
         usps_zips: false,
     })
     .unwrap();

@@ -25,7 +25,7 @@ fn opts(inputs: Vec<Input>) -> BuildOptions {
         curated: None,
         strict: false,
         build_time: Some(0),
-        progress: false,
+        progress: None,
         usps_zips: false,
     }
 }

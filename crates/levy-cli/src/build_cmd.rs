@@ -191,7 +191,7 @@ pub fn run_build(args: &BuildArgs) -> Result<levy_build::Summary, CliError> {
         strict: args.flags.strict,
         usps_zips: args.flags.usps_zips,
         build_time: None,
-        progress: true,
+        progress: Some(std::sync::Arc::new(Bar::default())),
     };
     let report = build(&opts)?;
     write_atomic(&args.flags.out, &report.bytes)?;
@@ -216,6 +216,45 @@ pub fn run_diff(args: &DiffArgs) -> Result<String, CliError> {
     let new = levy_core::AnyTable::open_file(&args.new)?;
     let d = levy_build::diff(&old, &new);
     Ok(if args.json { d.to_json() } else { d.to_text() })
+}
+
+/// `levy build`'s progress bar on stderr: a file at a time, the file's name beside it.
+#[derive(Debug, Default)]
+struct Bar(std::sync::OnceLock<indicatif::ProgressBar>);
+
+impl Bar {
+    fn bar(&self) -> Option<&indicatif::ProgressBar> {
+        self.0.get()
+    }
+}
+
+impl levy_build::Progress for Bar {
+    fn start(&self, files: usize) {
+        let bar = indicatif::ProgressBar::new(files as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        let _ = self.0.set(bar);
+    }
+
+    fn reading(&self, file: &str) {
+        if let Some(b) = self.bar() {
+            b.set_message(file.to_string());
+        }
+    }
+
+    fn read(&self) {
+        if let Some(b) = self.bar() {
+            b.inc(1);
+        }
+    }
+
+    fn done(&self) {
+        if let Some(b) = self.bar() {
+            b.finish_and_clear();
+        }
+    }
 }
 
 #[cfg(test)]

@@ -204,7 +204,7 @@ pub fn build(
             curated: curated_arg(curated)?,
             strict,
             build_time,
-            progress: false,
+            progress: None,
             usps_zips,
         };
         let built = py.detach(|| -> Result<_, String> {

@@ -76,6 +76,18 @@ impl Input {
     }
 }
 
+/// What a build tells of its progress as it reads its input files, one by one.
+pub trait Progress: Send + Sync + std::fmt::Debug {
+    /// The build is to read `files` input files.
+    fn start(&self, files: usize);
+    /// It reads `file` (its name) now.
+    fn reading(&self, file: &str);
+    /// It has read the file it was reading.
+    fn read(&self);
+    /// It has read every file.
+    fn done(&self);
+}
+
 /// What to build.
 #[derive(Clone, Debug, Default)]
 pub struct BuildOptions {
@@ -89,8 +101,9 @@ pub struct BuildOptions {
     /// Header build time in Unix seconds. `None`: `SOURCE_DATE_EPOCH` when set, else the
     /// latest period start among the inputs (never the wall clock).
     pub build_time: Option<i64>,
-    /// Draw progress bars on stderr.
-    pub progress: bool,
+    /// Told of the build's progress as it reads its input files (a program draws it:
+    /// `levy build`, a bar on stderr); `None` tells no one. The library draws nothing.
+    pub progress: Option<std::sync::Arc<dyn Progress>>,
     /// Before the inputs, place every active USPS ZIP code (the `zipcodes` package) in its
     /// state for every date, marked `STATE_ONLY` (as the embedded default does), so that a
     /// table answers for every US ZIP and the inputs refine the ZIPs they know.

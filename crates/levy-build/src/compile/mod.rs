@@ -70,7 +70,7 @@ mod usps_zips;
 mod zip5;
 mod zip_county;
 
-pub use inputs::{expand, period_of, BuildOptions, Input, InputKind};
+pub use inputs::{expand, period_of, BuildOptions, Input, InputKind, Progress};
 pub use report::{BadRow, BuildReport, Conflict, ConflictKind, Summary};
 
 use layers::{finish_ip, Ctx};
@@ -135,7 +135,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
     if opts.usps_zips {
         usps_zips::usps_zips(&mut ctx)?;
     }
-    ingest_all(&mut ctx, &files, opts.progress)?;
+    ingest_all(&mut ctx, &files, opts.progress.as_deref())?;
     local_rates::finish(&mut ctx)?;
     if let Some(c) = &curated {
         crate::curated_glue::rules(c, &mut ctx.b)?;
@@ -171,28 +171,27 @@ fn ca_base(opts: &BuildOptions) -> Result<crate::ca_base::CaBase, BuildError> {
     crate::ca_base::parse(&text).map_err(BuildError::Curated)
 }
 
-/// Reads every input file in order, with a progress bar on stderr when asked.
+/// Reads every input file in order, telling `progress` (when there is one) of each.
 fn ingest_all(
     ctx: &mut Ctx,
     files: &[(InputKind, PathBuf)],
-    progress: bool,
+    progress: Option<&dyn Progress>,
 ) -> Result<(), BuildError> {
-    let bar = if progress {
-        let bar = indicatif::ProgressBar::new(files.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
-    for (kind, path) in files {
-        bar.set_message(file_name(path));
-        ingest(ctx, *kind, path)?;
-        bar.inc(1);
+    if let Some(p) = progress {
+        p.start(files.len());
     }
-    bar.finish_and_clear();
+    for (kind, path) in files {
+        if let Some(p) = progress {
+            p.reading(&file_name(path));
+        }
+        ingest(ctx, *kind, path)?;
+        if let Some(p) = progress {
+            p.read();
+        }
+    }
+    if let Some(p) = progress {
+        p.done();
+    }
     Ok(())
 }
 
