@@ -662,10 +662,26 @@ pub(crate) fn compute(
         stamp.line_ids,
         date,
     );
-    let record = CalculationRecord {
-        id: stamp.id,
-        created_at: stamp.now,
-        expires_at: stamp.now + VALIDITY_SECONDS,
+    let made = (stamp.id, stamp.now, transacted_at);
+    let record = record(table, input, reads, &calc, &mut location, made, lines);
+    Ok(notes.with(record))
+}
+
+/// The calculation's record (not stored): `made` is its id, when it was made and when
+/// it is transacted.
+fn record(
+    table: &AnyTable,
+    input: &Input,
+    reads: &CalculationReads,
+    calc: &levy_core::Calculation,
+    location: &mut Location,
+    (id, now, transacted_at): (String, i64, i64),
+    lines: Vec<LineRecord>,
+) -> CalculationRecord {
+    CalculationRecord {
+        id,
+        created_at: now,
+        expires_at: now + VALIDITY_SECONDS,
         transacted_at,
         currency: input.currency.code().to_string(),
         tax_included: input.tax_included,
@@ -676,15 +692,14 @@ pub(crate) fn compute(
         .to_string(),
         customer_id: input.customer_id.clone(),
         customer_type: customer_kind(input, reads),
-        place: place_record(table, &mut location),
+        place: place_record(table, location),
         lines,
         total_tax: calc.total_tax,
         total_excluding_tax: calc.total_excluding_tax,
         total_including_tax: calc.total_including_tax,
         table_hash: calc.table_hash_hex(),
         metadata: input.metadata.clone(),
-    };
-    Ok(notes.with(record))
+    }
 }
 
 /// What the answer says beside its body, in levy's headers: the coverage, rounding and

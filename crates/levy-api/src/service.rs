@@ -358,8 +358,7 @@ impl Service {
         live: bool,
         period: &Period,
     ) -> Result<Liability, ApiError> {
-        let scope = self.account_scope(account, live)?;
-        Ok(self.store.liability(&scope, period)?)
+        self.report(account, live, |store, scope| store.liability(scope, period))
     }
 
     /// The liability report of `period` recounted from every record of the ledger instead
@@ -371,8 +370,21 @@ impl Service {
         live: bool,
         period: &Period,
     ) -> Result<Liability, ApiError> {
+        self.report(account, live, |store, scope| {
+            store.liability_recount(scope, period)
+        })
+    }
+
+    /// A report of `account`'s ledger in a mode, made by `make` (of the store and the
+    /// account's scope).
+    fn report(
+        &self,
+        account: &str,
+        live: bool,
+        make: impl FnOnce(&dyn Store, &Scope) -> Result<Liability, crate::store::StoreError>,
+    ) -> Result<Liability, ApiError> {
         let scope = self.account_scope(account, live)?;
-        Ok(self.store.liability_recount(&scope, period)?)
+        Ok(make(&*self.store, &scope)?)
     }
 
     /// Expires registration `id` of `account` in a mode at `at` (Unix seconds; `None`:

@@ -306,8 +306,7 @@ pub fn merged(changes: Vec<DayChange>) -> Vec<DayChange> {
         state.add(&t.state);
         for r in c.rows {
             let (row, n) = rows.entry(r.key).or_default();
-            row.sales.add(&r.row.sales);
-            row.refunds.add(&r.row.refunds);
+            row.add(&r.row);
             *n += r.entries;
         }
     }
@@ -345,8 +344,7 @@ pub fn from_days(rows: Vec<DayRow>, totals: Vec<DayTotal>) -> Liability {
     let mut summed: BTreeMap<RowKey, (Row, i64)> = BTreeMap::new();
     for r in rows {
         let (row, entries) = summed.entry(r.key).or_default();
-        row.sales.add(&r.row.sales);
-        row.refunds.add(&r.row.refunds);
+        row.add(&r.row);
         *entries += r.entries;
     }
     let mut states: BTreeMap<(String, String), DayState> = BTreeMap::new();
@@ -428,8 +426,7 @@ impl DaySums {
                     .rows
                     .entry((account.to_string(), live, r.day, r.key))
                     .or_default();
-                row.sales.add(&r.row.sales);
-                row.refunds.add(&r.row.refunds);
+                row.add(&r.row);
                 *n += r.entries;
             }
             let t = c.total;

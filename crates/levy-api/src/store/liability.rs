@@ -277,6 +277,12 @@ pub struct Row {
 }
 
 impl Row {
+    /// Adds `other`'s sales and refunds to `self`'s.
+    pub fn add(&mut self, other: &Row) {
+        self.sales.add(&other.sales);
+        self.refunds.add(&other.refunds);
+    }
+
     /// Sales and refunds together.
     pub fn net(&self) -> Amounts {
         self.sales.plus(&self.refunds)

@@ -153,29 +153,11 @@ const DAYS_MIGRATION: usize = 5;
 /// with its refunds and reversals (none of a deleted one), summed in memory and written
 /// once ([`super::super::days::DaySums`]).
 pub(super) async fn fill_days(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
-    use std::collections::HashMap;
-
     use super::super::days::DaySums;
     use super::super::seal::from_json;
-    use super::super::{RefundRecord, TransactionRecord};
+    use super::super::TransactionRecord;
 
-    let mut refunds: HashMap<(String, bool, String), Vec<RefundRecord>> = HashMap::new();
-    let rows = tx
-        .query(
-            "SELECT account, live, transaction_id, data FROM refunds ORDER BY account, live, transaction_id, seq",
-            &[],
-        )
-        .await
-        .map_err(pg_err)?;
-    for r in &rows {
-        let key = (
-            r.try_get(0).map_err(pg_err)?,
-            r.try_get(1).map_err(pg_err)?,
-            r.try_get(2).map_err(pg_err)?,
-        );
-        let data: String = r.try_get(3).map_err(pg_err)?;
-        refunds.entry(key).or_default().push(from_json(&data)?);
-    }
+    let mut refunds = refunds_by_transaction(tx).await?;
     let mut sums = DaySums::default();
     let rows = tx
         .query("SELECT account, live, data FROM transactions", &[])
@@ -192,22 +174,15 @@ pub(super) async fn fill_days(tx: &deadpool_postgres::Transaction<'_>) -> Result
     super::days::write_sums(tx, &sums).await
 }
 
-/// The migration after which [`fill_months`] runs (the one that makes schema 5).
-const MONTHS_MIGRATION: usize = 4;
-
-/// Schema 5: the monthly sales of every transaction already stored, with its refunds,
-/// reversals and deletion, as the recipes would have written them
-/// ([`super::super::months::months_of`]), summed per month and written once.
-async fn fill_months(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
-    use std::collections::{BTreeMap, HashMap};
-
-    use rust_decimal::Decimal;
-
-    use super::super::months::months_of;
-    use super::super::seal::from_json;
-    use super::super::{RefundRecord, TransactionRecord};
-
-    let mut refunds: HashMap<(String, bool, String), Vec<RefundRecord>> = HashMap::new();
+/// Every refund stored, by its transaction's `(account, live, id)`, in their order.
+async fn refunds_by_transaction(
+    tx: &deadpool_postgres::Transaction<'_>,
+) -> Result<
+    std::collections::HashMap<(String, bool, String), Vec<super::super::RefundRecord>>,
+    StoreError,
+> {
+    let mut refunds: std::collections::HashMap<_, Vec<super::super::RefundRecord>> =
+        std::collections::HashMap::new();
     let rows = tx
         .query(
             "SELECT account, live, transaction_id, data FROM refunds ORDER BY account, live, transaction_id, seq",
@@ -222,8 +197,30 @@ async fn fill_months(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), Stor
             r.try_get(2).map_err(pg_err)?,
         );
         let data: String = r.try_get(3).map_err(pg_err)?;
-        refunds.entry(key).or_default().push(from_json(&data)?);
+        refunds
+            .entry(key)
+            .or_default()
+            .push(super::super::seal::from_json(&data)?);
     }
+    Ok(refunds)
+}
+
+/// The migration after which [`fill_months`] runs (the one that makes schema 5).
+const MONTHS_MIGRATION: usize = 4;
+
+/// Schema 5: the monthly sales of every transaction already stored, with its refunds,
+/// reversals and deletion, as the recipes would have written them
+/// ([`super::super::months::months_of`]), summed per month and written once.
+async fn fill_months(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
+    use std::collections::BTreeMap;
+
+    use rust_decimal::Decimal;
+
+    use super::super::months::months_of;
+    use super::super::seal::from_json;
+    use super::super::TransactionRecord;
+
+    let refunds = refunds_by_transaction(tx).await?;
     type Key = (String, bool, String, String, String, String);
     let mut months: BTreeMap<Key, (Decimal, Decimal, i64)> = BTreeMap::new();
     let rows = tx
