@@ -99,6 +99,21 @@ pub use store::NexusTotal;
 pub use store::{RegistrationFilter, RegistrationKind, RegistrationRecord};
 pub use version::ApiVersion;
 
+/// Tells the ledger that a thread of the host's async runtime ran out of work: install it
+/// as the runtime's park hook (tokio's `on_thread_park`), with [`on_worker_unpark`]. A
+/// ledger that gathers writes into one commit (SQLite's) stops gathering once the workers
+/// have nothing left that could join; a host that installs neither is answered the same,
+/// the gathering running its full time.
+pub fn on_worker_park() {
+    store::workers_idle();
+}
+
+/// Tells the ledger that a thread of the host's async runtime has work again (tokio's
+/// `on_thread_unpark`); see [`on_worker_park`].
+pub fn on_worker_unpark() {
+    store::worker_busy();
+}
+
 /// One request, as the HTTP server or the C ABI received it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Request {

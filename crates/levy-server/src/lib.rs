@@ -88,9 +88,8 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 const LOG_TARGET: &str = "levy_server";
 
 /// A multi-threaded tokio runtime builder (I/O and timers enabled, a worker per core) for
-/// [`serve`], its workers telling the SQLite ledger when they run out of work
-/// ([`levy_api::store::workers_idle`] and [`levy_api::store::worker_busy`] as its park
-/// hooks).
+/// [`serve`], its workers telling the ledger when they run out of work
+/// ([`levy_api::on_worker_park`] and [`levy_api::on_worker_unpark`] as its park hooks).
 ///
 /// Under load the ledger's writer gathers calculations for up to 400 µs so that one
 /// commit serves many. Once the workers have nothing left to do (the first of them, or
@@ -102,8 +101,8 @@ pub fn runtime_builder() -> tokio::runtime::Builder {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder
         .enable_all()
-        .on_thread_park(levy_api::store::workers_idle)
-        .on_thread_unpark(levy_api::store::worker_busy);
+        .on_thread_park(levy_api::on_worker_park)
+        .on_thread_unpark(levy_api::on_worker_unpark);
     builder
 }
 
