@@ -69,6 +69,24 @@ pub fn read_stored_calculation(stored: &[u8]) -> Result<CalculationRecord, Store
     seal::from_json(&text)
 }
 
+/// A daily liability total as the SQLite ledger stores it (`liability_rows.amounts`, with
+/// its `entries`; `liability_totals.sums` with its three counts), read back: the `N`
+/// amounts, once the text's digest matches and its counts are `counts`. For tools that
+/// read a ledger's rows themselves, and for the fuzz target `ledger_totals`: damage of any
+/// kind is [`StoreError::Damaged`], never other amounts and never a panic.
+pub fn read_daily_totals<const N: usize>(
+    stored: &str,
+    counts: &[i64],
+) -> Result<[rust_decimal::Decimal; N], StoreError> {
+    sqlite::unseal_numbers(stored, counts, "daily liability total")
+}
+
+/// Amounts and counts sealed as the SQLite ledger stores a daily liability total (the
+/// text [`read_daily_totals`] reads back).
+pub fn seal_daily_totals(amounts: &[rust_decimal::Decimal], counts: &[i64]) -> String {
+    sqlite::seal_numbers(amounts, counts)
+}
+
 /// Whether a ledger location names a PostgreSQL database (a `postgres://…` or
 /// `postgresql://…` URL, or `key=value` pairs) rather than an SQLite file ([`locate`]).
 pub fn is_postgres_url(ledger: &str) -> bool {

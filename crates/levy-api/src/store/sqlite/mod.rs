@@ -28,6 +28,8 @@ mod schema;
 mod writer;
 
 pub use inspect::{inspect, LedgerReport};
+// The daily totals' seal, for `store::read_daily_totals` and `seal_daily_totals`.
+pub(super) use days::{seal_numbers, unseal_numbers};
 // For copying a ledger into PostgreSQL (`store::copy`).
 #[cfg(feature = "postgres")]
 pub(super) use queries::{unseal_month, unseal_nexus};
