@@ -189,36 +189,6 @@ impl Calculated {
     }
 }
 
-/// What a calculation reads from the ledger for `input`, in one read.
-pub(crate) fn reads(ctx: &Ctx<'_>, input: &Input) -> Result<CalculationReads, ApiError> {
-    let products: Vec<Option<&str>> = input.lines.iter().map(|l| l.product.as_deref()).collect();
-    let auto = input.automatic_tax == AutomaticTax::Auto;
-    ledger_reads(ctx, input.customer_id.as_deref(), &products, auto)
-}
-
-/// [`crate::store::Store::calculation_reads`] for a customer id and each line's product
-/// (a platform calculation's order and fee lines together), and, with `registrations`
-/// (`automatic_tax: auto`), the account's registrations. A sale that names no stored
-/// customer and no product, with automatic tax disabled, reads nothing, and no store is
-/// asked.
-pub(crate) fn ledger_reads(
-    ctx: &Ctx<'_>,
-    customer_id: Option<&str>,
-    products: &[Option<&str>],
-    registrations: bool,
-) -> Result<CalculationReads, ApiError> {
-    if !registrations && customer_id.is_none() && products.iter().all(Option::is_none) {
-        return Ok(CalculationReads {
-            products: vec![None; products.len()],
-            ..CalculationReads::default()
-        });
-    }
-    Ok(ctx
-        .service
-        .store
-        .calculation_reads(ctx.scope, customer_id, products, registrations)?)
-}
-
 /// The `rate_type` of a jurisdiction entry where the seller does not collect: it has
 /// `sales_tax` registrations, none of them active there on the sale's date.
 pub const NO_COLLECTION_RATE_TYPE: &str = "NO COLLECTION; NO STATE NEXUS";

@@ -60,6 +60,7 @@ mod import_file;
 mod json;
 pub mod keys;
 mod limits;
+mod lookup;
 pub mod nexus;
 mod random;
 mod read;

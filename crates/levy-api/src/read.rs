@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::Ctx;
 use crate::json::{Obj, MAX_STRING};
-use crate::store::{CustomerKind, MerchantRecord, TaxIdRecord, TransactionRecord};
+use crate::store::{CustomerKind, TaxIdRecord};
 use crate::ApiVersion;
 
 /// Reads a POST body as a JSON object, runs `f` on it and checks that every field was taken.
@@ -503,30 +503,6 @@ pub(crate) fn merchant_deleted(id: &str, field: &str) -> ApiError {
         "an active merchant",
         id,
     )
-}
-
-/// The merchant by `merch_…` id or `reference_merchant_id`, deleted or not.
-pub(crate) fn merchant(ctx: &Ctx<'_>, id: &str, field: &str) -> Result<MerchantRecord, ApiError> {
-    ctx.service
-        .store
-        .merchant(ctx.scope, id)?
-        .ok_or_else(|| merchant_not_found(id, field))
-}
-
-/// The transaction of the path, not deleted; `TRANSACTION_NOT_FOUND` (404) otherwise.
-pub(crate) fn transaction(ctx: &Ctx<'_>, id: &str) -> Result<TransactionRecord, ApiError> {
-    ctx.service
-        .store
-        .transaction(ctx.scope, id)?
-        .filter(|t| t.deleted_at.is_none())
-        .ok_or_else(|| {
-            not_found(
-                ErrorKind::TransactionNotFound,
-                "transaction",
-                "transaction_id",
-                id,
-            )
-        })
 }
 
 #[cfg(test)]

@@ -79,7 +79,7 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = parse(ctx)?;
     crate::limits::check_quota(ctx.service, ctx.scope)?;
-    let reads = calculate::reads(ctx, &input)?;
+    let reads = crate::lookup::calculation_reads(ctx, &input)?;
     let table = ctx.service.table.load();
     let stamp = calculate::Stamp::new(
         crate::ids::new_id("calc_"),

@@ -221,7 +221,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// `GET /tax/merchants/{id}`: a deleted merchant is still answered, with status `deleted`.
 pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     ctx.query_params(&[])?;
-    let m = crate::read::merchant(ctx, &ctx.params[0], "id")?;
+    let m = crate::lookup::merchant(ctx, &ctx.params[0], "id")?;
     Ok(render(&m, ctx.testmode()))
 }
 

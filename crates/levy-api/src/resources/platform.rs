@@ -172,7 +172,7 @@ fn sell_as(
     input: &mut Input,
     merchant_id: &str,
 ) -> Result<MerchantRecord, ApiError> {
-    let merchant = crate::read::merchant(ctx, merchant_id, "merchant.merchant_id")?;
+    let merchant = crate::lookup::merchant(ctx, merchant_id, "merchant.merchant_id")?;
     if merchant.status == MerchantStatus::Deleted {
         return Err(crate::read::merchant_deleted(
             merchant_id,
@@ -207,7 +207,8 @@ fn reads(
         .map(|l| l.product.as_deref())
         .collect();
     let auto = input.automatic_tax == levy_core::AutomaticTax::Auto;
-    let mut order = calculate::ledger_reads(ctx, input.customer_id.as_deref(), &products, auto)?;
+    let mut order =
+        crate::lookup::ledger_reads(ctx, input.customer_id.as_deref(), &products, auto)?;
     let fees = CalculationReads {
         products: order.products.split_off(input.lines.len()),
         ..order.clone()

@@ -197,7 +197,7 @@ pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         }
     }
     let id = &ctx.params[0];
-    let tx = crate::read::transaction(ctx, id)?;
+    let tx = crate::lookup::transaction(ctx, id)?;
     let mut page = ctx
         .service
         .store

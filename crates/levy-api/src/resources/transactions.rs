@@ -54,7 +54,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// `GET /tax/transactions/{id}`.
 pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     ctx.query_params(&[])?;
-    let t = crate::read::transaction(ctx, &ctx.params[0])?;
+    let t = crate::lookup::transaction(ctx, &ctx.params[0])?;
     Ok(crate::render::transaction(&t, ctx.version, ctx.testmode()))
 }
 
