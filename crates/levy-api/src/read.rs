@@ -36,8 +36,10 @@ pub(crate) fn not_found(kind: ErrorKind, what: &str, field: &str, id: &str) -> A
     )
 }
 
-/// Whether an e-mail address is plausible: one `@`, a non-empty local part, a domain with
-/// a dot and no empty labels, no spaces, at most 254 characters.
+/// Whether an e-mail address is plausible, as the OpenAPI documents' `format: email`
+/// says (RFC 5321's mailbox, ASCII): one `@`; a local part of 1 to 64 characters, no
+/// spaces or controls; a domain of two or more labels of letters, digits and hyphens
+/// (RFC 1035: none empty, none starting or ending with a hyphen); at most 254 characters.
 pub(crate) fn valid_email(s: &str) -> bool {
     if s.len() > 254 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return false;
@@ -45,13 +47,13 @@ pub(crate) fn valid_email(s: &str) -> bool {
     let Some((local, domain)) = s.split_once('@') else {
         return false;
     };
-    !local.is_empty()
-        && local.len() <= 64
-        && !domain.contains('@')
-        && domain.contains('.')
-        && domain
-            .split('.')
-            .all(|l| !l.is_empty() && !l.starts_with('-') && !l.ends_with('-'))
+    let label = |l: &str| {
+        !l.is_empty()
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    !local.is_empty() && local.len() <= 64 && domain.contains('.') && domain.split('.').all(label)
 }
 
 /// Reads `CONSUMER` or `BUSINESS`.
@@ -510,8 +512,12 @@ mod tests {
     #[test]
     fn emails() {
         assert!(super::valid_email("a@b.co"));
+        assert!(super::valid_email("first.last+tag@mail-1.example.co.uk"));
         for bad in [
             "", "a", "a@b", "@b.co", "a@@b.co", "a b@c.co", "a@b..co", "a@.b.co",
+            // A domain's labels are letters, digits and hyphens (RFC 1035), as the
+            // OpenAPI documents' `format: email` checks them.
+            "0@0.com*", "a@b_c.co", "a@-b.co", "a@b-.co", "a@b.co.",
         ] {
             assert!(!super::valid_email(bad), "{bad}");
         }
