@@ -14,7 +14,10 @@
 //! - `statements.rs`: what a database supplies, [`Statements`] (one method a statement)
 //!   and [`Database`] (how it runs them). [`SqliteStore`] (`sqlite/`) is the embedded one,
 //!   [`PostgresStore`] (`postgres/`, feature `postgres`) the shared one; a new store
-//!   implements these two traits and nothing else.
+//!   implements these two traits and writes the shared tables in its words.
+//! - `tables.rs`: every table, defined once and rendered in each database's words; each
+//!   store's `schema.rs` holds its migrations, the history of which definitions it created
+//!   when.
 //!
 //! Every operation is scoped by account and mode. Every write but a calculation's is
 //! committed and flushed before it returns; a calculation (a 24-hour quote) is committed
@@ -30,6 +33,7 @@ mod records;
 pub mod refund;
 pub mod rules;
 mod statements;
+mod tables;
 
 pub use commit::Commit;
 pub use error::{RecordKind, Refusal, Result, StoreError};

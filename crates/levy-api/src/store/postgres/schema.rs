@@ -4,7 +4,7 @@
 
 use deadpool_postgres::Pool;
 
-use super::super::StoreError;
+use super::super::{tables, StoreError};
 use super::{begin, pg_err, pool_err, Conn};
 
 /// The current schema version (`levy_ledger.schema_version`).
@@ -14,84 +14,34 @@ pub(super) const SCHEMA_VERSION: i64 = 6;
 /// starting together migrate once: "LEVY" in ASCII.
 pub(super) const MIGRATION_LOCK: i64 = 0x4C45_5659;
 
-/// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[
-    r#"
-CREATE TABLE customers (
-    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
-    reference_customer_id TEXT, data TEXT NOT NULL, deleted_at BIGINT,
-    PRIMARY KEY (account, live, id)
-);
-CREATE UNIQUE INDEX customers_reference ON customers (account, live, reference_customer_id)
-    WHERE reference_customer_id IS NOT NULL AND deleted_at IS NULL;
-CREATE TABLE products (
-    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE TABLE calculations (
-    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
-    expires_at BIGINT NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE INDEX calculations_expiry ON calculations (expires_at);
-CREATE TABLE transactions (
+/// PostgreSQL's own tables, whose layout differs from SQLite's first ones (its
+/// transactions had a `kind` and its merchants a `status` from the start; refunds are unique
+/// by number) or by design (monthly sales as numbers, not sealed text).
+const TRANSACTIONS: &str = "CREATE TABLE transactions (
     account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
     reference_order_id TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
     deleted_at BIGINT,
     PRIMARY KEY (account, live, id)
 );
 CREATE UNIQUE INDEX transactions_order ON transactions (account, live, reference_order_id, kind);
-CREATE TABLE refunds (
-    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
-    transaction_id TEXT NOT NULL, seq BIGINT NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE UNIQUE INDEX refunds_transaction ON refunds (account, live, transaction_id, seq);
-CREATE TABLE nexus (
-    account TEXT NOT NULL, country TEXT NOT NULL, region TEXT NOT NULL, currency TEXT NOT NULL,
-    sales NUMERIC NOT NULL, count BIGINT NOT NULL,
-    PRIMARY KEY (account, country, region, currency)
-);
-CREATE TABLE merchants (
+";
+
+/// Refunds unique by their number within a transaction.
+const REFUNDS_INDEX: &str =
+    "CREATE UNIQUE INDEX refunds_transaction ON refunds (account, live, transaction_id, seq);\n";
+
+/// Merchants, with their status.
+const MERCHANTS: &str = "CREATE TABLE merchants (
     account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
     reference_merchant_id TEXT NOT NULL, status TEXT NOT NULL, data TEXT NOT NULL,
     PRIMARY KEY (account, live, id)
 );
 CREATE UNIQUE INDEX merchants_reference ON merchants (account, live, reference_merchant_id);
-CREATE TABLE platform_calculations (
-    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
-    expires_at BIGINT NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE INDEX platform_calculations_expiry ON platform_calculations (expires_at);
-CREATE TABLE certificates (
-    id TEXT NOT NULL PRIMARY KEY, account TEXT NOT NULL, customer_id TEXT, data TEXT NOT NULL
-);
-CREATE INDEX certificates_account ON certificates (account, customer_id);
-CREATE TABLE certificate_documents (
-    certificate_id TEXT NOT NULL PRIMARY KEY, content_type TEXT NOT NULL, bytes BYTEA NOT NULL
-);
-CREATE TABLE certificate_requests (
-    id TEXT NOT NULL PRIMARY KEY, account TEXT NOT NULL, data TEXT NOT NULL
-);
-CREATE INDEX certificate_requests_account ON certificate_requests (account, id);
-CREATE TABLE secrets (name TEXT NOT NULL PRIMARY KEY, value BYTEA NOT NULL);
-"#,
-    // Schema 2: each transaction's running refund total (`crate::ledger::Refunded`,
-    // sealed), so that a refund reads one record instead of every earlier refund. NULL
-    // until the transaction's first refund, reversal or deletion computes it.
-    "ALTER TABLE transactions ADD COLUMN refunded TEXT;",
-    // Schema 3: the outbox, as in the SQLite ledger (its schema 4), with every record already
-    // stored in it: transactions, refunds, then deletions and reversals.
-    r#"
-CREATE TABLE outbox (
-    seq BIGSERIAL PRIMARY KEY,
-    account TEXT NOT NULL, live BOOLEAN NOT NULL,
-    kind TEXT NOT NULL, record_id TEXT NOT NULL,
-    state TEXT NOT NULL DEFAULT 'unsent', note TEXT
-);
-CREATE INDEX outbox_unsent ON outbox (live, state, seq);
-INSERT INTO outbox (account, live, kind, record_id)
+";
+
+/// Schema 3's filling of the outbox: every record already stored, transactions, refunds,
+/// then deletions and reversals.
+const FILL_OUTBOX: &str = "INSERT INTO outbox (account, live, kind, record_id)
     SELECT account, live, 'transaction', id FROM transactions ORDER BY account, live, id;
 INSERT INTO outbox (account, live, kind, record_id)
     SELECT account, live, 'refund', id FROM refunds ORDER BY account, live, transaction_id, seq;
@@ -102,49 +52,54 @@ INSERT INTO outbox (account, live, kind, record_id)
     SELECT account, live, 'reversal', id FROM refunds
     WHERE (data::jsonb -> 'record' ->> 'reversed_at') IS NOT NULL
     ORDER BY account, live, transaction_id, seq;
-"#,
-    // Schema 4: registrations, as in the SQLite ledger (its schema 7).
-    r#"
-CREATE TABLE IF NOT EXISTS registrations (
-    account TEXT NOT NULL, live BOOLEAN NOT NULL, id TEXT NOT NULL,
-    country TEXT NOT NULL, region TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE INDEX IF NOT EXISTS registrations_kind ON registrations (account, live, kind);
-"#,
-    // Schema 5: each place's sales per calendar month, as in the SQLite ledger (its schema
-    // 8), in numeric columns; `fill_months` computes them from the records already stored.
-    r#"
-DROP TABLE IF EXISTS nexus_months;
+";
+
+/// Schema 5's monthly sales, in numeric columns.
+const NEXUS_MONTHS: &str = "DROP TABLE IF EXISTS nexus_months;
 CREATE TABLE nexus_months (
     account TEXT NOT NULL, live BOOLEAN NOT NULL, country TEXT NOT NULL, region TEXT NOT NULL,
     currency TEXT NOT NULL, month TEXT NOT NULL,
     gross NUMERIC NOT NULL, taxable NUMERIC NOT NULL, count BIGINT NOT NULL,
     PRIMARY KEY (account, live, country, region, currency, month)
 );
-"#,
-    // Schema 6: the daily liability totals, as in the SQLite ledger (its schema 9), their
-    // amounts `numeric[]` (16 of a row: sales then refunds; 4 sums of a state); `fill_days`
-    // computes them from the records already stored.
-    r#"
-DROP TABLE IF EXISTS liability_rows;
-CREATE TABLE liability_rows (
-    account TEXT NOT NULL, live BOOLEAN NOT NULL, day BIGINT NOT NULL,
-    country TEXT NOT NULL, region TEXT NOT NULL, code TEXT NOT NULL, name TEXT NOT NULL,
-    authority TEXT NOT NULL, outlet TEXT NOT NULL, amounts NUMERIC[] NOT NULL,
-    entries BIGINT NOT NULL,
-    PRIMARY KEY (account, live, day, country, region, code, name, authority, outlet)
-);
-DROP TABLE IF EXISTS liability_totals;
-CREATE TABLE liability_totals (
-    account TEXT NOT NULL, live BOOLEAN NOT NULL, day BIGINT NOT NULL,
-    country TEXT NOT NULL, region TEXT NOT NULL, currency TEXT NOT NULL, table_hash TEXT NOT NULL,
-    sums NUMERIC[] NOT NULL, transactions BIGINT NOT NULL, refunds BIGINT NOT NULL,
-    reversals BIGINT NOT NULL,
-    PRIMARY KEY (account, live, day, country, region, currency, table_hash)
-);
-"#,
-];
+";
+
+/// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`. The
+/// shared definitions ([`tables`]) in PostgreSQL's words, and PostgreSQL's own.
+fn migrations() -> [String; SCHEMA_VERSION as usize] {
+    let t = |parts: &[&str]| tables::render(&parts.concat(), &tables::POSTGRES);
+    [
+        t(&[
+            tables::CUSTOMERS,
+            tables::PRODUCTS,
+            tables::CALCULATIONS,
+            TRANSACTIONS,
+            tables::REFUNDS,
+            REFUNDS_INDEX,
+            tables::NEXUS,
+            MERCHANTS,
+            tables::PLATFORM_CALCULATIONS,
+            tables::CERTIFICATES,
+        ]),
+        // Schema 2: each transaction's running refund total (`crate::ledger::Refunded`,
+        // sealed), so that a refund reads one record instead of every earlier refund. NULL
+        // until the transaction's first refund, reversal or deletion computes it.
+        "ALTER TABLE transactions ADD COLUMN refunded TEXT;".into(),
+        // Schema 3: the outbox, as in the SQLite ledger (its schema 4), with every record
+        // already stored in it.
+        t(&[tables::OUTBOX, FILL_OUTBOX]),
+        // Schema 4: registrations, as in the SQLite ledger (its schema 7).
+        t(&[tables::REGISTRATIONS]),
+        // Schema 5: each place's sales per calendar month, as in the SQLite ledger (its
+        // schema 8), in numeric columns; `fill_months` computes them from the records
+        // already stored.
+        NEXUS_MONTHS.into(),
+        // Schema 6: the daily liability totals, as in the SQLite ledger (its schema 9), their
+        // amounts `numeric[]` (16 of a row: sales then refunds; 4 sums of a state);
+        // `fill_days` computes them from the records already stored.
+        t(&[tables::LIABILITY]),
+    ]
+}
 
 /// The migration after which [`fill_days`] runs (the one that makes schema 6).
 const DAYS_MIGRATION: usize = 5;
@@ -340,7 +295,11 @@ pub(super) async fn migrate(pool: Pool, target: String) -> Result<(), StoreError
             supported: SCHEMA_VERSION,
         });
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+    for (i, sql) in migrations()
+        .iter()
+        .enumerate()
+        .skip(version.max(0) as usize)
+    {
         tx.batch_execute(sql).await.map_err(pg_err)?;
         if i == MONTHS_MIGRATION {
             fill_months(&tx).await?;

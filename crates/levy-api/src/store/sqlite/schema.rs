@@ -5,6 +5,7 @@ use rusqlite::{params, Connection};
 use rust_decimal::Decimal;
 
 use super::super::seal::{from_json, seal};
+use super::super::tables;
 use super::super::*;
 use super::queries::{seal_nexus, Sql};
 use super::sqlite_err;
@@ -12,46 +13,21 @@ use super::sqlite_err;
 /// The current schema version (`PRAGMA user_version`).
 pub(super) const SCHEMA_VERSION: i64 = 9;
 
-/// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[
-    r#"
-CREATE TABLE customers (
-    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
-    reference_customer_id TEXT, data TEXT NOT NULL, deleted_at INTEGER,
-    PRIMARY KEY (account, live, id)
-);
-CREATE UNIQUE INDEX customers_reference ON customers (account, live, reference_customer_id)
-    WHERE reference_customer_id IS NOT NULL AND deleted_at IS NULL;
-CREATE TABLE products (
-    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE TABLE calculations (
-    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
-    expires_at INTEGER NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE INDEX calculations_expiry ON calculations (expires_at);
-CREATE TABLE transactions (
+/// SQLite's own tables, whose layout differs from the shared definitions: its first
+/// schema's transactions (the order id unique alone, no `kind`) and refund index (not
+/// unique), its merchants (no `status` column).
+const TRANSACTIONS_1: &str = "CREATE TABLE transactions (
     account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
     reference_order_id TEXT NOT NULL, data TEXT NOT NULL, deleted_at INTEGER,
     PRIMARY KEY (account, live, id)
 );
 CREATE UNIQUE INDEX transactions_order ON transactions (account, live, reference_order_id);
-CREATE TABLE refunds (
-    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
-    transaction_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE INDEX refunds_transaction ON refunds (account, live, transaction_id, seq);
-CREATE TABLE nexus (
-    account TEXT NOT NULL, country TEXT NOT NULL, region TEXT NOT NULL, currency TEXT NOT NULL,
-    sales TEXT NOT NULL, count INTEGER NOT NULL,
-    PRIMARY KEY (account, country, region, currency)
-);
-"#,
-    r#"
-ALTER TABLE transactions ADD COLUMN kind TEXT NOT NULL DEFAULT 'order';
+";
+
+/// Schema 2's change of transactions (a `kind`, the order id unique per kind) and its
+/// merchants.
+const TRANSACTIONS_2_MERCHANTS: &str =
+    "ALTER TABLE transactions ADD COLUMN kind TEXT NOT NULL DEFAULT 'order';
 DROP INDEX transactions_order;
 CREATE UNIQUE INDEX transactions_order ON transactions (account, live, reference_order_id, kind);
 CREATE TABLE merchants (
@@ -60,94 +36,62 @@ CREATE TABLE merchants (
     PRIMARY KEY (account, live, id)
 );
 CREATE UNIQUE INDEX merchants_reference ON merchants (account, live, reference_merchant_id);
-CREATE TABLE platform_calculations (
-    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
-    expires_at INTEGER NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE INDEX platform_calculations_expiry ON platform_calculations (expires_at);
-CREATE TABLE certificates (
-    id TEXT NOT NULL PRIMARY KEY, account TEXT NOT NULL, customer_id TEXT, data TEXT NOT NULL
-);
-CREATE INDEX certificates_account ON certificates (account, customer_id);
-CREATE TABLE certificate_documents (
-    certificate_id TEXT NOT NULL PRIMARY KEY, content_type TEXT NOT NULL, bytes BLOB NOT NULL
-);
-CREATE TABLE certificate_requests (
-    id TEXT NOT NULL PRIMARY KEY, account TEXT NOT NULL, data TEXT NOT NULL
-);
-CREATE INDEX certificate_requests_account ON certificate_requests (account, id);
-CREATE TABLE secrets (name TEXT NOT NULL PRIMARY KEY, value BLOB NOT NULL);
-"#,
-    // Schema 3 changes no table: `seal_existing_rows` seals every stored record.
-    "",
-    // Schema 4: the outbox of records not yet sent to a central ledger (`levy sync`);
-    // `fill_outbox` puts every record already stored in it.
-    r#"
-CREATE TABLE outbox (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    account TEXT NOT NULL, live INTEGER NOT NULL,
-    kind TEXT NOT NULL, record_id TEXT NOT NULL,
-    state TEXT NOT NULL DEFAULT 'unsent', note TEXT
-);
-CREATE INDEX outbox_unsent ON outbox (live, state, seq);
-"#,
-    // Schema 5: calculations are purged by rowid (`purge_calculations`), so the index on
-    // their expiry, which every calculation paid an insert for, goes.
-    "DROP INDEX IF EXISTS calculations_expiry;",
-    // Schema 6: each transaction's running refund total (`crate::ledger::Refunded`,
-    // sealed), so that a refund reads one record instead of every earlier refund. NULL
-    // until the transaction's first refund, reversal or deletion computes it. The column
-    // is added by `add_refunded_column` (when it is not there yet).
-    "",
-    // Schema 7: registrations, where an account is registered to collect (expired, never
-    // deleted). `country`, `region` and `kind` are copies of the sealed record's, for the
-    // filters of a list and the reads of a calculation. `IF NOT EXISTS`: a file whose
-    // version was set back by hand keeps its registrations.
-    r#"
-CREATE TABLE IF NOT EXISTS registrations (
-    account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
-    country TEXT NOT NULL, region TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE INDEX IF NOT EXISTS registrations_kind ON registrations (account, live, kind);
-"#,
-    // Schema 8: each place's sales per calendar month, in both modes, for economic-nexus
-    // monitoring (`store::months`); `sales` is sealed like the nexus totals:
-    // `<gross> <taxable> <count> <digest>`. `fill_months` computes them from the
-    // transactions and refunds already stored (a table left by a file whose version was set
-    // back by hand is computed again).
-    r#"
+";
+
+/// Migrations, in order; entry `i` brings the schema from version `i` to `i + 1`. The
+/// shared definitions ([`tables`]) in SQLite's words, and SQLite's own.
+pub(super) fn migrations() -> [String; SCHEMA_VERSION as usize] {
+    let t = |parts: &[&str]| format!("\n{}", tables::render(&parts.concat(), &tables::SQLITE));
+    [
+        t(&[
+            tables::CUSTOMERS,
+            tables::PRODUCTS,
+            tables::CALCULATIONS,
+            TRANSACTIONS_1,
+            tables::REFUNDS,
+            "CREATE INDEX refunds_transaction ON refunds (account, live, transaction_id, seq);\n",
+            tables::NEXUS,
+        ]),
+        t(&[
+            TRANSACTIONS_2_MERCHANTS,
+            tables::PLATFORM_CALCULATIONS,
+            tables::CERTIFICATES,
+        ]),
+        // Schema 3 changes no table: `seal_existing_rows` seals every stored record.
+        String::new(),
+        // Schema 4: the outbox of records not yet sent to a central ledger (`levy sync`);
+        // `fill_outbox` puts every record already stored in it.
+        t(&[tables::OUTBOX]),
+        // Schema 5: calculations are purged by rowid (`purge_calculations`), so the index on
+        // their expiry, which every calculation paid an insert for, goes.
+        "DROP INDEX IF EXISTS calculations_expiry;".into(),
+        // Schema 6: each transaction's running refund total (`crate::ledger::Refunded`,
+        // sealed), so that a refund reads one record instead of every earlier refund. NULL
+        // until the transaction's first refund, reversal or deletion computes it. The column
+        // is added by `add_refunded_column` (when it is not there yet).
+        String::new(),
+        // Schema 7: registrations (`IF NOT EXISTS`: a file whose version was set back by
+        // hand keeps its registrations).
+        t(&[tables::REGISTRATIONS]),
+        // Schema 8: each place's sales per calendar month, in both modes, for economic-nexus
+        // monitoring (`store::months`); `sales` is sealed like the nexus totals:
+        // `<gross> <taxable> <count> <digest>`. `fill_months` computes them from the
+        // transactions and refunds already stored (a table left by a file whose version was set
+        // back by hand is computed again).
+        r#"
 DROP TABLE IF EXISTS nexus_months;
 CREATE TABLE nexus_months (
     account TEXT NOT NULL, live INTEGER NOT NULL, country TEXT NOT NULL, region TEXT NOT NULL,
     currency TEXT NOT NULL, month TEXT NOT NULL, sales TEXT NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY (account, live, country, region, currency, month)
 );
-"#,
-    // Schema 9: the daily liability totals (`store::days`), per account, mode, UTC day and
-    // jurisdiction (`liability_rows`: 16 amounts and the entries, sealed) and per state,
-    // currency and rate table (`liability_totals`: 4 sums and 3 counts, sealed), so that a
-    // report of whole days reads a range of days. `fill_days` computes them from the
-    // records already stored.
-    r#"
-DROP TABLE IF EXISTS liability_rows;
-CREATE TABLE liability_rows (
-    account TEXT NOT NULL, live INTEGER NOT NULL, day INTEGER NOT NULL,
-    country TEXT NOT NULL, region TEXT NOT NULL, code TEXT NOT NULL, name TEXT NOT NULL,
-    authority TEXT NOT NULL, outlet TEXT NOT NULL, amounts TEXT NOT NULL, entries INTEGER NOT NULL,
-    PRIMARY KEY (account, live, day, country, region, code, name, authority, outlet)
-);
-DROP TABLE IF EXISTS liability_totals;
-CREATE TABLE liability_totals (
-    account TEXT NOT NULL, live INTEGER NOT NULL, day INTEGER NOT NULL,
-    country TEXT NOT NULL, region TEXT NOT NULL, currency TEXT NOT NULL, table_hash TEXT NOT NULL,
-    sums TEXT NOT NULL, transactions INTEGER NOT NULL, refunds INTEGER NOT NULL,
-    reversals INTEGER NOT NULL,
-    PRIMARY KEY (account, live, day, country, region, currency, table_hash)
-);
-"#,
-];
+"#
+        .into(),
+        // Schema 9: the daily liability totals (`store::days`), their amounts sealed;
+        // `fill_days` computes them from the records already stored.
+        t(&[tables::LIABILITY]),
+    ]
+}
 
 /// Schema 8: the monthly sales of every transaction already stored, with its refunds,
 /// reversals and deletion, as the recipes would have written them
@@ -349,7 +293,7 @@ pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
             supported: SCHEMA_VERSION,
         });
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+    for (i, sql) in migrations().iter().enumerate().skip(version as usize) {
         let tx = conn.unchecked_transaction().map_err(sqlite_err)?;
         tx.execute_batch(sql).map_err(sqlite_err)?;
         if i + 1 == 3 {
@@ -491,7 +435,7 @@ mod migration_tests {
     #[test]
     fn a_version_1_ledger_migrates_and_keeps_its_transactions() {
         let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.execute_batch(&migrations()[0]).unwrap();
         conn.execute_batch("PRAGMA user_version = 1").unwrap();
         conn.execute(
             "INSERT INTO transactions (account, live, id, reference_order_id, data) VALUES ('shop', 1, 'tr_1', 'o-1', ?1)",
