@@ -98,3 +98,107 @@ fn a_new_postgres_ledger_has_the_schema_of_before() {
     );
     check("postgres.txt", &out);
 }
+
+/// Why `url` could not be opened as a ledger.
+fn refusal(url: &str) -> String {
+    let opened = levy_api::Service::open(levy_api::ServiceConfig {
+        table: levy_api::TableSource::Table(table()),
+        ledger: url.into(),
+        keys: levy_testkit::keys::inline(),
+    });
+    match opened {
+        Ok(_) => panic!("{url} opened as a ledger"),
+        Err(e) => e.message,
+    }
+}
+
+/// A PostgreSQL database that is not a levy ledger of this release is refused with the
+/// reason and its remedy, and left as it was: one holding another program's tables, one
+/// whose `levy_ledger` names another application, one whose encoding cannot hold every
+/// character a request may send, and a ledger of a newer schema.
+#[test]
+fn a_postgres_database_that_is_not_a_ledger_is_refused_untouched() {
+    let Some(server) = levy_testkit::postgres::server() else {
+        return;
+    };
+    let name = |url: &str| url.rsplit('/').next().unwrap().to_string();
+
+    // Another program's database: one table of its own, and no levy_ledger made.
+    let other = server.database();
+    server
+        .psql(
+            &name(&other),
+            "CREATE TABLE orders (id INT); INSERT INTO orders VALUES (7)",
+        )
+        .unwrap();
+    let why = refusal(&other);
+    assert!(
+        why.contains("is not a levy ledger: its schema holds 1 tables of something else"),
+        "{why}"
+    );
+    assert_eq!(
+        server
+            .psql(
+                &name(&other),
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+            )
+            .unwrap(),
+        "1",
+        "no table was added"
+    );
+    assert_eq!(
+        server.psql(&name(&other), "SELECT id FROM orders").unwrap(),
+        "7"
+    );
+
+    // A levy_ledger table of another application.
+    let named = server.database();
+    server
+        .psql(
+            &name(&named),
+            "CREATE TABLE levy_ledger (application TEXT, schema_version BIGINT);
+             INSERT INTO levy_ledger VALUES ('tally', 1)",
+        )
+        .unwrap();
+    let why = refusal(&named);
+    assert!(
+        why.contains("its levy_ledger table names the application \"tally\""),
+        "{why}"
+    );
+
+    // An encoding that cannot hold every character (LATIN1 has no emoji).
+    let latin = format!("latin_{}", std::process::id());
+    server
+        .psql(
+            "postgres",
+            &format!("CREATE DATABASE {latin} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"),
+        )
+        .unwrap();
+    let why = refusal(&server.url(&latin));
+    assert!(
+        why.contains("its encoding is LATIN1") && why.contains("createdb -E UTF8 -T template0"),
+        "{why}"
+    );
+    assert_eq!(
+        server
+            .psql(
+                &latin,
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+            )
+            .unwrap(),
+        "0",
+        "nothing was made"
+    );
+
+    // A ledger a newer release wrote (schema 6 is this release's, tests/schema/postgres.txt).
+    let newer = server.database();
+    drop(levy_testkit::service::with_ledger(table(), &newer));
+    server
+        .psql(&name(&newer), "UPDATE levy_ledger SET schema_version = 99")
+        .unwrap();
+    let why = refusal(&newer);
+    assert!(
+        why.contains("the ledger's schema version 99 is newer than this release's 6; upgrade levy"),
+        "{why}"
+    );
+}

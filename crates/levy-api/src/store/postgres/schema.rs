@@ -224,71 +224,8 @@ pub(super) async fn migrate(pool: Pool, target: String) -> Result<(), StoreError
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await
         .map_err(pg_err)?;
-    let marked: bool = tx
-        .query_one("SELECT to_regclass('levy_ledger') IS NOT NULL", &[])
-        .await
-        .map_err(pg_err)?
-        .try_get(0)
-        .map_err(pg_err)?;
-    // Text columns hold what requests send: an encoding other than UTF8 (or SQL_ASCII,
-    // which stores bytes as they come) would refuse some characters with an error.
-    let encoding: String = tx
-        .query_one("SELECT pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()", &[])
-        .await
-        .map_err(pg_err)?
-        .try_get(0)
-        .map_err(pg_err)?;
-    if encoding != "UTF8" && encoding != "SQL_ASCII" {
-        return Err(StoreError::NotALedger {
-            path: target,
-            why: format!(
-                "its encoding is {encoding}, which cannot hold every character a request may send; create the database with ENCODING 'UTF8' (createdb -E UTF8 -T template0)"
-            ),
-        });
-    }
-    let version: i64 = if marked {
-        let row = tx
-            .query_one("SELECT application, schema_version FROM levy_ledger", &[])
-            .await
-            .map_err(pg_err)?;
-        let application: String = row.try_get(0).map_err(pg_err)?;
-        if application != "levy" {
-            return Err(StoreError::NotALedger {
-                path: target,
-                why: format!("its levy_ledger table names the application {application:?}"),
-            });
-        }
-        row.try_get(1).map_err(pg_err)?
-    } else {
-        let tables: i64 = tx
-            .query_one(
-                "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()",
-                &[],
-            )
-            .await
-            .map_err(pg_err)?
-            .try_get(0)
-            .map_err(pg_err)?;
-        if tables > 0 {
-            return Err(StoreError::NotALedger {
-                path: target,
-                why: format!(
-                    "its schema holds {tables} tables of something else (no levy_ledger table)"
-                ),
-            });
-        }
-        tx.batch_execute(
-            "CREATE TABLE levy_ledger (
-                 one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
-                 application TEXT NOT NULL,
-                 schema_version BIGINT NOT NULL
-             );
-             INSERT INTO levy_ledger (application, schema_version) VALUES ('levy', 0);",
-        )
-        .await
-        .map_err(pg_err)?;
-        0
-    };
+    check_encoding(&tx, &target).await?;
+    let version = ledger_version(&tx, &target).await?;
     if version > SCHEMA_VERSION {
         return Err(StoreError::SchemaTooNew {
             found: version,
@@ -315,6 +252,86 @@ pub(super) async fn migrate(pool: Pool, target: String) -> Result<(), StoreError
     .await
     .map_err(pg_err)?;
     tx.commit().await.map_err(pg_err)
+}
+
+/// One value of a one-row query.
+async fn one<T>(tx: &deadpool_postgres::Transaction<'_>, sql: &str) -> Result<T, StoreError>
+where
+    T: for<'a> tokio_postgres::types::FromSql<'a>,
+{
+    tx.query_one(sql, &[])
+        .await
+        .map_err(pg_err)?
+        .try_get(0)
+        .map_err(pg_err)
+}
+
+/// Text columns hold what requests send: an encoding other than UTF8 (or SQL_ASCII, which
+/// stores bytes as they come) would refuse some characters with an error.
+async fn check_encoding(
+    tx: &deadpool_postgres::Transaction<'_>,
+    target: &str,
+) -> Result<(), StoreError> {
+    let encoding: String = one(
+        tx,
+        "SELECT pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()",
+    )
+    .await?;
+    if encoding != "UTF8" && encoding != "SQL_ASCII" {
+        return Err(StoreError::NotALedger {
+            path: target.to_string(),
+            why: format!(
+                "its encoding is {encoding}, which cannot hold every character a request may send; create the database with ENCODING 'UTF8' (createdb -E UTF8 -T template0)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The schema version of a levy ledger; an empty database is made one, at version 0; a
+/// database of something else is refused.
+async fn ledger_version(
+    tx: &deadpool_postgres::Transaction<'_>,
+    target: &str,
+) -> Result<i64, StoreError> {
+    let not_a_ledger = |why: String| StoreError::NotALedger {
+        path: target.to_string(),
+        why,
+    };
+    if one::<bool>(tx, "SELECT to_regclass('levy_ledger') IS NOT NULL").await? {
+        let row = tx
+            .query_one("SELECT application, schema_version FROM levy_ledger", &[])
+            .await
+            .map_err(pg_err)?;
+        let application: String = row.try_get(0).map_err(pg_err)?;
+        if application != "levy" {
+            return Err(not_a_ledger(format!(
+                "its levy_ledger table names the application {application:?}"
+            )));
+        }
+        return row.try_get(1).map_err(pg_err);
+    }
+    let tables: i64 = one(
+        tx,
+        "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()",
+    )
+    .await?;
+    if tables > 0 {
+        return Err(not_a_ledger(format!(
+            "its schema holds {tables} tables of something else (no levy_ledger table)"
+        )));
+    }
+    tx.batch_execute(
+        "CREATE TABLE levy_ledger (
+             one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+             application TEXT NOT NULL,
+             schema_version BIGINT NOT NULL
+         );
+         INSERT INTO levy_ledger (application, schema_version) VALUES ('levy', 0);",
+    )
+    .await
+    .map_err(pg_err)?;
+    Ok(0)
 }
 
 /// Deletes expired calculations (they can no longer become transactions).
