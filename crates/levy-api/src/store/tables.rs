@@ -77,14 +77,20 @@ pub(crate) const PRODUCTS: &str = "CREATE TABLE products (
 );
 ";
 
-/// Calculations (24-hour quotes), and the index their purge by expiry reads.
-pub(crate) const CALCULATIONS: &str = "CREATE TABLE calculations (
+/// A table of quotes kept until they expire (`calculations`, `platform_calculations`), and
+/// the index their purge by expiry reads.
+const QUOTES: &str = "CREATE TABLE {quotes} (
     account TEXT NOT NULL, live {flag} NOT NULL, id TEXT NOT NULL,
     expires_at {int} NOT NULL, data TEXT NOT NULL,
     PRIMARY KEY (account, live, id)
 );
-CREATE INDEX calculations_expiry ON calculations (expires_at);
+CREATE INDEX {quotes}_expiry ON {quotes} (expires_at);
 ";
+
+/// The definition of the quotes table `name` ([`QUOTES`]).
+pub(crate) fn quotes(name: &str) -> String {
+    QUOTES.replace("{quotes}", name)
+}
 
 /// Refunds, numbered within their transaction (`seq`); each store indexes that number
 /// itself (SQLite's first schema did not make it unique).
@@ -101,15 +107,6 @@ pub(crate) const NEXUS: &str = "CREATE TABLE nexus (
     sales {decimal} NOT NULL, count {int} NOT NULL,
     PRIMARY KEY (account, country, region, currency)
 );
-";
-
-/// A platform's calculations, and the index their purge by expiry reads.
-pub(crate) const PLATFORM_CALCULATIONS: &str = "CREATE TABLE platform_calculations (
-    account TEXT NOT NULL, live {flag} NOT NULL, id TEXT NOT NULL,
-    expires_at {int} NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (account, live, id)
-);
-CREATE INDEX platform_calculations_expiry ON platform_calculations (expires_at);
 ";
 
 /// Exemption certificates, their documents and requests, and the ledger's secrets (the key
@@ -182,10 +179,10 @@ mod tests {
         let all = [
             CUSTOMERS,
             PRODUCTS,
-            CALCULATIONS,
+            &quotes("calculations"),
             REFUNDS,
             NEXUS,
-            PLATFORM_CALCULATIONS,
+            &quotes("platform_calculations"),
             CERTIFICATES,
             OUTBOX,
             REGISTRATIONS,

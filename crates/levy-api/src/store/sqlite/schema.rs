@@ -46,7 +46,7 @@ pub(super) fn migrations() -> [String; SCHEMA_VERSION as usize] {
         t(&[
             tables::CUSTOMERS,
             tables::PRODUCTS,
-            tables::CALCULATIONS,
+            &tables::quotes("calculations"),
             TRANSACTIONS_1,
             tables::REFUNDS,
             "CREATE INDEX refunds_transaction ON refunds (account, live, transaction_id, seq);\n",
@@ -54,7 +54,7 @@ pub(super) fn migrations() -> [String; SCHEMA_VERSION as usize] {
         ]),
         t(&[
             TRANSACTIONS_2_MERCHANTS,
-            tables::PLATFORM_CALCULATIONS,
+            &tables::quotes("platform_calculations"),
             tables::CERTIFICATES,
         ]),
         // Schema 3 changes no table: `seal_existing_rows` seals every stored record.
