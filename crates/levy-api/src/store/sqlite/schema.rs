@@ -13,9 +13,9 @@ use super::sqlite_err;
 /// The current schema version (`PRAGMA user_version`).
 pub(super) const SCHEMA_VERSION: i64 = 9;
 
-/// SQLite's own tables, whose layout differs from the shared definitions: its first
-/// schema's transactions (the order id unique alone, no `kind`) and refund index (not
-/// unique), its merchants (no `status` column).
+/// SQLite's first transactions, whose layout differs from the shared definitions: no
+/// `kind`, the order id unique alone. (Its refund index, not unique, and its merchants,
+/// without `status`, are SQLite's own too.)
 const TRANSACTIONS_1: &str = "CREATE TABLE transactions (
     account TEXT NOT NULL, live INTEGER NOT NULL, id TEXT NOT NULL,
     reference_order_id TEXT NOT NULL, data TEXT NOT NULL, deleted_at INTEGER,
