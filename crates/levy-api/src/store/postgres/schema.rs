@@ -2,9 +2,12 @@
 //! (the `levy_ledger` table, an encoding that holds every character) before anything is
 //! written; and the purge of expired calculations.
 
+use std::collections::HashMap;
+
 use deadpool_postgres::Pool;
 
-use super::super::{tables, StoreError};
+use super::super::seal::from_json;
+use super::super::{tables, RefundRecord, StoreError, TransactionRecord};
 use super::{begin, pg_err, pool_err, Conn};
 
 /// The current schema version (`levy_ledger.schema_version`).
@@ -108,36 +111,19 @@ const DAYS_MIGRATION: usize = 5;
 /// with its refunds and reversals (none of a deleted one), summed in memory and written
 /// once ([`super::super::days::DaySums`]).
 pub(super) async fn fill_days(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
-    use super::super::days::DaySums;
-    use super::super::seal::from_json;
-    use super::super::TransactionRecord;
-
-    let mut refunds = refunds_by_transaction(tx).await?;
-    let mut sums = DaySums::default();
-    let rows = tx
-        .query("SELECT account, live, data FROM transactions", &[])
-        .await
-        .map_err(pg_err)?;
-    for r in &rows {
-        let account: String = r.try_get(0).map_err(pg_err)?;
-        let live: bool = r.try_get(1).map_err(pg_err)?;
-        let data: String = r.try_get(2).map_err(pg_err)?;
-        let t: TransactionRecord = from_json(&data)?;
-        let of = refunds.remove(&(account.clone(), live, t.id.clone()));
-        sums.add(&account, live, &t, of.as_deref().unwrap_or(&[]));
+    let mut sums = super::super::days::DaySums::default();
+    for (account, live, t, refunds) in stored_transactions(tx).await? {
+        sums.add(&account, live, &t, &refunds);
     }
     super::days::write_sums(tx, &sums).await
 }
 
-/// Every refund stored, by its transaction's `(account, live, id)`, in their order.
-async fn refunds_by_transaction(
+/// Every transaction stored, with its account, mode and refunds (in their order): what
+/// the migrations that compute totals from the records read.
+async fn stored_transactions(
     tx: &deadpool_postgres::Transaction<'_>,
-) -> Result<
-    std::collections::HashMap<(String, bool, String), Vec<super::super::RefundRecord>>,
-    StoreError,
-> {
-    let mut refunds: std::collections::HashMap<_, Vec<super::super::RefundRecord>> =
-        std::collections::HashMap::new();
+) -> Result<Vec<(String, bool, TransactionRecord, Vec<RefundRecord>)>, StoreError> {
+    let mut refunds: HashMap<(String, bool, String), Vec<RefundRecord>> = HashMap::new();
     let rows = tx
         .query(
             "SELECT account, live, transaction_id, data FROM refunds ORDER BY account, live, transaction_id, seq",
@@ -152,12 +138,24 @@ async fn refunds_by_transaction(
             r.try_get(2).map_err(pg_err)?,
         );
         let data: String = r.try_get(3).map_err(pg_err)?;
-        refunds
-            .entry(key)
-            .or_default()
-            .push(super::super::seal::from_json(&data)?);
+        refunds.entry(key).or_default().push(from_json(&data)?);
     }
-    Ok(refunds)
+    let rows = tx
+        .query("SELECT account, live, data FROM transactions", &[])
+        .await
+        .map_err(pg_err)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let account: String = r.try_get(0).map_err(pg_err)?;
+        let live: bool = r.try_get(1).map_err(pg_err)?;
+        let data: String = r.try_get(2).map_err(pg_err)?;
+        let t: TransactionRecord = from_json(&data)?;
+        let of = refunds
+            .remove(&(account.clone(), live, t.id.clone()))
+            .unwrap_or_default();
+        out.push((account, live, t, of));
+    }
+    Ok(out)
 }
 
 /// The migration after which [`fill_months`] runs (the one that makes schema 5).
@@ -171,24 +169,10 @@ async fn fill_months(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), Stor
 
     use rust_decimal::Decimal;
 
-    use super::super::months::months_of;
-    use super::super::seal::from_json;
-    use super::super::TransactionRecord;
-
-    let refunds = refunds_by_transaction(tx).await?;
     type Key = (String, bool, String, String, String, String);
     let mut months: BTreeMap<Key, (Decimal, Decimal, i64)> = BTreeMap::new();
-    let rows = tx
-        .query("SELECT account, live, data FROM transactions", &[])
-        .await
-        .map_err(pg_err)?;
-    for r in &rows {
-        let account: String = r.try_get(0).map_err(pg_err)?;
-        let live: bool = r.try_get(1).map_err(pg_err)?;
-        let data: String = r.try_get(2).map_err(pg_err)?;
-        let t: TransactionRecord = from_json(&data)?;
-        let of = refunds.get(&(account.clone(), live, t.id.clone()));
-        for change in months_of(&t, of.map_or(&[][..], Vec::as_slice)) {
+    for (account, live, t, refunds) in stored_transactions(tx).await? {
+        for change in super::super::months::months_of(&t, &refunds) {
             let key = (
                 account.clone(),
                 live,

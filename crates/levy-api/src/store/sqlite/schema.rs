@@ -97,30 +97,13 @@ CREATE TABLE nexus_months (
 /// reversals and deletion, as the recipes would have written them
 /// ([`super::super::months::months_of`]).
 fn fill_months(conn: &Connection) -> Result<(), StoreError> {
-    let ids: Vec<(String, bool, String)> = {
-        let mut stmt = conn
-            .prepare("SELECT account, live, id FROM transactions ORDER BY rowid")
-            .map_err(sqlite_err)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(sqlite_err)?;
-        rows.collect::<Result<_, _>>().map_err(sqlite_err)?
-    };
     let s = Sql(conn);
-    for (account, live, id) in ids {
-        let scope = Scope {
-            account: account.into(),
-            live,
-        };
-        let Some(tx) = s.transaction(&scope, &id)? else {
-            continue;
-        };
-        let refunds = s.refunds(&scope, &id, (-1, i64::MAX))?;
-        for change in super::super::months::months_of(&tx, &refunds) {
-            s.add_nexus_month(&scope, &tx, &change)?;
+    each_transaction(conn, |scope, tx, refunds| {
+        for change in super::super::months::months_of(tx, refunds) {
+            s.add_nexus_month(scope, tx, &change)?;
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Schema 9: the daily liability totals of every transaction already stored, with its
@@ -128,6 +111,19 @@ fn fill_months(conn: &Connection) -> Result<(), StoreError> {
 /// ([`super::super::days::DaySums`]).
 fn fill_days(conn: &Connection) -> Result<(), StoreError> {
     let mut sums = super::super::days::DaySums::default();
+    each_transaction(conn, |scope, tx, refunds| {
+        sums.add(&scope.account, scope.live, tx, refunds);
+        Ok(())
+    })?;
+    super::days::write_sums(conn, &sums)
+}
+
+/// Runs `f` on every transaction stored, in the order written, with its scope and refunds:
+/// what the migrations that compute totals from the records read.
+fn each_transaction(
+    conn: &Connection,
+    mut f: impl FnMut(&Scope, &TransactionRecord, &[RefundRecord]) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     let mut stmt = conn
         .prepare("SELECT account, live, id FROM transactions ORDER BY rowid")
         .map_err(sqlite_err)?;
@@ -140,13 +136,11 @@ fn fill_days(conn: &Connection) -> Result<(), StoreError> {
             live: r.get(1).map_err(sqlite_err)?,
         };
         let id: String = r.get(2).map_err(sqlite_err)?;
-        let Some(tx) = s.transaction(&scope, &id)? else {
-            continue;
-        };
-        let refunds = s.refunds(&scope, &id, (-1, i64::MAX))?;
-        sums.add(&scope.account, scope.live, &tx, &refunds);
+        if let Some(tx) = s.transaction(&scope, &id)? {
+            f(&scope, &tx, &s.refunds(&scope, &id, (-1, i64::MAX))?)?;
+        }
     }
-    super::days::write_sums(conn, &sums)
+    Ok(())
 }
 
 /// Schema 6: the `refunded` column of transactions, unless the file has it already.
