@@ -237,20 +237,24 @@ impl DayChange {
     }
 }
 
+/// The rows of `day`, from each jurisdiction's row and entries.
+fn day_rows(day: i64, rows: impl IntoIterator<Item = (RowKey, Row, i64)>) -> Vec<DayRow> {
+    rows.into_iter()
+        .map(|(key, row, entries)| DayRow {
+            day,
+            key,
+            row,
+            entries,
+        })
+        .collect()
+}
+
 /// The change of one booking of `tx` on `day`, tallied as the report tallies it.
 fn change(tx: &SaleView<'_>, day: i64, tally: Tally) -> DayChange {
     let (rows, states) = tally.into_counted();
     let state = states.first().map(DayState::of).unwrap_or_default();
     DayChange {
-        rows: rows
-            .into_iter()
-            .map(|(key, row, entries)| DayRow {
-                day,
-                key,
-                row,
-                entries,
-            })
-            .collect(),
+        rows: day_rows(day, rows),
         total: DayTotal {
             day,
             country: tx.country.to_string(),
@@ -314,15 +318,7 @@ pub fn merged(changes: Vec<DayChange>) -> Vec<DayChange> {
         .into_iter()
         .map(
             |((day, country, region, currency, table_hash), (rows, state))| DayChange {
-                rows: rows
-                    .into_iter()
-                    .map(|(key, (row, entries))| DayRow {
-                        day,
-                        key,
-                        row,
-                        entries,
-                    })
-                    .collect(),
+                rows: day_rows(day, rows.into_iter().map(|(k, (row, n))| (k, row, n))),
                 total: DayTotal {
                     day,
                     country,
