@@ -218,6 +218,11 @@ error_kinds! {
     RegistrationAlreadyExpired = ("REGISTRATION_ALREADY_EXPIRED", 409),
     /// The ledger failed (I/O, disk full, a damaged record); nothing was changed.
     LedgerError = ("LEDGER_ERROR", 500),
+    /// The ledger's database could not be reached within its bound (a network cut, a
+    /// server down or restarting), or the request waited on it too long; `Retry-After`
+    /// says when to retry. Nothing was changed, unless the message says the outcome of a
+    /// write is unknown (the connection was lost while it committed).
+    LedgerUnavailable = ("LEDGER_UNAVAILABLE", 503),
     /// The service failed unexpectedly.
     InternalError = ("INTERNAL_ERROR", 500),
     /// The keys file cannot be read (opening a service; never an HTTP answer).
@@ -287,7 +292,8 @@ pub struct ApiError {
     pub expected: Option<String>,
     /// What it held.
     pub received: Option<String>,
-    /// For a 429: seconds after which the request may succeed (the `Retry-After` header).
+    /// For a 429 or a 503: seconds after which the request may succeed (the `Retry-After`
+    /// header).
     pub retry_after: Option<u16>,
 }
 
@@ -353,6 +359,10 @@ impl ApiError {
         )
     }
 }
+
+/// The `Retry-After` of a 503 `LEDGER_UNAVAILABLE`, in seconds: the ledger tries its
+/// database again with the next request, so a retry soon after may succeed.
+pub(crate) const LEDGER_RETRY_AFTER: u16 = 2;
 
 /// The interface's error for a store's: the one place where the ledger's terms become
 /// types and statuses. Deleting a transaction that does not exist is the one exception (a
@@ -437,6 +447,11 @@ impl From<StoreError> for ApiError {
             }
             StoreError::RequestInvalid { .. } => ApiError::of(ErrorKind::RequestInvalid, message),
             StoreError::Internal(_) => ApiError::of(ErrorKind::InternalError, message),
+            StoreError::Unavailable(_) | StoreError::OutcomeUnknown(_) => {
+                let mut e = ApiError::of(ErrorKind::LedgerUnavailable, message);
+                e.retry_after = Some(LEDGER_RETRY_AFTER);
+                e
+            }
             StoreError::Rejected(r) => ApiError::from(r),
             StoreError::Ledger(_)
             | StoreError::Damaged { .. }
@@ -623,6 +638,7 @@ mod tests {
             ErrorKind::RegistrationNotFound => 404,
             ErrorKind::RegistrationAlreadyExpired => 409,
             ErrorKind::LedgerError => 500,
+            ErrorKind::LedgerUnavailable => 503,
             ErrorKind::InternalError => 500,
             ErrorKind::KeysFileError => 500,
             ErrorKind::TableError => 500,
@@ -791,6 +807,27 @@ mod tests {
         assert_eq!(
             (ledger.status(), ledger.message.as_str()),
             (500, "the ledger could not complete the request: disk full")
+        );
+        let unavailable: ApiError =
+            StoreError::Unavailable("PostgreSQL: no connection within 5 s".into()).into();
+        assert_eq!(
+            (
+                unavailable.status(),
+                unavailable.kind.name(),
+                unavailable.retry_after
+            ),
+            (503, "LEDGER_UNAVAILABLE", Some(LEDGER_RETRY_AFTER))
+        );
+        assert_eq!(
+            unavailable.message,
+            "the ledger is unavailable: PostgreSQL: no connection within 5 s; nothing was changed, retry later"
+        );
+        let unknown: ApiError = StoreError::OutcomeUnknown("connection closed".into()).into();
+        assert_eq!((unknown.status(), unknown.retry_after), (503, Some(2)));
+        assert!(
+            unknown.message.contains("the outcome is unknown"),
+            "{}",
+            unknown.message
         );
         let exceeds = ApiError::from(StoreError::Rejected(Refusal::Exceeds {
             line: 1,

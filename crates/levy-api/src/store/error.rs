@@ -107,6 +107,17 @@ pub enum StoreError {
     /// The ledger failed (I/O error, disk full, a closed ledger); nothing was changed.
     #[error("the ledger could not complete the request: {0}")]
     Ledger(String),
+    /// The ledger's database could not be reached within its bound (no connection, or no
+    /// answer to a statement: a network cut, a server down or restarting, a statement
+    /// past its timeout); nothing was changed, and the request may be sent again.
+    #[error("the ledger is unavailable: {0}; nothing was changed, retry later")]
+    Unavailable(String),
+    /// The connection to the ledger's database was lost after a write's commit was sent
+    /// and before its answer: the write may or may not have been stored. A retry must not
+    /// make it twice: look it up first, or retry with the same ids (a transaction's
+    /// `reference_order_id` is taken once).
+    #[error("the ledger became unavailable while committing: {0}; the outcome is unknown (the write may have been stored): look it up, or retry with the same ids, before writing it again")]
+    OutcomeUnknown(String),
     /// A stored record or nexus total does not match its seal (damage on disk); it was
     /// not used.
     #[error("the ledger could not complete the request: a stored record is damaged ({what}); it was not used. Restore the ledger from a backup")]

@@ -41,7 +41,7 @@ pub use records::*;
 pub use rules::Excess;
 pub use rules::{nexus_sales, remaining};
 pub use statements::{
-    Database, Key, OutboxRow, OutboxStatements, Page, PlatformStatements, Quote, Statements,
+    Database, Health, Key, OutboxRow, OutboxStatements, Page, PlatformStatements, Quote, Statements,
 };
 
 #[cfg(feature = "postgres")]
@@ -122,6 +122,12 @@ pub trait Store: PlatformStore + Send + Sync {
     /// a server then answers every request on threads that may block, never on its
     /// async workers.
     fn reads_cross_a_network(&self) -> bool;
+    /// What the ledger knows of its database answering ([`Health`]): always answering
+    /// for a local file; for PostgreSQL, whether it is unreachable, and whether requests
+    /// wait on it.
+    fn health(&self) -> Health {
+        Health::default()
+    }
     /// Adds a customer. [`StoreError::Duplicate`] when its `reference_customer_id` is taken.
     fn insert_customer(&self, scope: &Scope, customer: CustomerRecord) -> Result<(), StoreError>;
     /// A customer by id, or by `reference_customer_id` when `by_reference`.

@@ -11,7 +11,7 @@ use super::liability::{Booking, Builder, Liability, Period, SaleView};
 use super::months;
 use super::records::*;
 use super::rules::{self, Refunded};
-use super::statements::{Database, Key, OutboxRow, Page, Quote, Statements};
+use super::statements::{Database, Health, Key, OutboxRow, Page, Quote, Statements};
 use super::{refund, Commit, PlatformStore, Store};
 
 /// `(account, live, id)` owned, for work that outlives the call.
@@ -352,6 +352,10 @@ fn calculation_reads(
 impl<D: Database> Store for D {
     fn reads_cross_a_network(&self) -> bool {
         Database::reads_cross_a_network(self)
+    }
+
+    fn health(&self) -> Health {
+        Database::health(self)
     }
 
     fn insert_customer(&self, scope: &Scope, c: CustomerRecord) -> Result<()> {

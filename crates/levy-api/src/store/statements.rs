@@ -254,4 +254,25 @@ pub trait Database: Send + Sync + 'static {
     fn reads_cross_a_network(&self) -> bool {
         false
     }
+    /// What the database's answering looks like now ([`Health`]); a local file is always
+    /// answering.
+    fn health(&self) -> Health {
+        Health::default()
+    }
+}
+
+/// What a ledger across a network knows of its database answering
+/// ([`super::Store::health`]): for a request refused because its account's requests at
+/// once are all taken, whether they are held up by the ledger rather than by the
+/// account's own load.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Health {
+    /// Why the database counts as unreachable, when it does: a connection could not be
+    /// had, or a statement got no answer, within its bound; or requests have waited on it
+    /// for a while (half a second) without any answer.
+    pub unreachable: Option<String>,
+    /// Whether requests are waiting on it now.
+    pub waiting: bool,
+    /// When it last answered.
+    pub answered: Option<std::time::Instant>,
 }
