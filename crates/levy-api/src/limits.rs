@@ -191,6 +191,38 @@ impl InFlight {
     }
 }
 
+/// How long a request refused for its account's requests at once waits, at most, to
+/// learn whether the ledger is answering the requests that hold them.
+const LEDGER_VERDICT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Counts one more request of `scope`'s account, as [`InFlight::enter`] does, and when it
+/// is refused, says whether the account or the ledger holds it up: the account's requests
+/// at once waiting on a ledger that does not answer are the ledger's doing, answered 503
+/// `LEDGER_UNAVAILABLE` (with `Retry-After`), never 429. While they wait and the ledger
+/// has not answered anything since this request came (a silence too short to call), the
+/// request waits for a place or the verdict, at most [`LEDGER_VERDICT`].
+pub(crate) fn enter<'a>(
+    service: &'a crate::Service,
+    scope: &Scope,
+) -> Result<Entered<'a>, ApiError> {
+    let came = Instant::now();
+    loop {
+        let refused = match service.in_flight.enter(scope, &service.limits) {
+            Ok(entered) => return Ok(entered),
+            Err(e) => e,
+        };
+        let health = service.store.health();
+        if let Some(why) = health.unreachable {
+            return Err(crate::store::StoreError::Unavailable(why).into());
+        }
+        let answered_since = health.answered.is_some_and(|at| at >= came);
+        if !health.waiting || answered_since || came.elapsed() >= LEDGER_VERDICT {
+            return Err(refused);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// The error for a new calculation when `scope` already stores `what` (`1000 unexpired
 /// calculations`), the most allowed.
 pub(crate) fn quota_exceeded(what: &str) -> ApiError {

@@ -345,7 +345,7 @@ fn dispatch_inner(
     if let Err(e) = service.rate.take(&scope, &service.limits) {
         return error_response(&e, version, id);
     }
-    let _entered = match service.in_flight.enter(&scope, &service.limits) {
+    let _entered = match crate::limits::enter(service, &scope) {
         Ok(entered) => entered,
         Err(e) => return error_response(&e, version, id),
     };

@@ -31,11 +31,22 @@
 //! included). [`Store::submit_calculation`] does not wait: its [`Commit`] resolves when the
 //! insert has committed.
 //!
+//! # A network that fails
+//!
+//! Every wait on PostgreSQL is bounded (`link.rs`): a connection within `connect_timeout`,
+//! a statement's answer within `statement_timeout` and a second more, with TCP keepalives
+//! and a TCP user timeout on every connection, each settable in the connection string. A
+//! request that meets an unreachable PostgreSQL fails within the bound with
+//! [`StoreError::Unavailable`] (nothing was changed), or, when the connection was lost
+//! after a write's `COMMIT` was sent, with [`StoreError::OutcomeUnknown`]; never a hang.
+//! Idle connections are checked before use, so that a restarted PostgreSQL's stale
+//! connections fail no request.
+//!
 //! `schema.rs` holds the migrations; `queries.rs`, `platform.rs` and `outbox.rs` the
-//! statements.
+//! statements; `link.rs` the bounds and what the store knows of PostgreSQL answering.
 
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -49,11 +60,13 @@ use super::seal::{from_json, to_json};
 use super::*;
 
 mod days;
+mod link;
 mod outbox;
 mod platform;
 mod queries;
 mod schema;
 
+use link::{Link, Op};
 use queries::Pg;
 use schema::MIGRATION_LOCK;
 
@@ -76,6 +89,8 @@ pub struct PostgresStore {
     counts: CalculationCounts,
     /// The database, for messages (no password).
     target: String,
+    /// The bounds of every wait, and what the store knows of PostgreSQL answering.
+    link: Arc<Link>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -102,10 +117,18 @@ fn with_causes(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// The store's error for PostgreSQL's: a connection that is gone (closed, reset, the
+/// server shutting down) or a statement canceled by `statement_timeout` is
+/// [`StoreError::Unavailable`]; anything else a ledger error.
 pub(super) fn pg_err(e: tokio_postgres::Error) -> StoreError {
-    match e.as_db_error() {
-        Some(db) => StoreError::ledger(format!("PostgreSQL: {}", db.message())),
-        None => StoreError::ledger(format!("PostgreSQL: {}", with_causes(&e))),
+    let text = match e.as_db_error() {
+        Some(db) => format!("PostgreSQL: {}", db.message()),
+        None => format!("PostgreSQL: {}", with_causes(&e)),
+    };
+    if link::connection_gone(&e) || link::timed_out(&e) {
+        StoreError::Unavailable(text)
+    } else {
+        StoreError::Ledger(text)
     }
 }
 
@@ -140,7 +163,7 @@ pub(super) fn text(row: &Row, i: usize) -> Result<String, StoreError> {
 }
 
 /// A sealed record in column 0 of a row.
-fn record<T: for<'de> Deserialize<'de>>(row: &Row) -> Result<T, StoreError> {
+pub(super) fn record<T: for<'de> Deserialize<'de>>(row: &Row) -> Result<T, StoreError> {
     from_json(&text(row, 0)?)
 }
 
@@ -204,36 +227,36 @@ macro_rules! conn_impl {
 conn_impl!(deadpool_postgres::Client);
 conn_impl!(deadpool_postgres::Transaction<'_>);
 
-pub(super) async fn one<T: for<'de> Deserialize<'de>>(
-    c: &impl Conn,
-    sql: &'static str,
-    params: Params<'_>,
-) -> Result<Option<T>, StoreError> {
-    match c.opt(sql, params).await.map_err(pg_err)? {
-        Some(row) => Ok(Some(record(&row)?)),
-        None => Ok(None),
-    }
-}
-
-pub(super) async fn many<T: for<'de> Deserialize<'de>>(
-    c: &impl Conn,
-    sql: &'static str,
-    params: Params<'_>,
-) -> Result<Vec<T>, StoreError> {
-    let rows = c.all(sql, params).await.map_err(pg_err)?;
-    rows.iter().map(record).collect()
-}
-
 /// Begins a write that is acknowledged only once flushed: a transaction with
 /// `synchronous_commit = on` (the pool's connections default to `off`, for calculations).
-/// Every write but a calculation begins here.
-pub(super) async fn begin(
+/// Every write but a calculation begins here; each statement's answer awaited within the
+/// bound of `op`.
+async fn begin<'a>(
+    op: &Op,
+    client: &'a mut deadpool_postgres::Client,
+) -> Result<deadpool_postgres::Transaction<'a>, StoreError> {
+    let tx = op.answer(client.transaction(), pg_err).await?;
+    op.answer(
+        tx.batch_execute("SET LOCAL synchronous_commit TO on"),
+        pg_err,
+    )
+    .await?;
+    Ok(tx)
+}
+
+/// Begins a write as [`begin`] does, for work that may take long (migrations, a copy):
+/// without `statement_timeout` or `idle_in_transaction_session_timeout`. The TCP
+/// keepalives and user timeout still end it if PostgreSQL goes silent.
+pub(super) async fn begin_long(
     client: &mut deadpool_postgres::Client,
 ) -> Result<deadpool_postgres::Transaction<'_>, StoreError> {
     let tx = client.transaction().await.map_err(pg_err)?;
-    tx.batch_execute("SET LOCAL synchronous_commit TO on")
-        .await
-        .map_err(pg_err)?;
+    tx.batch_execute(
+        "SET LOCAL synchronous_commit TO on; SET LOCAL statement_timeout TO 0; \
+         SET LOCAL idle_in_transaction_session_timeout TO 0",
+    )
+    .await
+    .map_err(pg_err)?;
     Ok(tx)
 }
 
@@ -256,16 +279,11 @@ impl PostgresStore {
         if config.get_application_name().is_none() {
             config.application_name("levy");
         }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        // Calculations commit without waiting for the flush; every other write sets
-        // `synchronous_commit = on` in its transaction (`begin`).
-        let options = match config.get_options() {
-            Some(o) => format!("{o} -c synchronous_commit=off"),
-            None => "-c synchronous_commit=off".to_string(),
-        };
-        config.options(&options);
+        // The timeouts and keepalives the string leaves unset; calculations commit without
+        // waiting for the flush, and every other write sets `synchronous_commit = on` in
+        // its transaction (`begin`).
+        let bounds = link::configure(&mut config)
+            .map_err(|e| StoreError::ledger(format!("{target}: {e}")))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("levy-postgres")
@@ -284,8 +302,10 @@ impl PostgresStore {
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(deadpool_postgres::Runtime::Tokio1)
-            .wait_timeout(Some(Duration::from_secs(30)))
-            .create_timeout(Some(Duration::from_secs(10)))
+            .wait_timeout(Some(bounds.connection))
+            .create_timeout(Some(bounds.connection))
+            .recycle_timeout(Some(bounds.connection))
+            .pre_recycle(link::check_hook(bounds.connection))
             .build()
             .map_err(|e| StoreError::ledger(format!("could not make a connection pool: {e}")))?;
         let store = PostgresStore {
@@ -293,6 +313,7 @@ impl PostgresStore {
             runtime: Some(runtime),
             counts: CalculationCounts::default(),
             target,
+            link: Link::new(bounds),
         };
         store
             .run(schema::migrate(store.pool.clone(), store.target.clone()))
@@ -353,6 +374,26 @@ impl PostgresStore {
         rx.recv().map_err(|_| failed())?
     }
 
+    /// Runs `f` as [`PostgresStore::blocking`] does, over a connection of the pool had
+    /// within the bound: once PostgreSQL lets the operation through ([`Link::admit`]),
+    /// and with the connection dropped afterwards if it broke or went silent.
+    fn over_connection<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Handle, &Op, &mut deadpool_postgres::Client) -> Result<R, StoreError>
+            + Send
+            + 'static,
+    ) -> Result<R, StoreError> {
+        let link = Arc::clone(&self.link);
+        let _admitted = link.admit()?;
+        self.blocking(move |rt, pool| {
+            let op = Op::new(&link);
+            let mut client = rt.block_on(op.connect(pool))?;
+            let out = f(rt, &op, &mut client);
+            op.release(client);
+            out
+        })
+    }
+
     /// Stores one calculation (its table, id and expiry) without a flush; the commit
     /// resolves once PostgreSQL has committed it.
     fn submit_calc(
@@ -370,17 +411,16 @@ impl PostgresStore {
             std::sync::Arc::clone(&self.counts),
             scope.clone(),
         );
+        let link = Arc::clone(&self.link);
         self.spawn(async move {
             let result = async {
-                let client = pool.get().await.map_err(pool_err)?;
-                client
-                    .exec(
-                        sql,
-                        &[&&*scope.account, &scope.live, &id, &expires_at, &data],
-                    )
-                    .await
-                    .map_err(pg_err)?;
-                Ok(())
+                let _admitted = link.admit()?;
+                let op = Op::new(&link);
+                let client = op.connect(&pool).await?;
+                let params: Params<'_> = &[&&*scope.account, &scope.live, &id, &expires_at, &data];
+                let stored = op.commit(client.exec(sql, params)).await;
+                op.release(client);
+                stored.map(drop)
             }
             .await;
             if result.is_ok() {
@@ -434,7 +474,7 @@ impl PostgresStore {
         let pool = self.pool.clone();
         self.run(async move {
             let mut client = pool.get().await.map_err(pool_err)?;
-            let tx = begin(&mut client).await?;
+            let tx = begin_long(&mut client).await?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
                 .await
                 .map_err(pg_err)?;
@@ -491,29 +531,22 @@ impl Database for PostgresStore {
         &self,
         work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
-        self.blocking(move |rt, pool| {
-            let client = rt.block_on(pool.get()).map_err(pool_err)?;
-            work(&Pg::new(&client, rt, false))
-        })
+        self.over_connection(move |rt, op, client| work(&Pg::new(&*client, rt, op, false)))
     }
 
     fn snapshot<R: Send + 'static>(
         &self,
         work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
-        self.blocking(move |rt, pool| {
-            let mut client = rt.block_on(pool.get()).map_err(pool_err)?;
-            let tx = rt
-                .block_on(
-                    client
-                        .build_transaction()
-                        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                        .read_only(true)
-                        .start(),
-                )
-                .map_err(pg_err)?;
-            let out = work(&Pg::new(&tx, rt, false))?;
-            rt.block_on(tx.commit()).map_err(pg_err)?;
+        self.over_connection(move |rt, op, client| {
+            let start = client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start();
+            let tx = rt.block_on(op.answer(start, pg_err))?;
+            let out = work(&Pg::new(&tx, rt, op, false))?;
+            rt.block_on(op.answer(tx.commit(), pg_err))?;
             Ok(out)
         })
     }
@@ -522,11 +555,10 @@ impl Database for PostgresStore {
         &self,
         work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
-        self.blocking(move |rt, pool| {
-            let mut client = rt.block_on(pool.get()).map_err(pool_err)?;
-            let tx = rt.block_on(begin(&mut client))?;
-            let out = work(&Pg::new(&tx, rt, true))?;
-            rt.block_on(tx.commit()).map_err(pg_err)?;
+        self.over_connection(move |rt, op, client| {
+            let tx = rt.block_on(begin(op, client))?;
+            let out = work(&Pg::new(&tx, rt, op, true))?;
+            rt.block_on(op.commit(tx.commit()))?;
             Ok(out)
         })
     }
@@ -565,6 +597,10 @@ impl Database for PostgresStore {
 
     fn reads_cross_a_network(&self) -> bool {
         true
+    }
+
+    fn health(&self) -> Health {
+        self.link.health()
     }
 }
 

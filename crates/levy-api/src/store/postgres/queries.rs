@@ -1,7 +1,7 @@
 //! The ledger's statements in PostgreSQL: customers, products, calculations, transactions,
 //! refunds and nexus totals. Each statement is prepared once per connection and awaited on
-//! the store's runtime from the blocking thread its read or write runs on. Nexus totals
-//! are `numeric`, added to in SQL.
+//! the store's runtime from the blocking thread its read or write runs on, within the
+//! bound of its operation ([`Op::answer`]). Nexus totals are `numeric`, added to in SQL.
 
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -13,13 +13,16 @@ use super::super::months::MonthChange;
 use super::super::rules::{NexusChange, Refunded};
 use super::super::seal::{from_json, to_json};
 use super::super::*;
-use super::{conflict, many, one, pg_err, text, Conn, Params};
+use super::link::Op;
+use super::{conflict, pg_err, record, text, Conn, Params};
 
-/// The statements, over a connection or a transaction (`C`), awaited on `rt`. `lock` is set
-/// inside a write: reads of the rows a write changes then lock them (`FOR UPDATE`).
+/// The statements, over a connection or a transaction (`C`), awaited on `rt` within the
+/// bounds of `op`. `lock` is set inside a write: reads of the rows a write changes then
+/// lock them (`FOR UPDATE`).
 pub(super) struct Pg<'a, C> {
     c: &'a C,
     rt: &'a Handle,
+    op: &'a Op,
     pub(super) lock: bool,
 }
 
@@ -37,8 +40,8 @@ pub(super) use locking;
 
 impl<'a, C: Conn> Pg<'a, C> {
     /// The statements over `c`.
-    pub(super) fn new(c: &'a C, rt: &'a Handle, lock: bool) -> Pg<'a, C> {
-        Pg { c, rt, lock }
+    pub(super) fn new(c: &'a C, rt: &'a Handle, op: &'a Op, lock: bool) -> Pg<'a, C> {
+        Pg { c, rt, op, lock }
     }
 
     /// The sealed record of the first row, if any.
@@ -47,7 +50,7 @@ impl<'a, C: Conn> Pg<'a, C> {
         sql: &'static str,
         params: Params<'_>,
     ) -> Result<Option<T>> {
-        self.rt.block_on(one(self.c, sql, params))
+        self.row(sql, params)?.map(|row| record(&row)).transpose()
     }
 
     /// The sealed record of every row.
@@ -56,22 +59,25 @@ impl<'a, C: Conn> Pg<'a, C> {
         sql: &'static str,
         params: Params<'_>,
     ) -> Result<Vec<T>> {
-        self.rt.block_on(many(self.c, sql, params))
+        self.rows(sql, params)?.iter().map(record).collect()
     }
 
     /// The first row, if any.
     pub(super) fn row(&self, sql: &'static str, params: Params<'_>) -> Result<Option<Row>> {
-        self.rt.block_on(self.c.opt(sql, params)).map_err(pg_err)
+        self.rt
+            .block_on(self.op.answer(self.c.opt(sql, params), pg_err))
     }
 
     /// Every row.
     pub(super) fn rows(&self, sql: &'static str, params: Params<'_>) -> Result<Vec<Row>> {
-        self.rt.block_on(self.c.all(sql, params)).map_err(pg_err)
+        self.rt
+            .block_on(self.op.answer(self.c.all(sql, params), pg_err))
     }
 
     /// Runs a statement that changes rows; how many it changed.
     pub(super) fn exec(&self, sql: &'static str, params: Params<'_>) -> Result<u64> {
-        self.rt.block_on(self.c.exec(sql, params)).map_err(pg_err)
+        self.rt
+            .block_on(self.op.answer(self.c.exec(sql, params), pg_err))
     }
 
     /// Runs an insert or update whose unique index keeps `what`'s client id (`value`) once.
@@ -83,9 +89,11 @@ impl<'a, C: Conn> Pg<'a, C> {
         value: &str,
     ) -> Result<()> {
         self.rt
-            .block_on(self.c.exec(sql, params))
+            .block_on(
+                self.op
+                    .answer(self.c.exec(sql, params), conflict(what, value)),
+            )
             .map(drop)
-            .map_err(conflict(what, value))
     }
 }
 

@@ -8,7 +8,7 @@ use deadpool_postgres::Pool;
 
 use super::super::seal::from_json;
 use super::super::{tables, RefundRecord, StoreError, TransactionRecord};
-use super::{begin, pg_err, pool_err, Conn};
+use super::{begin_long, pg_err, pool_err, Conn};
 
 /// The current schema version (`levy_ledger.schema_version`).
 pub(super) const SCHEMA_VERSION: i64 = 6;
@@ -204,7 +204,7 @@ async fn fill_months(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), Stor
 /// turns.
 pub(super) async fn migrate(pool: Pool, target: String) -> Result<(), StoreError> {
     let mut client = pool.get().await.map_err(pool_err)?;
-    let tx = begin(&mut client).await?;
+    let tx = begin_long(&mut client).await?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await
         .map_err(pg_err)?;
