@@ -172,6 +172,7 @@ fn bad_keys_are_401_in_each_versions_format() {
             content_type: resp.header("content-type").unwrap_or("").to_string(),
             request_id: resp.header("x-request-id").unwrap_or("").to_string(),
             coverage: resp.header("levy-coverage").map(str::to_string),
+            retry_after: resp.header("retry-after").map(str::to_string),
             text: resp.into_string().unwrap(),
         };
         assert_error(&a, v, 401, "UNAUTHORIZED");
@@ -534,6 +535,7 @@ fn oversize_bodies_are_413_and_the_limit_itself_is_accepted() {
             content_type: resp.header("content-type").unwrap_or("").to_string(),
             request_id: resp.header("x-request-id").unwrap_or("").to_string(),
             coverage: resp.header("levy-coverage").map(str::to_string),
+            retry_after: resp.header("retry-after").map(str::to_string),
             text: resp.into_string().unwrap(),
         };
         assert_error(&a, v, 413, "REQUEST_TOO_LARGE");

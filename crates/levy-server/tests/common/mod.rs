@@ -138,6 +138,8 @@ pub struct Answer {
     pub request_id: String,
     /// `Levy-Coverage`, when sent.
     pub coverage: Option<String>,
+    /// `Retry-After`, when sent.
+    pub retry_after: Option<String>,
     /// Body text.
     pub text: String,
 }
@@ -220,12 +222,14 @@ impl Client {
         let content_type = resp.header("content-type").unwrap_or("").to_string();
         let request_id = resp.header("x-request-id").unwrap_or("").to_string();
         let coverage = resp.header("levy-coverage").map(str::to_string);
+        let retry_after = resp.header("retry-after").map(str::to_string);
         let text = resp.into_string().map_err(|e| e.to_string())?;
         Ok(Answer {
             status,
             content_type,
             request_id,
             coverage,
+            retry_after,
             text,
         })
     }
