@@ -637,4 +637,96 @@ mod tests {
         assert_eq!(link.health().unreachable, None);
         assert!(link.admit().is_ok() && link.admit().is_ok());
     }
+
+    /// A connection to a new database on the tests' PostgreSQL server, on `rt`.
+    async fn connect(url: &str) -> tokio_postgres::Client {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+    }
+
+    #[test]
+    fn a_commit_without_an_answer_is_an_unknown_outcome_and_an_answered_error_is_not() {
+        // Under CI=true the server must start (levy_testkit panics); elsewhere it may not.
+        let Some(server) = levy_testkit::postgres::server() else {
+            return;
+        };
+        let url = server.database();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let c = connect(&url).await;
+            // A commit that takes 2 s (a deferred trigger sleeps), and one that fails.
+            c.batch_execute(
+                "CREATE TABLE slow (n int); CREATE TABLE failing (n int);
+                 CREATE FUNCTION nap() RETURNS trigger LANGUAGE plpgsql AS
+                     $$ BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$;
+                 CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+                     $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$;
+                 CREATE CONSTRAINT TRIGGER nap AFTER INSERT ON slow
+                     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION nap();
+                 CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON failing
+                     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();",
+            )
+            .await
+            .unwrap();
+            let link = Link::new(Bounds {
+                connection: Duration::from_secs(5),
+                statement: Some(Duration::from_millis(500)),
+            });
+            // No answer within the bound: the outcome is unknown, and said so.
+            c.batch_execute("BEGIN; INSERT INTO slow VALUES (1)")
+                .await
+                .unwrap();
+            let op = Op::new(&link);
+            let e = op.commit(c.batch_execute("COMMIT")).await.unwrap_err();
+            assert!(matches!(e, StoreError::OutcomeUnknown(_)), "{e:?}");
+            assert!(e.to_string().contains("the outcome is unknown"), "{e}");
+            assert!(
+                op.lost.load(Ordering::Relaxed),
+                "a silent connection is not put back"
+            );
+            // ... and indeed the write was stored, after the client gave up on it.
+            let other = connect(&url).await;
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let n: i64 = other
+                    .query_one("SELECT count(*) FROM slow", &[])
+                    .await
+                    .unwrap()
+                    .get(0);
+                if n == 1 {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "the unanswered commit never landed"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            // An error the server answers COMMIT with: nothing was committed, a plain
+            // failure (not an unknown outcome).
+            other
+                .batch_execute("BEGIN; INSERT INTO failing VALUES (1)")
+                .await
+                .unwrap();
+            let op = Op::new(&link);
+            let e = op.commit(other.batch_execute("COMMIT")).await.unwrap_err();
+            assert!(
+                matches!(&e, StoreError::Ledger(m) if m.contains("refused at commit")),
+                "{e:?}"
+            );
+            let n: i64 = other
+                .query_one("SELECT count(*) FROM failing", &[])
+                .await
+                .unwrap()
+                .get(0);
+            assert_eq!(n, 0);
+        });
+    }
 }
