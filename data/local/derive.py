@@ -67,7 +67,7 @@ for name, placed in PLACED.items():
 
 # Census ZCTA-to-county rows of the states whose county rates the default holds: the SST
 # states and those of us/*.toml.
-STATES = ("GA", "MN", "WI", "FL", "HI", "NC", "OH", "PA", "VA", "NV", "TN")
+STATES = ("GA", "MN", "WI", "FL", "HI", "NC", "OH", "PA", "VA", "NV", "TN", "NY")
 with open(src / "census-zcta-county-2020/zip_county.csv") as f, open(out / "zip-county.csv", "w", newline="") as g:
     r = csv.reader(f)
     w = csv.writer(g, lineterminator="\n")

@@ -52,8 +52,10 @@ fn calc_on_the_embedded_default_tennessee() {
 
 #[test]
 fn calc_json_is_exact_and_names_the_table() {
-    // New York clothing: the 4% state tax does not apply to an item under $110 (N.Y. Tax Law
-    // 1115(a)(30)); at $110.00 it does: 4% of 11000 cents = 440 cents.
+    // New York City clothing: the 4% state tax, New York City's 4.5% and the MCTD's 0.375% do
+    // not apply to an item under $110 (N.Y. Tax Law 1115(a)(30), 1107; TB-ST-530); at $110.00
+    // they do, 8.875% (Publication 718 (2/25), New York City): 440 + 495 + 41.25 = 976.25
+    // cents, 976.
     let o = levy(&[
         "calc",
         "--postal-code",
@@ -73,12 +75,12 @@ fn calc_json_is_exact_and_names_the_table() {
         v["line_items"][0]["tax_jurisdictions"][0]["note"],
         "BELOW_THRESHOLD"
     );
-    assert_eq!(v["line_items"][1]["tax_amount"].to_string(), "440");
+    assert_eq!(v["line_items"][1]["tax_amount"].to_string(), "976");
     assert_eq!(
         v["line_items"][1]["tax_jurisdictions"][0]["note"],
         "THRESHOLD"
     );
-    assert_eq!(v["total_amount_including_tax"].to_string(), "22439");
+    assert_eq!(v["total_amount_including_tax"].to_string(), "22975");
     assert_eq!(v["table_hash"].as_str().unwrap().len(), 64);
 }
 
