@@ -7,7 +7,8 @@
 //! * the county rates of Georgia, Minnesota and Wisconsin, Minnesota's special district
 //!   rows and Milwaukee's city row, from their SST rate files (`data/local/*-local.csv`);
 //! * the local rates files of `data/local/us/` (county rates of Florida, Hawaii, North
-//!   Carolina, Ohio, Pennsylvania and Virginia with Virginia's regional districts; where
+//!   Carolina, Ohio, Pennsylvania and Virginia with Virginia's regional districts, and of
+//!   Nevada, Tennessee and New York with New York's MCTD and Yonkers; where
 //!   Minnesota's districts lie; Milwaukee as a city a buyer names);
 //! * every county placed by ZIP through the census ZIP-to-county file
 //!   (`data/local/zip-county.csv`).

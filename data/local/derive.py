@@ -14,7 +14,7 @@ Writes, in formats `levy build` reads:
                             that the default uses: every county row (jurisdiction type 00),
                             and the district and city rows a local rates file of us/ places
                             (PLACED below: Minnesota's special districts 80004, 80008 and
-                            80009, us/MN.toml; Wisconsin's city 53000, Milwaukee, us/WI.toml)
+                            80009 and cities 43000, 58000, 17000 and 54880, us/MN.toml; Wisconsin's city 53000, Milwaukee, us/WI.toml)
   zip-county.csv            the census ZCTA-to-county rows of the states whose county rates
                             the default holds (STATES below)
 
@@ -51,7 +51,10 @@ with open(out / "ca-cdtfa-1-1-26.csv", "w", newline="", encoding="utf-8") as f:
 # rows that data/local/us places (the rate files do not say where those lie).
 PLACED = {
     "GAR2026Q2FEB19.csv": set(),
-    "MNR2026Q2FEB18.csv": {("63", "80004"), ("63", "80008"), ("63", "80009")},
+    "MNR2026Q2FEB18.csv": {
+        ("63", "80004"), ("63", "80008"), ("63", "80009"),
+        ("01", "43000"), ("01", "58000"), ("01", "17000"), ("01", "54880"),
+    },
     "WIR2026Q2FEB18.csv": {("01", "53000")},
 }
 for name, placed in PLACED.items():
@@ -64,7 +67,7 @@ for name, placed in PLACED.items():
 
 # Census ZCTA-to-county rows of the states whose county rates the default holds: the SST
 # states and those of us/*.toml.
-STATES = ("GA", "MN", "WI", "FL", "HI", "NC", "OH", "PA", "VA", "NV")
+STATES = ("GA", "MN", "WI", "FL", "HI", "NC", "OH", "PA", "VA", "NV", "TN", "NY")
 with open(src / "census-zcta-county-2020/zip_county.csv") as f, open(out / "zip-county.csv", "w", newline="") as g:
     r = csv.reader(f)
     w = csv.writer(g, lineterminator="\n")

@@ -87,14 +87,15 @@ fn an_awaited_calculation_is_answered_as_handle_answers_it_and_is_stored() {
     for r in [&handled, &awaited, &waited] {
         assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
         let body = json(r);
-        // The embedded table's Tennessee state rate, 7% (Tenn. Code Ann. § 67-6-202), on
-        // $100.00 (10,000 cents): 700 cents. The default table holds state rates only,
-        // and says so: `Levy-Coverage: STATE_ONLY`.
-        assert_eq!(body["total_tax_amount"].to_string(), "700");
-        assert_eq!(body["total_amount_including_tax"].to_string(), "10700");
+        // The embedded table's Tennessee state rate, 7% (Tenn. Code Ann. § 67-6-202), with
+        // Davidson County's 2.25% and its 0.5% transit surcharge (data/local/us/TN.toml) on
+        // $100.00 (10,000 cents): 975 cents. Every city of Davidson levies the county's
+        // rate, and the answer says it is complete: `Levy-Coverage: FULL`.
+        assert_eq!(body["total_tax_amount"].to_string(), "975");
+        assert_eq!(body["total_amount_including_tax"].to_string(), "10975");
         assert!(r
             .headers
-            .contains(&("Levy-Coverage".to_string(), "STATE_ONLY".to_string())));
+            .contains(&("Levy-Coverage".to_string(), "FULL".to_string())));
     }
     // Each answer is its own calculation, with the same headers.
     let ids: std::collections::HashSet<String> = [&handled, &awaited, &waited]

@@ -600,16 +600,21 @@ fn every_calculation_says_whether_local_taxes_are_covered() {
     let svc = service();
     let body = calc_body("10000", "GENERAL_MERCHANDISE");
     assert_eq!(coverage_header(&svc, &body), (200, Some("FULL".into())));
-    // The embedded default holds state rates only: the same sale there says STATE_ONLY
-    // (Tennessee has county and city taxes; data/us-local-taxes.toml does not list it).
+    // The embedded default holds Davidson County's rate, whose cities levy no more
+    // (data/local/us/TN.toml): FULL there too. It holds no rate of Shelby County: the same
+    // sale in Memphis says STATE_ONLY (Tennessee has county and city taxes everywhere).
     let default = levy_api::Service::open(levy_api::ServiceConfig {
         table: levy_api::TableSource::Table(std::sync::Arc::new(levy_data::open_default())),
         ledger: ":memory:".into(),
         keys: keys(),
     })
     .unwrap();
+    assert_eq!(coverage_header(&default, &body), (200, Some("FULL".into())));
+    let memphis = body
+        .replace("37203", "38103")
+        .replace("NASHVILLE", "MEMPHIS");
     assert_eq!(
-        coverage_header(&default, &body),
+        coverage_header(&default, &memphis),
         (200, Some("STATE_ONLY".into()))
     );
     // An error carries no coverage: nothing was calculated.

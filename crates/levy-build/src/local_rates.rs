@@ -16,6 +16,7 @@
 //! name = "MIAMI-DADE"
 //! label = "DISCRETIONARY SALES SURTAX"
 //! rates = [ { rate = "1%", from = 2024-01-01 } ]
+//! complete = true                  # optional: no city of the county levies beyond it
 //! source = "..."                   # optional, when not the file's
 //! note = "..."                     # optional
 //!
@@ -79,6 +80,8 @@ struct CountyRow {
     name: String,
     label: String,
     rates: Vec<RateRow>,
+    #[serde(default)]
+    complete: bool,
     source: Option<String>,
     note: Option<String>,
 }
@@ -148,6 +151,9 @@ pub struct County {
     pub label: String,
     /// The rate chain.
     pub rates: Vec<Rate>,
+    /// Whether the county's rate and its districts' are every local sales tax of an address
+    /// in the county (its cities levy nothing beyond them).
+    pub complete: bool,
     /// The publication the rates come from, when not the file's.
     pub source: Option<String>,
     /// What the rate does and does not include.
@@ -315,6 +321,7 @@ fn counties(file: &str, rows: &[CountyRow]) -> Result<Vec<County>, CuratedError>
             name: c.name.trim().to_uppercase(),
             label: c.label.trim().to_uppercase(),
             rates: chain(file, &format!("{key}.rates"), &c.rates)?,
+            complete: c.complete,
             source: optional_text(file, &format!("{key}.source"), &c.source)?,
             note: c.note.as_deref().unwrap_or("").trim().to_string(),
         });
@@ -555,7 +562,14 @@ mod tests {
         assert_eq!(c.rates[0].rate, Decimal::new(1, 2));
         assert_eq!(c.rates[0].to, Date::from_ymd(2025, 12, 31).unwrap());
         assert_eq!(c.rates[1].to, Date::MAX);
+        assert!(!c.complete);
         assert_eq!(f.publications(), vec!["DR-15DSS"]);
+        // A county whose cities levy nothing beyond it says so.
+        let text = format!(
+            "{}complete = true\n",
+            county("[ { rate = \"1%\", from = 2024-01-01 } ]")
+        );
+        assert!(parse("FL.toml", &text).unwrap().counties[0].complete);
     }
 
     #[test]

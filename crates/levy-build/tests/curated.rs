@@ -918,7 +918,7 @@ fn statutory_holiday_dates_follow_their_rules() {
             2,
         ),
         // The first Friday in August through Sunday (Ohio from 2026, Missouri, South
-        // Carolina, Virginia, Oklahoma, New Mexico) or Saturday (Iowa).
+        // Carolina, Virginia, Oklahoma) or Saturday (Iowa).
         (
             "OH",
             "OHIO SALES TAX HOLIDAY (",
@@ -934,7 +934,9 @@ fn statutory_holiday_dates_follow_their_rules() {
         ("SC", "SOUTH CAROLINA", |y| nth_weekday(y, 8, FRI, 1), 2),
         ("VA", "VIRGINIA", |y| nth_weekday(y, 8, FRI, 1), 2),
         ("OK", "OKLAHOMA", |y| nth_weekday(y, 8, FRI, 1), 2),
-        ("NM", "NEW MEXICO", |y| nth_weekday(y, 8, FRI, 1), 2),
+        // New Mexico (NMSA 1978 7-9-95 as amended in 2025): the last Friday in July through
+        // Sunday.
+        ("NM", "NEW MEXICO", |y| nth_weekday(y, 7, FRI, 0), 2),
         ("IA", "IOWA", |y| nth_weekday(y, 8, FRI, 1), 1),
         // West Virginia 11-15-9s: the Friday before the first Sunday in August, through
         // the Monday after it.

@@ -426,12 +426,13 @@ fn california_exempts_separately_stated_shipping_but_not_handling() {
 
 #[test]
 fn new_mexico_back_to_school_holiday() {
-    // NMSA 1978 7-9-95, 2026: Friday August 7 to Sunday August 9. Clothing under $100,
-    // school supplies under $30, computers up to $1,000. New Mexico's state rate here,
-    // 4.875%: a $30.00 school supply is not under $30, 1.4625 -> 1.46.
+    // NMSA 1978 7-9-95 as amended in 2025: the last Friday in July through Sunday, in 2026
+    // Friday July 31 to Sunday August 2. Clothing under $100, school supplies under $30,
+    // computers up to $1,000. New Mexico's state rate here, 4.875%: a $30.00 school supply
+    // is not under $30, 1.4625 -> 1.46.
     let t = table();
     let nm = us("87501");
-    let d = day(2026, 8, 8);
+    let d = day(2026, 8, 1);
     assert_eq!(tax(&t, &nm, d, "CLOTHING", 9_999), 0);
     assert_eq!(tax(&t, &nm, d, "SCHOOL_SUPPLIES", 2_999), 0);
     assert_eq!(tax(&t, &nm, d, "SCHOOL_SUPPLIES", 3_000), 146);

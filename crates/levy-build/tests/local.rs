@@ -185,7 +185,7 @@ fn every_local_worked_sale_is_calculated_as_worked_from_its_source() {
         .collect();
     // One county at least of every state whose county rates the default gained, and the
     // Twin Cities and Milwaukee.
-    for st in ["FL", "HI", "NC", "OH", "PA", "VA", "MN", "WI"] {
+    for st in ["FL", "HI", "NC", "OH", "PA", "VA", "MN", "WI", "TN", "NY"] {
         assert!(states.iter().any(|s| s == st), "no worked sales for {st}");
     }
     let (mut failures, mut n) = (Vec::new(), 0);
@@ -267,6 +267,9 @@ fn a_county_of_each_new_state_answers_its_rate_and_what_the_answer_covers() {
     // Honolulu 96813: 4% + 0.5% county surcharge, PARTIAL (Kalawao's is not established,
     // so Hawaii's file does not claim every county).
     // Fairfax 22030: 4.3% + 1% + 0.7% Northern Virginia, PARTIAL.
+    // Nashville 37203 in Davidson: Tennessee's 7% + 2.25% + the 0.5% transit surcharge (the
+    // Department's list and Important Notice #24-11); every city of Davidson levies the
+    // county's rate, so FULL.
     let cases = [
         ("33130", 700, Coverage::Full),
         ("27601", 725, Coverage::Full),
@@ -275,6 +278,7 @@ fn a_county_of_each_new_state_answers_its_rate_and_what_the_answer_covers() {
         ("17101", 600, Coverage::Full),
         ("96813", 450, Coverage::Partial),
         ("22030", 600, Coverage::Partial),
+        ("37203", 975, Coverage::Full),
     ];
     for (zip, cents, coverage) in cases {
         let loc = t.resolve(&at(zip, ""), date).unwrap();
@@ -327,6 +331,22 @@ fn a_zip_split_between_counties_answers_what_they_share_and_says_so() {
         assert_eq!(
             on_100(t, &loc, date),
             (Decimal::from(cents), codes(&[state])),
+            "{zip}"
+        );
+        assert_eq!(
+            (loc.coverage, t.place_note(&loc, date)),
+            (Coverage::StateOnly, PlaceNote::SplitCounties),
+            "{zip}"
+        );
+    }
+    // A county whose rates the build does not hold: 37072 (Goodlettsville) lies in Davidson
+    // and Sumner, which Tennessee's file does not list; 37367 in Bledsoe, Cumberland (both
+    // listed, 2.25% and 2.75%) and Van Buren (not). Tennessee's 7% alone, STATE_ONLY.
+    for zip in ["37072", "37367"] {
+        let loc = t.resolve(&at(zip, ""), date).unwrap();
+        assert_eq!(
+            on_100(t, &loc, date),
+            (Decimal::from(700), codes(&["47", "47:SAT"])),
             "{zip}"
         );
         assert_eq!(

@@ -21,8 +21,11 @@ fn temp_dir(name: &str) -> levy_testkit::TempDir {
 
 #[test]
 fn calc_on_the_embedded_default_tennessee() {
-    // Tennessee's state rate is 7% (Tenn. Code Ann. 67-6-202). $100.00 + $25.00 for two shirts
-    // (Tennessee taxes clothing at the general rate): 7% of 125.00 = 8.75.
+    // Nashville: Tennessee's 7% (Tenn. Code Ann. 67-6-202), Davidson County's 2.25% (the
+    // Department of Revenue's County and City Local Tax Rates) and its 0.5% transit surcharge
+    // from 2025-02-01 (Important Notice #24-11); Tennessee taxes clothing at the general rate.
+    // Line by line: 100.00 x 9.75% = 9.75; 25.00 x 9.75% = 2.4375, rounded 2.44; 12.19 in all.
+    // Every city of Davidson levies the county's rate, so the answer is complete: no warning.
     let o = levy(&[
         "calc",
         "--postal-code",
@@ -40,15 +43,19 @@ fn calc_on_the_embedded_default_tennessee() {
     let out = stdout(&o);
     assert!(out.contains("NASHVILLE, TN, 37203, US"), "{out}");
     assert!(
-        out.contains("Total      125.00 + tax 8.75 = 133.75 USD"),
+        out.contains("Total      125.00 + tax 12.19 = 137.19 USD"),
         "{out}"
     );
+    assert!(out.contains("DAVIDSON COUNTY TRANSIT SURCHARGE"), "{out}");
+    assert!(!out.contains("Warning"), "{out}");
 }
 
 #[test]
 fn calc_json_is_exact_and_names_the_table() {
-    // New York clothing: the 4% state tax does not apply to an item under $110 (N.Y. Tax Law
-    // 1115(a)(30)); at $110.00 it does: 4% of 11000 cents = 440 cents.
+    // New York City clothing: the 4% state tax, New York City's 4.5% and the MCTD's 0.375% do
+    // not apply to an item under $110 (N.Y. Tax Law 1115(a)(30), 1107; TB-ST-530); at $110.00
+    // they do, 8.875% (Publication 718 (2/25), New York City): 440 + 495 + 41.25 = 976.25
+    // cents, 976.
     let o = levy(&[
         "calc",
         "--postal-code",
@@ -68,22 +75,22 @@ fn calc_json_is_exact_and_names_the_table() {
         v["line_items"][0]["tax_jurisdictions"][0]["note"],
         "BELOW_THRESHOLD"
     );
-    assert_eq!(v["line_items"][1]["tax_amount"].to_string(), "440");
+    assert_eq!(v["line_items"][1]["tax_amount"].to_string(), "976");
     assert_eq!(
         v["line_items"][1]["tax_jurisdictions"][0]["note"],
         "THRESHOLD"
     );
-    assert_eq!(v["total_amount_including_tax"].to_string(), "22439");
+    assert_eq!(v["total_amount_including_tax"].to_string(), "22975");
     assert_eq!(v["table_hash"].as_str().unwrap().len(), 64);
 }
 
 #[test]
 fn calc_tax_included_backs_out_exactly() {
-    // Tennessee 7%: 107.00 including tax is 100.00 + 7.00.
+    // Indiana 7% (IC 6-2.5-2-2, no local sales tax): 107.00 including tax is 100.00 + 7.00.
     let o = levy(&[
         "calc",
         "--postal-code",
-        "37203",
+        "46204",
         "--line",
         "107.00",
         "--tax-included",
@@ -242,13 +249,13 @@ fn keys_new_prints_keys_once_and_stores_hashes() {
 
 #[test]
 fn calc_says_when_local_taxes_are_missing() {
-    // Nashville on the embedded default: the default holds Tennessee's 7% state rate only,
-    // and Tennessee has county and city taxes (Davidson County adds 2.25%), so the receipt
-    // warns and the JSON says STATE_ONLY.
+    // Memphis on the embedded default: the default holds no rate of Shelby County (the
+    // copies of Tennessee's list that could be read stop at Davidson), and Tennessee has
+    // county and city taxes everywhere, so the receipt warns and the JSON says STATE_ONLY.
     let args = [
         "calc",
         "--postal-code",
-        "37203",
+        "38103",
         "--line",
         "100.00",
         "--date",
@@ -259,7 +266,7 @@ fn calc_says_when_local_taxes_are_missing() {
     let out = stdout(&o);
     assert!(out.contains("tax 7.00 = 107.00"), "{out}");
     assert!(
-        out.contains("Warning    STATE_ONLY coverage: local taxes of 37203 TN US may be due"),
+        out.contains("Warning    STATE_ONLY coverage: local taxes of 38103 TN US may be due"),
         "{out}"
     );
     let mut json_args = args.to_vec();
@@ -746,12 +753,12 @@ fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the
     // And one month of sales in Tennessee.
     assert_eq!(report["rows"]["nexus_months"], 1);
     // And one day of liability: one state total (Tennessee, one currency, one rate table),
-    // and a row for each of the sale's two jurisdiction entries, Tennessee's 7% and its
+    // and a row for each of the sale's four jurisdiction entries: Tennessee's 7%, its
     // single article tax (2.75% on the part of an item over $1,600: Tenn. Code Ann.
-    // 67-6-202; nothing on this $100 line, but an entry all the same). The default table
-    // holds no Tennessee local rates: the sale is `STATE_ONLY`.
+    // 67-6-202; nothing on this $100 line, but an entry all the same), Davidson County's
+    // 2.25% and its 0.5% transit surcharge.
     assert_eq!(report["rows"]["liability_totals"], 1);
-    assert_eq!(report["rows"]["liability_rows"], 2);
+    assert_eq!(report["rows"]["liability_rows"], 4);
     // Schema 9: the outbox of records to sync (4), no index on calculations' expiry (5),
     // each transaction's running refund total (6), registrations (7), monthly sales (8),
     // daily liability totals (9).
@@ -868,8 +875,9 @@ fn calc_says_when_a_products_treatment_is_not_known() {
 #[test]
 fn calc_jsonl_answers_a_sale_a_line_and_an_error_in_its_line() {
     // Three sales in, three lines out: Nashville groceries at Tennessee's 4% state food rate
-    // (Tenn. Code Ann. 67-6-228: 4.00 on 100.00), a ZIP that does not exist, and a line
-    // that is not JSON.
+    // (Tenn. Code Ann. 67-6-228) and the full local rate, Davidson's 2.25% and its 0.5%
+    // transit surcharge (6.75 on 100.00), a ZIP that does not exist, and a line that is not
+    // JSON.
     let dir = temp_dir("jsonl");
     let input = dir.path().join("sales.jsonl");
     std::fs::write(
@@ -889,7 +897,7 @@ fn calc_jsonl_answers_a_sale_a_line_and_an_error_in_its_line() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 3, "{out}");
-    assert_eq!(lines[0]["total_tax_amount"].to_string(), "400");
+    assert_eq!(lines[0]["total_tax_amount"].to_string(), "675");
     assert!(lines[1]["error"].as_str().unwrap().contains("00000") || lines[1]["error"].is_string());
     assert!(
         lines[2]["error"].as_str().unwrap().starts_with("line 3"),

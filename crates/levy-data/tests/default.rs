@@ -92,10 +92,11 @@ fn opens_verifies_and_fits_the_budget() {
 }
 
 #[test]
-fn nashville_zip_is_tennessee_at_seven_percent() {
-    // Tennessee Department of Revenue: 7% state rate. The default table has no Tennessee
-    // local rates, so $100.00 of general merchandise at 37203 (Nashville) owes $7.00, and
-    // says that local taxes are missing.
+fn nashville_zip_is_tennessee_with_davidsons_local_taxes() {
+    // Tennessee Department of Revenue: 7% state rate; Davidson County's 2.25% (County and
+    // City Local Tax Rates) and its 0.5% transit surcharge from 2025-02-01 (Important Notice
+    // #24-11), data/local/us/TN.toml. $100.00 of general merchandise at 37203 (Nashville)
+    // owes $9.75, and every city of Davidson levies the county's rate: FULL.
     let a = Address {
         postal_code: "37203".into(),
         country: "US".into(),
@@ -110,13 +111,17 @@ fn nashville_zip_is_tennessee_at_seven_percent() {
         levy_data::default_table().address_used(&location).city,
         "NASHVILLE"
     );
-    assert_eq!(calc.total_tax, Decimal::from(700));
-    assert_eq!(calc.coverage, Coverage::StateOnly);
-    // The state single article tax is in every Tennessee set: $2,500 owes 7% of 2,500 =
-    // 175.00 plus 2.75% of the 900 above 1,600 = 24.75.
+    assert_eq!(calc.total_tax, Decimal::from(975));
+    assert_eq!(calc.coverage, Coverage::Full);
+    // The state single article tax is in every Tennessee set, and the local taxes apply to
+    // the first $1,600 of an article (Tenn. Code Ann. 67-6-702): $2,500 owes 7% of 2,500 =
+    // 175.00, 2.75% of the 900 above 1,600 = 24.75, and 2.75% of 1,600 = 44.00: 243.75.
     let (_, calc) = tax(&a, "GENERAL_MERCHANDISE", 250_000, Currency::USD);
-    assert_eq!(codes(&calc), vec!["47", "47:SAT"]);
-    assert_eq!(calc.total_tax, Decimal::from(19_975));
+    assert_eq!(
+        codes(&calc),
+        vec!["47", "47037", "47:SAT", "TN:DAVIDSON TRANSIT"]
+    );
+    assert_eq!(calc.total_tax, Decimal::from(24_375));
 }
 
 #[test]

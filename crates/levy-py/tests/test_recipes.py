@@ -28,7 +28,7 @@ def test_polars_eager_and_lazy(zip5_table):
         {
             "id": [1, 2, 3],
             "amount": [10_000, 2_000, 500],
-            "postal_code": ["90210", "37203", "ABCDE"],
+            "postal_code": ["90210", "38103", "ABCDE"],
             "date": [DAY] * 3,
         }
     )
@@ -52,7 +52,7 @@ def test_duckdb_udf(zip5_table):
     con.execute(
         "CREATE TABLE sales AS SELECT * FROM (VALUES"
         " (1, 100.00, '90210', NULL, DATE '2026-03-02'),"
-        " (2, 20.00, '37203', 'CLOTHING', DATE '2026-03-02'),"
+        " (2, 20.00, '38103', 'CLOTHING', DATE '2026-03-02'),"
         " (3, 5.00, '00000', NULL, DATE '2026-03-02'))"
         " AS t(id, amount, zip, category, day)"
     )

@@ -25,6 +25,9 @@ pub(super) struct LocalState {
     /// The states whose file lists every local sales tax: a county it does not list levies
     /// none.
     pub(super) complete: BTreeSet<String>,
+    /// The counties (jurisdiction codes) whose rate and districts are every local sales
+    /// tax of an address in them.
+    pub(super) complete_counties: BTreeSet<String>,
     /// The districts over each county, by the county's jurisdiction code.
     pub(super) districts_of: HashMap<String, Vec<JurisdictionId>>,
     /// The districts, to add to every set that holds one of their counties.
@@ -148,6 +151,9 @@ fn read_counties(ctx: &mut Ctx, f: &LocalFile) -> Result<u64, BuildError> {
     for c in &f.rates.counties {
         let code = f.local_code(&c.fips);
         let j = named(ctx, &code, &c.name, Level::County, abbr)?;
+        if c.complete {
+            ctx.local.complete_counties.insert(code.clone());
+        }
         let s = f.source_of(c.source.as_deref());
         for r in &c.rates {
             queue(ctx, j, r, f.band(), &c.label, s, f.file);

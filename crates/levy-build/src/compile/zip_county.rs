@@ -19,6 +19,10 @@ use super::local_rates::{common_districts, local_schedule};
 ///   join once every input is read), marked `PARTIAL` (city and district taxes a county
 ///   file cannot place may apply too), or `FULL` where a local rates file lists every local
 ///   tax of the state (`complete`); there a county the file does not list levies none.
+///   `FULL` too where every county of the ZIP is one its file calls `complete` (no city of
+///   it levies beyond the county's rate).
+/// * A ZIP that also lies in a county of its state whose rates the build does not hold
+///   (a state whose file lists only some counties) is split the same way.
 /// * A ZIP in counties of different local rates gets its state and the districts common to
 ///   all its counties (a district over every one), `PARTIAL`; with none in common, the
 ///   state alone, `STATE_ONLY`. Either way the period says why
@@ -38,6 +42,8 @@ pub(super) fn zip_county(
     let mut skipped = ctx.bad_rows(file, parsed.errors)?;
     // ZIP -> (state, counties in file order).
     let mut by_zip: BTreeMap<u32, (String, Vec<String>)> = BTreeMap::new();
+    // ZIP -> state, for the ZIPs that lie in a county of the state whose rates are not held.
+    let mut unknown: BTreeMap<u32, String> = BTreeMap::new();
     let mut read = 0u64;
     for (line, row) in parsed.rows {
         let Some((fips, _)) = states::by_abbr(&row.state) else {
@@ -49,8 +55,11 @@ pub(super) fn zip_county(
         let code = format!("{fips}{}", row.county);
         let complete = ctx.local.complete.contains(&row.state);
         if !complete && ctx.b.find_jurisdiction(&code).is_none() {
-            // No county rates for this state in the build: nothing to place.
+            // A county whose rates the build does not hold: nothing to place there, and a
+            // ZIP that also lies in a county the build holds is split (which county taxes
+            // the address is not known).
             skipped += 1;
+            unknown.entry(row.zip).or_insert(row.state.clone());
             continue;
         }
         read += 1;
@@ -63,36 +72,12 @@ pub(super) fn zip_county(
     }
     let mut report = Report::default();
     for (zip, (state, counties)) in by_zip {
-        let first = local_schedule(ctx, &counties[0]);
-        let same = counties[1..]
-            .iter()
-            .all(|c| local_schedule(ctx, c) == first);
-        let complete = ctx.local.complete.contains(&state);
-        let placement = if same {
-            let coverage = if complete {
-                Coverage::Full
-            } else {
-                Coverage::Partial
-            };
-            Placement {
-                local: ctx.b.find_jurisdiction(&counties[0]).into_iter().collect(),
-                coverage,
-                note: PlaceNote::None,
-            }
-        } else {
-            let common = common_districts(ctx, &counties);
+        let partly_unknown = unknown.get(&zip).is_some_and(|s| *s == state);
+        let placement = placement(ctx, &counties, &state, partly_unknown);
+        if placement.note == PlaceNote::SplitCounties {
             report.split.entry(state.clone()).or_default().push(zip);
-            report.split_common += usize::from(!common.is_empty());
-            Placement {
-                coverage: if common.is_empty() {
-                    Coverage::StateOnly
-                } else {
-                    Coverage::Partial
-                },
-                local: common,
-                note: PlaceNote::SplitCounties,
-            }
-        };
+            report.split_common += usize::from(!placement.local.is_empty());
+        }
         let (kept_full, placed) = place(ctx, zip, &state, &placement, source, file)?;
         report.kept_full += usize::from(kept_full);
         report.placed += usize::from(placed);
@@ -100,6 +85,48 @@ pub(super) fn zip_county(
     }
     ctx.summary.notes.push(report.note(file));
     Ok((read, skipped))
+}
+
+/// Where a ZIP of `state` in `counties` goes (`partly_unknown`: it also lies in a county of
+/// the state whose rates the build does not hold). Counties of one local rate on every day:
+/// the first of them, `FULL` where the state's file lists every local tax or every county
+/// is `complete`, else `PARTIAL`. Otherwise the districts common to all (none with a county
+/// not held), `PARTIAL`, or the state alone, `STATE_ONLY`; either way [`PlaceNote::SplitCounties`].
+fn placement(ctx: &Ctx, counties: &[String], state: &str, partly_unknown: bool) -> Placement {
+    let first = local_schedule(ctx, &counties[0]);
+    let same = !partly_unknown
+        && counties[1..]
+            .iter()
+            .all(|c| local_schedule(ctx, c) == first);
+    if same {
+        let complete = ctx.local.complete.contains(state)
+            || counties
+                .iter()
+                .all(|c| ctx.local.complete_counties.contains(c));
+        return Placement {
+            local: ctx.b.find_jurisdiction(&counties[0]).into_iter().collect(),
+            coverage: if complete {
+                Coverage::Full
+            } else {
+                Coverage::Partial
+            },
+            note: PlaceNote::None,
+        };
+    }
+    let common = if partly_unknown {
+        Vec::new()
+    } else {
+        common_districts(ctx, counties)
+    };
+    Placement {
+        coverage: if common.is_empty() {
+            Coverage::StateOnly
+        } else {
+            Coverage::Partial
+        },
+        local: common,
+        note: PlaceNote::SplitCounties,
+    }
 }
 
 /// Where a ZIP goes: its local jurisdictions beside the state, their coverage, and why.

@@ -80,9 +80,9 @@ int main(int argc, char **argv) {
         CHECK_STR(j.tax_due, "174.93");
         levy_result_free(r);
     }
-    /* Nashville (Tennessee has county and city taxes): the default holds only the
-     * state's 7%, and the result says so. 1000 x 7% = 70. */
-    LevyAddress tn = {NULL, NULL, NULL, "TN", "37203", "US"};
+    /* Memphis (Tennessee has county and city taxes): the default holds no rate of
+     * Shelby County, only the state's 7%, and the result says so. 1000 x 7% = 70. */
+    LevyAddress tn = {NULL, NULL, NULL, "TN", "38103", "US"};
     LevySaleLine one[1] = {{1000, 1, "GENERAL_MERCHANDISE", NULL}};
     LevySale tn_sale;
     memset(&tn_sale, 0, sizeof tn_sale);
