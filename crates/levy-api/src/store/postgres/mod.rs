@@ -49,6 +49,7 @@ use super::seal::{from_json, to_json};
 use super::*;
 
 mod days;
+mod kept;
 mod outbox;
 mod platform;
 mod queries;
@@ -359,9 +360,8 @@ impl PostgresStore {
         &self,
         scope: &Scope,
         sql: &'static str,
-        id: String,
-        expires_at: i64,
-        data: String,
+        (id, expires_at, data): (String, i64, String),
+        kept: Option<KeptAnswer>,
     ) -> Commit {
         let (commit, completer) = Commit::new();
         let bytes = data.len() as u64;
@@ -372,15 +372,18 @@ impl PostgresStore {
         );
         self.spawn(async move {
             let result = async {
-                let client = pool.get().await.map_err(pool_err)?;
-                client
-                    .exec(
-                        sql,
-                        &[&&*scope.account, &scope.live, &id, &expires_at, &data],
-                    )
-                    .await
-                    .map_err(pg_err)?;
-                Ok(())
+                let mut client = pool.get().await.map_err(pool_err)?;
+                let params: Params<'_> = &[&&*scope.account, &scope.live, &id, &expires_at, &data];
+                let Some(answer) = &kept else {
+                    client.exec(sql, params).await.map_err(pg_err)?;
+                    return Ok(());
+                };
+                // With an answer to keep: one transaction, both or neither (committed
+                // without a flush, as a calculation is).
+                let tx = client.transaction().await.map_err(pg_err)?;
+                tx.exec(sql, params).await.map_err(pg_err)?;
+                kept::keep_on(&tx, &scope, answer).await?;
+                tx.commit().await.map_err(pg_err)
             }
             .await;
             if result.is_ok() {
@@ -402,7 +405,7 @@ impl PostgresStore {
 }
 
 /// The ledger's tables, to check that a copy's target is empty.
-const LEDGER_TABLES: [&str; 18] = [
+const LEDGER_TABLES: [&str; 19] = [
     "customers",
     "products",
     "calculations",
@@ -420,6 +423,7 @@ const LEDGER_TABLES: [&str; 18] = [
     "nexus_months",
     "liability_rows",
     "liability_totals",
+    "idempotency_keys",
     "levy_ledger",
 ];
 
@@ -531,21 +535,25 @@ impl Database for PostgresStore {
         })
     }
 
-    fn submit(&self, scope: &Scope, quote: Quote<'_>) -> Result<Commit, StoreError> {
+    fn submit(
+        &self,
+        scope: &Scope,
+        quote: Quote<'_>,
+        kept: Option<&KeptAnswer>,
+    ) -> Result<Commit, StoreError> {
+        let kept = kept.cloned();
         Ok(match quote {
             Quote::Calculation(c) => self.submit_calc(
                 scope,
                 "INSERT INTO calculations (account, live, id, expires_at, data) VALUES ($1, $2, $3, $4, $5)",
-                c.id.clone(),
-                c.expires_at,
-                to_json(c)?,
+                (c.id.clone(), c.expires_at, to_json(c)?),
+                kept,
             ),
             Quote::Platform(p) => self.submit_calc(
                 scope,
                 "INSERT INTO platform_calculations (account, live, id, expires_at, data) VALUES ($1, $2, $3, $4, $5)",
-                p.id.clone(),
-                p.order.expires_at,
-                to_json(p)?,
+                (p.id.clone(), p.order.expires_at, to_json(p)?),
+                kept,
             ),
         })
     }
