@@ -338,15 +338,19 @@ pub(crate) fn make(
     };
     let headers = ctx.headers.borrow().clone();
     let keep = Keep {
-        key: claim.key,
-        request: claim.request,
+        key: claim.key.clone(),
+        request: claim.request.clone(),
         at: crate::clock::now(),
         render: Box::new(move |made| {
             let tree = render(made).ok_or_else(|| unexpected().to_string())?;
             answered(Reply::Tree(tree), headers)
         }),
     };
-    let (_, kept) = store.make(ctx.scope, write, Some(keep))?;
+    let (_, kept) = store.make(ctx.scope, write, Some(keep)).inspect_err(|_| {
+        // Nothing was kept: the handler's answer, should it answer otherwise (a sale
+        // recorded before), is kept by the router.
+        *ctx.key.borrow_mut() = Some(claim);
+    })?;
     let kept = kept.ok_or_else(|| StoreError::Internal("no answer was kept".into()))?;
     ctx.service.kept.counted(ctx.scope, &kept);
     Ok(Reply::Json(kept.body.into_bytes()))

@@ -286,7 +286,6 @@ pub(crate) struct Pending {
 pub(crate) type Dispatched = (Response, Option<Pending>);
 
 /// The whole pipeline for one request.
-
 pub(crate) fn dispatch(service: &Service, req: &Request, defer: bool) -> Dispatched {
     let mut pending = None;
     let response = dispatch_inner(service, req, defer, &mut pending);
@@ -361,12 +360,25 @@ fn dispatch_inner(
         Ok(entered) => entered,
         Err(e) => return error_response(&e, version, id),
     };
-    let (claim, held) = match crate::idempotency::before(service, req, version, &scope) {
+    answer(service, req, (version, &scope), defer, pending)
+}
+
+/// The answer of an authenticated request: kept under its idempotency key before, or its
+/// handler's (and kept under its key when a write of its own did not keep it).
+fn answer(
+    service: &Service,
+    req: &Request,
+    (version, scope): (ApiVersion, &Scope),
+    defer: bool,
+    pending: &mut Option<Pending>,
+) -> Response {
+    let id = req.request_id.as_deref();
+    let (claim, held) = match crate::idempotency::before(service, req, version, scope) {
         Ok(Before::Replay(answer)) => return answer,
         Ok(Before::Route(keyed)) => keyed.unzip(),
         Err(e) => return error_response(&e, version, id),
     };
-    match route(service, req, (version, &scope), defer, claim) {
+    match route(service, req, (version, scope), defer, claim) {
         Ok((body, headers, commit, claim)) => {
             let mut r = match body {
                 Reply::Tree(tree) => json_response(200, &tree),
@@ -380,7 +392,7 @@ fn dispatch_inner(
             r.headers.extend(headers);
             if let Some(claim) = claim {
                 // A handler whose writes were its own (a sync batch): its answer is kept now.
-                crate::idempotency::keep_after(service, &scope, claim, &r);
+                crate::idempotency::keep_after(service, scope, claim, &r);
             }
             *pending = commit.map(|commit| Pending {
                 commit,

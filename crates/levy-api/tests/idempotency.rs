@@ -428,6 +428,14 @@ fn a_transaction_sent_again_answers_the_recorded_sale() {
         &body(&c1, json!({"till": "3"})),
     );
     assert_eq!((again.status, &again.body), (200, &first.body));
+    // Sent again under a key, the recorded sale's answer is kept under it: the key is then
+    // this request's.
+    let tx_body = body(&c1, json!({"till": "3"}));
+    let keyed = send(&svc, "/tax/transactions", LIVE_KEY, Some("k-5"), &tx_body);
+    assert_eq!((keyed.status, &keyed.body), (200, &first.body));
+    let customer = r#"{"email": "a@example.com"}"#;
+    let reused = send(&svc, "/tax/customers", LIVE_KEY, Some("k-5"), customer);
+    assert_eq!(flat_type(&reused.json(), 409), "IDEMPOTENCY_KEY_REUSED");
     let rows = ledger.rows();
     for refused in [
         body(&c2, json!({"till": "3"})),
@@ -638,12 +646,18 @@ fn the_ledger_keeps_one_answer_per_key() {
         tax_ids: Vec::new(),
         created_at: 1_772_323_200,
     };
+    // Now: the ledger purges answers that have expired (a PostgreSQL ledger at once when
+    // opened), so the answers are kept from now.
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
     let keep = |body: &str| {
         let body = body.to_string();
         Some(levy_api::store::Keep {
             key: "k-10".into(),
             request: "r".into(),
-            at: levy_api::store::KEEP_SECONDS,
+            at,
             render: Box::new(move |_| {
                 Ok(levy_api::store::Answered {
                     status: 200,
@@ -674,8 +688,9 @@ fn the_ledger_keeps_one_answer_per_key() {
     );
     assert!(store.customer(&scope, "cus_2", false).unwrap().is_none());
     assert!(store.customer(&scope, "cus_1", false).unwrap().is_some());
-    // Kept from its time for 24 hours: found before, forgotten at its expiry.
-    let at = levy_api::store::KEEP_SECONDS;
+    // Kept from its time for 24 hours (KEEP_SECONDS): found before, forgotten at its
+    // expiry.
+    assert_eq!(levy_api::store::KEEP_SECONDS, 86_400);
     assert!(store.kept(&scope, "k-10", at + 86_399).unwrap().is_some());
     assert!(store.kept(&scope, "k-10", at + 86_400).unwrap().is_none());
     assert_eq!(store.kept_count(&scope, at).unwrap().count, 1);
