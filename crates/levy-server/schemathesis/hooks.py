@@ -7,10 +7,10 @@ The generator sends the same few short keys (`0`) with many requests, as no clie
 follows the rule does: a create sent again under a key used before answers the record made
 then, which the run may have deleted since (a "created resource not found"), and a key
 seen with another body is a 409. So a positive case's well-formed key is made the
-request's own here: it
-starts with a number of its own and a dot (no such start is another's start), and keeps
-the generated length and characters after it (so the longest key, 255 characters, is
-still sent); a malformed one (the negative
+request's own here: it starts with this run's own id, a number of its own and a dot (no
+such start is another's start, and run.sh runs schemathesis several times against one
+ledger), and keeps the generated length and characters after it (so the longest key, 255
+characters, is still sent); a malformed one (the negative
 tests: too long, a space, a character outside visible ASCII) is sent as generated, to be
 refused with 400 INVALID_HEADER. The keys' own rules are tested in
 crates/levy-api/tests/idempotency.rs and crates/levy-server/tests/idempotency.rs.
@@ -18,10 +18,12 @@ crates/levy-api/tests/idempotency.rs and crates/levy-server/tests/idempotency.rs
 
 import itertools
 import re
+import uuid
 
 import schemathesis
 
 WELL_FORMED = re.compile(r"^[!-~]{1,255}$")
+RUN = uuid.uuid4().hex[:12]
 NEXT = itertools.count()
 
 
@@ -37,5 +39,5 @@ def before_call(ctx, case, **kwargs):
     for name in list(headers):
         key = headers[name]
         if name.lower() == "idempotency-key" and isinstance(key, str) and WELL_FORMED.match(key):
-            own = f"{next(NEXT)}."
+            own = f"{RUN}-{next(NEXT)}."
             headers[name] = own + key[len(own):]
