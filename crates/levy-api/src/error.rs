@@ -147,6 +147,10 @@ error_kinds! {
     RateLimited = ("RATE_LIMITED", 429),
     /// The account and mode already store the most unexpired calculations allowed.
     CalculationQuotaExceeded = ("CALCULATION_QUOTA_EXCEEDED", 429),
+    /// The account and mode already keep the most unexpired answers under idempotency keys
+    /// allowed ([`crate::KeyLimits`]): a request with a new key is refused until older
+    /// ones expire; requests without a key are answered as before.
+    IdempotencyQuotaExceeded = ("IDEMPOTENCY_QUOTA_EXCEEDED", 429),
     /// No such calculation (unknown, expired, or of the other mode).
     CalculationNotFound = ("CALCULATION_NOT_FOUND", 404),
     /// No such platform calculation.
@@ -179,6 +183,9 @@ error_kinds! {
     RefundAlreadyReversed = ("REFUND_ALREADY_REVERSED", 409),
     /// A refund of more than what remains of the transaction.
     RefundExceedsTransaction = ("REFUND_EXCEEDS_TRANSACTION", 400),
+    /// A refund whose `refund_processed_at` is before its transaction's
+    /// `transaction_processed_at`: it would be booked in a period before the sale's.
+    RefundBeforeSale = ("REFUND_BEFORE_SALE", 400),
     /// A refund line that matches no line of the transaction.
     LineItemNotFound = ("LINE_ITEM_NOT_FOUND", 400),
     /// A refund line that matches several lines of the transaction.
@@ -191,6 +198,12 @@ error_kinds! {
     DuplicateMerchant = ("DUPLICATE_MERCHANT", 409),
     /// The `reference_order_id` is already taken (per kind: orders and fees apart).
     DuplicateReferenceOrderId = ("DUPLICATE_REFERENCE_ORDER_ID", 409),
+    /// A request with this `Idempotency-Key` is being answered at the same moment: nothing
+    /// was done for this one. Sent again once that one is answered, it gets its answer.
+    IdempotencyKeyInUse = ("IDEMPOTENCY_KEY_IN_USE", 409),
+    /// The `Idempotency-Key` was used, in the last 24 hours, by another request (another
+    /// method, path, version or body): nothing was done. Each request needs a key of its own.
+    IdempotencyKeyReused = ("IDEMPOTENCY_KEY_REUSED", 409),
     /// No such certificate (or certificate document).
     CertificateNotFound = ("CERTIFICATE_NOT_FOUND", 404),
     /// No such certificate request.
@@ -372,6 +385,10 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         let message = e.to_string();
         match e {
+            StoreError::Duplicate {
+                what: RecordKind::IdempotencyKey,
+                value,
+            } => crate::idempotency::in_use(&value),
             StoreError::Duplicate { what, value } => {
                 let kind = match what {
                     RecordKind::Customer => ErrorKind::DuplicateCustomer,
@@ -424,6 +441,11 @@ impl From<StoreError> for ApiError {
                         ErrorKind::RegistrationNotFound,
                         "id",
                         "the id of a registration of this account and mode",
+                    ),
+                    RecordKind::IdempotencyKey => (
+                        ErrorKind::InternalError,
+                        "Idempotency-Key",
+                        "an answer kept under the key",
                     ),
                 };
                 ApiError::field(kind, field, message, expected, id)
@@ -509,6 +531,15 @@ impl From<Refusal> for ApiError {
                 asked.to_string(),
             ),
             Refusal::DoesNotFit { .. } => ApiError::of(refund_exceeds, message),
+            Refusal::RefundBeforeSale {
+                sale_at, refund_at, ..
+            } => ApiError::field(
+                ErrorKind::RefundBeforeSale,
+                "refund_processed_at",
+                message,
+                format!("at least {sale_at}, the transaction's transaction_processed_at"),
+                refund_at.to_string(),
+            ),
             Refusal::RegistrationExpired { id, .. } => ApiError::field(
                 ErrorKind::RegistrationAlreadyExpired,
                 "id",
@@ -608,6 +639,7 @@ mod tests {
             ErrorKind::RequestTimeout => 408,
             ErrorKind::RateLimited => 429,
             ErrorKind::CalculationQuotaExceeded => 429,
+            ErrorKind::IdempotencyQuotaExceeded => 429,
             ErrorKind::CalculationNotFound => 404,
             ErrorKind::PlatformCalculationNotFound => 404,
             ErrorKind::CustomerNotFound => 404,
@@ -621,12 +653,15 @@ mod tests {
             ErrorKind::RefundNotFound => 404,
             ErrorKind::RefundAlreadyReversed => 409,
             ErrorKind::RefundExceedsTransaction => 400,
+            ErrorKind::RefundBeforeSale => 400,
             ErrorKind::LineItemNotFound => 400,
             ErrorKind::AmbiguousLineItem => 400,
             ErrorKind::DuplicateCustomer => 409,
             ErrorKind::DuplicateProduct => 409,
             ErrorKind::DuplicateMerchant => 409,
             ErrorKind::DuplicateReferenceOrderId => 409,
+            ErrorKind::IdempotencyKeyInUse => 409,
+            ErrorKind::IdempotencyKeyReused => 409,
             ErrorKind::CertificateNotFound => 404,
             ErrorKind::CertificateRequestNotFound => 404,
             ErrorKind::RequestAlreadyFulfilled => 409,

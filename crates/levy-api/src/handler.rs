@@ -28,6 +28,9 @@ pub(crate) struct Ctx<'a> {
     pub defer: bool,
     /// The write the response must not be sent before, when `defer` is set.
     pub commit: std::cell::RefCell<Option<Commit>>,
+    /// The request's idempotency key, until a write keeps its answer under it
+    /// ([`crate::idempotency::make`]); one left after a success is kept by the router.
+    pub key: std::cell::RefCell<Option<crate::idempotency::Claim>>,
 }
 
 impl Ctx<'_> {

@@ -54,6 +54,7 @@ mod calculate;
 mod clock;
 mod error;
 mod handler;
+mod idempotency;
 mod ids;
 pub mod import;
 mod import_file;
@@ -75,6 +76,7 @@ mod version;
 
 pub use calculate::{NOT_REGISTERED_NOTE, NO_COLLECTION_RATE_TYPE};
 pub use error::{ApiError, ErrorKind};
+pub use idempotency::{KeyLimits, IDEMPOTENCY_KEY_HEADER, MAX_KEY_CHARS, REPLAYED_HEADER};
 pub use import::{import_certificates, ImportReport, ImportedItem};
 pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};

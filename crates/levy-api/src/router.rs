@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::{Ctx, Handler, Reply};
+use crate::idempotency::Before;
 use crate::keys::Scope;
 use crate::resources::{
     calculations, certificates, customers, merchants, nexus, ping, platform, products, refunds,
@@ -23,15 +24,15 @@ macro_rules! tree {
 /// Method, path pattern (`{}` is a parameter), handler.
 const ROUTES: &[(&str, &str, Handler)] = &[
     ("GET", "/tax/ping", tree!(ping::get)),
-    ("POST", "/tax/customers", tree!(customers::create)),
+    ("POST", "/tax/customers", customers::create),
     ("GET", "/tax/customers/{}", tree!(customers::get)),
     ("DELETE", "/tax/customers/{}", tree!(customers::delete)),
-    ("POST", "/tax/products", tree!(products::create)),
+    ("POST", "/tax/products", products::create),
     ("GET", "/tax/products", tree!(products::list)),
     ("GET", "/tax/products/{}", tree!(products::get)),
     ("DELETE", "/tax/products/{}", tree!(products::delete)),
     ("POST", "/tax/calculations", calculations::create),
-    ("POST", "/tax/transactions", tree!(transactions::create)),
+    ("POST", "/tax/transactions", transactions::create),
     ("GET", "/tax/transactions/{}", tree!(transactions::get)),
     (
         "DELETE",
@@ -39,18 +40,18 @@ const ROUTES: &[(&str, &str, Handler)] = &[
         tree!(transactions::delete),
     ),
     ("GET", "/tax/transactions/{}/refunds", tree!(refunds::list)),
-    ("POST", "/tax/refunds", tree!(refunds::create)),
-    ("POST", "/tax/refund_reversals", tree!(refunds::reverse)),
+    ("POST", "/tax/refunds", refunds::create),
+    ("POST", "/tax/refund_reversals", refunds::reverse),
     // levy extension: a till's offline records (`levy sync`).
     ("POST", "/tax/sync", tree!(sync::create)),
     // levy extension: where the account is registered to collect.
-    ("POST", "/tax/registrations", tree!(registrations::create)),
+    ("POST", "/tax/registrations", registrations::create),
     ("GET", "/tax/registrations", tree!(registrations::list)),
     ("GET", "/tax/registrations/{}", tree!(registrations::get)),
     (
         "POST",
         "/tax/registrations/{}/expire",
-        tree!(registrations::expire),
+        registrations::expire,
     ),
     // levy extension: what a period owes, per jurisdiction.
     ("GET", "/tax/reports/liability", reports::liability),
@@ -80,7 +81,7 @@ const VERSIONED_ROUTES: &[(&str, &str, Handler, ApiVersion)] = &[
     (
         "POST",
         "/tax/merchants",
-        tree!(merchants::create),
+        merchants::create,
         ApiVersion::V2026_01_01,
     ),
     (
@@ -98,7 +99,7 @@ const VERSIONED_ROUTES: &[(&str, &str, Handler, ApiVersion)] = &[
     (
         "POST",
         "/tax/merchants/{}",
-        tree!(merchants::update),
+        merchants::update,
         ApiVersion::V2026_01_01,
     ),
     (
@@ -110,13 +111,13 @@ const VERSIONED_ROUTES: &[(&str, &str, Handler, ApiVersion)] = &[
     (
         "POST",
         "/tax/platform/calculations",
-        tree!(platform::calculate),
+        platform::calculate,
         ApiVersion::V2026_01_01,
     ),
     (
         "POST",
         "/tax/platform/transactions",
-        tree!(platform::transact),
+        platform::transact,
         ApiVersion::V2026_01_01,
     ),
     (
@@ -271,10 +272,20 @@ pub fn error_response(e: &ApiError, version: ApiVersion, request_id: Option<&str
     r
 }
 
-/// The whole pipeline for one request.
-/// A response, and the write it must wait for when the caller defers commits.
-pub(crate) type Dispatched = (Response, Option<(Commit, ApiVersion)>);
+/// A write a response must wait for when the caller defers commits: its commit, the
+/// request's version (for the error of a failed commit), and the request's idempotency
+/// key, held until the commit is known.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    pub commit: Commit,
+    pub version: ApiVersion,
+    pub key: Option<crate::idempotency::InFlight>,
+}
 
+/// A response, and the write it must wait for when the caller defers commits.
+pub(crate) type Dispatched = (Response, Option<Pending>);
+
+/// The whole pipeline for one request.
 pub(crate) fn dispatch(service: &Service, req: &Request, defer: bool) -> Dispatched {
     let mut pending = None;
     let response = dispatch_inner(service, req, defer, &mut pending);
@@ -285,7 +296,7 @@ fn dispatch_inner(
     service: &Service,
     req: &Request,
     defer: bool,
-    pending: &mut Option<(Commit, ApiVersion)>,
+    pending: &mut Option<Pending>,
 ) -> Response {
     let id = req.request_id.as_deref();
     if let Some(params) = match_path(DOCUMENT_PATH, &req.path) {
@@ -349,8 +360,26 @@ fn dispatch_inner(
         Ok(entered) => entered,
         Err(e) => return error_response(&e, version, id),
     };
-    match route(service, req, version, &scope, defer) {
-        Ok((body, headers, commit)) => {
+    answer(service, req, (version, &scope), defer, pending)
+}
+
+/// The answer of an authenticated request: kept under its idempotency key before, or its
+/// handler's (and kept under its key when a write of its own did not keep it).
+fn answer(
+    service: &Service,
+    req: &Request,
+    (version, scope): (ApiVersion, &Scope),
+    defer: bool,
+    pending: &mut Option<Pending>,
+) -> Response {
+    let id = req.request_id.as_deref();
+    let (claim, held) = match crate::idempotency::before(service, req, version, scope) {
+        Ok(Before::Replay(answer)) => return answer,
+        Ok(Before::Route(keyed)) => keyed.unzip(),
+        Err(e) => return error_response(&e, version, id),
+    };
+    match route(service, req, (version, scope), defer, claim) {
+        Ok((body, headers, commit, claim)) => {
             let mut r = match body {
                 Reply::Tree(tree) => json_response(200, &tree),
                 Reply::Json(bytes) => json_bytes_response(200, bytes),
@@ -361,7 +390,15 @@ fn dispatch_inner(
                 },
             };
             r.headers.extend(headers);
-            *pending = commit.map(|c| (c, version));
+            if let Some(claim) = claim {
+                // A handler whose writes were its own (a sync batch): its answer is kept now.
+                crate::idempotency::keep_after(service, scope, claim, &r);
+            }
+            *pending = commit.map(|commit| Pending {
+                commit,
+                version,
+                key: held,
+            });
             r
         }
         Err(e) => error_response(&e, version, id),
@@ -407,15 +444,21 @@ fn authenticate(service: &Service, req: &Request) -> Result<Scope, ApiError> {
         .ok_or_else(|| ApiError::of(ErrorKind::Unauthorized, "the API key is not valid"))
 }
 
-/// A handler's body, the headers it set, and the commit it left to the caller.
-type Routed = (Reply, Vec<(String, String)>, Option<Commit>);
+/// A handler's body, the headers it set, the commit it left to the caller, and the
+/// request's idempotency key when no write of the handler kept the answer under it.
+type Routed = (
+    Reply,
+    Vec<(String, String)>,
+    Option<Commit>,
+    Option<crate::idempotency::Claim>,
+);
 
 fn route(
     service: &Service,
     req: &Request,
-    version: ApiVersion,
-    scope: &Scope,
+    (version, scope): (ApiVersion, &Scope),
     defer: bool,
+    mut key: Option<crate::idempotency::Claim>,
 ) -> Result<Routed, ApiError> {
     if req.body.len() > service.body_limit {
         return Err(ApiError::of(
@@ -455,9 +498,15 @@ fn route(
                     headers: Default::default(),
                     defer,
                     commit: Default::default(),
+                    key: std::cell::RefCell::new(key.take()),
                 };
                 let body = handler(&ctx)?;
-                return Ok((body, ctx.headers.into_inner(), ctx.commit.into_inner()));
+                return Ok((
+                    body,
+                    ctx.headers.into_inner(),
+                    ctx.commit.into_inner(),
+                    ctx.key.into_inner(),
+                ));
             }
             allowed.push(method);
         }

@@ -54,6 +54,8 @@ pub struct Service {
     pub(crate) in_flight: crate::limits::InFlight,
     /// The key that signs certificate download URLs, read from the ledger once.
     pub(crate) url_key: std::sync::OnceLock<[u8; 32]>,
+    /// Idempotency keys: their limits, those in use, the answers kept per scope.
+    pub(crate) kept: crate::idempotency::Keys,
 }
 
 impl std::fmt::Debug for Service {
@@ -70,7 +72,7 @@ impl std::fmt::Debug for Service {
 #[must_use = "an answer is sent with `finish` or `wait`"]
 pub struct Answer {
     response: Response,
-    pending: Option<(crate::Commit, ApiVersion)>,
+    pending: Option<router::Pending>,
     /// The request's [`Request::request_id`], for the error body of a failed commit.
     request_id: Option<String>,
 }
@@ -86,9 +88,16 @@ impl Answer {
     pub async fn finish(self) -> Response {
         match self.pending {
             None => self.response,
-            Some((commit, version)) => {
-                let commit = commit.await;
-                settle(self.response, commit, version, self.request_id.as_deref())
+            Some(pending) => {
+                let commit = pending.commit.await;
+                // The request's idempotency key is held until here.
+                drop(pending.key);
+                settle(
+                    self.response,
+                    commit,
+                    pending.version,
+                    self.request_id.as_deref(),
+                )
             }
         }
     }
@@ -97,12 +106,16 @@ impl Answer {
     pub fn wait(self) -> Response {
         match self.pending {
             None => self.response,
-            Some((commit, version)) => settle(
-                self.response,
-                commit.wait(),
-                version,
-                self.request_id.as_deref(),
-            ),
+            Some(pending) => {
+                let commit = pending.commit.wait();
+                drop(pending.key);
+                settle(
+                    self.response,
+                    commit,
+                    pending.version,
+                    self.request_id.as_deref(),
+                )
+            }
         }
     }
 }
@@ -137,7 +150,7 @@ fn load_table(source: &TableSource) -> Result<Arc<AnyTable>, ApiError> {
 
 /// The request id an [`Answer`] keeps: only when a commit is pending, the one case where
 /// it may yet render an error.
-fn pending_id(pending: &Option<(crate::Commit, ApiVersion)>, req: &Request) -> Option<String> {
+fn pending_id(pending: &Option<router::Pending>, req: &Request) -> Option<String> {
     pending.as_ref().and(req.request_id.clone())
 }
 
@@ -157,6 +170,7 @@ impl Service {
             rate: crate::limits::RateLimiter::default(),
             in_flight: crate::limits::InFlight::default(),
             url_key: std::sync::OnceLock::new(),
+            kept: crate::idempotency::Keys::default(),
         };
         // The URL-signing secret is made (or read) now, so that a service that cannot
         // make one does not start.
@@ -175,6 +189,19 @@ impl Service {
     /// The per-account limits in force.
     pub fn limits(&self) -> crate::Limits {
         self.limits
+    }
+
+    /// The service with other bounds of the answers each account and mode keeps under
+    /// idempotency keys (`Idempotency-Key`); [`crate::KeyLimits::default`] unless told
+    /// otherwise (every service, in-process too: kept answers are the ledger's to hold).
+    pub fn with_key_limits(mut self, limits: crate::KeyLimits) -> Service {
+        self.kept.limits = limits;
+        self
+    }
+
+    /// The bounds of the answers kept under idempotency keys.
+    pub fn key_limits(&self) -> crate::KeyLimits {
+        self.kept.limits
     }
 
     /// The service with another request body limit, in bytes: a request whose body is

@@ -62,7 +62,8 @@ fn metadata_values_are_scalars() {
 
 #[test]
 fn integers_may_be_written_with_a_zero_fraction() {
-    // JSON Schema counts 1795430000.0 as an integer; so does the service now.
+    // JSON Schema counts 4102444800.0 as an integer; so does the service now. (It is
+    // 2100-01-01T00:00:00Z: a refund is dated on or after its sale, made now.)
     let svc = service();
     let tx = sale(&svc, TEST_KEY, "1000", "order-int");
     let (s, v) = post(
@@ -71,12 +72,12 @@ fn integers_may_be_written_with_a_zero_fraction() {
         TEST_KEY,
         None,
         &format!(
-            r#"{{"transaction_id": "{}", "type": "full", "refund_processed_at": 1795430000.0}}"#,
+            r#"{{"transaction_id": "{}", "type": "full", "refund_processed_at": 4102444800.0}}"#,
             tx["id"].as_str().unwrap()
         ),
     );
     assert_eq!(s, 200, "{v}");
-    assert_eq!(v["refund_processed_at"], 1_795_430_000);
+    assert_eq!(v["refund_processed_at"], 4_102_444_800_i64);
     let (s, v) = post(
         &svc,
         "/tax/refunds",

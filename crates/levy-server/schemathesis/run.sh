@@ -9,7 +9,8 @@
 #
 # The server runs on a fresh keys file and ledger in a temporary folder and is stopped
 # at the end. Configuration (and why each operation expects what it does):
-# schemathesis.toml beside this script.
+# schemathesis.toml beside this script; hooks.py gives each generated request with a
+# well-formed Idempotency-Key a key of its own, as the interface's rule asks of a client.
 set -euo pipefail
 levy="$(realpath "$1")"
 st="$(realpath "$2")"
@@ -40,7 +41,7 @@ status=0
 for version in ${VERSIONS:-2024-09-01 2025-05-12 2026-01-01 2026-03-01}; do
     for key in "$test_key" "$live_key"; do
         echo "=== API version $version, ${key:0:8} key"
-        "$st" --config-file "$here/schemathesis.toml" run \
+        SCHEMATHESIS_HOOKS="$here/hooks.py" "$st" --config-file "$here/schemathesis.toml" run \
             "http://127.0.0.1:$port/openapi/$version.json" \
             -H "Authorization: Bearer $key" -H "X-API-Version: $version" \
             --max-examples "$examples" --seed ${SEED:-20261123} --no-color \

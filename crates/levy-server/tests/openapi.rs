@@ -754,3 +754,36 @@ fn nexus_answers_conform_to_their_documented_schema() {
             .unwrap_or_else(|e| panic!("400: {e}"));
     }
 }
+
+/// Every POST of every version's document takes `Idempotency-Key` (issue 47), says that
+/// a replayed answer carries `Idempotent-Replayed`, and may answer 409.
+#[test]
+fn every_version_documents_the_key_on_every_post() {
+    let server = TestServer::start("idempotency-docs");
+    let c = server.client();
+    for version in levy_api::ApiVersion::ALL {
+        let v = version.as_str();
+        let doc = c
+            .bare("GET", &format!("/openapi/{v}.json"), SHOP_LIVE, None)
+            .json();
+        let key = &doc["components"]["parameters"]["IdempotencyKey"];
+        assert_eq!(key["name"], "Idempotency-Key", "{v}");
+        assert_eq!(key["schema"]["maxLength"], 255, "{v}");
+        let mut posts = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            let Some(op) = item.get("post") else { continue };
+            posts += 1;
+            let params = op["parameters"].as_array().unwrap();
+            assert!(
+                params.contains(
+                    &serde_json::json!({"$ref": "#/components/parameters/IdempotencyKey"})
+                ),
+                "{v} POST {path}"
+            );
+            let replayed = &op["responses"]["200"]["headers"]["Idempotent-Replayed"];
+            assert!(replayed.is_object(), "{v} POST {path}");
+            assert!(op["responses"]["409"].is_object(), "{v} POST {path}");
+        }
+        assert!(posts >= 9, "{v}: {posts} POST operations");
+    }
+}

@@ -88,11 +88,14 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     );
     let calculated = calculate::compute(&table, &input, &reads, stamp)?;
     let record = &calculated.record;
-    ctx.after_commit(ctx.service.store.submit_calculation(ctx.scope, record)?)?;
     calculated.set_headers(ctx);
-    Reply::json(&calculate::CalculationView {
+    let reply = Reply::json(&calculate::CalculationView {
         c: record,
         version: ctx.version,
         testmode: ctx.testmode(),
-    })
+    })?;
+    let quote = crate::store::Quote::Calculation(record);
+    let (commit, reply) = crate::idempotency::submit(ctx, quote, reply)?;
+    ctx.after_commit(commit)?;
+    Ok(reply)
 }

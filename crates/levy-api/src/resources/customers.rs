@@ -4,9 +4,10 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::Ctx;
+use crate::handler::Reply;
 use crate::json::MAX_STRING;
 use crate::read::{customer_type, tax_ids, valid_email};
-use crate::store::{CustomerKind, CustomerRecord};
+use crate::store::{CustomerKind, CustomerRecord, Write};
 use crate::ApiVersion;
 
 /// The query parameter that says what kind of id the path holds.
@@ -31,7 +32,7 @@ fn render(c: &CustomerRecord, ctx: &Ctx<'_>) -> Value {
 }
 
 /// `POST /tax/customers`.
-pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let record = crate::read::body(ctx, |o| {
         let email = o.req_str("email", 254)?;
         if !valid_email(email) {
@@ -62,10 +63,12 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             created_at: crate::clock::now(),
         })
     })?;
-    ctx.service
-        .store
-        .insert_customer(ctx.scope, record.clone())?;
-    Ok(render(&record, ctx))
+    let view = render(&record, ctx);
+    Ok(crate::idempotency::store(
+        ctx,
+        Write::Customer(record),
+        view,
+    )?)
 }
 
 /// `GET /tax/customers/{id}`; `?id_type=reference_customer_id` looks the path up as the

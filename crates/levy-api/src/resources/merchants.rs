@@ -4,11 +4,11 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::Ctx;
+use crate::handler::{Ctx, Reply};
 use crate::json::{Node, Obj, MAX_STRING};
 use crate::store::{
-    AddressRecord, MerchantChange, MerchantFilter, MerchantRecord, MerchantStatus, MerchantUpdate,
-    TaxIdRecord,
+    AddressRecord, Made, MerchantChange, MerchantFilter, MerchantRecord, MerchantStatus,
+    MerchantUpdate, StoreError, TaxIdRecord, Write,
 };
 
 /// Merchants per list page.
@@ -187,7 +187,7 @@ fn fields(o: &mut Obj<'_>) -> Result<Fields, ApiError> {
 
 /// `POST /tax/merchants`: `reference_merchant_id`, `name` and `default_address` are
 /// required; `email`, `tax_ids`, `metadata` optional.
-pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let now = crate::clock::now();
     let record = crate::read::body(ctx, |o| {
         let f = fields(o)?;
@@ -212,10 +212,12 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             metadata: f.metadata.unwrap_or_default(),
         })
     })?;
-    ctx.service
-        .store
-        .insert_merchant(ctx.scope, record.clone())?;
-    Ok(render(&record, ctx.testmode()))
+    let view = render(&record, ctx.testmode());
+    Ok(crate::idempotency::store(
+        ctx,
+        Write::Merchant(record),
+        view,
+    )?)
 }
 
 /// `GET /tax/merchants/{id}`: a deleted merchant is still answered, with status `deleted`.
@@ -227,7 +229,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 
 /// `POST /tax/merchants/{id}`: partial update; each field given replaces the stored one
 /// (`metadata` as a whole). `updated_at` moves only when something changed.
-pub(crate) fn update(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn update(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let now = crate::clock::now();
     let f = crate::read::body(ctx, fields)?;
     let id = &ctx.params[0];
@@ -239,14 +241,20 @@ pub(crate) fn update(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         tax_ids: f.tax_ids,
         metadata: f.metadata,
     }));
-    match ctx
-        .service
-        .store
-        .change_merchant(ctx.scope, id, change, now)?
-    {
-        Some(m) => Ok(render(&m, ctx.testmode())),
-        None => Err(crate::read::merchant_not_found(id, "id")),
-    }
+    let write = Write::MerchantChange {
+        id: id.clone(),
+        change,
+        at: now,
+    };
+    let testmode = ctx.testmode();
+    let made = crate::idempotency::make(ctx, write, move |made| match made {
+        Made::Merchant(m) => Some(render(m, testmode)),
+        _ => None,
+    });
+    made.map_err(|e| match e {
+        StoreError::NotFound { .. } => crate::read::merchant_not_found(id, "id"),
+        other => other.into(),
+    })
 }
 
 /// `DELETE /tax/merchants/{id}`: the status becomes `deleted` (`deleted_at`, `updated_at`

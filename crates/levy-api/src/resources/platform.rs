@@ -12,13 +12,13 @@ use serde_json::{json, Value};
 
 use crate::calculate;
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::Ctx;
+use crate::handler::{Ctx, Reply};
 use crate::json::{num, Node, MAX_STRING};
 use crate::read::{self, Input};
 use crate::render::{self, LineKind};
 use crate::store::{
     CalculationReads, LineRecord, MerchantRecord, MerchantStatus, PlatformCalculationRecord,
-    PlatformTransactionInfo, TransactionRecord,
+    PlatformTransactionInfo, RecordKind, StoreError, TransactionRecord, Write,
 };
 
 /// The platform roles.
@@ -220,7 +220,7 @@ fn reads(
 /// request read, the merchant, the quota, one read of the ledger, the order and its fee
 /// lines calculated (pure, on one clock, so both are taxed on the same day), one write,
 /// the answer.
-pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let Request {
         mut input,
         merchant_id,
@@ -253,48 +253,120 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         order: order.record,
         fee_lines: fees,
     };
-    let commit = ctx
-        .service
-        .store
-        .submit_platform_calculation(ctx.scope, &record)?;
+    let reply = Reply::Tree(render(&record, ctx));
+    let quote = crate::store::Quote::Platform(&record);
+    let (commit, reply) = crate::idempotency::submit(ctx, quote, reply)?;
     ctx.after_commit(commit)?;
-    Ok(render(&record, ctx))
+    Ok(reply)
+}
+
+/// What a `POST /tax/platform/transactions` asks.
+struct Asked {
+    calc_id: String,
+    order_id: String,
+    payment_id: Option<String>,
+    processed_at: Option<i64>,
+}
+
+impl Asked {
+    /// Whether `tx` is this sale's transaction of `kind` recorded before (a request sent
+    /// again after its answer was lost): not deleted, of the same platform calculation and
+    /// payment, and of the same `transaction_processed_at` when the request gives one.
+    fn recorded_as(&self, tx: &TransactionRecord, kind: &str) -> bool {
+        tx.deleted_at.is_none()
+            && tx.calculation_id == self.calc_id
+            && tx
+                .platform
+                .as_ref()
+                .is_some_and(|p| p.kind == kind && p.reference_payment_id == self.payment_id)
+            && self.processed_at.is_none_or(|at| at == tx.processed_at)
+    }
+}
+
+/// The answer: `{"object": "list", "transactions": [...]}`, the order first.
+fn answer(ctx: &Ctx<'_>, txs: &[TransactionRecord]) -> Value {
+    json!({
+        "object": "list",
+        "transactions": txs
+            .iter()
+            .map(|t| crate::render::transaction(t, ctx.version, ctx.testmode()))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// The answer of the sale `asked` recorded before, if it was: its order, and its fees
+/// when they were recorded with it.
+fn recorded(ctx: &Ctx<'_>, asked: &Asked) -> Result<Option<Reply>, ApiError> {
+    let store = &ctx.service.store;
+    let order = store.transaction_of_order(ctx.scope, &asked.order_id, "order")?;
+    let Some(order) = order.filter(|t| asked.recorded_as(t, "order")) else {
+        return Ok(None);
+    };
+    let fee = store.transaction_of_order(ctx.scope, &asked.order_id, "fee")?;
+    let mut txs = vec![order];
+    txs.extend(fee.filter(|t| asked.recorded_as(t, "fee")));
+    Ok(Some(Reply::Tree(answer(ctx, &txs))))
 }
 
 /// `POST /tax/platform/transactions`: records the order (every role) and, for a
 /// `payment_processor`, the fees as a second transaction. Answers
-/// `{"object": "list", "transactions": [...]}`, the order first.
-pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+/// `{"object": "list", "transactions": [...]}`, the order first. An order id recorded
+/// before from the same platform calculation answers what was recorded, as
+/// `POST /tax/transactions` does.
+pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let now = crate::clock::now();
-    let (calc_id, order_id, payment_id, processed_at) = crate::read::body(ctx, |o| {
-        Ok((
-            o.req_str("platform_calculation_id", MAX_STRING)?
+    let asked = crate::read::body(ctx, |o| {
+        Ok(Asked {
+            calc_id: o
+                .req_str("platform_calculation_id", MAX_STRING)?
                 .to_string(),
-            o.req_str("reference_order_id", MAX_STRING)?.to_string(),
-            o.opt_str("reference_payment_id", MAX_STRING)?
+            order_id: o.req_str("reference_order_id", MAX_STRING)?.to_string(),
+            payment_id: o
+                .opt_str("reference_payment_id", MAX_STRING)?
                 .map(str::to_string),
-            o.opt_int("transaction_processed_at")?,
-        ))
+            processed_at: o.opt_int("transaction_processed_at")?,
+        })
     })?;
-    let processed_at = read::opt_unix_seconds("transaction_processed_at", processed_at)?;
-    let pc = ctx
+    let asked = Asked {
+        processed_at: read::opt_unix_seconds("transaction_processed_at", asked.processed_at)?,
+        ..asked
+    };
+    let found = ctx
         .service
         .store
-        .platform_calculation(ctx.scope, &calc_id, now)?
-        .ok_or_else(|| {
+        .platform_calculation(ctx.scope, &asked.calc_id, now)?;
+    let Some(pc) = found else {
+        return recorded(ctx, &asked)?.ok_or_else(|| {
             ApiError::field(
                 ErrorKind::PlatformCalculationNotFound,
                 "platform_calculation_id",
-                format!("platform calculation {calc_id} was not found (unknown, expired, or made with a key of another mode)"),
+                format!("platform calculation {} was not found (unknown, expired, or made with a key of another mode)", asked.calc_id),
                 "the id of a platform calculation of this mode made in the last 24 hours",
-                &calc_id,
+                &asked.calc_id,
             )
-        })?;
+        });
+    };
+    let txs = sale(&pc, &asked, now);
+    let view = answer(ctx, &txs);
+    match crate::idempotency::store(ctx, Write::Transactions(txs), view) {
+        Err(
+            taken @ StoreError::Duplicate {
+                what: RecordKind::Transaction,
+                ..
+            },
+        ) => recorded(ctx, &asked)?.ok_or_else(|| taken.into()),
+        made => Ok(made?),
+    }
+}
+
+/// The transactions of a platform sale: the order, and for a `payment_processor` the
+/// fees.
+fn sale(pc: &PlatformCalculationRecord, asked: &Asked, now: i64) -> Vec<TransactionRecord> {
     let make = |kind: &str, lines: Vec<LineRecord>| TransactionRecord {
         id: crate::ids::new_id("tr_"),
         calculation_id: pc.id.clone(),
-        reference_order_id: order_id.clone(),
-        processed_at: processed_at.unwrap_or(now),
+        reference_order_id: asked.order_id.clone(),
+        processed_at: asked.processed_at.unwrap_or(now),
         created_at: now,
         currency: pc.order.currency.clone(),
         tax_included: pc.order.tax_included,
@@ -306,7 +378,7 @@ pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         table_hash: Some(pc.order.table_hash.clone()),
         platform: Some(PlatformTransactionInfo {
             kind: kind.to_string(),
-            reference_payment_id: payment_id.clone(),
+            reference_payment_id: asked.payment_id.clone(),
             merchant_id: pc.merchant_id.clone(),
         }),
     };
@@ -314,14 +386,5 @@ pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     if pc.roles.iter().any(|r| r == "payment_processor") {
         txs.push(make("fee", pc.fee_lines.clone()));
     }
-    ctx.service
-        .store
-        .insert_transactions(ctx.scope, txs.clone())?;
-    Ok(json!({
-        "object": "list",
-        "transactions": txs
-            .iter()
-            .map(|t| crate::render::transaction(t, ctx.version, ctx.testmode()))
-            .collect::<Vec<_>>(),
-    }))
+    txs
 }

@@ -3,9 +3,9 @@
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::Ctx;
+use crate::handler::{Ctx, Reply};
 use crate::json::MAX_STRING;
-use crate::store::ProductRecord;
+use crate::store::{ProductRecord, Write};
 
 /// Products per list page.
 pub(crate) const PAGE: usize = 50;
@@ -23,7 +23,7 @@ fn render(p: &ProductRecord, ctx: &Ctx<'_>) -> Value {
 }
 
 /// `POST /tax/products`.
-pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let table = ctx.service.table.load();
     let record = crate::read::body(ctx, |o| {
         let id = o.req_str("reference_product_id", MAX_STRING)?;
@@ -47,10 +47,12 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             updated_at: now,
         })
     })?;
-    ctx.service
-        .store
-        .insert_product(ctx.scope, record.clone())?;
-    Ok(render(&record, ctx))
+    let view = render(&record, ctx);
+    Ok(crate::idempotency::store(
+        ctx,
+        Write::Product(record),
+        view,
+    )?)
 }
 
 /// `GET /tax/products/{reference_product_id}`.

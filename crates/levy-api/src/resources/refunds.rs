@@ -4,10 +4,12 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::Ctx;
+use crate::handler::{Ctx, Reply};
 use crate::json::{Obj, MAX_STRING};
 use crate::render::{self, LineKind};
-use crate::store::{PartialRefundLine, RefundAsk, RefundRecord, RefundStamp, StoreError};
+use crate::store::{
+    Made, PartialRefundLine, RefundAsk, RefundRecord, RefundStamp, StoreError, Write,
+};
 use crate::ApiVersion;
 
 /// A refund in the version's shape.
@@ -104,7 +106,7 @@ fn partial_line(o: &mut Obj<'_>) -> Result<PartialRefundLine, ApiError> {
 }
 
 /// `POST /tax/refunds`.
-pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let now = crate::clock::now();
     let (transaction_id, full, processed_at, lines) =
         crate::read::body(ctx, |o| {
@@ -160,11 +162,20 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     } else {
         RefundAsk::Partial(stamp, lines)
     };
-    let refund = ctx
-        .service
-        .store
-        .insert_refund(ctx.scope, &transaction_id, ask)?;
-    Ok(render(&refund, ctx.version, ctx.testmode()))
+    let write = Write::Refund {
+        transaction_id,
+        ask,
+    };
+    Ok(crate::idempotency::make(ctx, write, rendered(ctx))?)
+}
+
+/// Renders the refund a write made, in the request's version.
+fn rendered(ctx: &Ctx<'_>) -> impl FnOnce(&Made) -> Option<Value> + Send + 'static {
+    let (version, testmode) = (ctx.version, ctx.testmode());
+    move |made| match made {
+        Made::Refund(r) => Some(render(r, version, testmode)),
+        _ => None,
+    }
 }
 
 /// Refunds per page of `GET /tax/transactions/{id}/refunds`, when `limit` is not given,
@@ -223,12 +234,12 @@ pub(crate) fn list(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 
 /// `POST /tax/refund_reversals`: marks the refund reversed; what it took back may be
 /// refunded again. Answers the refund, with `reversed_at` set.
-pub(crate) fn reverse(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn reverse(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let refund_id =
         crate::read::body(ctx, |o| Ok(o.req_str("refund_id", MAX_STRING)?.to_string()))?;
-    let refund = ctx
-        .service
-        .store
-        .reverse_refund(ctx.scope, &refund_id, crate::clock::now())?;
-    Ok(render(&refund, ctx.version, ctx.testmode()))
+    let write = Write::Reversal {
+        refund_id,
+        at: crate::clock::now(),
+    };
+    Ok(crate::idempotency::make(ctx, write, rendered(ctx))?)
 }

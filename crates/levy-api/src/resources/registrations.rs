@@ -10,10 +10,10 @@
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::Ctx;
+use crate::handler::{Ctx, Reply};
 use crate::json::{Node, Obj};
 use crate::service::Service;
-use crate::store::{RegistrationFilter, RegistrationKind, RegistrationRecord, Scope};
+use crate::store::{Made, RegistrationFilter, RegistrationKind, RegistrationRecord, Scope, Write};
 
 /// Registrations per list page.
 pub(crate) const PAGE: usize = 50;
@@ -277,10 +277,21 @@ pub(crate) fn add(
     new: &NewRegistration,
     now: i64,
 ) -> Result<RegistrationRecord, ApiError> {
-    // The body's own checks first, then the merchant it names.
+    let r = checked(service, scope, new, now)?;
+    service.store.insert_registration(scope, r.clone())?;
+    Ok(r)
+}
+
+/// The registration `new` asks for, checked: the body's own checks first, then the
+/// merchant it names.
+fn checked(
+    service: &Service,
+    scope: &Scope,
+    new: &NewRegistration,
+    now: i64,
+) -> Result<RegistrationRecord, ApiError> {
     let mut r = record(new, now)?;
     r.merchant_id = merchant_of(service, scope, new.merchant_id.as_deref())?;
-    service.store.insert_registration(scope, r.clone())?;
     Ok(r)
 }
 
@@ -292,11 +303,16 @@ pub(crate) fn expire_at(
     at: Option<i64>,
     now: i64,
 ) -> Result<RegistrationRecord, ApiError> {
-    let at = match at {
-        Some(t) => crate::read::unix_seconds("expires_at", t)?,
-        None => now,
-    };
+    let at = expiry(at, now)?;
     Ok(service.store.expire_registration(scope, id, at, now)?)
+}
+
+/// The expiry asked (`None`: now), checked.
+fn expiry(at: Option<i64>, now: i64) -> Result<i64, ApiError> {
+    match at {
+        Some(t) => crate::read::unix_seconds("expires_at", t),
+        None => Ok(now),
+    }
 }
 
 /// One registration of `scope`; `REGISTRATION_NOT_FOUND` (404) when there is none.
@@ -332,7 +348,7 @@ fn strings(o: &mut Obj<'_>, name: &str) -> Result<Vec<String>, ApiError> {
 /// `POST /tax/registrations`: `country` and `region` required (region may be empty
 /// outside the US and Canada); `type` (default `sales_tax`), `local_jurisdictions`,
 /// `active_from` (default now), `expires_at` and `merchant_id` optional.
-pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let now = crate::clock::now();
     let new = crate::read::body(ctx, |o| {
         let country = o.req_str("country", MAX_CODE_CHARS)?.to_string();
@@ -353,8 +369,13 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             expires_at: o.opt_int("expires_at")?,
         })
     })?;
-    let r = add(ctx.service, ctx.scope, &new, now)?;
-    Ok(render(&r, ctx.testmode(), now))
+    let r = checked(ctx.service, ctx.scope, &new, now)?;
+    let view = render(&r, ctx.testmode(), now);
+    Ok(crate::idempotency::store(
+        ctx,
+        Write::Registration(r),
+        view,
+    )?)
 }
 
 /// `GET /tax/registrations/{id}`.
@@ -366,7 +387,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 
 /// `POST /tax/registrations/{id}/expire`: body `{"expires_at": …}` (optional, default
 /// now; an empty body is accepted too).
-pub(crate) fn expire(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+pub(crate) fn expire(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let now = crate::clock::now();
     let at = if ctx.req.body.iter().all(u8::is_ascii_whitespace) {
         ctx.query_params(&[])?;
@@ -374,8 +395,20 @@ pub(crate) fn expire(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
     } else {
         crate::read::body(ctx, |o| o.opt_int("expires_at"))?
     };
-    let r = expire_at(ctx.service, ctx.scope, &ctx.params[0], at, now)?;
-    Ok(render(&r, ctx.testmode(), now))
+    let write = Write::Expiry {
+        id: ctx.params[0].clone(),
+        at: expiry(at, now)?,
+        now,
+    };
+    let testmode = ctx.testmode();
+    Ok(crate::idempotency::make(
+        ctx,
+        write,
+        move |made| match made {
+            Made::Registration(r) => Some(render(r, testmode, now)),
+            _ => None,
+        },
+    )?)
 }
 
 /// `GET /tax/registrations?cursor=…&country=…&region=…`: up to 50 registrations ordered by

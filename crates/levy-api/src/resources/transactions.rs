@@ -1,54 +1,104 @@
 //! Transactions: record a sale from a calculation, get, delete.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::Ctx;
+use crate::handler::{Ctx, Reply};
 use crate::json::MAX_STRING;
-use crate::store::TransactionRecord;
+use crate::store::{RecordKind, StoreError, TransactionRecord, Write};
 
-/// `POST /tax/transactions`.
-pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+/// What a `POST /tax/transactions` asks: the sale of a calculation under an order id.
+struct Asked {
+    calculation_id: String,
+    order_id: String,
+    processed_at: Option<i64>,
+    metadata: Option<Map<String, Value>>,
+}
+
+impl Asked {
+    /// Whether `tx` is this sale recorded before (a request sent again after its answer
+    /// was lost): the order's transaction, not deleted, of the same calculation, with the
+    /// same metadata and, when the request gives one, the same `transaction_processed_at`.
+    fn recorded_as(&self, tx: &TransactionRecord) -> bool {
+        tx.deleted_at.is_none()
+            && tx.platform.is_none()
+            && tx.calculation_id == self.calculation_id
+            && tx.metadata == self.metadata
+            && self.processed_at.is_none_or(|at| at == tx.processed_at)
+    }
+}
+
+/// `POST /tax/transactions`. An order id already recorded from the same calculation with
+/// the same content answers that transaction (the same id and body): a retry of a
+/// request whose answer was lost records nothing twice. Another sale under a recorded
+/// order id is `409 DUPLICATE_REFERENCE_ORDER_ID`.
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let now = crate::clock::now();
-    let (calculation_id, order_id, processed_at, metadata) = crate::read::body(ctx, |o| {
-        Ok((
-            o.req_str("calculation_id", MAX_STRING)?.to_string(),
-            o.req_str("reference_order_id", MAX_STRING)?.to_string(),
-            o.opt_int("transaction_processed_at")?,
-            o.opt_metadata("metadata")?,
-        ))
+    let asked = crate::read::body(ctx, |o| {
+        Ok(Asked {
+            calculation_id: o.req_str("calculation_id", MAX_STRING)?.to_string(),
+            order_id: o.req_str("reference_order_id", MAX_STRING)?.to_string(),
+            processed_at: o.opt_int("transaction_processed_at")?,
+            metadata: o.opt_metadata("metadata")?,
+        })
     })?;
-    let processed_at = crate::read::opt_unix_seconds("transaction_processed_at", processed_at)?;
-    let calc = ctx.service.store.calculation(ctx.scope, &calculation_id, now)?.ok_or_else(|| {
-        ApiError::of(
-            ErrorKind::CalculationNotFound,
-            format!("calculation {calculation_id} was not found (unknown, expired, or made with a key of another mode)"),
-        )
-    })?;
+    let asked = Asked {
+        processed_at: crate::read::opt_unix_seconds(
+            "transaction_processed_at",
+            asked.processed_at,
+        )?,
+        ..asked
+    };
+    let Some(calc) = ctx
+        .service
+        .store
+        .calculation(ctx.scope, &asked.calculation_id, now)?
+    else {
+        // Expired since the sale was recorded, perhaps: a retry still gets its sale.
+        return recorded(ctx, &asked)?.ok_or_else(|| {
+            ApiError::of(
+                ErrorKind::CalculationNotFound,
+                format!("calculation {} was not found (unknown, expired, or made with a key of another mode)", asked.calculation_id),
+            )
+        });
+    };
     let record = TransactionRecord {
         id: crate::ids::new_id("tr_"),
-        calculation_id,
-        reference_order_id: order_id,
-        processed_at: processed_at.unwrap_or(now),
+        calculation_id: asked.calculation_id.clone(),
+        reference_order_id: asked.order_id.clone(),
+        processed_at: asked.processed_at.unwrap_or(now),
         created_at: now,
         currency: calc.currency,
         tax_included: calc.tax_included,
         country: calc.place.country,
         region: calc.place.region,
         lines: calc.lines,
-        metadata,
+        metadata: asked.metadata.clone(),
         deleted_at: None,
         platform: None,
         table_hash: Some(calc.table_hash),
     };
-    ctx.service
+    let view = crate::render::transaction(&record, ctx.version, ctx.testmode());
+    match crate::idempotency::store(ctx, Write::Transaction(record), view) {
+        Err(
+            taken @ StoreError::Duplicate {
+                what: RecordKind::Transaction,
+                ..
+            },
+        ) => recorded(ctx, &asked)?.ok_or_else(|| taken.into()),
+        made => Ok(made?),
+    }
+}
+
+/// The answer of the sale `asked` recorded before, if it was ([`Asked::recorded_as`]).
+fn recorded(ctx: &Ctx<'_>, asked: &Asked) -> Result<Option<Reply>, ApiError> {
+    let found = ctx
+        .service
         .store
-        .insert_transaction(ctx.scope, record.clone())?;
-    Ok(crate::render::transaction(
-        &record,
-        ctx.version,
-        ctx.testmode(),
-    ))
+        .transaction_of_order(ctx.scope, &asked.order_id, "order")?;
+    Ok(found
+        .filter(|tx| asked.recorded_as(tx))
+        .map(|tx| Reply::Tree(crate::render::transaction(&tx, ctx.version, ctx.testmode()))))
 }
 
 /// `GET /tax/transactions/{id}`.

@@ -27,6 +27,8 @@ pub enum RecordKind {
     CertificateRequest,
     /// A registration.
     Registration,
+    /// An answer kept under an idempotency key; its client id is the key.
+    IdempotencyKey,
 }
 
 impl RecordKind {
@@ -40,6 +42,7 @@ impl RecordKind {
             RecordKind::Refund => "refund",
             RecordKind::CertificateRequest => "certificate request",
             RecordKind::Registration => "registration",
+            RecordKind::IdempotencyKey => "request",
         }
     }
 
@@ -51,6 +54,7 @@ impl RecordKind {
             RecordKind::Product => "reference_product_id",
             RecordKind::Merchant => "reference_merchant_id",
             RecordKind::Transaction => "reference_order_id",
+            RecordKind::IdempotencyKey => "Idempotency-Key",
             RecordKind::Refund | RecordKind::CertificateRequest | RecordKind::Registration => "id",
         }
     }
@@ -249,6 +253,16 @@ pub enum Refusal {
         asked: i64,
         /// Why not.
         why: String,
+    },
+    /// A refund dated before its sale: it would be booked in a period before the sale's.
+    #[error("refund_processed_at {refund_at} is before the transaction_processed_at {sale_at} of transaction {transaction}; a refund is dated on or after its sale")]
+    RefundBeforeSale {
+        /// The transaction.
+        transaction: String,
+        /// The refund's date (Unix seconds).
+        refund_at: i64,
+        /// The sale's date (Unix seconds).
+        sale_at: i64,
     },
     /// A change to a merchant that has been deleted.
     #[error("merchant {id:?} has been deleted")]

@@ -15,6 +15,8 @@
 //!   and [`Database`] (how it runs them). [`SqliteStore`] (`sqlite/`) is the embedded one,
 //!   [`PostgresStore`] (`postgres/`, feature `postgres`) the shared one; a new store
 //!   implements these two traits and writes the shared tables in its words.
+//! - `kept.rs`: answers kept under idempotency keys ([`KeptStore`]), each in the same
+//!   write as the record it answers.
 //! - `tables.rs`: every table, defined once and rendered in each database's words; each
 //!   store's `schema.rs` holds its migrations, the history of which definitions it created
 //!   when.
@@ -26,6 +28,7 @@
 mod commit;
 pub mod days;
 mod error;
+pub mod kept;
 pub mod liability;
 pub mod months;
 mod recipes;
@@ -37,11 +40,13 @@ mod tables;
 
 pub use commit::Commit;
 pub use error::{RecordKind, Refusal, Result, StoreError};
+pub use kept::{Answered, Keep, KeptAnswer, KeptCount, KeptStore, Made, Write, KEEP_SECONDS};
 pub use records::*;
 pub use rules::Excess;
 pub use rules::{nexus_sales, remaining};
 pub use statements::{
-    Database, Health, Key, OutboxRow, OutboxStatements, Page, PlatformStatements, Quote, Statements,
+    Database, Health, KeptStatements, Key, OutboxRow, OutboxStatements, Page, PlatformStatements,
+    Quote, Statements,
 };
 
 #[cfg(feature = "postgres")]
@@ -117,7 +122,7 @@ pub fn open(ledger: &str) -> Result<Box<dyn Store>, StoreError> {
 
 /// A kind of record, as a [`StoreError`] names it.
 /// The ledger's operations. Each is atomic; each write is durable when it returns `Ok`.
-pub trait Store: PlatformStore + Send + Sync {
+pub trait Store: PlatformStore + KeptStore + Send + Sync {
     /// Whether reads wait on a network (a database server) rather than on a local file:
     /// a server then answers every request on threads that may block, never on its
     /// async workers.
@@ -195,6 +200,14 @@ pub trait Store: PlatformStore + Send + Sync {
     /// A transaction, deleted or not.
     fn transaction(&self, scope: &Scope, id: &str)
         -> Result<Option<TransactionRecord>, StoreError>;
+    /// The transaction of an order id and kind (`order`, `fee`), deleted or not: the one
+    /// that took the order id.
+    fn transaction_of_order(
+        &self,
+        scope: &Scope,
+        order_id: &str,
+        kind: &str,
+    ) -> Result<Option<TransactionRecord>, StoreError>;
     /// Marks a transaction deleted and takes what remains of it off the nexus totals.
     /// Errors: [`StoreError::NotFound`], [`StoreError::AlreadyDeleted`].
     fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), StoreError>;

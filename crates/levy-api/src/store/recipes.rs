@@ -7,6 +7,7 @@
 
 use super::days::{self, DayChange};
 use super::error::{RecordKind, Result, StoreError};
+use super::kept::{Keep, KeptAnswer, KeptCount, KeptStore, Made, Write};
 use super::liability::{Booking, Builder, Liability, Period, SaleView};
 use super::months;
 use super::records::*;
@@ -225,6 +226,94 @@ fn merchant(s: &dyn Statements, scope: &Scope, id: &str) -> Result<Option<Mercha
     }
 }
 
+/// Changes a merchant by the ledger's rules; `None` when there is no such merchant.
+fn change_merchant(
+    s: &dyn Statements,
+    scope: &Scope,
+    id: &str,
+    change: MerchantChange,
+    at: i64,
+) -> Result<Option<MerchantRecord>> {
+    let Some(mut m) = merchant(s, scope, id)? else {
+        return Ok(None);
+    };
+    rules::change_merchant(&mut m, id, change, at)?;
+    s.update_merchant(scope, &m)?;
+    Ok(Some(m))
+}
+
+/// Expires a registration at `at`, asked for at `now`, by the ledger's rules.
+fn expire_registration(
+    s: &dyn Statements,
+    scope: &Scope,
+    id: &str,
+    at: i64,
+    now: i64,
+) -> Result<RegistrationRecord> {
+    let mut r = s
+        .registration(scope, id)?
+        .ok_or_else(|| StoreError::NotFound {
+            what: RecordKind::Registration,
+            id: id.to_string(),
+        })?;
+    rules::expire_registration(&mut r, at, now)?;
+    s.update_registration(scope, &r)?;
+    Ok(r)
+}
+
+/// Makes one of a request's writes ([`Write`]) by the recipe of the [`Store`] method of
+/// the same name.
+fn make(s: &dyn Statements, scope: &Scope, write: Write) -> Result<Made> {
+    let stored = |r: Result<()>| r.map(|()| Made::Stored);
+    match write {
+        Write::Customer(c) => stored(s.insert_customer(scope, &c)),
+        Write::Product(p) => stored(s.insert_product(scope, &p)),
+        Write::Transaction(tx) => stored(record_transaction(s, scope, &tx)),
+        Write::Transactions(txs) => stored(record_transactions(s, scope, &txs)),
+        Write::Refund {
+            transaction_id,
+            ask,
+        } => record_refund(s, scope, &transaction_id, ask).map(Made::Refund),
+        Write::Reversal { refund_id, at } => {
+            reverse_refund(s, scope, &refund_id, at).map(Made::Refund)
+        }
+        Write::Merchant(m) => stored(s.insert_merchant(scope, &m)),
+        Write::MerchantChange { id, change, at } => {
+            match change_merchant(s, scope, &id, change, at)? {
+                Some(m) => Ok(Made::Merchant(m)),
+                None => Err(StoreError::NotFound {
+                    what: RecordKind::Merchant,
+                    id,
+                }),
+            }
+        }
+        Write::Registration(r) => stored(s.insert_registration(scope, &r)),
+        Write::Expiry { id, at, now } => {
+            expire_registration(s, scope, &id, at, now).map(Made::Registration)
+        }
+        Write::Answer => Ok(Made::Stored),
+    }
+}
+
+/// Makes `write` and, with `keep`, keeps its answer under its key: one write.
+fn make_kept(
+    s: &dyn Statements,
+    scope: &Scope,
+    write: Write,
+    keep: Option<Keep>,
+) -> Result<(Made, Option<KeptAnswer>)> {
+    let made = make(s, scope, write)?;
+    let kept = match keep {
+        None => None,
+        Some(keep) => {
+            let answer = keep.answer(&made)?;
+            s.keep(scope, &answer)?;
+            Some(answer)
+        }
+    };
+    Ok((made, kept))
+}
+
 /// Cancels a certificate request, following its state table.
 fn cancel_request(
     s: &dyn Statements,
@@ -435,11 +524,11 @@ impl<D: Database> Store for D {
     }
 
     fn insert_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<()> {
-        self.submit(scope, Quote::Calculation(calc))?.wait()
+        self.submit(scope, Quote::Calculation(calc), None)?.wait()
     }
 
     fn submit_calculation(&self, scope: &Scope, calc: &CalculationRecord) -> Result<Commit> {
-        self.submit(scope, Quote::Calculation(calc))
+        self.submit(scope, Quote::Calculation(calc), None)
     }
 
     fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations> {
@@ -459,6 +548,17 @@ impl<D: Database> Store for D {
     fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>> {
         let (scope, id) = owned(scope, id);
         self.read(move |s| s.transaction(&scope, &id))
+    }
+
+    fn transaction_of_order(
+        &self,
+        scope: &Scope,
+        order_id: &str,
+        kind: &str,
+    ) -> Result<Option<TransactionRecord>> {
+        let (scope, order_id) = owned(scope, order_id);
+        let kind = kind.to_string();
+        self.read(move |s| s.transaction_of_order(&scope, &order_id, &kind))
     }
 
     fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<()> {
@@ -592,14 +692,7 @@ impl<D: Database> PlatformStore for D {
         at: i64,
     ) -> Result<Option<MerchantRecord>> {
         let (scope, id) = owned(scope, id);
-        self.write(move |s| {
-            let Some(mut m) = merchant(s, &scope, &id)? else {
-                return Ok(None);
-            };
-            rules::change_merchant(&mut m, &id, change, at)?;
-            s.update_merchant(&scope, &m)?;
-            Ok(Some(m))
-        })
+        self.write(move |s| change_merchant(s, &scope, &id, change, at))
     }
 
     fn list_merchants(
@@ -638,17 +731,7 @@ impl<D: Database> PlatformStore for D {
         now: i64,
     ) -> Result<RegistrationRecord> {
         let (scope, id) = owned(scope, id);
-        self.write(move |s| {
-            let mut r = s
-                .registration(&scope, &id)?
-                .ok_or_else(|| StoreError::NotFound {
-                    what: RecordKind::Registration,
-                    id: id.clone(),
-                })?;
-            rules::expire_registration(&mut r, at, now)?;
-            s.update_registration(&scope, &r)?;
-            Ok(r)
-        })
+        self.write(move |s| expire_registration(s, &scope, &id, at, now))
     }
 
     fn list_registrations(
@@ -675,7 +758,7 @@ impl<D: Database> PlatformStore for D {
         scope: &Scope,
         calc: &PlatformCalculationRecord,
     ) -> Result<()> {
-        self.submit(scope, Quote::Platform(calc))?.wait()
+        self.submit(scope, Quote::Platform(calc), None)?.wait()
     }
 
     fn submit_platform_calculation(
@@ -683,7 +766,7 @@ impl<D: Database> PlatformStore for D {
         scope: &Scope,
         calc: &PlatformCalculationRecord,
     ) -> Result<Commit> {
-        self.submit(scope, Quote::Platform(calc))
+        self.submit(scope, Quote::Platform(calc), None)
     }
 
     fn platform_calculation(
@@ -775,5 +858,31 @@ impl<D: Database> PlatformStore for D {
                 .try_into()
                 .map_err(|_| StoreError::ledger(format!("secret {name} is not 32 bytes")))
         })
+    }
+}
+
+impl<D: Database> KeptStore for D {
+    fn kept(&self, scope: &Scope, key: &str, now: i64) -> Result<Option<KeptAnswer>> {
+        let (scope, key) = owned(scope, key);
+        self.read(move |s| s.kept(&scope, &key, now))
+    }
+
+    fn make(
+        &self,
+        scope: &Scope,
+        write: Write,
+        keep: Option<Keep>,
+    ) -> Result<(Made, Option<KeptAnswer>)> {
+        let scope = scope.clone();
+        self.write(move |s| make_kept(s, &scope, write, keep))
+    }
+
+    fn submit_kept(&self, scope: &Scope, quote: Quote<'_>, kept: &KeptAnswer) -> Result<Commit> {
+        self.submit(scope, quote, Some(kept))
+    }
+
+    fn kept_count(&self, scope: &Scope, now: i64) -> Result<KeptCount> {
+        let scope = scope.clone();
+        self.read(move |s| s.count_kept(&scope, now))
     }
 }

@@ -8,7 +8,8 @@ use rust_decimal::Decimal;
 
 use super::error::Refusal;
 use super::records::{
-    LineRecord, PartialRefundLine, RefundAsk, RefundLineRecord, RefundRecord, TransactionRecord,
+    LineRecord, PartialRefundLine, RefundAsk, RefundLineRecord, RefundRecord, RefundStamp,
+    TransactionRecord,
 };
 use super::rules::{full_refund, take_refund, Excess};
 
@@ -24,8 +25,8 @@ pub fn build(
             fits(&refund, tx, left).map_err(|why| Refusal::DoesNotFit { why })?;
             return Ok(refund);
         }
-        RefundAsk::Full(stamp) => (stamp, full(tx, left)?),
-        RefundAsk::Partial(stamp, lines) => (stamp, partial(tx, left, &lines)?),
+        RefundAsk::Full(stamp) => (after_sale(tx, stamp)?, full(tx, left)?),
+        RefundAsk::Partial(stamp, lines) => (after_sale(tx, stamp)?, partial(tx, left, &lines)?),
     };
     Ok(RefundRecord {
         id: stamp.id,
@@ -36,6 +37,20 @@ pub fn build(
         lines,
         reversed_at: None,
     })
+}
+
+/// The refund's stamp, when it is dated on or after the sale of `tx`: a refund dated
+/// before its sale would be booked (in the liability reports and the monthly sales) in a
+/// period before the sale's, taking back tax of a period that never collected it.
+fn after_sale(tx: &TransactionRecord, stamp: RefundStamp) -> Result<RefundStamp, Refusal> {
+    if stamp.processed_at < tx.processed_at {
+        return Err(Refusal::RefundBeforeSale {
+            transaction: tx.id.clone(),
+            refund_at: stamp.processed_at,
+            sale_at: tx.processed_at,
+        });
+    }
+    Ok(stamp)
 }
 
 /// The refund's lines and its type (`full`, `partial`).
@@ -172,6 +187,15 @@ pub fn fits(
         return Err(format!(
             "the refund names transaction {}",
             short(&r.transaction_id)
+        ));
+    }
+    if r.processed_at < tx.processed_at {
+        return Err(format!(
+            "refund {} is dated {}, before its transaction {} ({})",
+            short(&r.id),
+            r.processed_at,
+            tx.id,
+            tx.processed_at
         ));
     }
     let mut left = left.to_vec();

@@ -13,6 +13,7 @@
 
 use super::days::{DayChange, DayRow, DayTotal};
 use super::error::Result;
+use super::kept::{KeptAnswer, KeptCount};
 use super::months::MonthChange;
 use super::records::*;
 use super::rules::{NexusChange, Refunded};
@@ -55,7 +56,7 @@ pub struct Page<'a> {
 /// Every statement that reads or writes an account's records names its [`Scope`] (account
 /// and mode). Records are stored sealed ([`super::seal`]), except what a database keeps in
 /// a form of its own (SQLite's packed calculations, PostgreSQL's numeric nexus totals).
-pub trait Statements: PlatformStatements + OutboxStatements {
+pub trait Statements: PlatformStatements + OutboxStatements + KeptStatements {
     /// Inserts a customer; [`StoreError::Duplicate`] when its `reference_customer_id` is
     /// taken by a customer not deleted.
     fn insert_customer(&self, scope: &Scope, c: &CustomerRecord) -> Result<()>;
@@ -83,6 +84,13 @@ pub trait Statements: PlatformStatements + OutboxStatements {
     fn insert_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()>;
     /// A transaction, deleted or not.
     fn transaction(&self, scope: &Scope, id: &str) -> Result<Option<TransactionRecord>>;
+    /// The transaction of an order id and kind (`order`, `fee`), deleted or not.
+    fn transaction_of_order(
+        &self,
+        scope: &Scope,
+        order_id: &str,
+        kind: &str,
+    ) -> Result<Option<TransactionRecord>>;
     /// Writes a transaction back (its record and `deleted_at`).
     fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()>;
     /// A transaction's running refund total, when one is kept ([`Refunded`]).
@@ -216,6 +224,19 @@ pub trait OutboxStatements {
     fn outbox_conflicts(&self, live: bool) -> Result<Vec<OutboxRow>>;
 }
 
+/// The statements of answers kept under idempotency keys ([`super::kept`]; a part of
+/// [`Statements`]).
+pub trait KeptStatements {
+    /// The answer kept under `key` that has not expired at `now`.
+    fn kept(&self, scope: &Scope, key: &str, now: i64) -> Result<Option<KeptAnswer>>;
+    /// Keeps `answer` under its key, in place of an answer that has expired by its
+    /// `created_at`; [`StoreError::Duplicate`] (of [`RecordKind::IdempotencyKey`]) when an
+    /// unexpired one is kept under it.
+    fn keep(&self, scope: &Scope, answer: &KeptAnswer) -> Result<()>;
+    /// How many unexpired answers the scope keeps at `now`, and their bytes.
+    fn count_kept(&self, scope: &Scope, now: i64) -> Result<KeptCount>;
+}
+
 /// A calculation to store without waiting ([`Database::submit`]).
 #[derive(Clone, Copy, Debug)]
 pub enum Quote<'a> {
@@ -245,8 +266,9 @@ pub trait Database: Send + Sync + 'static {
         work: impl FnOnce(&dyn Statements) -> Result<R> + Send + 'static,
     ) -> Result<R>;
     /// Stores a calculation (24-hour quote) without waiting: the [`Commit`] resolves once it
-    /// is committed (without a flush; the client may ask again).
-    fn submit(&self, scope: &Scope, quote: Quote<'_>) -> Result<Commit>;
+    /// is committed (without a flush; the client may ask again). With `kept`, that answer
+    /// is kept under its key ([`KeptStatements::keep`]) in the same commit: both or neither.
+    fn submit(&self, scope: &Scope, quote: Quote<'_>, kept: Option<&KeptAnswer>) -> Result<Commit>;
     /// How many unexpired calculations the scope stores, and their bytes: counted by
     /// [`Statements::count_calculations`], kept for as long as the database's policy says.
     fn stored_calculations(&self, scope: &Scope) -> Result<StoredCalculations>;

@@ -168,6 +168,18 @@ CREATE TABLE liability_totals (
 );
 ";
 
+/// Answers kept under idempotency keys (`store::kept`), per account and mode, each until
+/// `expires_at`; `bytes` is the sealed answer's size, summed for the account's limit
+/// without reading the answers. `IF NOT EXISTS`: a ledger whose version was set back by
+/// hand keeps its answers.
+pub(crate) const IDEMPOTENCY_KEYS: &str = "CREATE TABLE IF NOT EXISTS idempotency_keys (
+    account TEXT NOT NULL, live {flag} NOT NULL, idempotency_key TEXT NOT NULL,
+    expires_at {int} NOT NULL, bytes {int} NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (account, live, idempotency_key)
+);
+CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_at);
+";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +199,7 @@ mod tests {
             OUTBOX,
             REGISTRATIONS,
             LIABILITY,
+            IDEMPOTENCY_KEYS,
         ]
         .concat();
         for dialect in [SQLITE, POSTGRES] {

@@ -167,6 +167,70 @@ static void test_responses(LevyService *service) {
     levy_response_free(r);
 }
 
+/* A request with `Idempotency-Key: key`, as svc_request sends it. */
+static LevyResponse *svc_keyed(const LevyService *service, const char *path, const char *body,
+                               const char *key) {
+    LevyHeader headers[4] = {
+        {"Authorization", "Bearer " TEST_KEY},
+        {"X-API-Version", "2026-03-01"},
+        {"Content-Type", "application/json"},
+        {"Idempotency-Key", key},
+    };
+    LevyResponse *response = NULL;
+    CHECK_STATUS(levy_service_request(service, "POST", path, headers, 4, (const uint8_t *)body,
+                                      strlen(body), &response),
+                 LEVY_OK);
+    return response;
+}
+
+/* The value of header `name` of a response ("" when absent). */
+static const char *header_of(const LevyResponse *r, const char *name) {
+    size_t n = levy_response_header_count(r);
+    for (size_t i = 0; i < n; i++) {
+        LevyHeader h;
+        if (levy_response_header(r, i, &h) == LEVY_OK && strcasecmp(h.name, name) == 0) return h.value;
+    }
+    return "";
+}
+
+/* A refund sent twice under one Idempotency-Key (its first answer lost, say) is made once:
+ * the second answer is the first, marked Idempotent-Replayed. */
+static void test_idempotency(LevyService *service, const char *tx) {
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"transaction_id\":\"%s\",\"type\":\"partial\",\"line_items\":[{"
+             "\"reference_line_item_id\":\"L1\",\"sales_amount_refunded\":-100,"
+             "\"tax_amount_refunded\":-9}]}",
+             tx);
+    LevyResponse *first = svc_keyed(service, "/tax/refunds", body, "till-7-refund-1");
+    CHECK_I64(levy_response_status(first), 200);
+    CHECK(strcmp(header_of(first, "Idempotent-Replayed"), "") == 0);
+    LevyResponse *again = svc_keyed(service, "/tax/refunds", body, "till-7-refund-1");
+    CHECK_I64(levy_response_status(again), 200);
+    CHECK(strcmp(header_of(again, "Idempotent-Replayed"), "true") == 0);
+    CHECK(strcmp(body_of(first), body_of(again)) == 0);
+    char refund[128] = "";
+    CHECK(find_id(body_of(first), "ref_tr_", refund, sizeof refund));
+    levy_response_free(first);
+    levy_response_free(again);
+
+    /* The same key with another body: 409, nothing done. */
+    LevyResponse *other = svc_keyed(service, "/tax/refunds", "{\"transaction_id\":\"x\",\"type\":\"full\"}",
+                                    "till-7-refund-1");
+    CHECK_I64(levy_response_status(other), 409);
+    CHECK(contains(body_of(other), "IDEMPOTENCY_KEY_REUSED"));
+    levy_response_free(other);
+
+    /* The sale lists the refund once. */
+    char list_path[256], listed_id[192];
+    snprintf(list_path, sizeof list_path, "/tax/transactions/%s/refunds", tx);
+    snprintf(listed_id, sizeof listed_id, "\"id\":\"%s\"", refund);
+    LevyResponse *list = svc_request(service, "GET", list_path, NULL);
+    const char *at = strstr(body_of(list), listed_id);
+    CHECK(at != NULL && strstr(at + strlen(listed_id), listed_id) == NULL);
+    levy_response_free(list);
+}
+
 /* A till's day: a customer, a calculation, the sale recorded, one item refunded. */
 static void test_ledger(LevyService *service) {
     LevyResponse *r = svc_request(service, "POST", "/tax/customers",
@@ -197,9 +261,24 @@ static void test_ledger(LevyService *service) {
     CHECK(find_id(body_of(r), "tr_", tx, sizeof tx));
     levy_response_free(r);
 
-    /* The same order id twice is refused: reference_order_id is unique. */
+    /* The same order id from the same calculation is the sale recorded: its id again (a
+     * till that sends it again after its answer was lost records nothing twice). */
     r = svc_request(service, "POST", "/tax/transactions", tx_body);
-    CHECK(levy_response_status(r) >= 400);
+    CHECK_I64(levy_response_status(r), 200);
+    CHECK(contains(body_of(r), tx));
+    levy_response_free(r);
+
+    /* Another sale under that order id is refused: reference_order_id is unique. */
+    r = svc_request(service, "POST", "/tax/calculations", CALCULATION_BODY);
+    char calc2[128] = "";
+    CHECK(find_id(body_of(r), "calc_", calc2, sizeof calc2));
+    levy_response_free(r);
+    char tx2_body[512];
+    snprintf(tx2_body, sizeof tx2_body,
+             "{\"calculation_id\":\"%s\",\"reference_order_id\":\"till-7-order-1\"}", calc2);
+    r = svc_request(service, "POST", "/tax/transactions", tx2_body);
+    CHECK_I64(levy_response_status(r), 409);
+    CHECK(contains(body_of(r), "DUPLICATE_REFERENCE_ORDER_ID"));
     levy_response_free(r);
 
     /* A calculation that does not exist. */
@@ -228,6 +307,8 @@ static void test_ledger(LevyService *service) {
     CHECK_I64(levy_response_status(r), 200);
     CHECK(refund[0] != '\0' && contains(body_of(r), refund));
     levy_response_free(r);
+
+    test_idempotency(service, tx);
 
     /* A query string travels with the path. */
     r = svc_request(service, "GET", "/tax/products?cursor=", NULL);

@@ -60,6 +60,7 @@ use super::seal::{from_json, to_json};
 use super::*;
 
 mod days;
+mod kept;
 mod link;
 mod outbox;
 mod platform;
@@ -400,9 +401,8 @@ impl PostgresStore {
         &self,
         scope: &Scope,
         sql: &'static str,
-        id: String,
-        expires_at: i64,
-        data: String,
+        (id, expires_at, data): (String, i64, String),
+        kept: Option<KeptAnswer>,
     ) -> Commit {
         let (commit, completer) = Commit::new();
         let bytes = data.len() as u64;
@@ -416,11 +416,24 @@ impl PostgresStore {
             let result = async {
                 let _admitted = link.admit()?;
                 let op = Op::new(&link);
-                let client = op.connect(&pool).await?;
+                let mut client = op.connect(&pool).await?;
                 let params: Params<'_> = &[&&*scope.account, &scope.live, &id, &expires_at, &data];
-                let stored = op.commit(client.exec(sql, params)).await;
+                let stored = match &kept {
+                    None => op.commit(client.exec(sql, params)).await.map(drop),
+                    // With an answer to keep: one transaction, both or neither (committed
+                    // without a flush, as a calculation is).
+                    Some(answer) => {
+                        async {
+                            let tx = op.answer(client.transaction(), pg_err).await?;
+                            op.answer(tx.exec(sql, params), pg_err).await?;
+                            kept::keep_on(&tx, &scope, answer).await?;
+                            op.commit(tx.commit()).await
+                        }
+                        .await
+                    }
+                };
                 op.release(client);
-                stored.map(drop)
+                stored
             }
             .await;
             if result.is_ok() {
@@ -442,7 +455,7 @@ impl PostgresStore {
 }
 
 /// The ledger's tables, to check that a copy's target is empty.
-const LEDGER_TABLES: [&str; 18] = [
+const LEDGER_TABLES: [&str; 19] = [
     "customers",
     "products",
     "calculations",
@@ -460,6 +473,7 @@ const LEDGER_TABLES: [&str; 18] = [
     "nexus_months",
     "liability_rows",
     "liability_totals",
+    "idempotency_keys",
     "levy_ledger",
 ];
 
@@ -563,21 +577,25 @@ impl Database for PostgresStore {
         })
     }
 
-    fn submit(&self, scope: &Scope, quote: Quote<'_>) -> Result<Commit, StoreError> {
+    fn submit(
+        &self,
+        scope: &Scope,
+        quote: Quote<'_>,
+        kept: Option<&KeptAnswer>,
+    ) -> Result<Commit, StoreError> {
+        let kept = kept.cloned();
         Ok(match quote {
             Quote::Calculation(c) => self.submit_calc(
                 scope,
                 "INSERT INTO calculations (account, live, id, expires_at, data) VALUES ($1, $2, $3, $4, $5)",
-                c.id.clone(),
-                c.expires_at,
-                to_json(c)?,
+                (c.id.clone(), c.expires_at, to_json(c)?),
+                kept,
             ),
             Quote::Platform(p) => self.submit_calc(
                 scope,
                 "INSERT INTO platform_calculations (account, live, id, expires_at, data) VALUES ($1, $2, $3, $4, $5)",
-                p.id.clone(),
-                p.order.expires_at,
-                to_json(p)?,
+                (p.id.clone(), p.order.expires_at, to_json(p)?),
+                kept,
             ),
         })
     }

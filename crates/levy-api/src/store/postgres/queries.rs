@@ -208,6 +208,18 @@ impl<C: Conn> Statements for Pg<'_, C> {
         self.one(sql, &[&&*scope.account, &scope.live, &id])
     }
 
+    fn transaction_of_order(
+        &self,
+        scope: &Scope,
+        order_id: &str,
+        kind: &str,
+    ) -> Result<Option<TransactionRecord>> {
+        self.one(
+            "SELECT data FROM transactions WHERE account = $1 AND live = $2 AND reference_order_id = $3 AND kind = $4",
+            &[&&*scope.account, &scope.live, &order_id, &kind],
+        )
+    }
+
     fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()> {
         let data = to_json(tx)?;
         self.exec(

@@ -11,7 +11,7 @@ use super::super::{tables, RefundRecord, StoreError, TransactionRecord};
 use super::{begin_long, pg_err, pool_err, Conn};
 
 /// The current schema version (`levy_ledger.schema_version`).
-pub(super) const SCHEMA_VERSION: i64 = 6;
+pub(super) const SCHEMA_VERSION: i64 = 7;
 
 /// The advisory lock taken while the schema is checked and migrated, so that processes
 /// starting together migrate once: "LEVY" in ASCII.
@@ -101,6 +101,9 @@ fn migrations() -> [String; SCHEMA_VERSION as usize] {
         // amounts `numeric[]` (16 of a row: sales then refunds; 4 sums of a state);
         // `fill_days` computes them from the records already stored.
         t(&[tables::LIABILITY]),
+        // Schema 7: answers kept under idempotency keys, as in the SQLite ledger (its
+        // schema 10).
+        t(&[tables::IDEMPOTENCY_KEYS]),
     ]
 }
 
@@ -318,7 +321,8 @@ async fn ledger_version(
     Ok(0)
 }
 
-/// Deletes expired calculations (they can no longer become transactions).
+/// Deletes expired calculations (they can no longer become transactions) and expired
+/// answers kept under idempotency keys (their keys are free again).
 pub(super) async fn purge(pool: &Pool) -> Result<(), StoreError> {
     let client = pool.get().await.map_err(pool_err)?;
     let now = crate::clock::now();
@@ -329,6 +333,13 @@ pub(super) async fn purge(pool: &Pool) -> Result<(), StoreError> {
     client
         .exec(
             "DELETE FROM platform_calculations WHERE expires_at < $1",
+            &[&now],
+        )
+        .await
+        .map_err(pg_err)?;
+    client
+        .exec(
+            "DELETE FROM idempotency_keys WHERE expires_at <= $1",
             &[&now],
         )
         .await

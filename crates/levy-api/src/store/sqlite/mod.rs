@@ -21,6 +21,7 @@ use super::*;
 mod checkpoint;
 mod days;
 mod inspect;
+mod kept;
 mod outbox;
 mod platform;
 mod queries;
@@ -186,12 +187,12 @@ impl SqliteStore {
             .map_err(|_| StoreError::ledger("the ledger writer has stopped"))?
     }
 
-    /// Queues `f`, one SQL statement, for the writer's transaction and returns at once:
-    /// the [`Commit`] resolves when it is committed as `level` says. `after` runs (on the
-    /// writer's thread) once it is, if it succeeded.
+    /// Queues `f` (one SQL statement, or with [`Unit::Savepoint`] several) for the writer's
+    /// transaction and returns at once: the [`Commit`] resolves when it is committed as
+    /// `level` says. `after` runs (on the writer's thread) once it is, if it succeeded.
     fn submit_statement(
         &self,
-        level: Durability,
+        (level, unit): (Durability, Unit),
         f: impl FnOnce(&Connection) -> Result<(), StoreError> + Send + 'static,
         after: impl FnOnce() + Send + 'static,
     ) -> Commit {
@@ -200,7 +201,7 @@ impl SqliteStore {
         // commit with the ledger's error.
         let _ = self.send(
             level,
-            job(Unit::Statement, f, move |result| {
+            job(unit, f, move |result| {
                 if result.is_ok() {
                     after();
                 }
@@ -284,7 +285,12 @@ impl Database for SqliteStore {
         self.write_store(Durability::Flushed, move |conn| work(&Sql(conn)))
     }
 
-    fn submit(&self, scope: &Scope, quote: Quote<'_>) -> Result<Commit, StoreError> {
+    fn submit(
+        &self,
+        scope: &Scope,
+        quote: Quote<'_>,
+        kept: Option<&KeptAnswer>,
+    ) -> Result<Commit, StoreError> {
         let (sql, id, expires_at, data) = match quote {
             Quote::Calculation(c) => (
                 "INSERT INTO calculations (account, live, id, expires_at, data) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -303,12 +309,23 @@ impl Database for SqliteStore {
         let (counts, scope) = (Arc::clone(&self.counts), scope.clone());
         let account = Arc::clone(&scope.account);
         let live = scope.live;
+        // With an answer to keep, two statements: in a savepoint, both or neither.
+        let unit = if kept.is_some() {
+            Unit::Savepoint
+        } else {
+            Unit::Statement
+        };
+        let kept = kept.cloned();
         Ok(self.submit_statement(
-            Durability::Cached,
+            (Durability::Cached, unit),
             move |conn| {
                 let mut stmt = conn.prepare_cached(sql).map_err(sqlite_err)?;
                 stmt.execute(rusqlite::params![&*account, live, id, expires_at, data])
                     .map_err(sqlite_err)?;
+                if let Some(answer) = &kept {
+                    let scope = Scope { account, live };
+                    Sql(conn).keep(&scope, answer)?;
+                }
                 Ok(())
             },
             move || count_one_more(&counts, &scope, bytes),

@@ -236,6 +236,19 @@ impl Statements for Sql<'_> {
         )
     }
 
+    fn transaction_of_order(
+        &self,
+        scope: &Scope,
+        order_id: &str,
+        kind: &str,
+    ) -> Result<Option<TransactionRecord>> {
+        query_one(
+            self.0,
+            "SELECT data FROM transactions WHERE account = ?1 AND live = ?2 AND reference_order_id = ?3 AND kind = ?4",
+            params![&*scope.account, scope.live, order_id, kind],
+        )
+    }
+
     fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()> {
         run(
             self.0,

@@ -11,7 +11,7 @@ use super::queries::{seal_nexus, Sql};
 use super::sqlite_err;
 
 /// The current schema version (`PRAGMA user_version`).
-pub(super) const SCHEMA_VERSION: i64 = 9;
+pub(super) const SCHEMA_VERSION: i64 = 10;
 
 /// SQLite's first transactions, whose layout differs from the shared definitions: no
 /// `kind`, the order id unique alone. (Its refund index, not unique, and its merchants,
@@ -90,6 +90,8 @@ CREATE TABLE nexus_months (
         // Schema 9: the daily liability totals (`store::days`), their amounts sealed;
         // `fill_days` computes them from the records already stored.
         t(&[tables::LIABILITY]),
+        // Schema 10: answers kept under idempotency keys (`store::kept`).
+        t(&[tables::IDEMPOTENCY_KEYS]),
     ]
 }
 
@@ -160,7 +162,7 @@ fn add_refunded_column(conn: &Connection) -> Result<(), StoreError> {
 }
 
 /// Tables whose `data` column holds sealed records.
-pub(super) const SEALED_TABLES: [&str; 10] = [
+pub(super) const SEALED_TABLES: [&str; 11] = [
     "customers",
     "products",
     "calculations",
@@ -171,6 +173,7 @@ pub(super) const SEALED_TABLES: [&str; 10] = [
     "certificates",
     "certificate_requests",
     "registrations",
+    "idempotency_keys",
 ];
 
 /// Schema 3: every record sealed with its digest (see [`seal`]); nexus totals likewise.

@@ -330,6 +330,8 @@ pub(super) fn writer_loop(
                 "DELETE FROM platform_calculations WHERE expires_at < ?1",
                 [now],
             );
+            // Expired answers free their idempotency keys.
+            let _ = conn.execute("DELETE FROM idempotency_keys WHERE expires_at <= ?1", [now]);
             counts.lock().unwrap_or_else(|e| e.into_inner()).clear();
             last_purge = now;
         }
