@@ -755,7 +755,7 @@ fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the
     // Schema 9: the outbox of records to sync (4), no index on calculations' expiry (5),
     // each transaction's running refund total (6), registrations (7), monthly sales (8),
     // daily liability totals (9).
-    assert_eq!(report["schema_version"], 9);
+    assert_eq!(report["schema_version"], 10);
     assert_eq!(report["quick_check"], serde_json::json!(["ok"]));
     assert_eq!(report["damaged"], serde_json::json!([]));
     let text = stdout(&levy(&["info", "--ledger", p]));

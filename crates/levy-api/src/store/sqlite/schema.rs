@@ -11,7 +11,7 @@ use super::queries::{seal_nexus, Sql};
 use super::sqlite_err;
 
 /// The current schema version (`PRAGMA user_version`).
-pub(super) const SCHEMA_VERSION: i64 = 9;
+pub(super) const SCHEMA_VERSION: i64 = 10;
 
 /// SQLite's first transactions, whose layout differs from the shared definitions: no
 /// `kind`, the order id unique alone. (Its refund index, not unique, and its merchants,
@@ -90,6 +90,10 @@ CREATE TABLE nexus_months (
         // Schema 9: the daily liability totals (`store::days`), their amounts sealed;
         // `fill_days` computes them from the records already stored.
         t(&[tables::LIABILITY]),
+        // Schema 10: a registration's seller and the span of its activity beside the sealed
+        // record, and the index of a calculation's reads (`tables::REGISTRATIONS_ACTIVE`),
+        // made by `index_registrations`.
+        String::new(),
     ]
 }
 
@@ -157,6 +161,53 @@ fn add_refunded_column(conn: &Connection) -> Result<(), StoreError> {
             .map_err(sqlite_err)?;
     }
     Ok(())
+}
+
+/// Schema 10: the columns of a calculation's reads of registrations (where missing: a file
+/// whose version was set back by hand has them), filled from each sealed record, and
+/// their index.
+fn index_registrations(conn: &Connection) -> Result<(), StoreError> {
+    for (name, definition) in tables::REGISTRATION_COLUMNS {
+        let has: bool = conn
+            .query_row(
+                "SELECT count(*) > 0 FROM pragma_table_info('registrations') WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .map_err(sqlite_err)?;
+        if !has {
+            let column = tables::render(definition, &tables::SQLITE);
+            conn.execute_batch(&format!(
+                "ALTER TABLE registrations ADD COLUMN {name} {column};"
+            ))
+            .map_err(sqlite_err)?;
+        }
+    }
+    let rows: Vec<(i64, String)> = {
+        let mut stmt = conn
+            .prepare("SELECT rowid, data FROM registrations")
+            .map_err(sqlite_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sqlite_err)?;
+        rows.collect::<Result<_, _>>().map_err(sqlite_err)?
+    };
+    let mut update = conn
+        .prepare("UPDATE registrations SET seller = ?2, active_from = ?3, active_until = ?4 WHERE rowid = ?1")
+        .map_err(sqlite_err)?;
+    for (rowid, data) in rows {
+        let r: RegistrationRecord = from_json(&data)?;
+        update
+            .execute(params![
+                rowid,
+                r.seller_key(),
+                r.active_from,
+                r.active_until()
+            ])
+            .map_err(sqlite_err)?;
+    }
+    conn.execute_batch(tables::REGISTRATIONS_ACTIVE)
+        .map_err(sqlite_err)
 }
 
 /// Tables whose `data` column holds sealed records.
@@ -304,6 +355,9 @@ pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         }
         if i + 1 == 9 {
             fill_days(&tx)?;
+        }
+        if i + 1 == 10 {
+            index_registrations(&tx)?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
             .map_err(sqlite_err)?;
