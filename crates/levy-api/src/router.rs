@@ -349,6 +349,10 @@ fn dispatch_inner(
         Ok(entered) => entered,
         Err(e) => return error_response(&e, version, id),
     };
+    // A large request waits for its account's turn, held until it is answered.
+    let _turn = service
+        .is_large(req)
+        .then(|| service.large.enter(&scope.account, &service.limits));
     match route(service, req, version, &scope, defer) {
         Ok((body, headers, commit)) => {
             let mut r = match body {

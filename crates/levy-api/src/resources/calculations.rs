@@ -78,6 +78,8 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
 /// write, the answer.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = parse(ctx)?;
+    // A calculation of N lines is the work of N: it counts as N requests of the rate.
+    crate::limits::charge_lines(ctx, input.lines.len())?;
     crate::limits::check_quota(ctx.service, ctx.scope)?;
     // One clock for the reads and the calculation: the registrations read are those
     // active at the time the calculation is made for.

@@ -226,6 +226,7 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         fee_lines,
         roles,
     } = parse(ctx)?;
+    crate::limits::charge_lines(ctx, input.lines.len() + fee_lines.len())?;
     let merchant = sell_as(ctx, &mut input, &merchant_id)?;
     crate::limits::check_quota(ctx.service, ctx.scope)?;
     let now = crate::clock::now();
