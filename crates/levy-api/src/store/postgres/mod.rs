@@ -76,6 +76,9 @@ pub struct PostgresStore {
     counts: CalculationCounts,
     /// The database, for messages (no password).
     target: String,
+    /// Round trips the writes awaited, begin and commit included (for tests and
+    /// measurements: [`PostgresStore::write_round_trips`]).
+    round_trips: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -163,6 +166,13 @@ pub(super) trait Conn: Sync {
         sql: &'static str,
         params: Params<'a>,
     ) -> impl Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a;
+    /// As `exec`, with owned parameters, so that the statement can be sent and its answer
+    /// awaited later (`queries::Pg::later`).
+    fn exec_owned<'a>(
+        &'a self,
+        sql: &'static str,
+        params: Vec<queries::Owned>,
+    ) -> impl Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a;
 }
 
 macro_rules! conn_impl {
@@ -196,6 +206,16 @@ macro_rules! conn_impl {
                 async move {
                     let st = self.prepare_cached(sql).await?;
                     self.execute(&st, params).await
+                }
+            }
+            fn exec_owned<'a>(
+                &'a self,
+                sql: &'static str,
+                params: Vec<queries::Owned>,
+            ) -> impl Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a {
+                async move {
+                    let st = self.prepare_cached(sql).await?;
+                    self.execute_raw(&st, params).await
                 }
             }
         }
@@ -238,6 +258,12 @@ pub(super) async fn begin(
 }
 
 impl PostgresStore {
+    /// How many round trips to PostgreSQL this store's writes have awaited (each write's
+    /// begin, statements and commit): what a write costs beside PostgreSQL's own work.
+    pub fn write_round_trips(&self) -> u64 {
+        self.round_trips.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`,
     /// or `key=value` pairs as libpq and tokio-postgres read them; `host=/path` for a Unix
     /// socket) and brings its schema up to date. An empty database becomes a ledger; a
@@ -293,6 +319,7 @@ impl PostgresStore {
             runtime: Some(runtime),
             counts: CalculationCounts::default(),
             target,
+            round_trips: Default::default(),
         };
         store
             .run(schema::migrate(store.pool.clone(), store.target.clone()))
@@ -493,7 +520,10 @@ impl Database for PostgresStore {
     ) -> Result<R, StoreError> {
         self.blocking(move |rt, pool| {
             let client = rt.block_on(pool.get()).map_err(pool_err)?;
-            work(&Pg::new(&client, rt, false))
+            let pg = Pg::new(&client, rt, false);
+            let out = work(&pg);
+            drop(pg);
+            out
         })
     }
 
@@ -512,7 +542,10 @@ impl Database for PostgresStore {
                         .start(),
                 )
                 .map_err(pg_err)?;
-            let out = work(&Pg::new(&tx, rt, false))?;
+            let pg = Pg::new(&tx, rt, false);
+            let out = work(&pg);
+            drop(pg);
+            let out = out?;
             rt.block_on(tx.commit()).map_err(pg_err)?;
             Ok(out)
         })
@@ -522,10 +555,16 @@ impl Database for PostgresStore {
         &self,
         work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
+        let round_trips = std::sync::Arc::clone(&self.round_trips);
         self.blocking(move |rt, pool| {
             let mut client = rt.block_on(pool.get()).map_err(pool_err)?;
             let tx = rt.block_on(begin(&mut client))?;
-            let out = work(&Pg::new(&tx, rt, true))?;
+            let pg = Pg::new(&tx, rt, true);
+            let out = work(&pg).and_then(|out| pg.finish().map(|()| out));
+            // `begin`'s two and the commit's, beside the statements'.
+            round_trips.fetch_add(pg.round_trips() + 3, std::sync::atomic::Ordering::Relaxed);
+            let out = out?;
+            drop(pg);
             rt.block_on(tx.commit()).map_err(pg_err)?;
             Ok(out)
         })
