@@ -584,3 +584,55 @@ fn a_refund_on_postgres_awaits_six_round_trips_and_refunds_at_once_add_up() {
     assert_eq!(nexus.len(), 1);
     assert_eq!(nexus[0].sales, Decimal::ZERO, "{nexus:?}");
 }
+
+/// Issue 47's measurement of refunds (run by hand, on the suite's ledger):
+/// `LEVY_TEST_LEDGER=postgres cargo test -p levy-api --features postgres --test reliability
+/// measure_refunds_of_one_sale -- --ignored --nocapture`. One sale refunded a cent at a
+/// time, 200 times in turn, then by 8 threads at once (50 each) while another account makes
+/// 50 sales: the mean refund, the refunds' throughput, and the other account's sale.
+#[test]
+#[ignore = "a measurement; run by hand"]
+fn measure_refunds_of_one_sale() {
+    use std::time::{Duration, Instant};
+    let dir = levy_testkit::TempDir::new("levy-refund-cost");
+    let ledger = levy_testkit::postgres::ledger(&dir);
+    let store = if ledger.starts_with("postgres") {
+        "PostgreSQL"
+    } else {
+        "SQLite"
+    };
+    let svc = levy_testkit::service::with_ledger(table(), &ledger);
+    let tx = sale(&svc, LIVE_KEY, "10000", "o-1");
+    let body = json!({"transaction_id": tx["id"], "type": "partial", "line_items": [
+        {"reference_line_item_id": "line-1", "sales_amount_refunded": -1, "tax_amount_refunded": 0}]})
+    .to_string();
+    let refund = || {
+        let (s, v) = post(&svc, "/tax/refunds", LIVE_KEY, None, &body);
+        assert_eq!(s, 200, "{v}");
+    };
+    refund();
+    let started = Instant::now();
+    (0..200).for_each(|_| refund());
+    let alone = started.elapsed().as_secs_f64() * 1e3 / 200.0;
+    let started = Instant::now();
+    let mut others: Vec<Duration> = std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| (0..50).for_each(|_| refund()));
+        }
+        (0..50)
+            .map(|i| {
+                let t = Instant::now();
+                sale(&svc, OTHER_LIVE_KEY, "10000", &format!("other-{i}"));
+                t.elapsed()
+            })
+            .collect()
+    });
+    let together = started.elapsed().as_secs_f64() * 1e3 / 400.0;
+    others.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{store}: a refund alone {alone:.2} ms; 8 at once, {together:.2} ms of the run a refund; the other account's sale meanwhile p50 {:.1} ms, p99 {:.1} ms",
+        ms(others[others.len() / 2]),
+        ms(others[others.len() * 99 / 100])
+    );
+}
