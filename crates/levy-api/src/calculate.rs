@@ -227,24 +227,26 @@ fn sale_places(
 
 /// Where the seller does not collect, as exemptions for the engine: the seller's
 /// (`seller`: a merchant, or `None` for the account) `sales_tax` registrations active at
-/// `at` decide, for each of `places`. None when the seller has no registration at all
-/// (then it collects everywhere). A place without an active registration of its country
-/// and region (or of the whole country) is not collected at all, the country's own taxes
+/// `at` decide, for each of `places` (`reads` holds those active then, and the kinds the
+/// seller has any of). None when the seller has no `sales_tax` registration at all (then
+/// it collects everywhere). A place without an active registration of its country and
+/// region (or of the whole country) is not collected at all, the country's own taxes
 /// included; one whose active registrations all list local jurisdictions collects the
 /// region's state-level taxes and those locals only.
 pub(crate) fn registration_gaps(
-    registrations: &[RegistrationRecord],
+    reads: &CalculationReads,
     seller: Option<&str>,
     at: i64,
     places: &[(String, String)],
 ) -> Vec<Exemption> {
-    let mine: Vec<&RegistrationRecord> = registrations
+    if !reads.registered.contains(&RegistrationKind::SalesTax) {
+        return Vec::new();
+    }
+    let mine: Vec<&RegistrationRecord> = reads
+        .registrations
         .iter()
         .filter(|r| r.kind == RegistrationKind::SalesTax && r.merchant_id.as_deref() == seller)
         .collect();
-    if mine.is_empty() {
-        return Vec::new();
-    }
     let mut gaps = Vec::new();
     for (country, region) in places {
         let active: Vec<&&RegistrationRecord> = mine
@@ -278,20 +280,17 @@ pub(crate) fn registration_gaps(
 /// `retail_delivery_fee` registration of the state active then (a small seller, which
 /// owes no fee, has none).
 fn collects_delivery_fees(
-    registrations: &[RegistrationRecord],
+    reads: &CalculationReads,
     seller: Option<&str>,
     at: i64,
     region: &str,
 ) -> bool {
-    let mut mine = registrations
-        .iter()
-        .filter(|r| r.merchant_id.as_deref() == seller)
-        .peekable();
-    if mine.peek().is_none() {
+    if reads.registered.is_empty() {
         return true;
     }
-    mine.any(|r| {
-        r.kind == RegistrationKind::RetailDeliveryFee
+    reads.registrations.iter().any(|r| {
+        r.merchant_id.as_deref() == seller
+            && r.kind == RegistrationKind::RetailDeliveryFee
             && r.active_at(at)
             && r.country == "US"
             && r.region == region
@@ -424,13 +423,10 @@ fn exemptions(
     at: i64,
 ) -> (Vec<Exemption>, usize) {
     let seller = input.seller.as_deref();
-    let registered = reads
-        .registrations
-        .iter()
-        .any(|r| r.merchant_id.as_deref() == seller);
+    let registered = !reads.registered.is_empty();
     let mut exemptions = if input.automatic_tax == AutomaticTax::Auto && registered {
         let places = sale_places(table, places.0, places.1);
-        registration_gaps(&reads.registrations, seller, at, &places)
+        registration_gaps(reads, seller, at, &places)
     } else {
         Vec::new()
     };
@@ -518,7 +514,7 @@ fn add_delivery_fees(
     calc: &mut levy_core::Calculation,
 ) {
     let collects = collects_delivery_fees(
-        &reads.registrations,
+        reads,
         input.seller.as_deref(),
         at,
         table.location_region(location),

@@ -80,7 +80,7 @@ pub use idempotency::{KeyLimits, IDEMPOTENCY_KEY_HEADER, MAX_KEY_CHARS, REPLAYED
 pub use import::{import_certificates, ImportReport, ImportedItem};
 pub use import_file::{import_file, ImportFile};
 pub use keys::{KeyEntry, KeySource};
-pub use limits::Limits;
+pub use limits::{Limits, LARGE_BODY};
 pub use random::fill_random;
 pub use resources::nexus::{
     basis as nexus_basis, parse_date as parse_nexus_date, render as nexus_json,

@@ -1,16 +1,25 @@
-//! Per-account limits: a request rate, requests at once, and stored calculations (how many
-//! and how many bytes).
+//! Per-account limits: a request rate, requests at once, stored calculations (how many
+//! and how many bytes), and fair turns for large requests.
 //!
 //! The rate and the stored calculations are counted per account and mode (a test key and a
 //! live key of one account have separate allowances), the requests at once per account
 //! (both modes together: they share the ledger's connections); all are answered with 429
-//! and a `Retry-After` header. The rate counts work, not only requests: a sync batch of N
-//! events takes N of the account's requests. The limit of requests at once keeps one
-//! account from holding every connection of a PostgreSQL ledger's pool, or every place in
-//! the SQLite writer's queue, while others wait.
+//! and a `Retry-After` header. The rate counts work, not only requests: a calculation of N
+//! lines takes N of the account's requests (a platform calculation its order and fee
+//! lines), a sync batch of N events N. The limit of requests at once keeps one account
+//! from holding every connection of a PostgreSQL ledger's pool, or every place in the
+//! SQLite writer's queue, while others wait.
+//!
+//! Large requests (a body over [`LARGE_BODY`]: a calculation of some 40 lines or more)
+//! take turns ([`Limits::large_requests`]): at most that many are answered at once, across
+//! accounts, and a freed turn goes to the waiting request of the account with the fewest
+//! being answered ([`FairQueue`]). A lone account takes every turn; when another's large
+//! request waits, it is next. Small requests never wait for a turn, and an async server
+//! answers large ones on threads that may block ([`crate::Service::is_large`]), so that a
+//! one-line sale is never queued behind them.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use crate::error::{ApiError, ErrorKind};
@@ -34,12 +43,21 @@ pub struct Limits {
     /// Requests of one account (test and live keys together) answered at once; one more
     /// is refused at once (429, `Retry-After: 1`) rather than queued behind them.
     pub concurrent_requests: u32,
+    /// Large requests (a body over [`LARGE_BODY`]) answered at once, of all accounts
+    /// together; another waits its turn, and turns go first to the accounts with the
+    /// fewest being answered. A lone account may take them all.
+    pub large_requests: u32,
 }
 
+/// The body size over which a request is large, 16 KiB: a calculation of some 40 lines
+/// (one line is some 100 to 400 bytes of JSON).
+pub const LARGE_BODY: usize = 16 << 10;
+
 impl Default for Limits {
-    /// The limits of `levy serve`: 1,000 requests per second with bursts of 2,000;
-    /// 1,000,000 stored calculations and 2 GiB of them (some 2 KB each); 8 requests at
-    /// once (half of a PostgreSQL ledger's 16 connections).
+    /// The limits of `levy serve`: 1,000 requests (calculation lines) per second with
+    /// bursts of 2,000; 1,000,000 stored calculations and 2 GiB of them (some 2 KB each); 8
+    /// requests at once (half of a PostgreSQL ledger's 16 connections); as many large
+    /// requests at once as the machine has processors.
     fn default() -> Self {
         Limits {
             requests_per_second: 1_000,
@@ -47,6 +65,8 @@ impl Default for Limits {
             stored_calculations: 1_000_000,
             stored_calculation_bytes: 2 << 30,
             concurrent_requests: 8,
+            large_requests: std::thread::available_parallelism()
+                .map_or(2, |n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
         }
     }
 }
@@ -60,6 +80,7 @@ impl Limits {
         stored_calculations: 0,
         stored_calculation_bytes: 0,
         concurrent_requests: 0,
+        large_requests: 0,
     };
 }
 
@@ -119,7 +140,7 @@ fn rate_limited(tokens: f64, rate: f64, limits: &Limits) -> ApiError {
     let mut e = ApiError::of(
         ErrorKind::RateLimited,
         format!(
-            "too many requests: at most {} per second (bursts of {}) for one account and mode, a sync batch counting one per event; retry after {wait} s",
+            "too many requests: at most {} per second (bursts of {}) for one account and mode, a calculation counting one per line and a sync batch one per event; retry after {wait} s",
             limits.requests_per_second,
             limits.burst.max(1)
         ),
@@ -223,6 +244,111 @@ pub(crate) fn enter<'a>(
     }
 }
 
+/// Turns of large requests ([`Limits::large_requests`]): how many each account has being
+/// answered, and those waiting, in the order they came.
+#[derive(Debug, Default)]
+pub(crate) struct FairQueue {
+    state: Mutex<Turns>,
+    freed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Turns {
+    /// Large requests being answered, per account.
+    held: HashMap<Arc<str>, u32>,
+    /// Their sum.
+    total: u32,
+    /// Waiting requests: arrival number and account.
+    waiting: Vec<(u64, Arc<str>)>,
+    /// The next arrival number.
+    arrivals: u64,
+}
+
+impl Turns {
+    fn held(&self, account: &str) -> u32 {
+        self.held.get(account).copied().unwrap_or(0)
+    }
+
+    /// The waiting request whose turn is next: of the accounts with the fewest being
+    /// answered, the one that came first.
+    fn next(&self) -> Option<u64> {
+        self.waiting
+            .iter()
+            .min_by_key(|(n, account)| (self.held(account), *n))
+            .map(|(n, _)| *n)
+    }
+}
+
+/// A large request's turn, held until dropped.
+pub(crate) struct Turn<'a> {
+    queue: &'a FairQueue,
+    account: Option<Arc<str>>,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let Some(account) = self.account.take() else {
+            return;
+        };
+        let mut turns = self.queue.lock();
+        turns.total = turns.total.saturating_sub(1);
+        if let Some(n) = turns.held.get_mut(&account) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                turns.held.remove(&account);
+            }
+        }
+        drop(turns);
+        self.queue.freed.notify_all();
+    }
+}
+
+impl FairQueue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Turns> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for a turn of `account`'s large request: at once while fewer than
+    /// `limits.large_requests` are answered and no other account's waits before it; else
+    /// when a turn is freed and it is next ([`Turns::next`]). Blocks the calling thread.
+    pub(crate) fn enter(&self, account: &Arc<str>, limits: &Limits) -> Turn<'_> {
+        let most = limits.large_requests;
+        if most == 0 {
+            return Turn {
+                queue: self,
+                account: None,
+            };
+        }
+        let mut turns = self.lock();
+        let me = turns.arrivals;
+        turns.arrivals += 1;
+        turns.waiting.push((me, Arc::clone(account)));
+        while !(turns.total < most && turns.next() == Some(me)) {
+            turns = self.freed.wait(turns).unwrap_or_else(|e| e.into_inner());
+        }
+        turns.waiting.retain(|(n, _)| *n != me);
+        turns.total += 1;
+        *turns.held.entry(Arc::clone(account)).or_insert(0) += 1;
+        let more = turns.total < most && !turns.waiting.is_empty();
+        drop(turns);
+        if more {
+            // A turn is still free: the next waiting request may take it.
+            self.freed.notify_all();
+        }
+        Turn {
+            queue: self,
+            account: Some(Arc::clone(account)),
+        }
+    }
+
+    /// How many large requests each account has being answered, and how many wait.
+    #[cfg(test)]
+    fn counts(&self, account: &str) -> (u32, usize) {
+        let turns = self.lock();
+        (turns.held(account), turns.waiting.len())
+    }
+}
+
 /// The error for a new calculation when `scope` already stores `what` (`1000 unexpired
 /// calculations`), the most allowed.
 pub(crate) fn quota_exceeded(what: &str) -> ApiError {
@@ -235,6 +361,15 @@ pub(crate) fn quota_exceeded(what: &str) -> ApiError {
     // Expired calculations are purged every minute.
     e.retry_after = Some(60);
     e
+}
+
+/// Charges a calculation of `lines` lines to its account's rate: the request took one
+/// token; the other lines take one each, refused (429, nothing taken) when the bucket
+/// does not hold them.
+pub(crate) fn charge_lines(ctx: &crate::handler::Ctx<'_>, lines: usize) -> Result<(), ApiError> {
+    ctx.service
+        .rate
+        .charge(ctx.scope, &ctx.service.limits, lines.saturating_sub(1))
 }
 
 /// Refuses a new calculation when `scope` already stores as many, or as many bytes, as the
@@ -298,6 +433,133 @@ mod tests {
             .map(|_| in_flight.enter(&shop, &Limits::NONE).unwrap())
             .collect();
         assert_eq!(none.len(), 100);
+    }
+
+    /// Waits (up to a minute, polling) until `done` holds: a wait for another thread, not
+    /// a timed assertion.
+    fn until(done: impl Fn() -> bool) {
+        let deadline = Instant::now() + std::time::Duration::from_secs(60);
+        while !done() {
+            assert!(Instant::now() < deadline, "gave up waiting");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn large_requests_take_fair_turns_and_a_lone_account_takes_them_all() {
+        let limits = Limits {
+            large_requests: 2,
+            ..Limits::NONE
+        };
+        let queue = FairQueue::default();
+        let (shop, other): (Arc<str>, Arc<str>) = ("shop".into(), "other".into());
+        // Alone, one account takes every turn at once.
+        let first = queue.enter(&shop, &limits);
+        let second = queue.enter(&shop, &limits);
+        assert_eq!(queue.counts("shop"), (2, 0));
+        std::thread::scope(|s| {
+            // Its third waits; then another account's first comes and waits too.
+            let third = s.spawn(|| {
+                let turn = queue.enter(&shop, &limits);
+                until(|| queue.counts("shop").0 == 1);
+                drop(turn);
+            });
+            until(|| queue.counts("shop").1 == 1);
+            let others = s.spawn(|| {
+                let turn = queue.enter(&other, &limits);
+                // Held until the shop's third has had its turn too.
+                until(|| queue.counts("shop").1 == 0);
+                drop(turn);
+            });
+            until(|| queue.counts("shop").1 == 2);
+            // A turn is freed: it goes to the other account, which has none, not to the
+            // shop's third, which came first.
+            drop(first);
+            until(|| queue.counts("other").0 == 1);
+            assert_eq!(queue.counts("shop"), (1, 1));
+            // The next freed turn is the shop's third.
+            drop(second);
+            third.join().unwrap();
+            others.join().unwrap();
+        });
+        assert_eq!(queue.counts("shop"), (0, 0));
+        assert!(queue.lock().held.is_empty() && queue.lock().total == 0);
+        // 0 is no limit: nothing is counted.
+        let free: Vec<_> = (0..10).map(|_| queue.enter(&shop, &Limits::NONE)).collect();
+        assert_eq!(queue.counts("shop"), (0, 0));
+        drop(free);
+    }
+
+    /// A service with the Tennessee table, an in-memory ledger, the keys of `shop` and
+    /// `other`, and one turn of large requests.
+    fn service() -> crate::Service {
+        use crate::keys::{KeyEntry, KeySource};
+        let entry = |account: &str, key: &str| KeyEntry {
+            account: account.into(),
+            key: key.into(),
+        };
+        crate::Service::open(crate::ServiceConfig {
+            table: crate::TableSource::Table(levy_testkit::tennessee::table()),
+            ledger: ":memory:".into(),
+            keys: KeySource::Inline(vec![
+                entry("shop", levy_testkit::keys::SHOP_TEST),
+                entry("other", levy_testkit::keys::OTHER_TEST),
+            ]),
+        })
+        .unwrap()
+        .with_limits(Limits {
+            large_requests: 1,
+            ..Limits::NONE
+        })
+    }
+
+    /// A calculation of `lines` lines in Nashville, with `key`.
+    fn calculation(key: &str, lines: usize) -> crate::Request {
+        let items: Vec<String> = (0..lines)
+            .map(|i| {
+                format!(r#"{{"amount": 1000, "quantity": 1, "product_category": "GENERAL_MERCHANDISE", "reference_line_item_id": "line-{i:04}"}}"#)
+            })
+            .collect();
+        let body = format!(
+            r#"{{"customer": {{"address": {{"address_province": "TN", "address_postal_code": "37203", "address_country": "US"}}}},
+               "order_details": {{"customer_currency_code": "USD", "line_items": [{}]}}}}"#,
+            items.join(",")
+        );
+        crate::Request {
+            method: "POST".into(),
+            path: "/tax/calculations".into(),
+            query: String::new(),
+            headers: vec![("Authorization".into(), format!("Bearer {key}"))],
+            body: body.into_bytes(),
+            request_id: None,
+        }
+    }
+
+    #[test]
+    fn a_large_request_waits_its_turn_and_a_small_one_never_does() {
+        let svc = service();
+        let (small, large) = (
+            calculation(levy_testkit::keys::OTHER_TEST, 1),
+            calculation(levy_testkit::keys::SHOP_TEST, 200),
+        );
+        assert!(large.body.len() > LARGE_BODY && small.body.len() < LARGE_BODY);
+        assert!(svc.is_large(&large) && !svc.is_large(&small));
+        // The one turn is taken (by a large request of a third account, as it were).
+        let held = svc.large.enter(&Arc::from("third"), &svc.limits);
+        std::thread::scope(|s| {
+            let waiting = s.spawn(|| svc.handle(&large));
+            until(|| svc.large.lock().waiting.len() == 1);
+            // Meanwhile another account's one-line calculation is answered: it takes no
+            // turn.
+            assert_eq!(svc.handle(&small).status, 200);
+            assert_eq!(svc.large.lock().waiting.len(), 1);
+            drop(held);
+            let r = waiting.join().unwrap();
+            assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        });
+        assert_eq!(svc.large.lock().total, 0);
+        // Without the limit, nothing is large.
+        assert!(!svc.with_limits(Limits::NONE).is_large(&large));
     }
 
     #[test]

@@ -7,30 +7,36 @@ use levy_core::AutomaticTax;
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::Ctx;
 use crate::read::Input;
-use crate::store::{CalculationReads, MerchantRecord, TransactionRecord};
+use crate::store::{CalculationReads, MerchantRecord, SellerAt, TransactionRecord};
 
-/// What a calculation reads from the ledger for `input`, in one read.
+/// What a calculation reads from the ledger for `input`, made at `now` (epoch seconds),
+/// in one read.
 pub(crate) fn calculation_reads(
     ctx: &Ctx<'_>,
     input: &Input,
+    now: i64,
 ) -> Result<CalculationReads, ApiError> {
     let products: Vec<Option<&str>> = input.lines.iter().map(|l| l.product.as_deref()).collect();
-    let auto = input.automatic_tax == AutomaticTax::Auto;
-    ledger_reads(ctx, input.customer_id.as_deref(), &products, auto)
+    ledger_reads(ctx, input, &products, now)
 }
 
-/// [`crate::store::Store::calculation_reads`] for a customer id and each line's product
-/// (a platform calculation's order and fee lines together), and, with `registrations`
-/// (`automatic_tax: auto`), the account's registrations. A sale that names no stored
-/// customer and no product, with automatic tax disabled, reads nothing, and no store is
-/// asked.
+/// [`crate::store::Store::calculation_reads`] for `input`'s customer id and each line's
+/// product in `products` (a platform calculation's order and fee lines together), and,
+/// with `automatic_tax: auto`, the seller's registrations active at the sale's time
+/// (`transacted_at`, or `now`). A sale that names no stored customer and no product, with
+/// automatic tax disabled, reads nothing, and no store is asked.
 pub(crate) fn ledger_reads(
     ctx: &Ctx<'_>,
-    customer_id: Option<&str>,
+    input: &Input,
     products: &[Option<&str>],
-    registrations: bool,
+    now: i64,
 ) -> Result<CalculationReads, ApiError> {
-    if !registrations && customer_id.is_none() && products.iter().all(Option::is_none) {
+    let customer_id = input.customer_id.as_deref();
+    let registrations = (input.automatic_tax == AutomaticTax::Auto).then(|| SellerAt {
+        seller: input.seller.as_deref(),
+        at: input.transacted_at.unwrap_or(now),
+    });
+    if registrations.is_none() && customer_id.is_none() && products.iter().all(Option::is_none) {
         return Ok(CalculationReads {
             products: vec![None; products.len()],
             ..CalculationReads::default()

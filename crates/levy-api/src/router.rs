@@ -360,6 +360,10 @@ fn dispatch_inner(
         Ok(entered) => entered,
         Err(e) => return error_response(&e, version, id),
     };
+    // A large request waits for its account's turn, held until it is answered.
+    let _turn = service
+        .is_large(req)
+        .then(|| service.large.enter(&scope.account, &service.limits));
     answer(service, req, (version, &scope), defer, pending)
 }
 

@@ -52,6 +52,8 @@ pub struct Service {
     pub(crate) rate: crate::limits::RateLimiter,
     /// Requests of each account and mode being answered ([`crate::Limits::concurrent_requests`]).
     pub(crate) in_flight: crate::limits::InFlight,
+    /// Turns of large requests ([`crate::Limits::large_requests`]).
+    pub(crate) large: crate::limits::FairQueue,
     /// The key that signs certificate download URLs, read from the ledger once.
     pub(crate) url_key: std::sync::OnceLock<[u8; 32]>,
     /// Idempotency keys: their limits, those in use, the answers kept per scope.
@@ -169,6 +171,7 @@ impl Service {
             body_limit: DEFAULT_BODY_LIMIT,
             rate: crate::limits::RateLimiter::default(),
             in_flight: crate::limits::InFlight::default(),
+            large: crate::limits::FairQueue::default(),
             url_key: std::sync::OnceLock::new(),
             kept: crate::idempotency::Keys::default(),
         };
@@ -306,6 +309,16 @@ impl Service {
     /// waits on the disk or the network; it needs to know none of the routes.
     pub fn blocks_on_commit(&self, method: &str, path: &str) -> bool {
         self.ledger_is_remote() || router::blocks_on_commit(method, path)
+    }
+
+    /// Whether `req` is large (a body over [`crate::LARGE_BODY`]) while large requests take
+    /// turns ([`crate::Limits::large_requests`]): answering it may then wait, blocking the
+    /// calling thread, until it is its account's turn. An async server answers such a
+    /// request on threads that may block, as those for which
+    /// [`Service::blocks_on_commit`] is `true`, so that no worker waits and small requests
+    /// are never queued behind large ones.
+    pub fn is_large(&self, req: &Request) -> bool {
+        self.limits.large_requests > 0 && req.body.len() > crate::limits::LARGE_BODY
     }
 
     /// The scope of `account` (a name in the keys file, or an inline key's account) in one

@@ -116,3 +116,59 @@ fn stored_calculations_are_limited_per_account_and_mode_across_restarts() {
     );
     drop(svc);
 }
+
+/// A calculation of `lines` lines of 10.00 each, as `POST /tax/calculations` takes it.
+fn calc_of_lines(lines: usize) -> String {
+    let items: Vec<String> = (0..lines)
+        .map(|i| {
+            format!(r#"{{"amount": 1000, "quantity": 1, "product_category": "GENERAL_MERCHANDISE", "reference_line_item_id": "l{i}"}}"#)
+        })
+        .collect();
+    format!(
+        r#"{{"customer": {{"address": {{"address_province": "TN", "address_postal_code": "37203",
+            "address_country": "US"}}}},
+           "order_details": {{"customer_currency_code": "USD", "line_items": [{}]}}, {ORIGIN}}}"#,
+        items.join(",")
+    )
+}
+
+#[test]
+fn a_calculation_takes_one_token_per_line() {
+    // 1 token a second, bursts of 10: a calculation of 10 lines empties the bucket as 10
+    // one-line calculations would, so the next one-line calculation is refused. (Before
+    // lines were counted, it took one token, and the next passed.)
+    let svc = service().with_limits(Limits {
+        requests_per_second: 1,
+        burst: 10,
+        ..Limits::NONE
+    });
+    let calculate = |key: &str, lines: usize| {
+        raw(
+            &svc,
+            "POST",
+            "/tax/calculations",
+            key,
+            &calc_of_lines(lines),
+        )
+    };
+    let r = calculate(TEST_KEY, 10);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let r = calculate(TEST_KEY, 1);
+    assert_eq!(r.status, 429, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(kind(&r), "RATE_LIMITED");
+    assert_eq!(header(&r, "Retry-After"), Some("1"));
+    // Another account, and the live key, have their own bucket: 9 lines pass, then one
+    // line more, then nothing.
+    assert_eq!(calculate(OTHER_TEST_KEY, 9).status, 200);
+    assert_eq!(calculate(OTHER_TEST_KEY, 1).status, 200);
+    assert_eq!(calculate(OTHER_TEST_KEY, 1).status, 429);
+    // After 5 lines, 5 tokens are left: a calculation of 10 takes 1 for the request and
+    // lacks 5 of its other 9, so it is refused with Retry-After 5 (at 1 a second) and its
+    // lines take nothing: 4 lines still pass.
+    assert_eq!(calculate(LIVE_KEY, 5).status, 200);
+    let r = calculate(LIVE_KEY, 10);
+    assert_eq!(r.status, 429);
+    let wait: u64 = header(&r, "Retry-After").unwrap().parse().unwrap();
+    assert_eq!(wait, 5, "Retry-After {wait}");
+    assert_eq!(calculate(LIVE_KEY, 4).status, 200);
+}

@@ -190,7 +190,7 @@ fn a_postgres_database_that_is_not_a_ledger_is_refused_untouched() {
         "nothing was made"
     );
 
-    // A ledger a newer release wrote (schema 7 is this release's, tests/schema/postgres.txt).
+    // A ledger a newer release wrote (schema 8 is this release's, tests/schema/postgres.txt).
     let newer = server.database();
     drop(levy_testkit::service::with_ledger(table(), &newer));
     server
@@ -198,7 +198,7 @@ fn a_postgres_database_that_is_not_a_ledger_is_refused_untouched() {
         .unwrap();
     let why = refusal(&newer);
     assert!(
-        why.contains("the ledger's schema version 99 is newer than this release's 7; upgrade levy"),
+        why.contains("the ledger's schema version 99 is newer than this release's 8; upgrade levy"),
         "{why}"
     );
 }

@@ -87,6 +87,12 @@ pub struct ServeArgs {
     /// connection. 0 turns the limit off.
     #[arg(long, value_name = "N", default_value_t = levy_api::Limits::default().concurrent_requests)]
     pub max_concurrent_requests: u32,
+    /// Large requests (bodies over 16 KiB: a calculation of some 40 lines or more)
+    /// answered at once, of all accounts; more wait their turn, which goes first to the
+    /// account with the fewest being answered. Default: the machine's processors. 0 turns
+    /// the limit off.
+    #[arg(long, value_name = "N", default_value_t = levy_api::Limits::default().large_requests)]
+    pub max_large_requests: u32,
     /// Answer every request on the async worker threads, each write waiting for its
     /// commit in place (for measurements; see ServeOptions::inline).
     #[arg(long, hide = true)]
@@ -199,6 +205,7 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
         stored_calculations: args.max_stored_calculations,
         stored_calculation_bytes: args.max_stored_calculation_bytes,
         concurrent_requests: args.max_concurrent_requests,
+        large_requests: args.max_large_requests,
     };
     let service = Arc::new(
         levy_api::Service::open(config)

@@ -759,10 +759,11 @@ fn info_reports_a_ledgers_counts_and_finds_a_damaged_record_without_changing_the
     // 2.25% and its 0.5% transit surcharge.
     assert_eq!(report["rows"]["liability_totals"], 1);
     assert_eq!(report["rows"]["liability_rows"], 4);
-    // Schema 9: the outbox of records to sync (4), no index on calculations' expiry (5),
+    // Schema 11: the outbox of records to sync (4), no index on calculations' expiry (5),
     // each transaction's running refund total (6), registrations (7), monthly sales (8),
-    // daily liability totals (9), answers kept under idempotency keys (10).
-    assert_eq!(report["schema_version"], 10);
+    // daily liability totals (9), answers kept under idempotency keys (10), and a
+    // registration's seller and span with their index (11).
+    assert_eq!(report["schema_version"], 11);
     assert_eq!(report["quick_check"], serde_json::json!(["ok"]));
     assert_eq!(report["damaged"], serde_json::json!([]));
     let text = stdout(&levy(&["info", "--ledger", p]));

@@ -396,7 +396,7 @@ fn servers_started_together_migrate_once() {
         threads.into_iter().map(|t| t.join().unwrap()).collect()
     });
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert_eq!(fleet.sql("SELECT schema_version FROM levy_ledger"), "7");
+    assert_eq!(fleet.sql("SELECT schema_version FROM levy_ledger"), "8");
     for (_, base) in &servers {
         let a = Client::new(base).bare("GET", "/tax/ping", &fleet.test_key, None);
         assert_eq!(a.status, 200, "{}", a.text);

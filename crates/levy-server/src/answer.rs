@@ -57,10 +57,12 @@ impl AppState {
 
     /// The service's answer. A request that never blocks a thread on the ledger
     /// ([`levy_api::Service::blocks_on_commit`]: a read, or a calculation, whose commit is
-    /// awaited) is answered on the async worker: its work is a few tens of microseconds of
-    /// CPU. Any other waits for a flushed commit (milliseconds on a busy disk), or for a
-    /// ledger across a network, and is answered on tokio's blocking pool. `None` when the
-    /// service failed there.
+    /// awaited) and is not large ([`levy_api::Service::is_large`]) is answered on the async
+    /// worker: its work is a few tens of microseconds of CPU. Any other waits for a flushed
+    /// commit (milliseconds on a busy disk), for a ledger across a network, or for its turn
+    /// among large requests (and takes milliseconds of CPU), and is answered on tokio's
+    /// blocking pool, so that small requests never wait behind it. `None` when the service
+    /// failed there.
     async fn dispatch(&self, request: levy_api::Request) -> Option<levy_api::Response> {
         if self.inline {
             return Some(self.service.handle(&request));
@@ -68,6 +70,7 @@ impl AppState {
         if !self
             .service
             .blocks_on_commit(&request.method, &request.path)
+            && !self.service.is_large(&request)
         {
             return Some(self.service.answer(&request).finish().await);
         }

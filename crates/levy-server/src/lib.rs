@@ -26,7 +26,9 @@
 //! The request path is a stack of tower layers (request id, tracing, the documents, the
 //! body limit and timeout) around the dispatch into the service; [`router`] lists them in
 //! order. Which requests are answered on the async workers and which on the blocking pool
-//! the service says ([`levy_api::Service::blocks_on_commit`]): the server knows no route.
+//! the service says ([`levy_api::Service::blocks_on_commit`], and
+//! [`levy_api::Service::is_large`] for a large request, which may wait its account's turn):
+//! the server knows no route.
 //!
 //! ```no_run
 //! use std::sync::Arc;

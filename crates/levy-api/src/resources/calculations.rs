@@ -78,14 +78,15 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
 /// write, the answer.
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = parse(ctx)?;
+    // A calculation of N lines is the work of N: it counts as N requests of the rate.
+    crate::limits::charge_lines(ctx, input.lines.len())?;
     crate::limits::check_quota(ctx.service, ctx.scope)?;
-    let reads = crate::lookup::calculation_reads(ctx, &input)?;
+    // One clock for the reads and the calculation: the registrations read are those
+    // active at the time the calculation is made for.
+    let now = crate::clock::now();
+    let reads = crate::lookup::calculation_reads(ctx, &input, now)?;
     let table = ctx.service.table.load();
-    let stamp = calculate::Stamp::new(
-        crate::ids::new_id("calc_"),
-        input.lines.len(),
-        crate::clock::now(),
-    );
+    let stamp = calculate::Stamp::new(crate::ids::new_id("calc_"), input.lines.len(), now);
     let calculated = calculate::compute(&table, &input, &reads, stamp)?;
     let record = &calculated.record;
     calculated.set_headers(ctx);

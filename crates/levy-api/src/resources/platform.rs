@@ -199,6 +199,7 @@ fn reads(
     ctx: &Ctx<'_>,
     input: &Input,
     fee_lines: &[read::LineInput],
+    now: i64,
 ) -> Result<(CalculationReads, CalculationReads), ApiError> {
     let products: Vec<Option<&str>> = input
         .lines
@@ -206,9 +207,7 @@ fn reads(
         .chain(fee_lines)
         .map(|l| l.product.as_deref())
         .collect();
-    let auto = input.automatic_tax == levy_core::AutomaticTax::Auto;
-    let mut order =
-        crate::lookup::ledger_reads(ctx, input.customer_id.as_deref(), &products, auto)?;
+    let mut order = crate::lookup::ledger_reads(ctx, input, &products, now)?;
     let fees = CalculationReads {
         products: order.products.split_off(input.lines.len()),
         ..order.clone()
@@ -227,10 +226,11 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         fee_lines,
         roles,
     } = parse(ctx)?;
+    crate::limits::charge_lines(ctx, input.lines.len() + fee_lines.len())?;
     let merchant = sell_as(ctx, &mut input, &merchant_id)?;
     crate::limits::check_quota(ctx.service, ctx.scope)?;
-    let (order_reads, fee_reads) = reads(ctx, &input, &fee_lines)?;
     let now = crate::clock::now();
+    let (order_reads, fee_reads) = reads(ctx, &input, &fee_lines, now)?;
     input.transacted_at = Some(input.transacted_at.unwrap_or(now));
     let id = crate::ids::new_id("plat_calc_");
     let table = ctx.service.table.load();

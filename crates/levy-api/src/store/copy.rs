@@ -128,6 +128,9 @@ const TABLES: &[(&str, &[(&str, Col)])] = &[
             ("region", Col::Text),
             ("kind", Col::Text),
             ("data", Col::Sealed),
+            ("seller", Col::Text),
+            ("active_from", Col::Int),
+            ("active_until", Col::Int),
         ],
     ),
     // Answers kept under idempotency keys: the unexpired ones, so that a request the SQLite

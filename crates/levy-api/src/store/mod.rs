@@ -51,6 +51,8 @@ pub use statements::{
 
 #[cfg(feature = "postgres")]
 mod copy;
+#[cfg(test)]
+mod index_check;
 mod layout;
 mod location;
 mod pack;
@@ -153,14 +155,16 @@ pub trait Store: PlatformStore + KeptStore + Send + Sync {
     /// one (`None` for a line without one, or an unknown product), and, in live mode, the
     /// certificates of that customer when it is not exempt everywhere.
     ///
-    /// With `registrations`, the account's `sales_tax` registrations too (of every merchant
-    /// and its own, expired ones included), for a calculation with `automatic_tax: auto`.
+    /// With `registrations`, for a calculation with `automatic_tax: auto`, the seller's
+    /// registrations active at the sale's time and the kinds it has any of
+    /// ([`CalculationReads::registered`]), each through an index: not the account's
+    /// other registrations, expired ones or other merchants'.
     fn calculation_reads(
         &self,
         scope: &Scope,
         customer_id: Option<&str>,
         product_ids: &[Option<&str>],
-        registrations: bool,
+        registrations: Option<SellerAt<'_>>,
     ) -> Result<CalculationReads, StoreError>;
     /// Deletes a product; `false` when there was none.
     fn delete_product(&self, scope: &Scope, id: &str) -> Result<bool, StoreError>;

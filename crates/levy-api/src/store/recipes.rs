@@ -401,14 +401,15 @@ fn outbox_events(
         .collect()
 }
 
-/// What a calculation reads: the customer, each line's product, and, in live mode, the
-/// certificates of a customer not exempt everywhere.
+/// What a calculation reads: the customer, each line's product, in live mode the
+/// certificates of a customer not exempt everywhere, and the seller's registrations
+/// (`registrations`: the seller, `None` for the account's own, and the sale's time).
 fn calculation_reads(
     s: &dyn Statements,
     scope: &Scope,
     customer_id: Option<&str>,
     product_ids: &[Option<String>],
-    with_registrations: bool,
+    registrations: Option<(Option<String>, i64)>,
 ) -> Result<CalculationReads> {
     let customer = match customer_id {
         Some(id) => s.customer(scope, Key::Id(id))?,
@@ -425,17 +426,37 @@ fn calculation_reads(
         Some(c) if scope.live && !c.is_tax_exempt => s.certificates(&scope.account, Some(&c.id))?,
         _ => Vec::new(),
     };
-    let registrations = if with_registrations {
-        s.registrations_all(scope)?
-    } else {
-        Vec::new()
+    let (registrations, registered) = match registrations {
+        Some((seller, at)) => seller_registrations(s, scope, seller.as_deref().unwrap_or(""), at)?,
+        None => (Vec::new(), Vec::new()),
     };
     Ok(CalculationReads {
         customer,
         products,
         certificates,
         registrations,
+        registered,
     })
+}
+
+/// A seller's registrations active at `at`, of every kind, by id, and the kinds it has
+/// any of.
+fn seller_registrations(
+    s: &dyn Statements,
+    scope: &Scope,
+    seller: &str,
+    at: i64,
+) -> Result<(Vec<RegistrationRecord>, Vec<RegistrationKind>)> {
+    let (mut active, mut kinds) = (Vec::new(), Vec::new());
+    for &kind in RegistrationKind::ALL {
+        let (of_kind, any) = s.seller_registrations(scope, seller, kind, at)?;
+        active.extend(of_kind);
+        if any {
+            kinds.push(kind);
+        }
+    }
+    active.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok((active, kinds))
 }
 
 impl<D: Database> Store for D {
@@ -489,9 +510,10 @@ impl<D: Database> Store for D {
         scope: &Scope,
         customer_id: Option<&str>,
         product_ids: &[Option<&str>],
-        registrations: bool,
+        registrations: Option<SellerAt<'_>>,
     ) -> Result<CalculationReads> {
         let scope = scope.clone();
+        let registrations = registrations.map(|r| (r.seller.map(str::to_string), r.at));
         let customer_id = customer_id.map(str::to_string);
         let product_ids: Vec<Option<String>> =
             product_ids.iter().map(|p| p.map(str::to_string)).collect();

@@ -414,10 +414,37 @@ pub struct CalculationReads {
     pub products: Vec<Option<ProductRecord>>,
     /// The customer's certificates (live mode, a customer not exempt everywhere).
     pub certificates: Vec<CertificateRecord>,
-    /// The account's registrations of every kind, expired ones included (read when asked
-    /// for: a calculation with `automatic_tax: auto`), of every merchant and the
-    /// account's own; the calculation picks the seller's.
+    /// The seller's registrations active at the sale's time, of every kind, by id (read
+    /// when asked for: a calculation with `automatic_tax: auto`); the seller is the
+    /// platform merchant, or the account itself ([`SellerAt`]).
     pub registrations: Vec<RegistrationRecord>,
+    /// The kinds the seller has registrations of, active or not, in the order of
+    /// [`RegistrationKind::ALL`]: a seller with none at all collects everywhere.
+    pub registered: Vec<RegistrationKind>,
+}
+
+/// Whose registrations a calculation reads, and for when ([`Store::calculation_reads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SellerAt<'a> {
+    /// The seller: a merchant's `merch_…` id, or `None` for the account's own.
+    pub seller: Option<&'a str>,
+    /// The sale's time, epoch seconds: a registration is active at it when
+    /// `active_from <= at < expires_at`.
+    pub at: i64,
+}
+
+impl RegistrationRecord {
+    /// The seller column a ledger keeps beside the sealed record, for the index of a
+    /// calculation's reads: the merchant's id, `""` for the account's own.
+    pub fn seller_key(&self) -> &str {
+        self.merchant_id.as_deref().unwrap_or("")
+    }
+
+    /// The end column kept beside it: `expires_at`, or `i64::MAX` when open-ended, so
+    /// that "active at `at`" is the range `active_until > at` of that index.
+    pub fn active_until(&self) -> i64 {
+        self.expires_at.unwrap_or(i64::MAX)
+    }
 }
 
 /// An event of a till's outbox ([`SqliteStore::outbox`]): a record to send to a central

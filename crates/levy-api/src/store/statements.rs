@@ -180,8 +180,18 @@ pub trait PlatformStatements {
         scope: &Scope,
         kind: RegistrationKind,
     ) -> Result<Vec<RegistrationRecord>>;
-    /// Every registration of a scope, of every kind, by id: what a calculation reads.
-    fn registrations_all(&self, scope: &Scope) -> Result<Vec<RegistrationRecord>>;
+    /// What a calculation reads of one seller's registrations of `kind` (`seller`: a
+    /// merchant's id, `""` for the account's own, [`RegistrationRecord::seller_key`]):
+    /// those active at `at`, by id, and whether it has any of that kind, active or not;
+    /// each through the index of a seller's registrations by kind and end
+    /// (`registrations_active`), whatever else the account has.
+    fn seller_registrations(
+        &self,
+        scope: &Scope,
+        seller: &str,
+        kind: RegistrationKind,
+        at: i64,
+    ) -> Result<(Vec<RegistrationRecord>, bool)>;
 
     /// Inserts a certificate of an account.
     fn insert_certificate(&self, account: &str, c: &CertificateRecord) -> Result<()>;

@@ -147,6 +147,25 @@ pub(crate) const REGISTRATIONS: &str = "CREATE TABLE IF NOT EXISTS registrations
 CREATE INDEX IF NOT EXISTS registrations_kind ON registrations (account, live, kind);
 ";
 
+/// What a calculation reads of registrations, through an index: one seller's (`seller`: a
+/// merchant's id, `''` for the account's own) of one kind by the end of their activity
+/// (`active_until`: `expires_at`, or the largest integer when open-ended), so that those
+/// active at a time are one range of it, whatever else the account has; `active_from` is
+/// its last column. The columns ([`REGISTRATION_COLUMNS`]) are copies of the sealed
+/// record's, added (where missing) and filled by each store's migration before it makes
+/// the index.
+pub(crate) const REGISTRATIONS_ACTIVE: &str = "CREATE INDEX IF NOT EXISTS registrations_active
+    ON registrations (account, live, seller, kind, active_until, active_from);
+";
+
+/// The columns of [`REGISTRATIONS_ACTIVE`], each added with `ALTER TABLE registrations ADD
+/// COLUMN`: name and definition.
+pub(crate) const REGISTRATION_COLUMNS: [(&str, &str); 3] = [
+    ("seller", "TEXT NOT NULL DEFAULT ''"),
+    ("active_from", "{int} NOT NULL DEFAULT 0"),
+    ("active_until", "{int} NOT NULL DEFAULT 9223372036854775807"),
+];
+
 /// The daily liability totals (`store::days`): per account, mode, UTC day and jurisdiction
 /// the 16 amounts of a report's row and its entries; per state, currency and rate table 4
 /// sums and 3 counts. Made anew (a ledger whose version was set back by hand has its
@@ -200,6 +219,8 @@ mod tests {
             REGISTRATIONS,
             LIABILITY,
             IDEMPOTENCY_KEYS,
+            REGISTRATIONS_ACTIVE,
+            &REGISTRATION_COLUMNS.map(|(_, c)| c).concat(),
         ]
         .concat();
         for dialect in [SQLITE, POSTGRES] {

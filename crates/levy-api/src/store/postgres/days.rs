@@ -101,31 +101,31 @@ pub(super) fn add_day<C: Conn>(pg: &Pg<'_, C>, scope: &Scope, change: &DayChange
     let c = Columns::of(&change.rows);
     let s = &t.state;
     let sums = texts(&s.sums());
-    pg.exec(
+    let account = account.to_string();
+    pg.later(
         ADD_CHANGE,
-        &[
-            &account,
-            &scope.live,
-            &t.day,
-            &c.country,
-            &c.region,
-            &c.code,
-            &c.name,
-            &c.authority,
-            &c.outlet,
-            &c.entries,
-            &c.amounts,
-            &t.country,
-            &t.region,
-            &t.currency,
-            &t.table_hash,
-            &sums,
-            &s.transactions,
-            &s.refunds,
-            &s.reversals,
+        vec![
+            Box::new(account),
+            Box::new(scope.live),
+            Box::new(t.day),
+            Box::new(c.country),
+            Box::new(c.region),
+            Box::new(c.code),
+            Box::new(c.name),
+            Box::new(c.authority),
+            Box::new(c.outlet),
+            Box::new(c.entries),
+            Box::new(c.amounts),
+            Box::new(t.country.clone()),
+            Box::new(t.region.clone()),
+            Box::new(t.currency.clone()),
+            Box::new(t.table_hash.clone()),
+            Box::new(sums),
+            Box::new(s.transactions),
+            Box::new(s.refunds),
+            Box::new(s.reversals),
         ],
     )
-    .map(drop)
 }
 
 /// Exact numbers from a `numeric[]` read as `text[]`.

@@ -92,6 +92,9 @@ pub struct PostgresStore {
     target: String,
     /// The bounds of every wait, and what the store knows of PostgreSQL answering.
     link: Arc<Link>,
+    /// Round trips the writes awaited, begin and commit included (for tests and
+    /// measurements: [`PostgresStore::write_round_trips`]).
+    round_trips: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -187,6 +190,13 @@ pub(super) trait Conn: Sync {
         sql: &'static str,
         params: Params<'a>,
     ) -> impl Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a;
+    /// As `exec`, with owned parameters, so that the statement can be sent and its answer
+    /// awaited later (`queries::Pg::later`).
+    fn exec_owned<'a>(
+        &'a self,
+        sql: &'static str,
+        params: Vec<queries::Owned>,
+    ) -> impl Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a;
 }
 
 macro_rules! conn_impl {
@@ -220,6 +230,16 @@ macro_rules! conn_impl {
                 async move {
                     let st = self.prepare_cached(sql).await?;
                     self.execute(&st, params).await
+                }
+            }
+            fn exec_owned<'a>(
+                &'a self,
+                sql: &'static str,
+                params: Vec<queries::Owned>,
+            ) -> impl Future<Output = Result<u64, tokio_postgres::Error>> + Send + 'a {
+                async move {
+                    let st = self.prepare_cached(sql).await?;
+                    self.execute_raw(&st, params).await
                 }
             }
         }
@@ -262,6 +282,12 @@ pub(super) async fn begin_long(
 }
 
 impl PostgresStore {
+    /// How many round trips to PostgreSQL this store's writes have awaited (each write's
+    /// begin, statements and commit): what a write costs beside PostgreSQL's own work.
+    pub fn write_round_trips(&self) -> u64 {
+        self.round_trips.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`,
     /// or `key=value` pairs as libpq and tokio-postgres read them; `host=/path` for a Unix
     /// socket) and brings its schema up to date. An empty database becomes a ledger; a
@@ -315,6 +341,7 @@ impl PostgresStore {
             counts: CalculationCounts::default(),
             target,
             link: Link::new(bounds),
+            round_trips: Default::default(),
         };
         store
             .run(schema::migrate(store.pool.clone(), store.target.clone()))
@@ -559,7 +586,10 @@ impl Database for PostgresStore {
                 .read_only(true)
                 .start();
             let tx = rt.block_on(op.answer(start, pg_err))?;
-            let out = work(&Pg::new(&tx, rt, op, false))?;
+            let pg = Pg::new(&tx, rt, op, false);
+            let out = work(&pg);
+            drop(pg);
+            let out = out?;
             rt.block_on(op.answer(tx.commit(), pg_err))?;
             Ok(out)
         })
@@ -569,9 +599,15 @@ impl Database for PostgresStore {
         &self,
         work: impl FnOnce(&dyn Statements) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
+        let round_trips = std::sync::Arc::clone(&self.round_trips);
         self.over_connection(move |rt, op, client| {
             let tx = rt.block_on(begin(op, client))?;
-            let out = work(&Pg::new(&tx, rt, op, true))?;
+            let pg = Pg::new(&tx, rt, op, true);
+            let out = work(&pg).and_then(|out| pg.finish().map(|()| out));
+            // `begin`'s two and the commit's, beside the statements'.
+            round_trips.fetch_add(pg.round_trips() + 3, std::sync::atomic::Ordering::Relaxed);
+            let out = out?;
+            drop(pg);
             rt.block_on(op.commit(tx.commit()))?;
             Ok(out)
         })

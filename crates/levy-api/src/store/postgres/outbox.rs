@@ -19,11 +19,15 @@ fn event(r: &Row) -> Result<OutboxRow> {
 
 impl<C: Conn> OutboxStatements for Pg<'_, C> {
     fn outbox_add(&self, scope: &Scope, kind: &str, id: &str) -> Result<()> {
-        self.exec(
+        self.later(
             "INSERT INTO outbox (account, live, kind, record_id) VALUES ($1, $2, $3, $4)",
-            &[&&*scope.account, &scope.live, &kind, &id],
+            vec![
+                Box::new(scope.account.to_string()),
+                Box::new(scope.live),
+                Box::new(kind.to_string()),
+                Box::new(id.to_string()),
+            ],
         )
-        .map(drop)
     }
 
     fn unsent(&self, live: bool, account: Option<&str>, limit: i64) -> Result<Vec<OutboxRow>> {

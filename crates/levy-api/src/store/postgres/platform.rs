@@ -6,6 +6,17 @@ use super::super::*;
 use super::queries::{locking, Pg};
 use super::{pg_err, text, Conn};
 
+/// A seller's registrations of one kind active at a time (`$5`): a range of the index
+/// `registrations_active` (account, mode, seller, kind, end), whatever else the account
+/// has.
+pub(super) const ACTIVE_REGISTRATIONS: &str = r#"SELECT data FROM registrations
+    WHERE account = $1 AND live = $2 AND seller = $3 AND kind = $4
+    AND active_until > $5 AND active_from <= $5 ORDER BY id COLLATE "C""#;
+
+/// Whether a seller has a registration of one kind, active or not: one probe of that index.
+pub(super) const SELLER_HAS_KIND: &str = "SELECT EXISTS (SELECT 1 FROM registrations
+    WHERE account = $1 AND live = $2 AND seller = $3 AND kind = $4)";
+
 impl<C: Conn> PlatformStatements for Pg<'_, C> {
     fn insert_merchant(&self, scope: &Scope, m: &MerchantRecord) -> Result<()> {
         let data = to_json(m)?;
@@ -52,8 +63,20 @@ impl<C: Conn> PlatformStatements for Pg<'_, C> {
     fn insert_registration(&self, scope: &Scope, r: &RegistrationRecord) -> Result<()> {
         let data = to_json(r)?;
         self.exec(
-            "INSERT INTO registrations (account, live, id, country, region, kind, data) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            &[&&*scope.account, &scope.live, &r.id, &r.country, &r.region, &r.kind.as_str(), &data],
+            "INSERT INTO registrations (account, live, id, country, region, kind, data, seller, active_from, active_until)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            &[
+                &&*scope.account,
+                &scope.live,
+                &r.id,
+                &r.country,
+                &r.region,
+                &r.kind.as_str(),
+                &data,
+                &r.seller_key(),
+                &r.active_from,
+                &r.active_until(),
+            ],
         )
         .map(drop)
     }
@@ -69,8 +92,16 @@ impl<C: Conn> PlatformStatements for Pg<'_, C> {
     fn update_registration(&self, scope: &Scope, r: &RegistrationRecord) -> Result<()> {
         let data = to_json(r)?;
         self.exec(
-            "UPDATE registrations SET data = $4 WHERE account = $1 AND live = $2 AND id = $3",
-            &[&&*scope.account, &scope.live, &r.id, &data],
+            "UPDATE registrations SET data = $4, active_from = $5, active_until = $6
+             WHERE account = $1 AND live = $2 AND id = $3",
+            &[
+                &&*scope.account,
+                &scope.live,
+                &r.id,
+                &data,
+                &r.active_from,
+                &r.active_until(),
+            ],
         )
         .map(drop)
     }
@@ -106,11 +137,30 @@ impl<C: Conn> PlatformStatements for Pg<'_, C> {
         )
     }
 
-    fn registrations_all(&self, scope: &Scope) -> Result<Vec<RegistrationRecord>> {
-        self.many(
-            r#"SELECT data FROM registrations WHERE account = $1 AND live = $2 ORDER BY id COLLATE "C""#,
-            &[&&*scope.account, &scope.live],
-        )
+    fn seller_registrations(
+        &self,
+        scope: &Scope,
+        seller: &str,
+        kind: RegistrationKind,
+        at: i64,
+    ) -> Result<(Vec<RegistrationRecord>, bool)> {
+        let kind = kind.as_str();
+        let active: Vec<RegistrationRecord> = self.many(
+            ACTIVE_REGISTRATIONS,
+            &[&&*scope.account, &scope.live, &seller, &kind, &at],
+        )?;
+        if !active.is_empty() {
+            return Ok((active, true));
+        }
+        let row = self.row(
+            SELLER_HAS_KIND,
+            &[&&*scope.account, &scope.live, &seller, &kind],
+        )?;
+        let any = row
+            .map(|r| r.try_get::<_, bool>(0))
+            .transpose()
+            .map_err(pg_err)?;
+        Ok((active, any.unwrap_or(false)))
     }
 
     fn insert_certificate(&self, account: &str, c: &CertificateRecord) -> Result<()> {
@@ -210,5 +260,60 @@ impl<C: Conn> PlatformStatements for Pg<'_, C> {
             "SELECT data FROM platform_calculations WHERE account = $1 AND live = $2 AND id = $3",
             &[&&*scope.account, &scope.live, &id],
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The statement `sql` with its parameters written in (`$1` … as `values`), for
+    /// `EXPLAIN` through psql.
+    fn with_values(sql: &str, values: &[&str]) -> String {
+        values
+            .iter()
+            .enumerate()
+            .rev()
+            .fold(sql.to_string(), |sql, (i, v)| {
+                sql.replace(&format!("${}", i + 1), v)
+            })
+    }
+
+    /// As the SQLite ledger's test: a calculation reads its seller's registrations active
+    /// on its date through the index `registrations_active` (`store::index_check`).
+    #[test]
+    fn a_calculation_reads_only_the_active_registrations_of_its_seller() {
+        if !levy_testkit::postgres::wanted() {
+            eprintln!("skipped: LEVY_TEST_LEDGER=postgres is not set");
+            return;
+        }
+        let server = levy_testkit::postgres::server().expect("a PostgreSQL server for the test");
+        let url = server.database();
+        let database = url.rsplit('/').next().unwrap().to_string();
+        let store = super::super::PostgresStore::open(&url).unwrap();
+        super::super::super::index_check::check(&store, || {
+            server.psql(&database, "ANALYZE registrations").unwrap();
+            let at = super::super::super::index_check::AT.to_string();
+            let key = ["'shop'", "true", "''", "'sales_tax'"];
+            let active = with_values(ACTIVE_REGISTRATIONS, &[key[0], key[1], key[2], key[3], &at]);
+            let none = ["'shop'", "true", "'merch_none'", "'sales_tax'"];
+            [active, with_values(SELLER_HAS_KIND, &none)]
+                .iter()
+                .map(|sql| server.psql(&database, &format!("EXPLAIN {sql}")).unwrap())
+                .collect()
+        });
+        drop(store);
+        // A ledger of schema 6 (before the columns and the index) is migrated: the columns
+        // are filled from the sealed records.
+        server
+            .psql(
+                &database,
+                "DROP INDEX registrations_active; ALTER TABLE registrations DROP COLUMN seller,
+                 DROP COLUMN active_from, DROP COLUMN active_until;
+                 UPDATE levy_ledger SET schema_version = 6",
+            )
+            .unwrap();
+        let store = super::super::PostgresStore::open(&url).unwrap();
+        super::super::super::index_check::check_migrated(&store);
     }
 }

@@ -7,11 +7,11 @@ use std::collections::HashMap;
 use deadpool_postgres::Pool;
 
 use super::super::seal::from_json;
-use super::super::{tables, RefundRecord, StoreError, TransactionRecord};
+use super::super::{tables, RefundRecord, RegistrationRecord, StoreError, TransactionRecord};
 use super::{begin_long, pg_err, pool_err, Conn};
 
 /// The current schema version (`levy_ledger.schema_version`).
-pub(super) const SCHEMA_VERSION: i64 = 7;
+pub(super) const SCHEMA_VERSION: i64 = 8;
 
 /// The advisory lock taken while the schema is checked and migrated, so that processes
 /// starting together migrate once: "LEVY" in ASCII.
@@ -104,7 +104,54 @@ fn migrations() -> [String; SCHEMA_VERSION as usize] {
         // Schema 7: answers kept under idempotency keys, as in the SQLite ledger (its
         // schema 10).
         t(&[tables::IDEMPOTENCY_KEYS]),
+        // Schema 8: a registration's seller and the span of its activity beside the sealed
+        // record, and the index of a calculation's reads, as in the SQLite ledger (its
+        // schema 11); `fill_registrations` fills the columns.
+        t(&[
+            &tables::REGISTRATION_COLUMNS
+                .map(|(name, definition)| {
+                    format!(
+                        "ALTER TABLE registrations ADD COLUMN IF NOT EXISTS {name} {definition};\n"
+                    )
+                })
+                .concat(),
+            tables::REGISTRATIONS_ACTIVE,
+        ]),
     ]
+}
+
+/// The migration after which [`fill_registrations`] runs (the one that makes schema 8).
+const REGISTRATIONS_MIGRATION: usize = 7;
+
+/// Schema 8: each registration's seller and span, copied from its sealed record.
+async fn fill_registrations(tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
+    let rows = tx
+        .query("SELECT account, live, id, data FROM registrations", &[])
+        .await
+        .map_err(pg_err)?;
+    for row in rows {
+        let (account, live, id): (String, bool, String) = (
+            row.try_get(0).map_err(pg_err)?,
+            row.try_get(1).map_err(pg_err)?,
+            row.try_get(2).map_err(pg_err)?,
+        );
+        let r: RegistrationRecord = from_json(&row.try_get::<_, String>(3).map_err(pg_err)?)?;
+        tx.execute(
+            "UPDATE registrations SET seller = $4, active_from = $5, active_until = $6
+             WHERE account = $1 AND live = $2 AND id = $3",
+            &[
+                &account,
+                &live,
+                &id,
+                &r.seller_key(),
+                &r.active_from,
+                &r.active_until(),
+            ],
+        )
+        .await
+        .map_err(pg_err)?;
+    }
+    Ok(())
 }
 
 /// The migration after which [`fill_days`] runs (the one that makes schema 6).
@@ -230,6 +277,9 @@ pub(super) async fn migrate(pool: Pool, target: String) -> Result<(), StoreError
         }
         if i == DAYS_MIGRATION {
             fill_days(&tx).await?;
+        }
+        if i == REGISTRATIONS_MIGRATION {
+            fill_registrations(&tx).await?;
         }
     }
     tx.execute(

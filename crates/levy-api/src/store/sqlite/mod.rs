@@ -455,7 +455,7 @@ mod calculation_reads_tests {
                 &live,
                 Some("cus_1"),
                 &[Some("p1"), None, Some("nope")],
-                false,
+                None,
             )
             .unwrap();
         assert_eq!(reads.customer, Some(customer("cus_1", false)));
@@ -474,7 +474,7 @@ mod calculation_reads_tests {
 
         // A customer exempt everywhere needs no certificates; test mode never uses any.
         let exempt = store
-            .calculation_reads(&live, Some("cus_exempt"), &[], false)
+            .calculation_reads(&live, Some("cus_exempt"), &[], None)
             .unwrap();
         assert!(exempt.customer.is_some() && exempt.certificates.is_empty());
         let test = Scope {
@@ -482,16 +482,16 @@ mod calculation_reads_tests {
             live: false,
         };
         let reads = store
-            .calculation_reads(&test, Some("cus_1"), &[Some("p1")], false)
+            .calculation_reads(&test, Some("cus_1"), &[Some("p1")], None)
             .unwrap();
         assert!(reads.customer.is_some() && reads.certificates.is_empty());
         // No customer named, or one that does not exist: nothing but the products.
         let none = store
-            .calculation_reads(&live, Some("cus_x"), &[], false)
+            .calculation_reads(&live, Some("cus_x"), &[], None)
             .unwrap();
         assert_eq!(none, CalculationReads::default());
         let nothing_named = store
-            .calculation_reads(&live, None, &[None, None], false)
+            .calculation_reads(&live, None, &[None, None], None)
             .unwrap();
         assert_eq!(nothing_named.products, vec![None, None]);
         assert!(nothing_named.customer.is_none() && nothing_named.certificates.is_empty());

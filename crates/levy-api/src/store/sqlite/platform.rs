@@ -8,6 +8,17 @@ use super::super::*;
 use super::queries::{query_all, query_one, query_packed, run, run_unique, Sql};
 use super::sqlite_err;
 
+/// A seller's registrations of one kind active at a time (`?5`): a range of the index
+/// `registrations_active` (account, mode, seller, kind, end), whatever else the account
+/// has.
+pub(super) const ACTIVE_REGISTRATIONS: &str =
+    "SELECT data FROM registrations WHERE account = ?1 AND live = ?2 AND seller = ?3 AND kind = ?4
+     AND active_until > ?5 AND active_from <= ?5 ORDER BY id";
+
+/// Whether a seller has a registration of one kind, active or not: one probe of that index.
+pub(super) const SELLER_HAS_KIND: &str = "SELECT EXISTS (SELECT 1 FROM registrations
+     WHERE account = ?1 AND live = ?2 AND seller = ?3 AND kind = ?4)";
+
 impl PlatformStatements for Sql<'_> {
     fn platform_calc(&self, scope: &Scope, id: &str) -> Result<Option<PlatformCalculationRecord>> {
         query_packed(
@@ -57,8 +68,20 @@ impl PlatformStatements for Sql<'_> {
     fn insert_registration(&self, scope: &Scope, r: &RegistrationRecord) -> Result<()> {
         run(
             self.0,
-            "INSERT INTO registrations (account, live, id, country, region, kind, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![&*scope.account, scope.live, r.id, r.country, r.region, r.kind.as_str(), to_json(r)?],
+            "INSERT INTO registrations (account, live, id, country, region, kind, data, seller, active_from, active_until)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                &*scope.account,
+                scope.live,
+                r.id,
+                r.country,
+                r.region,
+                r.kind.as_str(),
+                to_json(r)?,
+                r.seller_key(),
+                r.active_from,
+                r.active_until()
+            ],
         )
         .map(drop)
     }
@@ -74,8 +97,16 @@ impl PlatformStatements for Sql<'_> {
     fn update_registration(&self, scope: &Scope, r: &RegistrationRecord) -> Result<()> {
         run(
             self.0,
-            "UPDATE registrations SET data = ?4 WHERE account = ?1 AND live = ?2 AND id = ?3",
-            params![&*scope.account, scope.live, r.id, to_json(r)?],
+            "UPDATE registrations SET data = ?4, active_from = ?5, active_until = ?6
+             WHERE account = ?1 AND live = ?2 AND id = ?3",
+            params![
+                &*scope.account,
+                scope.live,
+                r.id,
+                to_json(r)?,
+                r.active_from,
+                r.active_until()
+            ],
         )
         .map(drop)
     }
@@ -113,12 +144,25 @@ impl PlatformStatements for Sql<'_> {
         )
     }
 
-    fn registrations_all(&self, scope: &Scope) -> Result<Vec<RegistrationRecord>> {
-        query_all(
-            self.0,
-            "SELECT data FROM registrations WHERE account = ?1 AND live = ?2 ORDER BY id",
-            params![&*scope.account, scope.live],
-        )
+    fn seller_registrations(
+        &self,
+        scope: &Scope,
+        seller: &str,
+        kind: RegistrationKind,
+        at: i64,
+    ) -> Result<(Vec<RegistrationRecord>, bool)> {
+        let key = params![&*scope.account, scope.live, seller, kind.as_str(), at];
+        let active: Vec<RegistrationRecord> = query_all(self.0, ACTIVE_REGISTRATIONS, key)?;
+        if !active.is_empty() {
+            return Ok((active, true));
+        }
+        let key = params![&*scope.account, scope.live, seller, kind.as_str()];
+        let any = self
+            .0
+            .prepare_cached(SELLER_HAS_KIND)
+            .and_then(|mut st| st.query_row(key, |r| r.get(0)))
+            .map_err(sqlite_err)?;
+        Ok((active, any))
     }
 
     fn insert_certificate(&self, account: &str, c: &CertificateRecord) -> Result<()> {
@@ -220,5 +264,53 @@ impl PlatformStatements for Sql<'_> {
                 |r| r.get(0),
             )
             .map_err(sqlite_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A calculation reads its seller's registrations active on its date through the index
+    /// `registrations_active`, not the account's 10,002 (`store::index_check`).
+    #[test]
+    fn a_calculation_reads_only_the_active_registrations_of_its_seller() {
+        let dir = levy_testkit::TempDir::new("levy-registrations-index");
+        let path = dir.join("ledger.sqlite").to_string_lossy().into_owned();
+        let store = super::super::SqliteStore::open(&path).unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let plan = |sql: &str, params: &[&dyn rusqlite::ToSql]| -> String {
+            let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let rows = st
+                .query_map(params, |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .unwrap();
+            rows.join("; ")
+        };
+        super::super::super::index_check::check(&store, || {
+            let at = super::super::super::index_check::AT;
+            vec![
+                plan(
+                    ACTIVE_REGISTRATIONS,
+                    &[&"shop", &true, &"", &"sales_tax", &at],
+                ),
+                plan(
+                    SELLER_HAS_KIND,
+                    &[&"shop", &true, &"merch_none", &"sales_tax"],
+                ),
+            ]
+        });
+        drop(store);
+        // A ledger of schema 9 (before the columns and the index) is migrated: the columns
+        // are filled from the sealed records.
+        conn.execute_batch(
+            "DROP INDEX registrations_active; ALTER TABLE registrations DROP COLUMN seller;
+             ALTER TABLE registrations DROP COLUMN active_from;
+             ALTER TABLE registrations DROP COLUMN active_until; PRAGMA user_version = 9;",
+        )
+        .unwrap();
+        let store = super::super::SqliteStore::open(&path).unwrap();
+        super::super::super::index_check::check_migrated(&store);
     }
 }

@@ -11,7 +11,7 @@ use super::queries::{seal_nexus, Sql};
 use super::sqlite_err;
 
 /// The current schema version (`PRAGMA user_version`).
-pub(super) const SCHEMA_VERSION: i64 = 10;
+pub(super) const SCHEMA_VERSION: i64 = 11;
 
 /// SQLite's first transactions, whose layout differs from the shared definitions: no
 /// `kind`, the order id unique alone. (Its refund index, not unique, and its merchants,
@@ -92,6 +92,10 @@ CREATE TABLE nexus_months (
         t(&[tables::LIABILITY]),
         // Schema 10: answers kept under idempotency keys (`store::kept`).
         t(&[tables::IDEMPOTENCY_KEYS]),
+        // Schema 11: a registration's seller and the span of its activity beside the sealed
+        // record, and the index of a calculation's reads (`tables::REGISTRATIONS_ACTIVE`),
+        // made by `index_registrations`.
+        String::new(),
     ]
 }
 
@@ -159,6 +163,53 @@ fn add_refunded_column(conn: &Connection) -> Result<(), StoreError> {
             .map_err(sqlite_err)?;
     }
     Ok(())
+}
+
+/// Schema 11: the columns of a calculation's reads of registrations (where missing: a file
+/// whose version was set back by hand has them), filled from each sealed record, and
+/// their index.
+fn index_registrations(conn: &Connection) -> Result<(), StoreError> {
+    for (name, definition) in tables::REGISTRATION_COLUMNS {
+        let has: bool = conn
+            .query_row(
+                "SELECT count(*) > 0 FROM pragma_table_info('registrations') WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .map_err(sqlite_err)?;
+        if !has {
+            let column = tables::render(definition, &tables::SQLITE);
+            conn.execute_batch(&format!(
+                "ALTER TABLE registrations ADD COLUMN {name} {column};"
+            ))
+            .map_err(sqlite_err)?;
+        }
+    }
+    let rows: Vec<(i64, String)> = {
+        let mut stmt = conn
+            .prepare("SELECT rowid, data FROM registrations")
+            .map_err(sqlite_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sqlite_err)?;
+        rows.collect::<Result<_, _>>().map_err(sqlite_err)?
+    };
+    let mut update = conn
+        .prepare("UPDATE registrations SET seller = ?2, active_from = ?3, active_until = ?4 WHERE rowid = ?1")
+        .map_err(sqlite_err)?;
+    for (rowid, data) in rows {
+        let r: RegistrationRecord = from_json(&data)?;
+        update
+            .execute(params![
+                rowid,
+                r.seller_key(),
+                r.active_from,
+                r.active_until()
+            ])
+            .map_err(sqlite_err)?;
+    }
+    conn.execute_batch(tables::REGISTRATIONS_ACTIVE)
+        .map_err(sqlite_err)
 }
 
 /// Tables whose `data` column holds sealed records.
@@ -307,6 +358,9 @@ pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         }
         if i + 1 == 9 {
             fill_days(&tx)?;
+        }
+        if i + 1 == 11 {
+            index_registrations(&tx)?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
             .map_err(sqlite_err)?;
