@@ -1,14 +1,14 @@
-//! The till's side of sync (feature `sync`): sends a till's unsent transactions,
-//! refunds, reversals and deletions (the outbox of its SQLite ledger) to a central levy
+//! The till's side of sync (feature `sync`): sends a till's unsent transactions, refunds,
+//! reversals and deletions (the outbox of its SQLite ledger) to a central levy
 //! (`POST /tax/sync`), in batches, and marks each event as the central side answered.
 //! Safe to re-run and to kill at any moment: an event is marked only after the central
 //! ledger has committed it, and the central side recognises what it already holds, even
 //! when a request it is still committing (of a run killed, or held back by the network)
 //! repeats it. One sync of a ledger runs at a time ([`OutboxLock`]): another started
-//! meanwhile stops at once with [`SyncError::Busy`]. After the unsent events, the central
-//! side checks the events held as conflicts again, storing nothing, and those it already
-//! holds are marked sent (so conflicts an older release reported wrongly clear). Used by
-//! `levy sync` and liblevy's `levy_sync`.
+//! meanwhile stops with [`SyncError::Busy`] (within a quarter of a second). After the
+//! unsent events, the central side checks the events held as conflicts again, storing
+//! nothing, and those it already holds are marked sent (so conflicts an older release
+//! reported wrongly clear). Used by `levy sync` and liblevy's `levy_sync`.
 
 use std::time::Duration;
 

@@ -7,6 +7,12 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::SyncError;
 
+/// How long a taker waits for the lock before [`SyncError::Busy`]. Taking it is several
+/// steps of SQLite's locks (shared, reserved, exclusive), so two takers at the same moment
+/// can each stop the other; the wait lets one of them through. A sync that holds the lock
+/// holds it for its whole run, far longer.
+const PATIENCE: Duration = Duration::from_millis(250);
+
 /// The exclusive right to send a till's outbox, held until dropped. It is SQLite's own
 /// exclusive lock on a small file beside the ledger, `<ledger>.sync-lock` (an empty
 /// database, never written), so it is the operating system's file lock (POSIX advisory
@@ -26,8 +32,8 @@ impl OutboxLock {
         format!("{ledger}.sync-lock")
     }
 
-    /// Takes the lock of the ledger at `ledger`, or answers [`SyncError::Busy`] at once
-    /// when another sync holds it (it does not wait).
+    /// Takes the lock of the ledger at `ledger`, or answers [`SyncError::Busy`] when
+    /// another sync holds it (after a quarter of a second, [`PATIENCE`]).
     pub fn take(ledger: &str) -> Result<OutboxLock, SyncError> {
         let path = OutboxLock::path(ledger);
         let failed = |e: rusqlite::Error| {
@@ -37,7 +43,7 @@ impl OutboxLock {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&path, flags).map_err(failed)?;
-        conn.busy_timeout(Duration::ZERO).map_err(failed)?;
+        conn.busy_timeout(PATIENCE).map_err(failed)?;
         match conn.execute_batch("BEGIN EXCLUSIVE") {
             Ok(()) => Ok(OutboxLock { _held: conn }),
             Err(rusqlite::Error::SqliteFailure(e, _))
@@ -63,7 +69,7 @@ mod tests {
         let ledger = dir.join("till.sqlite").to_string_lossy().into_owned();
         let first = OutboxLock::take(&ledger).unwrap();
         // A second taker, here another connection of the same process (another thread, a
-        // second `levy_sync` call), is refused at once, as another process is.
+        // second `levy_sync` call), is refused, as another process is.
         match OutboxLock::take(&ledger) {
             Err(SyncError::Busy { ledger: l, lock }) => {
                 assert_eq!(l, ledger);
@@ -79,6 +85,27 @@ mod tests {
         drop(first);
         let again = OutboxLock::take(&ledger).unwrap();
         drop(again);
+        // Takers at the same moment: exactly one holds it each time (two at once must not
+        // both be refused, as SQLite's lock steps would without a moment's patience).
+        for round in 0..10 {
+            let barrier = std::sync::Barrier::new(4);
+            let held: usize = std::thread::scope(|scope| {
+                let takers: Vec<_> = (0..4)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            barrier.wait();
+                            let lock = OutboxLock::take(&ledger);
+                            // Held until all four have given up.
+                            std::thread::sleep(PATIENCE * 2);
+                            lock.is_ok()
+                        })
+                    })
+                    .collect();
+                takers.into_iter().map(|t| t.join().unwrap() as usize).sum()
+            });
+            assert!(held <= 1, "round {round}: {held} holders at once");
+            assert!(held == 1, "round {round}: every taker was refused");
+        }
         // Holding it writes nothing: the lock file stays empty, and no journal is left.
         assert_eq!(
             std::fs::metadata(OutboxLock::path(&ledger)).unwrap().len(),
