@@ -344,10 +344,11 @@ fn check_round(central: &Central, till: &Path, twins: &[PathBuf], outs: &[Output
 
 /// The finding: two `levy sync` of one till at once (an overlapping cron job), four rounds
 /// of 87 records, reported 26 false conflicts on an SQLite central ledger and 42 on
-/// PostgreSQL. Now the runs take turns (the second exits 75, saying why, or waits for
-/// nothing), the central server answers concurrent resends of the same records
-/// `already_recorded`, no conflict is left, and every record is on the central ledger
-/// once, reading as on the till.
+/// PostgreSQL. Now two runs of the till take turns (the second exits 75, saying why, when
+/// it meets the first), a run of a copy of the till at the same time sends the same
+/// records to the central server concurrently and they are `already_recorded`, no outbox
+/// is left with a conflict, and every record is on the central ledger once, reading as on
+/// the till.
 #[test]
 fn overlapping_syncs_of_one_till_leave_no_conflict() {
     for (label, make) in ledgers("overlap") {
