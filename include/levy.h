@@ -730,12 +730,16 @@ enum LevyStatus levy_registration_expire(const struct LevyService *service, cons
 // happened to `*out_report`. Exactly once: a record is marked sent only after the central
 // ledger committed it, and the central side recognises what it already holds, so the call
 // may be repeated, or interrupted (even by killing the process) and called again.
-// Conflicts are not an error: they are counted in the report. Blocks while it works;
-// call it from a thread that may wait on the network.
+// Conflicts are not an error: they are counted in the report (after the central side
+// checked the earlier ones again: those it holds are cleared). One sync of a ledger runs
+// at a time, in this process or another. Blocks while it works; call it from a thread
+// that may wait on the network.
 //
 // Errors: `LEVY_NULL_ARGUMENT` (config, its ledger_path, base_url or key, out_report),
 // `LEVY_INVALID_UTF8`, `LEVY_INVALID_ARGUMENT` (batch over 1000), `LEVY_SYNC_ERROR` (the
-// ledger, the network or the central server; what was marked before stays marked).
+// ledger, the network or the central server, and what was marked before stays marked; or
+// another sync of the same ledger is running, which sends every record, and this call
+// sent nothing: the message says so).
 // `*out_report` is written only on `LEVY_OK`.
 //
 // # Safety

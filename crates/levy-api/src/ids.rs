@@ -1,6 +1,18 @@
 //! Unguessable identifiers: the interface's prefix, the time and random bits. The clock is
 //! `crate::clock`'s, the randomness `crate::random`'s.
 
+/// Hexadecimal digits after an id's prefix.
+pub(crate) const ID_DIGITS: usize = 32;
+
+/// Whether `id` is an id [`new_id`] makes with `prefix`: the prefix, then exactly
+/// [`ID_DIGITS`] lower-case hexadecimal digits (`0-9`, `a-f`), and nothing else. Every
+/// release of levy has made its ids so.
+pub(crate) fn is_id(prefix: &str, id: &str) -> bool {
+    id.strip_prefix(prefix).is_some_and(|rest| {
+        rest.len() == ID_DIGITS && rest.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
 /// A new id with the interface's prefix (`calc_`, `tr_`, ...) and 32 lower-case hex digits:
 /// the first 12 are the milliseconds since 1970 (48 bits), the other 20 are random
 /// (80 bits from the operating system's generator, so an id cannot be guessed from
@@ -54,5 +66,29 @@ mod tests {
         let same: std::collections::HashSet<String> =
             (0..1_000).map(|_| super::new_id("tr_")).collect();
         assert_eq!(same.len(), 1_000);
+    }
+
+    #[test]
+    fn the_grammar_of_ids_is_the_prefix_and_32_lower_case_hex_digits() {
+        for prefix in ["tr_", "ref_tr_", "calc_", "plat_calc_"] {
+            let id = super::new_id(prefix);
+            assert!(super::is_id(prefix, &id), "{id}");
+        }
+        let digits = "0123456789abcdef0123456789abcdef";
+        assert!(super::is_id("tr_", &format!("tr_{digits}")));
+        for bad in [
+            String::new(),
+            "tr_".to_string(),
+            "tr_../../x".to_string(),
+            format!("tr_{}", &digits[1..]),
+            format!("tr_{digits}0"),
+            format!("tr_{}", digits.to_uppercase()),
+            format!("tr_{}g", &digits[1..]),
+            format!("ref_tr_{digits}"),
+            format!("TR_{digits}"),
+            format!("tr_{}é", &digits[2..]),
+        ] {
+            assert!(!super::is_id("tr_", &bad), "{bad:?}");
+        }
     }
 }

@@ -139,6 +139,12 @@ fn seal(record: &Value) -> String {
     format!(r#"{{"blake3":"{sum}","record":{json}}}"#)
 }
 
+/// The `n`th id of `prefix` made for a forged record: the prefix and 32 hexadecimal digits,
+/// as levy makes ids, so that only the forgery's fault is in question.
+fn fresh_id(prefix: &str, n: usize) -> String {
+    format!("{prefix}{:032x}", 0xf0_0000 + n)
+}
+
 /// An event with its record changed by `f` and sealed again (as anyone holding a key could
 /// send it).
 fn forged(event: &Value, seq: i64, f: impl FnOnce(&mut Value)) -> Value {
@@ -273,7 +279,6 @@ fn records_no_request_could_make_are_conflicts_and_the_batch_goes_on() {
     let (sale, refund) = (&events[0], &events[1]);
     let long = "x".repeat(10_000);
     let bad_sales: Vec<Forgery> = vec![
-        ("empty id", Box::new(|r| r["id"] = json!(""))),
         (
             "long order id",
             Box::new(move |r| r["reference_order_id"] = json!(long.clone())),
@@ -300,14 +305,12 @@ fn records_no_request_could_make_are_conflicts_and_the_batch_goes_on() {
             Box::new(|r| r["reference_order_id"] = json!("a\u{0}b")),
         ),
     ];
-    for (what, f) in &bad_sales {
-        let mut event = forged(sale, 1, |r| f(r));
+    for (i, (what, f)) in bad_sales.iter().enumerate() {
         // A fresh id, so that only the fault makes it a conflict.
-        if *what != "empty id" {
-            let mut record = unsealed(event["record"].as_str().unwrap());
-            record["id"] = json!(format!("tr_forged_{}", what.replace(' ', "_")));
-            event["record"] = json!(seal(&record));
-        }
+        let event = forged(sale, 1, |r| {
+            f(r);
+            r["id"] = json!(fresh_id("tr_", i));
+        });
         let (s, v) = send(&central, &[event]);
         assert_eq!(s, 200, "{what}: {v}");
         assert_eq!(outcomes(&v), ["conflict"], "{what}: {v}");
@@ -346,10 +349,10 @@ fn records_no_request_could_make_are_conflicts_and_the_batch_goes_on() {
             Box::new(|r| r["lines"][0]["line"]["line_item_id"] = json!("li_other")),
         ),
     ];
-    for (what, f) in &bad_refunds {
+    for (i, (what, f)) in bad_refunds.iter().enumerate() {
         let event = forged(refund, 2, |r| {
             f(r);
-            r["id"] = json!(format!("ref_tr_forged_{}", what.replace(' ', "_")));
+            r["id"] = json!(fresh_id("ref_tr_", i));
         });
         // The events after a conflict go on: the real refund after each forged one.
         let (s, v) = send(&central, &[event]);
@@ -366,7 +369,7 @@ fn records_no_request_could_make_are_conflicts_and_the_batch_goes_on() {
         r["transaction_id"] = json!(other);
     });
     let after = forged(sale, 4, |r| {
-        r["id"] = json!("tr_after_the_reused_refund");
+        r["id"] = json!(fresh_id("tr_", 99));
         r["reference_order_id"] = json!("till-after");
     });
     let (s, v) = send(&central, &[reused, after]);
@@ -438,4 +441,170 @@ fn a_sync_batch_counts_its_events_against_the_rate() {
     assert_eq!(flat_type(&v, 429), "RATE_LIMITED");
     let (s, v) = get(&central, "/tax/transactions/nothing", LIVE_KEY, None);
     assert_eq!(s, 404, "{v}");
+}
+
+/// Issue 47: ids that are not ids levy makes (`tr_../../x` was stored, and served at
+/// `GET /tax/transactions/tr_../../x`). The batch is refused whole (400
+/// INVALID_SYNC_RECORD) with a message naming the field and the id, and nothing of it is
+/// stored, the good sale sent before the bad record included.
+#[test]
+fn synced_ids_follow_the_interfaces_grammar() {
+    let till = Till::new("sync-ids");
+    let central = service();
+    let svc = till.service();
+    let tx = live_sale(&svc, "10000", "till-i");
+    assert_eq!(partial_refund(&svc, &tx, -1000, -92).0, 200);
+    drop(svc);
+    let events = till.events();
+    let (sale, refund) = (&events[0], &events[1]);
+    let hex = "0123456789abcdef0123456789abcdef";
+    let cases: Vec<(&Value, &str, String)> = vec![
+        (sale, "id", "tr_../../x".into()),
+        (sale, "id", String::new()),
+        (sale, "id", format!("tr_{}", &hex[1..])),
+        (sale, "id", format!("tr_{hex}0")),
+        (sale, "id", format!("tr_{}", hex.to_uppercase())),
+        (sale, "id", format!("tr_{}/", &hex[1..])),
+        (sale, "id", format!("ref_tr_{hex}")),
+        (sale, "id", format!("tr_{}\u{0}", &hex[1..])),
+        (sale, "calculation_id", "calc_../x".into()),
+        (sale, "calculation_id", String::new()),
+        // A platform calculation's id for a transaction that is not a platform's.
+        (sale, "calculation_id", format!("plat_calc_{hex}")),
+        (refund, "id", "ref_tr_%2e%2e%2f".into()),
+        (refund, "id", format!("tr_{hex}")),
+        (refund, "transaction_id", "tr_x".into()),
+    ];
+    for (event, field, bad) in &cases {
+        let forged = forged(event, 3, |r| r[*field] = json!(bad));
+        let (s, v) = send(&central, &[sale.clone(), forged]);
+        assert_eq!(s, 400, "{field} {bad:?}: {v}");
+        assert_eq!(flat_type(&v, 400), "INVALID_SYNC_RECORD", "{v}");
+        let message = v["message"].as_str().unwrap();
+        let named = message.contains(&format!("events[1].record.{field}: {field} {bad:?} "));
+        assert!(named, "{field} {bad:?}: {message}");
+        assert!(
+            message.contains("nothing of the batch was applied"),
+            "{message}"
+        );
+    }
+    // Nothing stored: not the good sale sent first, not the bad ones.
+    for path in [
+        format!("/tax/transactions/{tx}"),
+        "/tax/transactions/tr_../../x".into(),
+    ] {
+        let (s, v) = get(&central, &path, LIVE_KEY, None);
+        assert_eq!(s, 404, "{path}: {v}");
+    }
+    let (s, v) = send(&central, &events);
+    assert_eq!(
+        (s, outcomes(&v)),
+        (200, vec!["recorded".to_string(); 2]),
+        "{v}"
+    );
+}
+
+/// One offline day of a till: sales of 100.00 in 37203 (9.25% tax there), full refunds,
+/// reversals of some and new full refunds of those, partial refunds, deletions; 25 events.
+fn offline_day(svc: &Service, day: usize) {
+    let sales: Vec<String> = (0..10)
+        .map(|i| live_sale(svc, "10000", &format!("day{day}-{i}")))
+        .collect();
+    let refunds: Vec<Value> = sales[..5]
+        .iter()
+        .map(|tx| {
+            let (s, r) = full_refund(svc, tx);
+            assert_eq!(s, 200, "{r}");
+            r
+        })
+        .collect();
+    for r in &refunds[..3] {
+        let body = json!({"refund_id": r["id"]}).to_string();
+        let (s, v) = post(svc, "/tax/refund_reversals", LIVE_KEY, None, &body);
+        assert_eq!(s, 200, "{v}");
+    }
+    for tx in &sales[..2] {
+        assert_eq!(full_refund(svc, tx).0, 200);
+    }
+    for tx in &sales[5..7] {
+        assert_eq!(partial_refund(svc, tx, -1000, -92).0, 200);
+    }
+    for tx in [&sales[3], &sales[5], &sales[9]] {
+        let path = format!("/tax/transactions/{tx}");
+        let (s, v) = call(svc, "DELETE", &path, Some(LIVE_KEY), None, "");
+        assert_eq!(s, 200, "{v}");
+    }
+}
+
+/// `events` sent by `n` requests at once; each request's outcomes.
+fn at_once(central: &Service, n: usize, orders: &[Vec<Value>]) -> Vec<Vec<String>> {
+    let barrier = std::sync::Barrier::new(n);
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..n)
+            .map(|i| {
+                let (barrier, events) = (&barrier, &orders[i % orders.len()]);
+                scope.spawn(move || {
+                    barrier.wait();
+                    let (s, v) = send(central, events);
+                    assert_eq!(s, 200, "{v}");
+                    outcomes(&v)
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    })
+}
+
+/// Issue 47: two syncs of one till at once, or a resend racing the request it repeats,
+/// made false conflicts: a refund whose first request had recorded it meanwhile was
+/// refused as not fitting, or as of a sale deleted since. Now the same batch sent by four
+/// requests at once is recorded once, event by event (one request answers `recorded`, the
+/// others `already_recorded`), with no conflict, over six days of a till; and the whole
+/// outbox resent at once in other orders (each refund after its reversal, each sale after
+/// its deletion, every event backwards) is `already_recorded` throughout. The central
+/// nexus total is the till's.
+#[test]
+fn one_batch_sent_by_several_requests_at_once_is_recorded_once() {
+    let till = Till::new("sync-at-once");
+    let central = service();
+    let mut all = Vec::new();
+    for day in 0..6 {
+        offline_day(&till.service(), day);
+        let events = till.events();
+        assert_eq!(events.len(), 25);
+        let answers = at_once(&central, 4, std::slice::from_ref(&events));
+        for (k, event) in events.iter().enumerate() {
+            let got: Vec<&str> = answers.iter().map(|a| a[k].as_str()).collect();
+            let recorded = got.iter().filter(|o| **o == "recorded").count();
+            let already = got.iter().filter(|o| **o == "already_recorded").count();
+            assert_eq!(
+                (recorded, already),
+                (1, 3),
+                "day {day}, {}: {got:?}",
+                event["kind"]
+            );
+        }
+        till.mark_sent();
+        all.extend(events);
+    }
+    let kinds = |kinds: &[&str]| -> Vec<Value> {
+        let mut out = Vec::new();
+        for k in kinds {
+            out.extend(all.iter().filter(|e| e["kind"] == *k).cloned());
+        }
+        out
+    };
+    let orders = vec![
+        all.iter().rev().cloned().collect(),
+        kinds(&["reversal", "refund", "deletion", "transaction"]),
+        kinds(&["deletion", "reversal", "transaction", "refund"]),
+    ];
+    for answers in at_once(&central, 3, &orders) {
+        assert!(
+            answers.iter().all(|o| o == "already_recorded"),
+            "{answers:?}"
+        );
+    }
+    let totals = till.service().nexus_totals("shop").unwrap();
+    assert_eq!(central.nexus_totals("shop").unwrap(), totals);
 }

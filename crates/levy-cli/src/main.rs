@@ -51,7 +51,9 @@ enum Command {
     #[command(flatten)]
     Server(serve::Command),
     /// Send a till's offline transactions, refunds, reversals and deletions to a central
-    /// levy (exactly once; safe to re-run or interrupt).
+    /// levy (exactly once; safe to re-run or interrupt). Exits 0 when nothing is left in
+    /// conflict, 1 when something is or the sync failed, 75 when another sync of the same
+    /// till is running (this one sent nothing).
     Sync(sync::SyncArgs),
     /// Ledgers: copy an SQLite ledger into PostgreSQL.
     Ledger {
@@ -184,17 +186,7 @@ fn main() -> ExitCode {
             .map(|out| print!("{out}"))
             .map_err(|e| e.to_string()),
         Command::Server(command) => serve::run(command).map_err(|e| e.to_string()),
-        Command::Sync(args) => sync::run(&args).map_err(|e| e.to_string()).and_then(|report| {
-            print!("{}", report.to_text());
-            if report.conflicts.is_empty() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{} records conflict with the central ledger (see above); they are kept in the outbox and not sent again",
-                    report.conflicts.len()
-                ))
-            }
-        }),
+        Command::Sync(args) => return sync::main(&args),
         Command::Ledger {
             command: LedgerCommand::Copy(args),
         } => run_ledger_copy(&args),

@@ -1,6 +1,7 @@
 //! `levy sync --ledger TILL --to URL --key KEY` (`levy_api::sync_client`).
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use levy_api::sync_client::{SyncError, SyncOptions, SyncReport};
 
@@ -29,6 +30,37 @@ pub struct SyncArgs {
     /// cause is settled (the central order id freed, its --body-limit raised).
     #[arg(long)]
     pub retry_conflicts: bool,
+}
+
+/// The exit status of a sync that found another sync of the same till sending its outbox
+/// (sysexits' `EX_TEMPFAIL`: nothing was done, try again later).
+pub const BUSY: u8 = 75;
+
+/// `levy sync`: runs it, prints its report, and exits 0 when nothing is left in conflict,
+/// 1 when something is (or the sync failed), and [`BUSY`] when another sync of the till
+/// is running.
+pub fn main(args: &SyncArgs) -> ExitCode {
+    match run(args) {
+        Ok(report) => {
+            print!("{}", report.to_text());
+            if report.conflicts.is_empty() {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!(
+                "levy: {} records conflict with the central ledger (see above); they are kept in the outbox and not sent again",
+                report.conflicts.len()
+            );
+            ExitCode::FAILURE
+        }
+        Err(e @ SyncError::Busy { .. }) => {
+            eprintln!("levy: {e}");
+            ExitCode::from(BUSY)
+        }
+        Err(e) => {
+            eprintln!("levy: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Runs the sync (after putting the conflicts back in the outbox, with

@@ -6,15 +6,23 @@
 //! as the interface's (a refund takes no more than remains, in the store's write).
 //!
 //! Every event is idempotent by its record's id, so a sync may be sent again, whole or in
-//! part, in any order, at any time: what is already recorded (the same content) is
-//! `already_recorded`; the same id or order id with other content, a refund that does not
-//! fit, or a record the central side cannot take is a `conflict`, reported and never
-//! merged, and the events after it go on.
+//! part, in any order, at any time, and by several requests at once: a record the central
+//! ledger holds with the same content (and for a deletion or reversal, applied) is
+//! `already_recorded`, whatever became of it since. That is looked at before an event is
+//! applied and again when the store refuses it (a refund that no longer fits, an id
+//! taken, a sale deleted meanwhile), since a request at the same time (a resend racing
+//! the request it repeats, two syncs of one till) may have recorded the same record in
+//! between. The same id or order id with other content, a refund that does not fit, or a
+//! record the central side cannot take is a `conflict`, reported and never merged, and
+//! the events after it go on. With `"check_only": true` nothing is stored: each event is
+//! `already_recorded` or a `conflict` saying why not (a till asks so of the events it
+//! holds as conflicts, to clear those already recorded).
 //!
 //! What fails the whole request instead (nothing of it is applied): a body that is not a
 //! batch of events, a record whose seal does not match or that is not a record of its
-//! kind, two events with one `seq`, and a record of the other mode than the key's (each
-//! record says its mode, `livemode`, inside its seal).
+//! kind (an id that is not an id levy makes included: its prefix and 32 lower-case
+//! hexadecimal digits), two events with one `seq`, and a record of the other mode than the
+//! key's (each record says its mode, `livemode`, inside its seal).
 
 use std::collections::{HashMap, HashSet};
 
@@ -107,6 +115,18 @@ fn take_mode(field: &str, value: &mut Value) -> Result<bool, ApiError> {
     }
 }
 
+/// A record whose id no levy made: the whole request is refused, naming the id.
+fn bad_id(field: &str, bad: sync_check::BadId) -> ApiError {
+    let field = format!("{field}.{}", bad.field);
+    ApiError::field(
+        ErrorKind::InvalidSyncRecord,
+        &field,
+        format!("{field}: {}; nothing of the batch was applied", bad.why),
+        "an id as levy makes it: its prefix, then 32 lower-case hexadecimal digits",
+        short(&bad.id),
+    )
+}
+
 fn mode_mismatch(live_key: bool) -> ApiError {
     let (key, records) = if live_key {
         ("a live key", "test records")
@@ -171,6 +191,11 @@ fn read_event(root: &Obj<'_>, i: usize, v: &Node<'_>, live: bool) -> Result<Even
         }
     };
     o.finish()?;
+    let ids = match &record {
+        Record::Transaction(t) => sync_check::transaction_ids(t),
+        Record::Refund(r) => sync_check::refund_ids(r),
+    };
+    ids.map_err(|bad| bad_id(&field, bad))?;
     let refused = match &record {
         Record::Transaction(t) => sync_check::transaction(t).err(),
         Record::Refund(r) => sync_check::refund(r).err(),
@@ -199,138 +224,172 @@ fn same_refund(a: &RefundRecord, b: &RefundRecord) -> bool {
     a == b
 }
 
-/// A transaction event: the same transaction already there, or a new one.
-fn record_transaction(ctx: &Ctx<'_>, t: &TransactionRecord) -> Result<Outcome, ApiError> {
+/// Where an event stands against the central ledger, read before it is applied and again
+/// after the store refuses to apply it (another request may have applied it meanwhile).
+enum Look {
+    /// The same record is there, and for a deletion or reversal, applied: the event is
+    /// already recorded, whatever became of the record since.
+    Already,
+    /// What the event records is not there yet: apply it.
+    Apply,
+    /// Another record holds the event's id: a conflict, whatever else happens.
+    Other(String),
+    /// What a deletion or reversal applies to is not there.
+    Missing(String),
+}
+
+/// How the central copy under an event's id compares with the event's record.
+enum Found {
+    Absent,
+    Other,
+    /// The same record, not deleted or reversed.
+    Same,
+    /// The same record, deleted or reversed.
+    Applied,
+}
+
+fn compare<R>(
+    stored: Option<R>,
+    record: &R,
+    same: fn(&R, &R) -> bool,
+    applied: fn(&R) -> bool,
+) -> Found {
+    match stored {
+        None => Found::Absent,
+        Some(e) if !same(&e, record) => Found::Other,
+        Some(e) if applied(&e) => Found::Applied,
+        Some(_) => Found::Same,
+    }
+}
+
+/// Where `event` stands ([`Look`]).
+fn look(ctx: &Ctx<'_>, event: &Event) -> Result<Look, ApiError> {
     let store = &ctx.service.store;
-    let existing = |t: &TransactionRecord| -> Result<Option<Outcome>, ApiError> {
-        Ok(store.transaction(ctx.scope, &t.id)?.map(|e| {
-            if same_transaction(&e, t) {
-                Outcome::Already
-            } else {
-                Outcome::Conflict(format!(
-                    "transaction {} is already recorded with other content",
-                    t.id
-                ))
-            }
-        }))
+    let (found, what, id) = match &event.record {
+        Record::Transaction(t) => {
+            let stored = store.transaction(ctx.scope, &t.id)?;
+            let found = compare(stored, &**t, same_transaction, |e| e.deleted_at.is_some());
+            (found, "transaction", &t.id)
+        }
+        Record::Refund(r) => {
+            let stored = store.refund(ctx.scope, &r.id)?;
+            let found = compare(stored, &**r, same_refund, |e| e.reversed_at.is_some());
+            (found, "refund", &r.id)
+        }
     };
-    if let Some(o) = existing(t)? {
-        return Ok(o);
-    }
-    Ok(match store.insert_transaction(ctx.scope, t.clone()) {
-        Ok(()) => Outcome::Recorded,
-        Err(StoreError::Duplicate { .. }) => match existing(t)? {
-            // Sent twice at once: the other request recorded it.
-            Some(o) => o,
-            None => Outcome::Conflict(format!(
-                "order id {:?} is already recorded by another transaction",
-                t.reference_order_id
-            )),
-        },
-        Err(e) => return Err(e.into()),
-    })
-}
-
-/// A deletion event: the central copy of the same transaction, deleted now or before.
-fn record_deletion(ctx: &Ctx<'_>, t: &TransactionRecord) -> Result<Outcome, ApiError> {
-    let store = &ctx.service.store;
-    let not_there =
-        || Outcome::Conflict(format!("transaction {} is not in the central ledger", t.id));
-    Ok(match store.transaction(ctx.scope, &t.id)? {
-        None => not_there(),
-        Some(e) if !same_transaction(&e, t) => Outcome::Conflict(format!(
-            "transaction {} is recorded centrally with other content; its deletion is not applied",
-            t.id
-        )),
-        Some(e) if e.deleted_at.is_some() => Outcome::Already,
-        Some(_) => {
-            match store.delete_transaction(ctx.scope, &t.id, t.deleted_at.unwrap_or_default()) {
-                Ok(()) => Outcome::Recorded,
-                Err(StoreError::AlreadyDeleted { .. }) => Outcome::Already,
-                Err(StoreError::NotFound { .. }) => not_there(),
-                Err(e) => return Err(e.into()),
+    let applies = matches!(event.kind, Kind::Deletion | Kind::Reversal);
+    Ok(match (found, applies) {
+        (Found::Absent, false) | (Found::Same, true) => Look::Apply,
+        (Found::Same | Found::Applied, false) | (Found::Applied, true) => Look::Already,
+        (Found::Absent, true) => Look::Missing(format!("{what} {id} is not in the central ledger")),
+        (Found::Other, false) => Look::Other(format!(
+            "{what} {id} is already recorded centrally with other content{}",
+            if what == "refund" {
+                " (another sale's refund, or other amounts)"
+            } else {
+                ""
             }
-        }
+        )),
+        (Found::Other, true) => Look::Other(format!(
+            "{what} {id} is recorded centrally with other content; its {} is not applied",
+            event.kind.as_str()
+        )),
     })
 }
 
-/// The refund already recorded under `r`'s id, compared with it.
-fn refund_there(ctx: &Ctx<'_>, r: &RefundRecord) -> Result<Option<Outcome>, ApiError> {
-    Ok(ctx.service.store.refund(ctx.scope, &r.id)?.map(|e| {
-        if same_refund(&e, r) {
-            Outcome::Already
-        } else {
-            Outcome::Conflict(format!(
-                "refund {} is already recorded centrally with other content (another sale's refund, or other amounts)",
-                r.id
-            ))
-        }
-    }))
+/// The outcome of an event the store refused to apply (`why`): looked at again, since a
+/// request at the same time (a resend racing the request it repeats, two syncs of one
+/// till) may have recorded the same record meanwhile, and then it is already recorded.
+fn refused(ctx: &Ctx<'_>, event: &Event, why: String) -> Result<Outcome, ApiError> {
+    Ok(match look(ctx, event)? {
+        Look::Already => Outcome::Already,
+        Look::Other(other) => Outcome::Conflict(other),
+        Look::Apply | Look::Missing(_) => Outcome::Conflict(why),
+    })
 }
 
-/// A refund event: the same refund already there (whatever became of its sale since), or
-/// a new one that fits what remains of its sale in the central ledger.
-fn record_refund(ctx: &Ctx<'_>, r: &RefundRecord) -> Result<Outcome, ApiError> {
-    if let Some(o) = refund_there(ctx, r)? {
-        return Ok(o);
-    }
-    // Decided inside the store's write, against the sale's running refund total.
-    let result =
-        ctx.service
-            .store
-            .insert_refund(ctx.scope, &r.transaction_id, RefundAsk::Synced(r.clone()));
-    Ok(match result {
-        Ok(_) => Outcome::Recorded,
-        Err(StoreError::Rejected(refusal)) => Outcome::Conflict(refusal.to_string()),
-        Err(StoreError::NotFound {
-            what: RecordKind::Transaction,
-            ..
-        }) => Outcome::Conflict(format!(
+/// Applies an event whose record is not there yet ([`Look::Apply`]), through the store's
+/// ordinary methods and so its rules (a refund takes no more than remains, in the store's
+/// write).
+fn write(ctx: &Ctx<'_>, event: &Event) -> Result<Outcome, ApiError> {
+    let store = &ctx.service.store;
+    let result = match (&event.record, event.kind) {
+        (Record::Transaction(t), Kind::Transaction) => {
+            store.insert_transaction(ctx.scope, (**t).clone())
+        }
+        (Record::Transaction(t), _) => {
+            store.delete_transaction(ctx.scope, &t.id, t.deleted_at.unwrap_or_default())
+        }
+        (Record::Refund(r), Kind::Refund) => store
+            .insert_refund(
+                ctx.scope,
+                &r.transaction_id,
+                RefundAsk::Synced((**r).clone()),
+            )
+            .map(drop),
+        (Record::Refund(r), _) => store
+            .reverse_refund(ctx.scope, &r.id, r.reversed_at.unwrap_or_default())
+            .map(drop),
+    };
+    let why = match (result, &event.record) {
+        (Ok(()), _) => return Ok(Outcome::Recorded),
+        (Err(StoreError::Rejected(refusal)), _) => refusal.to_string(),
+        (Err(StoreError::Duplicate { .. }), Record::Transaction(t)) => format!(
+            "order id {:?} is already recorded by another transaction",
+            t.reference_order_id
+        ),
+        (Err(StoreError::Duplicate { .. }), Record::Refund(r)) => {
+            format!("refund id {} is already taken", r.id)
+        }
+        (
+            Err(StoreError::NotFound {
+                what: RecordKind::Transaction,
+                ..
+            }),
+            Record::Refund(r),
+        ) => format!(
             "transaction {} of refund {} is not in the central ledger (or deleted there)",
             r.transaction_id, r.id
-        )),
-        // Another request recorded a refund of this id meanwhile.
-        Err(StoreError::Duplicate { .. }) => refund_there(ctx, r)?
-            .unwrap_or_else(|| Outcome::Conflict(format!("refund id {} is already taken", r.id))),
-        Err(e) => return Err(e.into()),
-    })
+        ),
+        (
+            Err(
+                StoreError::NotFound { .. }
+                | StoreError::AlreadyDeleted { .. }
+                | StoreError::AlreadyReversed { .. },
+            ),
+            Record::Transaction(t),
+        ) => format!("transaction {} is not in the central ledger", t.id),
+        (
+            Err(
+                StoreError::NotFound { .. }
+                | StoreError::AlreadyDeleted { .. }
+                | StoreError::AlreadyReversed { .. },
+            ),
+            Record::Refund(r),
+        ) => format!("refund {} is not in the central ledger", r.id),
+        (Err(e), _) => return Err(e.into()),
+    };
+    refused(ctx, event, why)
 }
 
-/// A reversal event: the central copy of the same refund, reversed now or before.
-fn record_reversal(ctx: &Ctx<'_>, r: &RefundRecord) -> Result<Outcome, ApiError> {
-    let store = &ctx.service.store;
-    let not_there = || Outcome::Conflict(format!("refund {} is not in the central ledger", r.id));
-    Ok(match store.refund(ctx.scope, &r.id)? {
-        None => not_there(),
-        Some(e) if !same_refund(&e, r) => Outcome::Conflict(format!(
-            "refund {} is recorded centrally with other content; its reversal is not applied",
-            r.id
-        )),
-        Some(e) if e.reversed_at.is_some() => Outcome::Already,
-        Some(_) => {
-            match store.reverse_refund(ctx.scope, &r.id, r.reversed_at.unwrap_or_default()) {
-                Ok(_) => Outcome::Recorded,
-                Err(StoreError::AlreadyReversed { .. }) => Outcome::Already,
-                Err(StoreError::NotFound { .. }) => not_there(),
-                Err(e) => return Err(e.into()),
-            }
-        }
-    })
-}
-
-fn apply(ctx: &Ctx<'_>, event: &Event) -> Result<Outcome, ApiError> {
-    if let Some(why) = &event.refused {
-        return Ok(Outcome::Conflict(format!(
+/// What becomes of an event: already recorded when the same record is there (whatever
+/// happened to it since, and whatever else is wrong with the event); else, with
+/// `check_only`, a conflict saying it is not there, and otherwise it is applied.
+fn apply(ctx: &Ctx<'_>, event: &Event, check_only: bool) -> Result<Outcome, ApiError> {
+    Ok(match (look(ctx, event)?, &event.refused) {
+        (Look::Already, _) => Outcome::Already,
+        (_, Some(why)) => Outcome::Conflict(format!(
             "the central ledger cannot take this {}: {why}",
             event.kind.as_str()
-        )));
-    }
-    match (&event.record, event.kind) {
-        (Record::Transaction(t), Kind::Transaction) => record_transaction(ctx, t),
-        (Record::Transaction(t), _) => record_deletion(ctx, t),
-        (Record::Refund(r), Kind::Refund) => record_refund(ctx, r),
-        (Record::Refund(r), _) => record_reversal(ctx, r),
-    }
+        )),
+        (Look::Other(why) | Look::Missing(why), None) => Outcome::Conflict(why),
+        (Look::Apply, None) if check_only => Outcome::Conflict(format!(
+            "{} {} is not recorded centrally (only checked: nothing was stored)",
+            event.kind.as_str(),
+            event.id()
+        )),
+        (Look::Apply, None) => return write(ctx, event),
+    })
 }
 
 /// The batch's new transactions (valid, with ids the ledger does not hold), stored in one
@@ -363,16 +422,25 @@ fn bulk_insert(ctx: &Ctx<'_>, events: &[Event]) -> Result<HashMap<usize, Outcome
     Ok(decided)
 }
 
-/// `POST /tax/sync`.
-pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+/// A request's batch, read and checked whole before anything of it is applied.
+struct Batch {
+    livemode: bool,
+    /// Only check each event against the central ledger, storing nothing: a till asks so
+    /// of the events it holds as conflicts, to clear those already recorded.
+    check_only: bool,
+    events: Vec<Event>,
+}
+
+fn read_batch(ctx: &Ctx<'_>) -> Result<Batch, ApiError> {
     let live = ctx.scope.live;
-    let (livemode, events) = crate::read::body(ctx, |o| {
+    let batch = crate::read::body(ctx, |o| {
         let livemode = o
             .opt_bool("livemode")?
             .ok_or_else(|| ApiError::missing(&o.path("livemode"), "boolean"))?;
         if livemode != live {
             return Err(mode_mismatch(live));
         }
+        let check_only = o.opt_bool("check_only")?.unwrap_or(false);
         let items = o
             .opt_array("events")?
             .ok_or_else(|| ApiError::missing(&o.path("events"), "array"))?;
@@ -388,12 +456,16 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             .enumerate()
             .map(|(i, v)| read_event(o, i, v, live))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok((livemode, events))
+        Ok(Batch {
+            livemode,
+            check_only,
+            events,
+        })
     })?;
     // The client marks each event by its `seq`: two events of one `seq` cannot both be
     // answered.
     let mut seen = HashSet::new();
-    for (i, e) in events.iter().enumerate() {
+    for (i, e) in batch.events.iter().enumerate() {
         if !seen.insert(e.seq) {
             let field = format!("events[{i}].seq");
             return Err(ApiError::field(
@@ -405,38 +477,51 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
             ));
         }
     }
+    Ok(batch)
+}
+
+/// The answer of one event.
+fn result_of(event: &Event, outcome: Outcome, table_hash: &str) -> Value {
+    let mut result = json!({"seq": event.seq, "kind": event.kind.as_str(), "id": event.id()});
+    match outcome {
+        Outcome::Recorded => result["outcome"] = json!("recorded"),
+        Outcome::Already => result["outcome"] = json!("already_recorded"),
+        Outcome::Conflict(why) => {
+            result["outcome"] = json!("conflict");
+            result["message"] = json!(why);
+        }
+    }
+    if let (Kind::Transaction, Record::Transaction(t)) = (event.kind, &event.record) {
+        // A table this server does not hold (or a record from before hashes were kept):
+        // the till calculated with rates the central side cannot vouch for.
+        result["table_hash_known"] = json!(t.table_hash.as_deref() == Some(table_hash));
+    }
+    result
+}
+
+/// `POST /tax/sync`.
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
+    let batch = read_batch(ctx)?;
     // Each event is a write: the batch counts as that many requests against the
     // account's rate.
     ctx.service.rate.charge(
         ctx.scope,
         &ctx.service.limits,
-        events.len().saturating_sub(1),
+        batch.events.len().saturating_sub(1),
     )?;
     let table_hash = ctx.service.table().hash_hex();
-    let mut decided = bulk_insert(ctx, &events)?;
-    let mut results = Vec::with_capacity(events.len());
-    for (i, event) in events.iter().enumerate() {
+    let mut decided = if batch.check_only {
+        HashMap::new()
+    } else {
+        bulk_insert(ctx, &batch.events)?
+    };
+    let mut results = Vec::with_capacity(batch.events.len());
+    for (i, event) in batch.events.iter().enumerate() {
         let outcome = match decided.remove(&i) {
             Some(o) => o,
-            None => apply(ctx, event)?,
+            None => apply(ctx, event, batch.check_only)?,
         };
-        let mut result =
-            json!({"seq": event.seq, "kind": event.kind.as_str(), "id": short(event.id())});
-        match outcome {
-            Outcome::Recorded => result["outcome"] = json!("recorded"),
-            Outcome::Already => result["outcome"] = json!("already_recorded"),
-            Outcome::Conflict(why) => {
-                result["outcome"] = json!("conflict");
-                result["message"] = json!(why);
-            }
-        }
-        if let (Kind::Transaction, Record::Transaction(t)) = (event.kind, &event.record) {
-            // A table this server does not hold (or a record from before hashes were
-            // kept): the till calculated with rates the central side cannot vouch for.
-            result["table_hash_known"] =
-                json!(t.table_hash.as_deref() == Some(table_hash.as_str()));
-        }
-        results.push(result);
+        results.push(result_of(event, outcome, &table_hash));
     }
-    Ok(json!({"object": "levy.sync", "livemode": livemode, "results": results}))
+    Ok(json!({"object": "levy.sync", "livemode": batch.livemode, "results": results}))
 }

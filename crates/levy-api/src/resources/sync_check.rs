@@ -193,17 +193,64 @@ fn metadata(m: &Option<serde_json::Map<String, Value>>) -> Result<(), Why> {
     Ok(())
 }
 
-/// A transaction as a till records it: the interface's bounds on every field, and lines
-/// whose amounts add up.
-pub(crate) fn transaction(t: &TransactionRecord) -> Result<(), Why> {
-    text("id", &t.id, true)?;
-    if !t.id.starts_with("tr_") {
-        return Err(format!(
-            "id {:?} is not a transaction id (tr_…)",
-            short(&t.id)
-        ));
+/// An id of a synced record that is not an id levy makes: the field, the id, and why.
+#[derive(Debug)]
+pub(crate) struct BadId {
+    /// The record's field (`id`, `calculation_id`, `transaction_id`).
+    pub field: &'static str,
+    /// The id as sent.
+    pub id: String,
+    /// What it should be.
+    pub why: Why,
+}
+
+/// `id` in `field`: an id of one of `prefixes` ([`crate::ids::is_id`]), of a `what`.
+fn id(field: &'static str, id: &str, prefixes: &[&str], what: &str) -> Result<(), BadId> {
+    if prefixes.iter().any(|p| crate::ids::is_id(p, id)) {
+        return Ok(());
     }
-    text("calculation_id", &t.calculation_id, false)?;
+    Err(BadId {
+        field,
+        id: id.to_string(),
+        why: format!(
+            "{field} {:?} is not a {what} id: {} then {} lower-case hexadecimal digits (0-9, a-f), as levy makes them",
+            short(id),
+            prefixes.join(" or "),
+            crate::ids::ID_DIGITS
+        ),
+    })
+}
+
+/// The ids of a synced transaction, as levy makes them ([`crate::ids`]): its own
+/// (`tr_…`) and its calculation's (`calc_…`, `plat_calc_…` for a platform transaction).
+/// Checked before anything of the batch is applied: an id names the record everywhere
+/// (its URL, its refunds, the till's outbox), so a record whose id no levy made is not a
+/// record of its kind.
+pub(crate) fn transaction_ids(t: &TransactionRecord) -> Result<(), BadId> {
+    id("id", &t.id, &["tr_"], "transaction")?;
+    let calculation = if t.platform.is_some() {
+        ["plat_calc_"]
+    } else {
+        ["calc_"]
+    };
+    id(
+        "calculation_id",
+        &t.calculation_id,
+        &calculation,
+        "calculation",
+    )
+}
+
+/// The ids of a synced refund (its own, `ref_tr_…`, and its transaction's, `tr_…`), as
+/// [`transaction_ids`].
+pub(crate) fn refund_ids(r: &RefundRecord) -> Result<(), BadId> {
+    id("id", &r.id, &["ref_tr_"], "refund")?;
+    id("transaction_id", &r.transaction_id, &["tr_"], "transaction")
+}
+
+/// A transaction as a till records it: the interface's bounds on every field, and lines
+/// whose amounts add up (its ids are [`transaction_ids`]).
+pub(crate) fn transaction(t: &TransactionRecord) -> Result<(), Why> {
     text("reference_order_id", &t.reference_order_id, true)?;
     time("transaction_processed_at", t.processed_at)?;
     time("created_at", t.created_at)?;
@@ -256,17 +303,9 @@ pub(crate) fn transaction(t: &TransactionRecord) -> Result<(), Why> {
     Ok(())
 }
 
-/// A refund as a till records it, on its own (what it takes of its transaction is
-/// [`refund_fits`]).
+/// A refund as a till records it, on its own (its ids are [`refund_ids`]; what it takes
+/// of its transaction is checked in the store's write).
 pub(crate) fn refund(r: &RefundRecord) -> Result<(), Why> {
-    text("id", &r.id, true)?;
-    if !r.id.starts_with("ref_tr_") {
-        return Err(format!(
-            "id {:?} is not a refund id (ref_tr_…)",
-            short(&r.id)
-        ));
-    }
-    text("transaction_id", &r.transaction_id, true)?;
     if r.refund_type != "full" && r.refund_type != "partial" {
         return Err(format!(
             "refund_type {:?} is not full or partial",

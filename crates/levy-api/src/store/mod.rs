@@ -283,6 +283,17 @@ pub trait Store: PlatformStore + KeptStore + Send + Sync {
         account: Option<&str>,
         limit: usize,
     ) -> Result<Vec<OutboxEvent>, StoreError>;
+    /// Up to `limit` events of the outbox of one mode that the central ledger refused as
+    /// conflicts, after seq `after`, oldest first, with their records sealed as
+    /// [`Store::outbox`] reads them: what `levy sync` asks the central ledger to check
+    /// again. `account`, when given, keeps one account's.
+    fn outbox_conflict_events(
+        &self,
+        live: bool,
+        account: Option<&str>,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<OutboxEvent>, StoreError>;
     /// The accounts with unsent events of one mode.
     fn outbox_accounts(&self, live: bool) -> Result<Vec<String>, StoreError>;
     /// Puts the events of one mode the central ledger refused as conflicts back in the

@@ -375,14 +375,8 @@ fn outbox_record(s: &dyn Statements, scope: &Scope, kind: &str, id: &str) -> Res
     super::seal::to_json(&value)
 }
 
-/// Up to `limit` unsent events, each with its record.
-fn outbox_events(
-    s: &dyn Statements,
-    live: bool,
-    account: Option<&str>,
-    limit: i64,
-) -> Result<Vec<OutboxEvent>> {
-    let rows: Vec<OutboxRow> = s.unsent(live, account, limit)?;
+/// Outbox rows of one mode, each with its record.
+fn outbox_events(s: &dyn Statements, live: bool, rows: Vec<OutboxRow>) -> Result<Vec<OutboxEvent>> {
     rows.into_iter()
         .map(|(seq, account, kind, id)| {
             let scope = Scope {
@@ -667,7 +661,25 @@ impl<D: Database> Store for D {
     fn outbox(&self, live: bool, account: Option<&str>, limit: usize) -> Result<Vec<OutboxEvent>> {
         let account = account.map(str::to_string);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.snapshot(move |s| outbox_events(s, live, account.as_deref(), limit))
+        self.snapshot(move |s| {
+            let rows = s.unsent(live, account.as_deref(), limit)?;
+            outbox_events(s, live, rows)
+        })
+    }
+
+    fn outbox_conflict_events(
+        &self,
+        live: bool,
+        account: Option<&str>,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<OutboxEvent>> {
+        let account = account.map(str::to_string);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.snapshot(move |s| {
+            let rows = s.conflicted(live, account.as_deref(), after, limit)?;
+            outbox_events(s, live, rows)
+        })
     }
 
     fn outbox_accounts(&self, live: bool) -> Result<Vec<String>> {

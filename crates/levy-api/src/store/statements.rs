@@ -224,6 +224,15 @@ pub trait OutboxStatements {
     fn outbox_add(&self, scope: &Scope, kind: &str, id: &str) -> Result<()>;
     /// Up to `limit` unsent events of one mode (of one account when given), oldest first.
     fn unsent(&self, live: bool, account: Option<&str>, limit: i64) -> Result<Vec<OutboxRow>>;
+    /// Up to `limit` events of one mode (of one account when given) held as conflicts,
+    /// after `seq` `after`, oldest first: `(seq, account, kind, record id)`.
+    fn conflicted(
+        &self,
+        live: bool,
+        account: Option<&str>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<OutboxRow>>;
     /// The accounts with unsent events of one mode, ordered.
     fn outbox_accounts(&self, live: bool) -> Result<Vec<String>>;
     /// Sets an event's state (`sent`, `conflict`) and note.

@@ -40,6 +40,22 @@ impl<C: Conn> OutboxStatements for Pg<'_, C> {
         rows.iter().map(event).collect()
     }
 
+    fn conflicted(
+        &self,
+        live: bool,
+        account: Option<&str>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<OutboxRow>> {
+        let rows = self.rows(
+            "SELECT seq, account, kind, record_id FROM outbox
+             WHERE live = $1 AND state = 'conflict' AND ($2::text IS NULL OR account = $2) AND seq > $3
+             ORDER BY seq LIMIT $4",
+            &[&live, &account, &after, &limit],
+        )?;
+        rows.iter().map(event).collect()
+    }
+
     fn outbox_accounts(&self, live: bool) -> Result<Vec<String>> {
         let rows = self.rows(
             r#"SELECT DISTINCT account COLLATE "C" FROM outbox WHERE live = $1 AND state = 'unsent' ORDER BY 1"#,

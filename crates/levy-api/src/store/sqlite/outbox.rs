@@ -35,6 +35,22 @@ impl OutboxStatements for Sql<'_> {
         )
     }
 
+    fn conflicted(
+        &self,
+        live: bool,
+        account: Option<&str>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<OutboxRow>> {
+        rows4(
+            "SELECT seq, account, kind, record_id FROM outbox
+             WHERE live = ?1 AND state = 'conflict' AND (?2 IS NULL OR account = ?2) AND seq > ?3
+             ORDER BY seq LIMIT ?4",
+            self,
+            params![live, account, after, limit],
+        )
+    }
+
     fn outbox_accounts(&self, live: bool) -> Result<Vec<String>> {
         let mut stmt = self
             .0
