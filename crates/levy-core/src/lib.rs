@@ -48,12 +48,14 @@ mod kinds;
 mod lookup;
 pub mod model;
 mod money;
+pub mod quote;
 mod resolve;
 pub mod table;
 mod taxability;
 
 pub use address::{
-    city_key, normalize_postal, normalize_street, parse_street_line, parse_us_zip, StreetLine,
+    city_key, normalize_postal, normalize_street, parse_street_line, parse_us_zip, postal_fits,
+    StreetLine,
 };
 pub use builder::{
     BuildError, FeeSpec, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, SaleCondition,
@@ -64,10 +66,11 @@ pub use calc::{
     FeeOutcome, JurisdictionTax, LineTax, Note, Sale, SaleLine, TaxId, ZeroReason,
     MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
 };
-pub use date::Date;
+pub use date::{Date, DateError};
 pub use kinds::{Coverage, Level, PlaceNote, Rounding, Sourced, Sourcing, TaxType};
 pub use lookup::{JsetId, Jurisdiction, JurisdictionId, Rule, RuleId, TaxCodeId};
 pub use money::{round_minor, Currency};
+pub use quote::{Order, QuoteError, QuoteErrorKind, Quoted, Quoter};
 pub use resolve::{
     Address, IpMode, IpPlace, Location, LocationSource, Precision, ResolutionStatus, ResolveError,
 };
