@@ -333,6 +333,14 @@ pub struct Calculation {
     pub rounding: Rounding,
 }
 
+impl Default for Calculation {
+    /// A calculation of nothing yet, in USD, of no table: a buffer for
+    /// [`crate::Table::calculate_into`] or [`crate::quote::Quoter::swap_answer`] to fill.
+    fn default() -> Calculation {
+        Calculation::empty([0; 32], &crate::quote::Order::new().sale)
+    }
+}
+
 impl Calculation {
     /// A calculation of nothing yet, for `sale`, to be filled by [`crate::Table::calculate_into`].
     pub(crate) fn empty(table_hash: [u8; 32], sale: &Sale) -> Calculation {

@@ -301,6 +301,12 @@ impl Quoter {
         std::mem::swap(&mut self.location, location);
     }
 
+    /// The place of order `i` of the last [`Quoter::quote_batch`], unless it was refused.
+    pub fn batch_location(&self, i: usize) -> Option<&Location> {
+        let place = *self.batch.place_of.get(i)?;
+        self.batch.locations.get(place)
+    }
+
     /// Calculates many orders, each as [`Quoter::quote`] would, into `out`: after the call
     /// `out[i]` is the calculation of `orders[i]` (no lines and zero totals when it was
     /// refused), and the returned list holds each refused order's index and error, in
