@@ -113,15 +113,7 @@ pub struct CalcArgs {
 
 /// The day `s` names (YYYY-MM-DD), or today (UTC) when absent.
 pub fn date_or_today(s: Option<&str>) -> Result<Date, String> {
-    match s {
-        Some(s) => parse_date(s),
-        None => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_err(|e| e.to_string())?;
-            Ok(Date::from_unix_seconds(now.as_secs() as i64))
-        }
-    }
+    s.map_or(Ok(Date::today()), parse_date)
 }
 
 /// The table at `--table PATH`, opened and verified; `None` without the flag, for the
