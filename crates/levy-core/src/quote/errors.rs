@@ -197,7 +197,7 @@ impl QuoteError {
 }
 
 /// A front's reading of a sale's text refused: the kind and what is wrong, for the fronts
-/// that read text (the CLI, the Python package) through [`crate::quote::read`].
+/// that read text (the CLI, the Python package) through the `read` functions of this module.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct InputError {
