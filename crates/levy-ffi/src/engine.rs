@@ -459,7 +459,7 @@ fn quote_error(e: &QuoteError) -> Error {
     };
     let message = match e {
         QuoteError::Place { address, ip } => {
-            let part = |what: &str, e: &Option<ResolveError>| {
+            let part = |what: &str, e: &Option<Box<ResolveError>>| {
                 e.as_ref().map(|e| format!("{what}: {}", resolve_error(e)))
             };
             let parts: Vec<String> = [part("address", address), part("ip", ip)]

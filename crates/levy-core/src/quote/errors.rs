@@ -112,12 +112,12 @@ pub enum QuoteError {
     NoPlace,
     /// The buyer's place could not be resolved: the address's error when an address was
     /// given (the IP, the fallback, failed too or was not given), else the IP's.
-    #[error("{}", place_message(.address.as_ref(), .ip.as_ref()))]
+    #[error("{}", place_message(.address.as_deref(), .ip.as_deref()))]
     Place {
         /// Why the address failed, when one was given.
-        address: Option<ResolveError>,
+        address: Option<Box<ResolveError>>,
         /// Why the IP address failed, when one was given and tried.
-        ip: Option<ResolveError>,
+        ip: Option<Box<ResolveError>>,
     },
     /// The address the goods ship from could not be resolved: correct it, or leave it out
     /// to tax the sale at the destination.
@@ -174,8 +174,8 @@ impl QuoteError {
         match self {
             QuoteError::NoPlace => QuoteErrorKind::NoPlace,
             QuoteError::Place { address, ip } => address
-                .as_ref()
-                .or(ip.as_ref())
+                .as_deref()
+                .or(ip.as_deref())
                 .map_or(QuoteErrorKind::NoPlace, QuoteErrorKind::of_resolve),
             QuoteError::Origin(_) => QuoteErrorKind::OriginUnresolved,
             QuoteError::Sale(e) => QuoteErrorKind::of_calc(e),
@@ -189,7 +189,7 @@ impl QuoteError {
     /// The resolution error that decided a refused place (the address's, else the IP's).
     pub fn resolve_error(&self) -> Option<&ResolveError> {
         match self {
-            QuoteError::Place { address, ip } => address.as_ref().or(ip.as_ref()),
+            QuoteError::Place { address, ip } => address.as_deref().or(ip.as_deref()),
             QuoteError::Origin(e) => Some(e),
             _ => None,
         }
@@ -262,8 +262,8 @@ mod tests {
     #[test]
     fn a_place_refused_is_the_address_kind_when_both_failed() {
         let e = QuoteError::Place {
-            address: Some(ResolveError::Unsupported("US-XX".into())),
-            ip: Some(ResolveError::InvalidIp("nope".into())),
+            address: Some(Box::new(ResolveError::Unsupported("US-XX".into()))),
+            ip: Some(Box::new(ResolveError::InvalidIp("nope".into()))),
         };
         assert_eq!(e.kind(), QuoteErrorKind::UnsupportedLocation);
         assert!(e.to_string().contains("address: ") && e.to_string().contains("ip: "));

@@ -591,11 +591,11 @@ pub fn locate<D>(
                     Ok(())
                 }
                 Some(Err(ip)) => Err(QuoteError::Place {
-                    address: Some(address),
-                    ip: Some(ip),
+                    address: Some(Box::new(address)),
+                    ip: Some(Box::new(ip)),
                 }),
                 None => Err(QuoteError::Place {
-                    address: Some(address),
+                    address: Some(Box::new(address)),
                     ip: None,
                 }),
             },
@@ -603,7 +603,7 @@ pub fn locate<D>(
         (None, Some(ip)) => {
             *out = by_ip(ip).map_err(|e| QuoteError::Place {
                 address: None,
-                ip: Some(e),
+                ip: Some(Box::new(e)),
             })?;
             Ok(())
         }
