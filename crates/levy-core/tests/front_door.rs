@@ -23,7 +23,7 @@ const POLICY: [&str; 10] = [
     ".resolve(",
     ".resolve_into(",
     ".resolve_ip(",
-    ".calculate(",
+    "table.calculate(",
     ".calculate_from(",
     ".calculate_into(",
     ".calculate_batch(",
