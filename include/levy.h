@@ -107,6 +107,10 @@ typedef enum LevyStatus {
   LEVY_SERVICE_ERROR = 12,
   // A sync stopped (the ledger, the network or the central server); call it again.
   LEVY_SYNC_ERROR = 13,
+  // The sale is in another currency than its place's and a rule there has an amount in
+  // the place's currency (a band, a threshold, a cap, a fee): give
+  // `LevySale.exchange_rate`. Also an exchange rate that is not a positive decimal.
+  LEVY_EXCHANGE_RATE_REQUIRED = 14,
 } LevyStatus;
 
 // A calculation engine over one immutable rate table.
@@ -210,6 +214,13 @@ typedef struct LevySale {
   // in the previous calendar year, minor units of the sale's currency (read for a
   // delivery fee's small-seller exemption); ignored without the flag.
   int64_t seller_sales_previous_year;
+  // The exchange rate from the sale's currency to the place's, as decimal text (one
+  // unit of the sale's currency in the place's: `"0.0067"` for yen in Nashville), or
+  // NULL for none. Needed only when the sale's currency is not the place's and a rule
+  // of the place has an amount (a band, a threshold, a cap, a fee): without it such a
+  // sale is `LEVY_EXCHANGE_RATE_REQUIRED`; with it the tax is calculated on the
+  // converted amounts and answered in the sale's currency.
+  const char *exchange_rate;
 } LevySale;
 
 // The outcome of one sale of `levy_calculate_batch`: its status and, when it is
@@ -457,8 +468,19 @@ const char *levy_status_message(int status);
 // same thread; copy it to keep it. Thread-safe: each thread has its own message.
 const char *levy_last_error_message(void);
 
-// Opens the rate table file at `path` (a `*.levy` file built by `levy build`), checks its
-// structure and content hash, and writes a new engine to `*out_engine`.
+// The kind of the most recent failed call's refusal on the calling thread, when it
+// refused a sale: the front door's stable name (`"UNSUPPORTED_LOCATION"`,
+// `"EXCHANGE_RATE_REQUIRED"`, `"NO_PLACE"`, ...), the same that levy's other fronts give
+// (the service interface's error type for a place, the Python exception's `kind`, `levy
+// calc`'s `kind`); an empty string when the last failure was no refused sale (or none
+// failed). A static string: never free it. Thread-safe.
+const char *levy_last_error_kind(void);
+
+// Opens the rate table file at `path` (a `*.levy` file built by `levy build`) into memory
+// the engine owns, checks its structure and content hash, and writes a new engine to
+// `*out_engine`. Use it wherever another program may rewrite the file: nothing done to
+// the file afterwards changes what the engine answers from. It costs the table's size in
+// memory per process (`levy_engine_open_mapped` shares the page cache instead).
 //
 // Errors: `LEVY_NULL_ARGUMENT`, `LEVY_INVALID_UTF8` (path), `LEVY_IO_ERROR` (cannot read
 // the file), `LEVY_INVALID_TABLE` (not a table, truncated, corrupt, other format version).
@@ -469,6 +491,23 @@ const char *levy_last_error_message(void);
 // `path` must be NULL or a NUL-terminated string; `out_engine` must be NULL or valid for
 // writing one pointer.
 enum LevyStatus levy_engine_open(const char *path, struct LevyEngine **out_engine);
+
+// Opens the rate table file at `path` by mapping it into memory, checks its structure and
+// content hash (reading every page once), and writes a new engine to `*out_engine`. Use it
+// where memory is short (a till with little of it) or many processes share one table: the
+// pages are the page cache's, shared with every process that maps the file.
+//
+// Errors: as `levy_engine_open`. `*out_engine` is written only on `LEVY_OK`; free it with
+// `levy_engine_free`.
+//
+// # Safety
+//
+// `path` must be NULL or a NUL-terminated string; `out_engine` must be NULL or valid for
+// writing one pointer. And the file must be replaced, never rewritten, while the engine or
+// any result made from it lives: a new table is written to a new file and renamed over
+// the old one (as `levy build` does). A file modified in place changes the bytes under the
+// engine (undefined behaviour); one truncated ends the process with SIGBUS.
+enum LevyStatus levy_engine_open_mapped(const char *path, struct LevyEngine **out_engine);
 
 // Writes a new engine over the rate table compiled into the library to `*out_engine`.
 // It reads no file; the first open in a process validates the embedded table once (some

@@ -2,6 +2,7 @@
 //! IP -> location -> sale -> tax, into a record (not stored), and its rendering in the
 //! request's version.
 
+use levy_core::quote::{Ip, Order, QuoteError, Quoted, Quoter, UnresolvedOrigin};
 use levy_core::{
     AnyTable, AutomaticTax, CalcError, Covers, Customer, CustomerType, Date, Exemption, Level,
     Location, ResolveError, Sale, SaleLine, TaxCodeId, TaxId, MAX_AMOUNT_MINOR, MAX_QUANTITY,
@@ -12,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::Ctx;
-use crate::read::{positive, Input, IpInput, VALIDITY_SECONDS};
+use crate::read::{positive, Input, VALIDITY_SECONDS};
 use crate::render::{self, LineKind, Num};
 use crate::store::{
     CalculationReads, CalculationRecord, CertificateRecord, CustomerKind, JurisdictionRecord,
@@ -72,23 +73,25 @@ fn calc_error(e: &CalcError) -> ApiError {
     }
 }
 
-fn locate(table: &AnyTable, input: &Input, date: Date) -> Result<Location, ApiError> {
-    let by_ip = |ip: &IpInput| {
-        table
-            .resolve_ip(&ip.value, ip.mode, date)
-            .map_err(|e| resolve_error(&e))
-    };
-    match (&input.address, &input.ip) {
-        (Some(a), ip) => match table.resolve(a, date) {
-            Ok(loc) => Ok(loc),
-            Err(e) => match ip {
-                // The address comes first; the IP is the fallback.
-                Some(ip) => by_ip(ip).map_err(|_| resolve_error(&e)),
-                None => Err(resolve_error(&e)),
-            },
+/// The interface's error for a sale the front door refused.
+fn quote_error(e: &QuoteError) -> ApiError {
+    match e {
+        QuoteError::NoPlace => ApiError::missing("customer.address", "object"),
+        QuoteError::Sale(e) => calc_error(e),
+        QuoteError::ExchangeRateRequired { .. }
+        | QuoteError::PlaceCurrencyUnknown { .. }
+        | QuoteError::InvalidExchangeRate(_) => ApiError::field(
+            ErrorKind::ExchangeRateRequired,
+            crate::EXCHANGE_RATE_HEADER,
+            e.to_string(),
+            "one unit of the sale's currency in the place's (0.0067)",
+            "nothing",
+        ),
+        // The address comes first, the IP is the fallback: the address's error answers.
+        other => match other.resolve_error() {
+            Some(r) => resolve_error(r),
+            None => ApiError::of(ErrorKind::Error, other.to_string()),
         },
-        (None, Some(ip)) => by_ip(ip),
-        (None, None) => Err(ApiError::missing("customer.address", "object")),
     }
 }
 
@@ -451,21 +454,33 @@ fn rounding(input: &Input) -> Result<levy_core::Rounding, ApiError> {
     })
 }
 
-/// The sale in levy-core's words: its buyer (type, tax ids, exemptions), its date, its
-/// lines with their tax codes.
-fn sale(
+/// The sale in the front door's words: its buyer (type, tax ids), its place (address and
+/// IP), its origin (a failed one taxes at the destination, the interface's rule), its day,
+/// its currency and exchange rate, its lines with their tax codes. The exemptions and the
+/// delivery wait for the place ([`compute`]).
+fn order(
     input: &Input,
     reads: &CalculationReads,
-    exemptions: &[Exemption],
     codes: &[TaxCodeId],
     date: Date,
-) -> Result<Sale, ApiError> {
+) -> Result<Order, ApiError> {
     let stored = reads.customer.as_ref();
     let tax_ids = match (input.tax_ids.is_empty(), stored) {
         (true, Some(c)) => &c.tax_ids,
         _ => &input.tax_ids,
     };
-    Ok(Sale {
+    let mut order = Order::new();
+    order.address = input.address.clone();
+    order.ip = input.ip.as_ref().map(|ip| Ip {
+        value: ip.value.clone(),
+        mode: ip.mode,
+    });
+    order.origin = input.origin.clone();
+    order.unresolved_origin = UnresolvedOrigin::Destination;
+    order.origin_country = input.origin_country.clone();
+    order.date = Some(date);
+    order.exchange_rate = exchange_rate(input)?;
+    order.sale = Sale {
         currency: input.currency,
         tax_included: input.tax_included,
         customer: Customer {
@@ -481,11 +496,11 @@ fn sale(
                     value: t.value.clone(),
                 })
                 .collect(),
-            exemptions: exemptions.to_vec(),
+            exemptions: Vec::new(),
         },
         automatic_tax: input.automatic_tax,
         date,
-        origin_country: input.origin_country.clone(),
+        origin_country: None,
         rounding: rounding(input)?,
         lines: input
             .lines
@@ -498,37 +513,49 @@ fn sale(
                 tax_code,
             })
             .collect(),
-    })
+    };
+    Ok(order)
 }
 
-/// Adds the per-order delivery fees of the sale's state where the seller collects them;
-/// their exempt buyers are those a certificate exempts (`certified`), not the places the
-/// seller is not registered in.
-fn add_delivery_fees(
+/// The request's `Levy-Exchange-Rate`: one unit of the sale's currency in the place's.
+fn exchange_rate(input: &Input) -> Result<Option<Decimal>, ApiError> {
+    let Some(v) = input.exchange_rate.as_deref() else {
+        return Ok(None);
+    };
+    levy_core::quote::read::exchange_rate(v)
+        .map(Some)
+        .map_err(|e| {
+            ApiError::field(
+                ErrorKind::InvalidHeader,
+                crate::EXCHANGE_RATE_HEADER,
+                e.message,
+                "a positive decimal (0.0067)",
+                v,
+            )
+        })
+}
+
+/// The delivery whose per-order fees the seller collects: a retail delivery, under
+/// automatic tax, where the seller collects the fees of the place's state.
+fn delivery(
     table: &AnyTable,
     input: &Input,
     reads: &CalculationReads,
     location: &Location,
-    (sale, certified): (&Sale, &[Exemption]),
     at: i64,
-    calc: &mut levy_core::Calculation,
-) {
+) -> Option<levy_core::Delivery> {
     let collects = collects_delivery_fees(
         reads,
         input.seller.as_deref(),
         at,
         table.location_region(location),
     );
-    if !(input.delivery && input.automatic_tax == AutomaticTax::Auto && collects) {
-        return;
-    }
-    let mut fee_sale = sale.clone();
-    fee_sale.customer.exemptions = certified.to_vec();
-    let delivery = levy_core::Delivery {
-        retail: true,
-        seller_sales_previous_year: None,
-    };
-    table.apply_order_fees(location, &fee_sale, &delivery, calc);
+    (input.delivery && input.automatic_tax == AutomaticTax::Auto && collects).then_some(
+        levy_core::Delivery {
+            retail: true,
+            seller_sales_previous_year: None,
+        },
+    )
 }
 
 /// The record's lines: each line's tax with its ids, product and jurisdiction entries.
@@ -593,38 +620,27 @@ pub(crate) fn compute(
     let codes = tax_codes(table, input, &products)?;
     let transacted_at = input.transacted_at.unwrap_or(stamp.now);
     let date = Date::from_unix_seconds(transacted_at);
-    let mut location = locate(table, input, date)?;
-    // The seller's place, for states that source a sale within the state at the origin.
-    let origin = input.origin.as_ref().map(|a| table.resolve(a, date));
-    let origin_place = origin.as_ref().and_then(|o| o.as_ref().ok());
-    let (exemptions, gaps) = exemptions(
-        table,
-        input,
-        reads,
-        (&location, origin_place),
-        transacted_at,
-    );
-    let sale = sale(input, reads, &exemptions, &codes, date)?;
-    let mut calc = table
-        .calculate_from(origin_place, &location, &sale)
-        .map_err(|e| calc_error(&e))?;
-    let certified = &exemptions[gaps..];
-    add_delivery_fees(
-        table,
-        input,
-        reads,
-        &location,
-        (&sale, certified),
-        transacted_at,
-        &mut calc,
-    );
-    let notes = Notes::of(table, &calc, &location, origin.as_ref(), date);
+    let mut order = order(input, reads, &codes, date)?;
+    let mut quoter = Quoter::new();
+    let places = quoter
+        .place(table, &mut order)
+        .map_err(|e| quote_error(&e))?;
+    let (exemptions, gaps) = exemptions(table, input, reads, places, transacted_at);
+    order.delivery = delivery(table, input, reads, places.0, transacted_at);
+    order.sale.customer.exemptions = exemptions;
+    // The places where the seller does not collect decide no fee: its registration does.
+    order.fee_exemptions_from = gaps;
+    let quoted = quoter.price(table, &order).map_err(|e| quote_error(&e))?;
+    let notes = Notes::of(table, &quoted, date);
+    let (mut calc, mut location) = (levy_core::Calculation::default(), Location::default());
+    quoter.swap_answer(&mut calc, &mut location);
+    let exemptions = &order.sale.customer.exemptions;
     let lines = line_records(
         table,
         &calc,
         input,
         &products,
-        (&exemptions, gaps),
+        (exemptions, gaps),
         stamp.line_ids,
         date,
     );
@@ -680,22 +696,17 @@ struct Notes {
 }
 
 impl Notes {
-    fn of(
-        table: &AnyTable,
-        calc: &levy_core::Calculation,
-        location: &Location,
-        origin: Option<&Result<Location, ResolveError>>,
-        date: Date,
-    ) -> Notes {
+    fn of(table: &AnyTable, quoted: &Quoted<'_>, date: Date) -> Notes {
+        let calc = quoted.calculation;
         Notes {
             coverage: calc.coverage.as_str(),
             rounding: calc.rounding.as_str(),
-            sourcing: match origin {
-                Some(Err(_)) => "DESTINATION; origin-unresolved",
-                _ => calc.sourcing.as_str(),
+            sourcing: match quoted.origin_error {
+                Some(_) => "DESTINATION; origin-unresolved",
+                None => calc.sourcing.as_str(),
             },
             taxability: taxability_header(table, calc, date),
-            place: table.place_note(location, date).as_str(),
+            place: table.place_note(quoted.location, date).as_str(),
         }
     }
 

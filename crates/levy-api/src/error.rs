@@ -112,6 +112,10 @@ error_kinds! {
     /// A place the rate table covers no jurisdiction of (levy-core
     /// `ResolveError::Unsupported`).
     UnsupportedLocation = ("UNSUPPORTED_LOCATION", 400),
+    /// The sale's currency is not its place's and a rule there has an amount in the place's
+    /// currency (a band, a threshold, a cap, a fee): send `Levy-Exchange-Rate` (levy-core
+    /// `QuoteError::ExchangeRateRequired`).
+    ExchangeRateRequired = ("EXCHANGE_RATE_REQUIRED", 400),
     /// `ip.value` is not an IPv4 or IPv6 address (levy-core `ResolveError::InvalidIp`).
     InvalidIpFormat = ("INVALID_IP_FORMAT", 400),
     /// The IP resolved to no country (levy-core `ResolveError::IpResolutionFailed`).
@@ -623,6 +627,7 @@ mod tests {
             ErrorKind::MalformedAddress => 400,
             ErrorKind::ZipStateMismatch => 400,
             ErrorKind::UnsupportedLocation => 400,
+            ErrorKind::ExchangeRateRequired => 400,
             ErrorKind::InvalidIpFormat => 400,
             ErrorKind::IpResolutionFailed => 422,
             ErrorKind::IpResolutionInsufficientUs => 422,

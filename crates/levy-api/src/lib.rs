@@ -172,6 +172,14 @@ pub const SOURCING_HEADER: &str = "Levy-Sourcing";
 /// state allows it and the amounts exclude tax; see [`levy_core::Rounding`]).
 pub const ROUNDING_HEADER: &str = "Levy-Rounding";
 
+/// The request header by which a seller gives the exchange rate from the sale's currency to
+/// its place's (one unit of the sale's currency in the place's: `0.0067` for yen in
+/// Nashville). Needed only when the currencies differ and a rule of the place has an
+/// amount (a band, a threshold, a cap, a fee): without it such a sale is refused with
+/// `EXCHANGE_RATE_REQUIRED`; with it the tax is calculated on the converted amounts and
+/// answered in the sale's currency.
+pub const EXCHANGE_RATE_HEADER: &str = "Levy-Exchange-Rate";
+
 /// One response: status, headers and a JSON body.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Response {

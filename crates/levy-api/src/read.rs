@@ -165,6 +165,8 @@ pub(crate) struct Input {
     pub(crate) per_unit: bool,
     /// The `Levy-Rounding` request header, as sent (checked when calculating).
     pub(crate) rounding: Option<String>,
+    /// The `Levy-Exchange-Rate` request header, as sent (checked when calculating).
+    pub(crate) exchange_rate: Option<String>,
     /// The seller whose registrations decide where `auto` collects: a platform
     /// calculation's merchant (`merch_…`), `None` for the account itself.
     pub(crate) seller: Option<String>,

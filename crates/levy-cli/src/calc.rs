@@ -5,10 +5,11 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
+use levy_core::quote::{read, InputError, Ip, Order, QuoteErrorKind, Quoter};
 use levy_core::{
-    Address, AnyTable, AutomaticTax, Calculation, Coverage, Currency, Customer, CustomerType, Date,
-    Decimal, Delivery, IpMode, JurisdictionTax, LineTax, Location, Note, PlaceNote, Rounding, Sale,
-    SaleLine, Sourced, Sourcing, TaxId, Taxability,
+    Address, AnyTable, Calculation, Coverage, Currency, Customer, CustomerType, Date, Decimal,
+    Delivery, JurisdictionTax, LineTax, Location, Note, PlaceNote, Rounding, Sale, SaleLine,
+    Sourced, Sourcing, TaxId, Taxability,
 };
 
 /// Arguments of `levy calc`.
@@ -49,6 +50,12 @@ pub struct CalcArgs {
     /// ISO 4217 currency.
     #[arg(long, default_value = "USD")]
     pub currency: String,
+    /// One unit of the sale's currency in the place's (`0.0067` for yen in Nashville):
+    /// needed when the sale is in another currency than its place's and a rule there has
+    /// an amount (a band, a threshold, a cap, a fee); the tax is then calculated on the
+    /// converted amounts and answered in the sale's currency.
+    #[arg(long, value_name = "RATE")]
+    pub exchange_rate: Option<String>,
     /// Day of the sale, YYYY-MM-DD (UTC); today when absent.
     #[arg(long)]
     pub date: Option<String>,
@@ -106,15 +113,7 @@ pub struct CalcArgs {
 
 /// The day `s` names (YYYY-MM-DD), or today (UTC) when absent.
 pub fn date_or_today(s: Option<&str>) -> Result<Date, String> {
-    match s {
-        Some(s) => parse_date(s),
-        None => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_err(|e| e.to_string())?;
-            Ok(Date::from_unix_seconds(now.as_secs() as i64))
-        }
-    }
+    s.map_or(Ok(Date::today()), parse_date)
 }
 
 /// The table at `--table PATH`, opened and verified; `None` without the flag, for the
@@ -132,7 +131,7 @@ pub fn run(args: &CalcArgs) -> Result<(), String> {
     match &args.jsonl {
         Some(path) => run_jsonl(table, path),
         None => {
-            let (calc, json) = calculate(table, args)?;
+            let (calc, json) = calculate(table, args).map_err(|r| r.message)?;
             match json {
                 Some(value) => {
                     let s = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
@@ -158,6 +157,7 @@ struct JsonlSale {
     ip_mode: Option<String>,
     lines: Vec<String>,
     currency: Option<String>,
+    exchange_rate: Option<String>,
     date: Option<String>,
     tax_included: bool,
     exempt: bool,
@@ -186,6 +186,7 @@ impl JsonlSale {
             ip_mode: self.ip_mode.unwrap_or_else(|| "strict".into()),
             lines: self.lines,
             currency: self.currency.unwrap_or_else(|| "USD".into()),
+            exchange_rate: self.exchange_rate,
             date: self.date,
             tax_included: self.tax_included,
             exempt: self.exempt,
@@ -221,18 +222,19 @@ fn run_jsonl(table: &AnyTable, path: &std::path::Path) -> Result<(), String> {
             continue;
         }
         let result = serde_json::from_str::<JsonlSale>(&line)
-            .map_err(|e| format!("line {}: {e}", n + 1))
+            .map_err(|e| (None, format!("line {}: {e}", n + 1)))
             .and_then(|sale| {
                 let args = sale.args();
                 if args.lines.is_empty() {
-                    return Err(format!("line {}: `lines` names no line", n + 1));
+                    return Err((None, format!("line {}: `lines` names no line", n + 1)));
                 }
-                calculate(table, &args)
+                calculate(table, &args).map_err(|r| (Some(r.kind), r.message))
             });
         let value = match result {
             Ok((_, Some(value))) => value,
             Ok((text, None)) => serde_json::Value::String(text),
-            Err(e) => serde_json::json!({ "error": e }),
+            Err((None, e)) => serde_json::json!({ "error": e }),
+            Err((Some(kind), e)) => serde_json::json!({ "error": e, "kind": kind.name() }),
         };
         let text = serde_json::to_string(&value).map_err(|e| e.to_string())?;
         writeln!(out, "{text}").map_err(|e| e.to_string())?;
@@ -240,77 +242,108 @@ fn run_jsonl(table: &AnyTable, path: &std::path::Path) -> Result<(), String> {
     out.flush().map_err(|e| e.to_string())
 }
 
-/// Calculates the sale `args` describe on `table`: the receipt, and the JSON when
-/// `--json` asks for it.
+/// Calculates the sale `args` describe on `table` through the front door: the receipt,
+/// and the JSON when `--json` asks for it; a refusal with its kind.
 fn calculate(
     table: &AnyTable,
     args: &CalcArgs,
-) -> Result<(String, Option<serde_json::Value>), String> {
-    let date = date_or_today(args.date.as_deref())?;
-    let location = locate(table, args, date)?;
-    let currency = Currency::from_code(&args.currency.to_ascii_uppercase()).ok_or_else(|| {
-        format!(
-            "unknown currency {:?} (ISO 4217 code expected)",
-            args.currency
-        )
+) -> Result<(String, Option<serde_json::Value>), Refusal> {
+    let (mut order, categories) = order(table, args)?;
+    let mut quoter = Quoter::new();
+    let quoted = quoter.quote(table, &mut order).map_err(|e| Refusal {
+        kind: e.kind(),
+        message: e.to_string(),
     })?;
-    let (lines, categories) = sale_lines(table, &args.lines, currency)?;
-    let sale = Sale {
-        currency,
-        tax_included: args.tax_included,
-        customer: customer(args),
-        automatic_tax: AutomaticTax::Auto,
-        date,
-        origin_country: args.origin_country.as_ref().map(|c| c.to_ascii_uppercase()),
-        rounding: Rounding::parse(&args.rounding)
-            .ok_or_else(|| format!("--rounding {:?}: expected line or invoice", args.rounding))?,
-        lines,
-    };
-    let origin = ship_from(table, args, date)?;
-    let sale = Sale {
-        origin_country: sale
-            .origin_country
-            .or_else(|| origin.as_ref().map(|o| o.country().to_ascii_uppercase())),
-        ..sale
-    };
-    let mut calc = table
-        .calculate_from(origin.as_ref(), &location, &sale)
-        .map_err(|e| e.to_string())?;
-    if args.delivery {
-        let delivery = retail_delivery(args)?;
-        table.apply_order_fees(&location, &sale, &delivery, &mut calc);
-    }
+    let (location, calc, date) = (quoted.location, quoted.calculation, quoted.date);
     Ok(if args.json {
-        (
-            String::new(),
-            Some(render_json(table, &location, &calc, &categories, date)),
-        )
+        let json = render_json(table, location, calc, &categories, date);
+        (String::new(), Some(json))
     } else {
-        (
-            render_receipt(table, &location, &calc, &categories, date),
-            None,
-        )
+        let receipt = render_receipt(table, location, calc, &categories, date);
+        (receipt, None)
     })
 }
 
-/// The sale's lines from the `--line` values `specs`, each with its category's tax code,
-/// and the category each names, in order.
-fn sale_lines(
-    table: &AnyTable,
-    specs: &[String],
-    currency: Currency,
-) -> Result<(Vec<SaleLine>, Vec<String>), String> {
-    let mut lines = Vec::with_capacity(specs.len());
+/// A sale `levy calc` refuses: the front door's kind and what is wrong.
+#[derive(Debug)]
+struct Refusal {
+    kind: QuoteErrorKind,
+    message: String,
+}
+
+impl From<InputError> for Refusal {
+    fn from(e: InputError) -> Refusal {
+        Refusal {
+            kind: e.kind,
+            message: e.message,
+        }
+    }
+}
+
+/// The flags of one sale as the front door's order: the buyer's address (the country alone
+/// when no street, city, province or postal code is given and no IP either), the IP, the
+/// ship-from address, the day, the currency and its rate, the delivery, the lines; and the
+/// category each line names.
+fn order(table: &AnyTable, args: &CalcArgs) -> Result<(Order, Vec<String>), Refusal> {
+    let mut order = Order::new();
+    let sale = &mut order.sale;
+    sale.currency = read::currency(&args.currency)?;
+    sale.tax_included = args.tax_included;
+    sale.customer = customer(args);
+    sale.rounding = read::rounding(&args.rounding)?;
+    let categories = sale_lines(table, &args.lines, sale)?;
+    let given = [&args.street, &args.city, &args.province, &args.postal_code];
+    if given.iter().any(|s| !s.is_empty()) || args.ip.is_none() {
+        order.address = Some(Address {
+            line1: args.street.clone(),
+            line2: String::new(),
+            city: args.city.clone(),
+            region: args.province.clone(),
+            postal_code: args.postal_code.clone(),
+            country: args.country.clone(),
+        });
+    }
+    if let Some(ip) = &args.ip {
+        let mode = read::ip_mode(&args.ip_mode)?;
+        order.ip = Some(Ip {
+            value: ip.clone(),
+            mode,
+        });
+    }
+    order.origin = ship_from(args);
+    order.origin_country = args.origin_country.clone();
+    order.date = match args.date.as_deref() {
+        None => None,
+        Some(d) => Some(read::date(d).map_err(|e| Refusal {
+            kind: e.kind,
+            message: format!("--date {d:?}: expected YYYY-MM-DD"),
+        })?),
+    };
+    order.exchange_rate = args
+        .exchange_rate
+        .as_deref()
+        .map(read::exchange_rate)
+        .transpose()?;
+    if args.delivery {
+        order.delivery = Some(retail_delivery(args)?);
+    }
+    Ok((order, categories))
+}
+
+/// The sale's lines from the `--line` values `specs` into `sale`, each with its category's
+/// tax code; the category each names, in order.
+fn sale_lines(table: &AnyTable, specs: &[String], sale: &mut Sale) -> Result<Vec<String>, Refusal> {
     let mut categories = Vec::with_capacity(specs.len());
     for spec in specs {
-        let (amount, quantity, category) = parse_line(spec, currency)?;
-        let tax_code = table.category(&category).ok_or_else(|| {
-            format!(
+        let (amount, quantity, category) = parse_line(spec, sale.currency)?;
+        let tax_code = table.category(&category).ok_or_else(|| Refusal {
+            kind: QuoteErrorKind::UnknownProduct,
+            message: format!(
                 "unknown product category {category:?}; the table knows: {}",
                 known_categories(table)
-            )
+            ),
         })?;
-        lines.push(SaleLine {
+        sale.lines.push(SaleLine {
             amount,
             quantity,
             per_unit: false,
@@ -318,7 +351,7 @@ fn sale_lines(
         });
         categories.push(category);
     }
-    Ok((lines, categories))
+    Ok(categories)
 }
 
 /// The buyer: exempt with `--exempt`, a business holding its VAT id with
@@ -343,13 +376,13 @@ fn customer(args: &CalcArgs) -> Customer {
     }
 }
 
-/// The ship-from place, resolved when given beyond its country (an origin postal code or
+/// The ship-from address, when given beyond its country (an origin postal code or
 /// province); `None` otherwise.
-fn ship_from(table: &AnyTable, args: &CalcArgs, date: Date) -> Result<Option<Location>, String> {
+fn ship_from(args: &CalcArgs) -> Option<Address> {
     if args.origin_postal_code.is_none() && args.origin_province.is_none() {
-        return Ok(None);
+        return None;
     }
-    let address = Address {
+    Some(Address {
         line1: args.origin_street.clone().unwrap_or_default(),
         line2: String::new(),
         city: args.origin_city.clone().unwrap_or_default(),
@@ -360,16 +393,12 @@ fn ship_from(table: &AnyTable, args: &CalcArgs, date: Date) -> Result<Option<Loc
             .clone()
             .unwrap_or_else(|| "US".into())
             .to_ascii_uppercase(),
-    };
-    table
-        .resolve(&address, date)
-        .map(Some)
-        .map_err(|e| format!("origin address: {e}"))
+    })
 }
 
 /// The retail delivery `--delivery` declares, with the seller's previous-year sales in the
 /// state when `--seller-sales` claims the small-seller exemption.
-fn retail_delivery(args: &CalcArgs) -> Result<Delivery, String> {
+fn retail_delivery(args: &CalcArgs) -> Result<Delivery, Refusal> {
     let seller_sales_previous_year = match &args.seller_sales {
         None => None,
         Some(s) => Some(
@@ -377,8 +406,9 @@ fn retail_delivery(args: &CalcArgs) -> Result<Delivery, String> {
                 .parse::<Decimal>()
                 .ok()
                 .filter(|d| !d.is_sign_negative())
-                .ok_or_else(|| {
-                    format!("--seller-sales {s:?}: expected an amount such as 450000")
+                .ok_or_else(|| Refusal {
+                    kind: QuoteErrorKind::InvalidAmount,
+                    message: format!("--seller-sales {s:?}: expected an amount such as 450000"),
                 })?,
         ),
     };
@@ -397,87 +427,19 @@ fn known_categories(table: &AnyTable) -> String {
     }
 }
 
-fn locate(table: &AnyTable, args: &CalcArgs, date: Date) -> Result<Location, String> {
-    let address = Address {
-        line1: args.street.clone(),
-        line2: String::new(),
-        city: args.city.clone(),
-        region: args.province.clone(),
-        postal_code: args.postal_code.clone(),
-        country: args.country.clone(),
-    };
-    let has_address = !args.postal_code.is_empty() || !args.province.is_empty();
-    let by_address = if has_address {
-        Some(table.resolve(&address, date))
-    } else {
-        None
-    };
-    match (by_address, &args.ip) {
-        (Some(Ok(loc)), _) => Ok(loc),
-        (Some(Err(e)), None) => Err(format!("{} ({})", e, e.error_type())),
-        (_, Some(ip)) => {
-            let mode = IpMode::parse(&args.ip_mode).ok_or_else(|| {
-                format!(
-                    "unknown IP mode {:?}: strict, zero, approximate or best_effort",
-                    args.ip_mode
-                )
-            })?;
-            table
-                .resolve_ip(ip, mode, date)
-                .map_err(|e| format!("{} ({})", e, e.error_type()))
-        }
-        (None, None) => {
-            // The country alone.
-            table
-                .resolve(&address, date)
-                .map_err(|e| format!("{} ({})", e, e.error_type()))
-        }
-    }
-}
-
 fn parse_date(s: &str) -> Result<Date, String> {
-    let parts: Vec<&str> = s.split('-').collect();
-    let bad = || format!("--date {s:?}: expected YYYY-MM-DD");
-    if parts.len() != 3 {
-        return Err(bad());
-    }
-    let y = parts[0].parse::<i32>().map_err(|_| bad())?;
-    let m = parts[1].parse::<u32>().map_err(|_| bad())?;
-    let d = parts[2].parse::<u32>().map_err(|_| bad())?;
-    Date::from_ymd(y, m, d).ok_or_else(bad)
+    read::date(s).map_err(|_| format!("--date {s:?}: expected YYYY-MM-DD"))
 }
 
 /// Parses `AMOUNT[xQTY][:CATEGORY]` into (amount in minor units, quantity, category).
-fn parse_line(spec: &str, currency: Currency) -> Result<(Decimal, u32, String), String> {
-    let (head, category) = match spec.split_once(':') {
-        Some((h, c)) => (h, c.trim().to_ascii_uppercase()),
-        None => (spec, "GENERAL_MERCHANDISE".to_string()),
+fn parse_line(spec: &str, currency: Currency) -> Result<(Decimal, u32, String), Refusal> {
+    let in_line = |e: InputError| Refusal {
+        kind: e.kind,
+        message: format!("--line {spec:?}: {}", e.message),
     };
-    let (amount, qty) = match head.split_once(['x', 'X']) {
-        Some((a, q)) => (
-            a,
-            q.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("--line {spec:?}: bad quantity {q:?}"))?,
-        ),
-        None => (head, 1),
-    };
-    let major: Decimal = amount
-        .trim()
-        .parse()
-        .map_err(|_| format!("--line {spec:?}: {amount:?} is not a decimal amount"))?;
-    let minor = currency.to_minor(major);
-    if minor.fract() != Decimal::ZERO {
-        return Err(format!(
-            "--line {spec:?}: {} has at most {} decimal places",
-            currency.code(),
-            currency.minor_units()
-        ));
-    }
-    if major.is_sign_negative() {
-        return Err(format!("--line {spec:?}: the amount must not be negative"));
-    }
-    Ok((minor.normalize(), qty, category))
+    let (major, quantity, category) = read::line_spec(spec).map_err(in_line)?;
+    let minor = read::minor_amount(major, currency).map_err(in_line)?;
+    Ok((minor, quantity, category.to_ascii_uppercase()))
 }
 
 fn major(currency: Currency, minor: Decimal) -> String {

@@ -179,6 +179,66 @@ pub fn normalize_postal(code: &str) -> String {
         .collect()
 }
 
+/// Whether `postal` (as [`normalize_postal`] writes it: letters and digits, upper case) has
+/// a shape of `country`'s postal codes, for the countries levy's data covers; `true` for a
+/// country whose shape levy does not hold (the United Arab Emirates have no postal codes).
+/// US ZIPs are read by [`parse_us_zip`].
+///
+/// Shapes (`9` a digit, `A` a letter, `?` either) from the Universal Postal Union's
+/// "Postal addressing systems" pages of each member country (as of 2026-11-01); a country
+/// prefix some countries write (`L-1234`, `LV-1010`, `LT-12345`, `SI-1000`) is accepted.
+pub fn postal_fits(country: &str, postal: &str) -> bool {
+    let shapes: &[&str] = match country {
+        "CA" => &["A9A9A9", "A9A"],
+        "AT" | "BE" | "BG" | "CY" | "DK" | "HU" | "NO" | "CH" | "LI" | "AU" | "NZ" | "ZA" => {
+            &["9999"]
+        }
+        "HR" | "CZ" | "EE" | "FI" | "FR" | "DE" | "GR" | "IT" | "SK" | "ES" | "SE" | "KR"
+        | "MX" | "TR" | "PL" => &["99999"],
+        "LU" => &["9999", "L9999"],
+        "LV" => &["9999", "LV9999"],
+        "LT" => &["99999", "LT99999"],
+        "SI" => &["9999", "SI9999"],
+        "PT" => &["9999999", "9999"],
+        "NL" => &["9999AA", "9999"],
+        "RO" | "SG" => &["999999"],
+        "IS" => &["999"],
+        "JP" | "IL" => &["9999999"],
+        "SA" => &["99999", "999999999"],
+        "MT" => &["AAA9999", "AAA99"],
+        "IE" => &["A99????", "A9W????", "A99", "A9W"],
+        "GB" => return uk_postcode(postal),
+        _ => return true,
+    };
+    shapes.iter().any(|shape| fits(postal, shape))
+}
+
+/// Whether `postal` has `shape`: `9` a digit, `A` a letter, `?` either, any other byte
+/// itself.
+fn fits(postal: &str, shape: &str) -> bool {
+    postal.len() == shape.len()
+        && postal.bytes().zip(shape.bytes()).all(|(c, s)| match s {
+            b'9' => c.is_ascii_digit(),
+            b'A' => c.is_ascii_uppercase(),
+            b'?' => c.is_ascii_alphanumeric(),
+            s => c == s,
+        })
+}
+
+/// A UK postcode: an outward code (`A9`, `A99`, `AA9`, `AA99`, `A9A`, `AA9A`) and an inward
+/// code (`9AA`), or the Girobank's `GIR0AA`.
+fn uk_postcode(postal: &str) -> bool {
+    let Some(outward) = postal.len().checked_sub(3).map(|n| &postal[..n]) else {
+        return false;
+    };
+    let inward = &postal[outward.len()..];
+    postal == "GIR0AA"
+        || (fits(inward, "9AA")
+            && ["A9", "A99", "AA9", "AA99", "A9A", "AA9A"]
+                .iter()
+                .any(|shape| fits(outward, shape)))
+}
+
 /// A city name as a key, so that the names a buyer writes and the names published lists
 /// give meet: ASCII upper case without accents, punctuation or spaces, `SAINT` for `ST`
 /// and `SAINTE` for `STE`, no leading `CITY OF`. CDTFA's `St. Helena`, `La Cañada
@@ -264,6 +324,39 @@ pub(crate) fn trim(s: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn postal_codes_fit_their_country_only() {
+        // UPU shapes: Ottawa's K1A 0B1, Berlin's 10115, London's SW1A 1AA and EC1A 1BB,
+        // Dublin's D02 X285 (Eircode), Valletta's VLT 1117, Amsterdam's 1012 AB.
+        for (country, postal) in [
+            ("CA", "K1A0B1"),
+            ("DE", "10115"),
+            ("GB", "SW1A1AA"),
+            ("GB", "EC1A1BB"),
+            ("GB", "M11AE"),
+            ("IE", "D02X285"),
+            ("IE", "D6W1234"),
+            ("MT", "VLT1117"),
+            ("NL", "1012AB"),
+            ("LU", "L1234"),
+            ("JP", "1000001"),
+            ("AE", "ANYTHING"),
+        ] {
+            assert!(postal_fits(country, postal), "{country} {postal}");
+        }
+        // A US ZIP is no Canadian, British or Japanese postal code; a Canadian one no German.
+        for (country, postal) in [
+            ("CA", "37203"),
+            ("GB", "37203"),
+            ("JP", "37203"),
+            ("DE", "K1A0B1"),
+            ("NL", "AB1012"),
+            ("GB", "SW1A1A"),
+        ] {
+            assert!(!postal_fits(country, postal), "{country} {postal}");
+        }
+    }
+
     use super::*;
 
     /// The parser as first written, byte by byte: the reference the straight-line one is

@@ -51,6 +51,14 @@ impl Date {
         Date(days.clamp(i32::MIN as i64, i32::MAX as i64) as i32)
     }
 
+    /// Today in UTC, by the system clock: the day of a sale that names none.
+    pub fn today() -> Date {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        Date::from_unix_seconds(secs)
+    }
+
     /// Year, month and day of this date.
     pub fn ymd(self) -> (i32, u32, u32) {
         let z = self.0 as i64 + 719_468;
@@ -76,6 +84,40 @@ impl std::fmt::Display for Date {
                 write!(f, "{y:04}-{m:02}-{d:02}")
             }
         }
+    }
+}
+
+/// Why a text is not a day ([`Date`]'s `FromStr`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?} is not a day: expected YYYY-MM-DD (2026-03-01), a day that exists")]
+pub struct DateError {
+    /// The text given.
+    pub text: String,
+}
+
+impl std::str::FromStr for Date {
+    type Err = DateError;
+
+    /// A day written `YYYY-MM-DD` (ISO 8601's calendar date, four-digit year), surrounding
+    /// white space ignored: `2026-03-01`. A day that does not exist (`2026-02-30`), another
+    /// layout (`20260301`, `2026-3-1`) or a signed year is refused.
+    fn from_str(s: &str) -> Result<Date, DateError> {
+        let bad = || DateError {
+            text: s.to_string(),
+        };
+        let t = s.trim().as_bytes();
+        let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+            t[r].iter().try_fold(0u32, |n, &b| {
+                b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0'))
+            })
+        };
+        if t.len() != 10 || t[4] != b'-' || t[7] != b'-' {
+            return Err(bad());
+        }
+        let (Some(y), Some(m), Some(d)) = (digits(0..4), digits(5..7), digits(8..10)) else {
+            return Err(bad());
+        };
+        Date::from_ymd(y as i32, m, d).ok_or_else(bad)
     }
 }
 
@@ -111,5 +153,31 @@ mod tests {
             Date::from_ymd(2026, 2, 28).unwrap()
         );
         assert_eq!(Date(-1).ymd(), (1969, 12, 31));
+    }
+
+    #[test]
+    fn days_parse_from_their_iso_text() {
+        assert_eq!(
+            "2026-03-01".parse(),
+            Ok(Date::from_ymd(2026, 3, 1).unwrap())
+        );
+        assert_eq!(
+            " 2024-02-29\n".parse(),
+            Ok(Date::from_ymd(2024, 2, 29).unwrap())
+        );
+        for bad in [
+            "2026-02-30",
+            "20260301",
+            "2026-3-1",
+            "+026-03-01",
+            "2026-13-01",
+            "",
+            "2026-03-01x",
+        ] {
+            assert!(bad.parse::<Date>().is_err(), "{bad:?}");
+        }
+        // Display writes what FromStr reads.
+        let day = Date::from_ymd(1999, 12, 31).unwrap();
+        assert_eq!(day.to_string().parse(), Ok(day));
     }
 }

@@ -48,12 +48,14 @@ mod kinds;
 mod lookup;
 pub mod model;
 mod money;
+pub mod quote;
 mod resolve;
 pub mod table;
 mod taxability;
 
 pub use address::{
-    city_key, normalize_postal, normalize_street, parse_street_line, parse_us_zip, StreetLine,
+    city_key, normalize_postal, normalize_street, parse_street_line, parse_us_zip, postal_fits,
+    StreetLine,
 };
 pub use builder::{
     BuildError, FeeSpec, HolidaySpec, IpLocationSpec, JurisdictionSpec, RuleSpec, SaleCondition,
@@ -64,10 +66,11 @@ pub use calc::{
     FeeOutcome, JurisdictionTax, LineTax, Note, Sale, SaleLine, TaxId, ZeroReason,
     MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
 };
-pub use date::Date;
+pub use date::{Date, DateError};
 pub use kinds::{Coverage, Level, PlaceNote, Rounding, Sourced, Sourcing, TaxType};
 pub use lookup::{JsetId, Jurisdiction, JurisdictionId, Rule, RuleId, TaxCodeId};
 pub use money::{round_minor, Currency};
+pub use quote::{Order, QuoteError, QuoteErrorKind, Quoted, Quoter};
 pub use resolve::{
     Address, IpMode, IpPlace, Location, LocationSource, Precision, ResolutionStatus, ResolveError,
 };
@@ -134,14 +137,21 @@ impl AnyTable {
     /// verified over every byte at open, as [`AnyTable::open_file`] does), so several
     /// processes on one machine (Spark executors, many tills) hold one copy.
     ///
-    /// # The one contract: table files are replaced, never rewritten
+    /// Use it where memory is short (a point-of-sale device) or many processes share one
+    /// table; use [`AnyTable::open_file`] wherever another program may rewrite the file.
     ///
-    /// A mapping shows the file as it is now. A mapped table file must therefore not be
-    /// modified or truncated in place while a process has it open (a truncated mapping ends
-    /// the process with SIGBUS); a new table is written to a new file and renamed over the
-    /// old one, which is what `levy build` does. Processes that have the old file open keep
-    /// reading the old file's bytes until they reopen it.
-    pub fn open_file_mapped(path: impl AsRef<std::path::Path>) -> Result<AnyTable, TableError> {
+    /// # Safety
+    ///
+    /// The caller promises that the file is replaced, never rewritten, while the table (or
+    /// any value read from it) lives. A mapping shows the file as it is now: a table file
+    /// modified in place would change the bytes under a validated archive (undefined
+    /// behaviour), and one truncated ends the process with SIGBUS. A new table must be
+    /// written to a new file and renamed over the old one, which is what `levy build`
+    /// does; processes that have the old file open keep reading the old file's bytes until
+    /// they reopen it.
+    pub unsafe fn open_file_mapped(
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<AnyTable, TableError> {
         let path = path.as_ref();
         let (mut file, len) = open_regular(path)?;
         if len < table::HEADER_LEN as u64 {
@@ -152,9 +162,9 @@ impl AnyTable {
             return Table::open(AnyBytes::Owned(bytes));
         }
         // SAFETY: the mapping is read-only and private to this table; the one way for it to
-        // change under us is another process rewriting the file in place, which the
-        // contract above rules out (levy writes table files by rename). `populate` reads the
-        // file in now, as verifying the hash reads every byte anyway.
+        // change under us is another process rewriting the file in place, which this
+        // function's caller promises does not happen (levy writes table files by rename).
+        // `populate` reads the file in now, as verifying the hash reads every byte anyway.
         let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
             .map_err(|e| io_error(path, &e))?;
         Table::open(AnyBytes::Mmap(map))

@@ -31,7 +31,7 @@ use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use crate::address::{
-    city_key, normalize_postal, parse_street_line, parse_us_zip, trim, StreetLine,
+    city_key, normalize_postal, parse_street_line, parse_us_zip, postal_fits, trim, StreetLine,
 };
 use crate::date::Date;
 use crate::kinds::{Coverage, PlaceNote};
@@ -927,6 +927,14 @@ impl<D> Table<D> {
         out: &mut Location,
     ) -> Result<(), ResolveError> {
         let postal = normalize_postal(&address.postal_code);
+        if !postal.is_empty() && !postal_fits(country, &postal) {
+            // A postal code of another country (a US ZIP given with country CA) would be
+            // answered for the country alone, as if the address were in it.
+            return Err(ResolveError::MalformedPostal(
+                address.postal_code.clone(),
+                country.to_string(),
+            ));
+        }
         let used = &mut out.address;
         set_upper(&mut used.line1, trim(&address.line1));
         set_upper(&mut used.line2, trim(&address.line2));

@@ -6,9 +6,10 @@ use std::mem::MaybeUninit;
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
+use levy_core::quote::{Ip, Order, QuoteError, QuoteErrorKind, Quoter};
 use levy_core::{
-    round_minor, Address, AnyTable, AutomaticTax, Calculation, Currency, Customer, Date, Decimal,
-    IpMode, Location, ResolveError, Sale, SaleLine, TableError, TaxCodeId,
+    round_minor, Address, AnyTable, AutomaticTax, Calculation, Currency, Date, Decimal, IpMode,
+    Location, ResolveError, SaleLine, TableError, TaxCodeId,
 };
 
 use crate::{cstring, ffi_guard, non_null, opt_str_arg, str_arg, Error, LevyStatus};
@@ -154,6 +155,13 @@ pub struct LevySale {
     /// in the previous calendar year, minor units of the sale's currency (read for a
     /// delivery fee's small-seller exemption); ignored without the flag.
     pub seller_sales_previous_year: i64,
+    /// The exchange rate from the sale's currency to the place's, as decimal text (one
+    /// unit of the sale's currency in the place's: `"0.0067"` for yen in Nashville), or
+    /// NULL for none. Needed only when the sale's currency is not the place's and a rule
+    /// of the place has an amount (a band, a threshold, a cap, a fee): without it such a
+    /// sale is `LEVY_EXCHANGE_RATE_REQUIRED`; with it the tax is calculated on the
+    /// converted amounts and answered in the sale's currency.
+    pub exchange_rate: *const c_char,
 }
 
 /// The outcome of `levy_calculate`: the tax of a sale per line and per jurisdiction.
@@ -433,6 +441,39 @@ fn resolve_error(e: &ResolveError) -> String {
     format!("{} ({})", e, e.error_type())
 }
 
+/// The front door's refusal as the C caller reads it: a status, the message, and the kind
+/// (`levy_last_error_kind`).
+fn quote_error(e: &QuoteError) -> Error {
+    let status = match e.kind() {
+        QuoteErrorKind::NoPlace => LevyStatus::LEVY_INVALID_ARGUMENT,
+        QuoteErrorKind::UnknownProduct => LevyStatus::LEVY_UNKNOWN_TAX_CODE,
+        QuoteErrorKind::UnknownCurrency => LevyStatus::LEVY_UNKNOWN_CURRENCY,
+        QuoteErrorKind::InvalidQuantity | QuoteErrorKind::InvalidAmount => {
+            LevyStatus::LEVY_INVALID_SALE
+        }
+        QuoteErrorKind::ExchangeRateRequired | QuoteErrorKind::InvalidExchangeRate => {
+            LevyStatus::LEVY_EXCHANGE_RATE_REQUIRED
+        }
+        _ if e.resolve_error().is_some() => LevyStatus::LEVY_RESOLUTION_FAILED,
+        _ => LevyStatus::LEVY_INVALID_SALE,
+    };
+    let message = match e {
+        QuoteError::Place { address, ip } => {
+            let part = |what: &str, e: &Option<Box<ResolveError>>| {
+                e.as_ref().map(|e| format!("{what}: {}", resolve_error(e)))
+            };
+            let parts: Vec<String> = [part("address", address), part("ip", ip)]
+                .into_iter()
+                .flatten()
+                .collect();
+            parts.join("; ")
+        }
+        QuoteError::Origin(o) => format!("origin: {}", resolve_error(o)),
+        other => other.to_string(),
+    };
+    Error::of_kind(status, e.kind(), message)
+}
+
 /// A whole number of minor units held without a fraction (as totals are), when it fits in
 /// `int64_t`: its mantissa, without `Decimal`'s general conversion; `None` otherwise.
 fn whole_i64(d: Decimal) -> Option<i64> {
@@ -453,8 +494,11 @@ fn minor_i64(d: Decimal) -> i64 {
     })
 }
 
-/// Opens the rate table file at `path` (a `*.levy` file built by `levy build`), checks its
-/// structure and content hash, and writes a new engine to `*out_engine`.
+/// Opens the rate table file at `path` (a `*.levy` file built by `levy build`) into memory
+/// the engine owns, checks its structure and content hash, and writes a new engine to
+/// `*out_engine`. Use it wherever another program may rewrite the file: nothing done to
+/// the file afterwards changes what the engine answers from. It costs the table's size in
+/// memory per process (`levy_engine_open_mapped` shares the page cache instead).
 ///
 /// Errors: `LEVY_NULL_ARGUMENT`, `LEVY_INVALID_UTF8` (path), `LEVY_IO_ERROR` (cannot read
 /// the file), `LEVY_INVALID_TABLE` (not a table, truncated, corrupt, other format version).
@@ -474,6 +518,42 @@ pub unsafe extern "C" fn levy_engine_open(
         // SAFETY: the caller passes NULL or a NUL-terminated string.
         let path = unsafe { str_arg(path, "path") }?;
         let table = AnyTable::open_file(path).map_err(table_error)?;
+        let engine = Box::new(LevyEngine {
+            table: EngineTable::Shared(Arc::new(table)),
+        });
+        // SAFETY: out_engine is non-null and valid for writing, per the contract.
+        unsafe { out_engine.write(Box::into_raw(engine)) };
+        Ok(())
+    })
+}
+
+/// Opens the rate table file at `path` by mapping it into memory, checks its structure and
+/// content hash (reading every page once), and writes a new engine to `*out_engine`. Use it
+/// where memory is short (a till with little of it) or many processes share one table: the
+/// pages are the page cache's, shared with every process that maps the file.
+///
+/// Errors: as `levy_engine_open`. `*out_engine` is written only on `LEVY_OK`; free it with
+/// `levy_engine_free`.
+///
+/// # Safety
+///
+/// `path` must be NULL or a NUL-terminated string; `out_engine` must be NULL or valid for
+/// writing one pointer. And the file must be replaced, never rewritten, while the engine or
+/// any result made from it lives: a new table is written to a new file and renamed over
+/// the old one (as `levy build` does). A file modified in place changes the bytes under the
+/// engine (undefined behaviour); one truncated ends the process with SIGBUS.
+#[no_mangle]
+pub unsafe extern "C" fn levy_engine_open_mapped(
+    path: *const c_char,
+    out_engine: *mut *mut LevyEngine,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(out_engine, "out_engine");
+        // SAFETY: the caller passes NULL or a NUL-terminated string.
+        let path = unsafe { str_arg(path, "path") }?;
+        // SAFETY: the caller promises the file is replaced, never rewritten (the contract
+        // above, which is `open_file_mapped`'s).
+        let table = unsafe { AnyTable::open_file_mapped(path) }.map_err(table_error)?;
         let engine = Box::new(LevyEngine {
             table: EngineTable::Shared(Arc::new(table)),
         });
@@ -551,10 +631,11 @@ unsafe fn fill_address(a: &LevyAddress, out: &mut Address) -> Result<(), Error> 
 }
 
 /// Per-thread buffers that `levy_calculate` refills on every call, so that a steady
-/// stream of sales allocates nothing for the address and the lines.
+/// stream of sales allocates nothing for the address, the lines and the place: the order
+/// the sale is read into and the front door's quoter.
 struct Scratch {
-    address: Address,
-    sale: Sale,
+    order: Order,
+    quoter: Quoter,
 }
 
 /// Lines kept between calls at most; a larger sale's buffer is shrunk back afterwards.
@@ -563,17 +644,8 @@ const SCRATCH_LINES: usize = 1024;
 impl Scratch {
     fn new() -> Scratch {
         Scratch {
-            address: Address::default(),
-            sale: Sale {
-                currency: Currency::USD,
-                tax_included: false,
-                customer: Customer::default(),
-                automatic_tax: AutomaticTax::Auto,
-                date: Date(0),
-                origin_country: None,
-                rounding: levy_core::Rounding::Line,
-                lines: Vec::new(),
-            },
+            order: Order::new(),
+            quoter: Quoter::new(),
         }
     }
 }
@@ -589,12 +661,6 @@ thread_local! {
 
 /// Freed results a thread keeps at most.
 const SPARE_RESULTS_KEPT: usize = 4;
-
-fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
 
 /// The sale's currency and lines, once its flags are known ones.
 ///
@@ -640,20 +706,6 @@ fn delivery_of(sale: &LevySale, currency: Currency) -> Option<levy_core::Deliver
         seller_sales_previous_year: (sale.flags & LEVY_SALE_SELLER_SALES != 0)
             .then(|| currency.to_major(Decimal::from(sale.seller_sales_previous_year))),
     })
-}
-
-/// A batch sale's per-order fees added to its calculation, then its batch result.
-fn fees_then_result(
-    table: &AnyTable,
-    sale: &LevySale,
-    location: &Location,
-    core_sale: &Sale,
-    calc: &mut Calculation,
-) -> Result<LevyBatchResult, Error> {
-    if let Some(delivery) = delivery_of(sale, core_sale.currency) {
-        table.apply_order_fees(location, core_sale, &delivery, calc);
-    }
-    LevyBatchResult::of(calc)
 }
 
 /// The totals of `calc` in `int64_t` minor units (tax, excluding tax, including tax);
@@ -715,8 +767,8 @@ pub unsafe extern "C" fn levy_calculate(
                 .flatten();
             // SAFETY: the sale and its lines come straight from the caller, under its contract.
             let result = unsafe { fill_result(table, sale, scratch, spare) };
-            if scratch.sale.lines.capacity() > SCRATCH_LINES {
-                scratch.sale.lines = Vec::new();
+            if scratch.order.sale.lines.capacity() > SCRATCH_LINES {
+                scratch.order.sale.lines = Vec::new();
             }
             result
         };
@@ -778,53 +830,40 @@ impl LevyBatchResult {
 }
 
 /// Per-thread buffers of `levy_calculate_batch`, refilled on every call: once they have
-/// grown to a caller's batches, a batch allocates nothing for its sales, locations and
+/// grown to a caller's batches, a batch allocates nothing for its sales, places and
 /// calculations.
 struct BatchScratch {
-    address: Address,
-    /// The sales prepared for the table's batch.
-    sales: Vec<Sale>,
-    /// The places the call's sales were resolved to; a sale at the address of the sale
-    /// resolved before it, on the same day, shares its place.
-    locations: Vec<Location>,
-    /// For each prepared sale, its index in the caller's array and its place.
+    /// The sales read, as the front door's orders.
+    orders: Vec<Order>,
+    /// For each order, its index in the caller's array.
     from: Vec<usize>,
-    places: Vec<usize>,
     calcs: Vec<Calculation>,
+    quoter: Quoter,
 }
 
 /// Sales a thread's batch buffers keep between calls at most.
 const BATCH_KEPT: usize = 65_536;
 
 impl BatchScratch {
-    const fn new() -> BatchScratch {
+    fn new() -> BatchScratch {
         BatchScratch {
-            address: Address {
-                line1: String::new(),
-                line2: String::new(),
-                city: String::new(),
-                region: String::new(),
-                postal_code: String::new(),
-                country: String::new(),
-            },
-            sales: Vec::new(),
-            locations: Vec::new(),
+            orders: Vec::new(),
             from: Vec::new(),
-            places: Vec::new(),
             calcs: Vec::new(),
+            quoter: Quoter::new(),
         }
     }
 
     /// Lets go of what a batch larger than [`BATCH_KEPT`] grew.
     fn trim(&mut self) {
-        if self.sales.len().max(self.locations.len()) > BATCH_KEPT {
+        if self.orders.len() > BATCH_KEPT {
             *self = BatchScratch::new();
         }
     }
 }
 
 thread_local! {
-    static BATCH: RefCell<BatchScratch> = const { RefCell::new(BatchScratch::new()) };
+    static BATCH: RefCell<BatchScratch> = RefCell::new(BatchScratch::new());
 }
 
 /// Calculates `count` sales and writes the outcome of `sales[i]` to `out[i]`: its status
@@ -894,8 +933,9 @@ pub unsafe extern "C" fn levy_calculate_batch(
     })
 }
 
-/// The work of `levy_calculate_batch` on its checked arguments; returns the first sale
-/// that failed, with its error.
+/// The work of `levy_calculate_batch` on its checked arguments: each sale read into an
+/// order (a sale refused when read is failed at once), the orders quoted together, each
+/// outcome written; returns the first sale that failed, with its error.
 ///
 /// # Safety
 ///
@@ -906,12 +946,50 @@ unsafe fn calculate_batch(
     out: &mut [MaybeUninit<LevyBatchResult>],
     scratch: &mut BatchScratch,
 ) -> Option<(usize, Error)> {
-    // The failed sale of the lowest index (a sale refused when read is found before one
-    // the table refuses, whatever their order).
     let mut failed = FirstFailure(None);
-    // SAFETY: as this function's contract.
-    unsafe { prepare_batch(table, sales, out, scratch, &mut failed) };
-    calculate_queued(table, sales, out, scratch, &mut failed);
+    let BatchScratch {
+        orders,
+        from,
+        calcs,
+        quoter,
+    } = scratch;
+    from.clear();
+    let mut codes = TaxCodes::default();
+    for (i, sale) in sales.iter().enumerate() {
+        let k = from.len();
+        if orders.len() == k {
+            orders.push(Order::new());
+        }
+        // SAFETY: as this function's contract.
+        match unsafe { fill_order(table, sale, &mut orders[k], &mut codes) } {
+            Ok(()) => from.push(i),
+            Err(e) => failed.fail(i, e, out),
+        }
+    }
+    let n = from.len();
+    // A sale at the address struct of the sale before it, at the same time (not "now"),
+    // shares its place: the struct's strings cannot change during the call.
+    let same_place = |k: usize| {
+        let (a, b) = (&sales[from[k - 1]], &sales[from[k]]);
+        a.address == b.address && a.transacted_at == b.transacted_at && b.transacted_at != 0
+    };
+    let refused = quoter.quote_batch(table, &mut orders[..n], same_place, calcs);
+    let mut refused = refused.into_iter().peekable();
+    for (k, calc) in calcs.iter().enumerate() {
+        let i = from[k];
+        if refused.peek().is_some_and(|(at, _)| *at == k) {
+            if let Some((_, e)) = refused.next() {
+                failed.fail(i, quote_error(&e), out);
+            }
+            continue;
+        }
+        match LevyBatchResult::of(calc) {
+            Ok(r) => {
+                out[i].write(r);
+            }
+            Err(e) => failed.fail(i, e, out),
+        }
+    }
     failed.0
 }
 
@@ -929,170 +1007,8 @@ impl FirstFailure {
     }
 }
 
-/// Reads every sale of a batch into `scratch`: each prepared and resolved to its place (the
-/// place of the sale before it when at the same address on the same day); a sale shipped
-/// from a known origin calculated at once into `out`, the others queued (`from`, `places`)
-/// for [`calculate_queued`]; a sale refused is failed.
-///
-/// # Safety
-///
-/// Every sale's pointers are NULL or valid, as `levy_calculate` requires.
-unsafe fn prepare_batch(
-    table: &AnyTable,
-    sales: &[LevySale],
-    out: &mut [MaybeUninit<LevyBatchResult>],
-    scratch: &mut BatchScratch,
-    failed: &mut FirstFailure,
-) {
-    let BatchScratch {
-        address,
-        sales: prepared,
-        locations,
-        from,
-        places,
-        calcs: _,
-    } = scratch;
-    from.clear();
-    places.clear();
-    let mut codes = TaxCodes::default();
-    let mut reuse = PlaceReuse::default();
-    for (i, sale) in sales.iter().enumerate() {
-        let k = from.len();
-        if prepared.len() == k {
-            prepared.push(Scratch::new().sale);
-        }
-        let (place, shared) = reuse.place_of(sale);
-        if locations.len() == place {
-            locations.push(Location::default());
-        }
-        // SAFETY: as this function's contract.
-        let ready = unsafe {
-            prepare_sale(
-                table,
-                sale,
-                address,
-                &mut prepared[k],
-                &mut locations[place],
-                &mut codes,
-                !shared,
-            )
-        };
-        if ready.is_ok() && !shared {
-            reuse.resolved(sale, place, &locations[place]);
-        }
-        match ready {
-            Err(e) => failed.fail(i, e, out),
-            Ok(Some(origin)) => {
-                match calculate_shipped(table, sale, &origin, &locations[place], &prepared[k]) {
-                    Ok(r) => {
-                        out[i].write(r);
-                    }
-                    Err(e) => failed.fail(i, e, out),
-                }
-            }
-            Ok(None) => {
-                from.push(i);
-                places.push(place);
-            }
-        }
-    }
-}
-
-/// The places of a batch's sales: how many are in use, and the last one resolved from an
-/// address, as (the address's pointer, `transacted_at`, the place). The same address
-/// struct on the same day is the same place (its strings cannot change during the call); a
-/// sale dated "now" (0) is always resolved.
-#[derive(Default)]
-struct PlaceReuse {
-    used: usize,
-    last: Option<(usize, i64, usize)>,
-}
-
-impl PlaceReuse {
-    /// The place of `sale`, and whether it shares the last one resolved (at its address on
-    /// its day) rather than taking the next free one, to be resolved.
-    #[inline]
-    fn place_of(&self, sale: &LevySale) -> (usize, bool) {
-        let shared = self
-            .last
-            .filter(|&(a, t, _)| {
-                !sale.address.is_null() && a == sale.address as usize && t == sale.transacted_at
-            })
-            .map(|(_, _, place)| place);
-        (shared.unwrap_or(self.used), shared.is_some())
-    }
-
-    /// `sale` was resolved to the new `place`, at `location`: the place is in use, and the
-    /// last one resolved from an address when `location` came from the sale's address on
-    /// a given day.
-    #[inline]
-    fn resolved(&mut self, sale: &LevySale, place: usize, location: &Location) {
-        self.used += 1;
-        self.last = (sale.transacted_at != 0
-            && location.source == levy_core::LocationSource::Address)
-            .then_some((sale.address as usize, sale.transacted_at, place));
-    }
-}
-
-/// A batch sale shipped from a known origin: it follows its state's sourcing rule, so it
-/// is calculated on its own, as `levy_calculate` would, then its fees added.
-fn calculate_shipped(
-    table: &AnyTable,
-    sale: &LevySale,
-    origin: &Location,
-    location: &Location,
-    core_sale: &Sale,
-) -> Result<LevyBatchResult, Error> {
-    match table.calculate_from(Some(origin), location, core_sale) {
-        Ok(mut calc) => fees_then_result(table, sale, location, core_sale, &mut calc),
-        Err(e) => Err(Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string())),
-    }
-}
-
-/// Calculates the sales [`prepare_batch`] queued in one batch of the table, each with its
-/// fees, into `out`; a sale the table refuses is failed.
-fn calculate_queued(
-    table: &AnyTable,
-    sales: &[LevySale],
-    out: &mut [MaybeUninit<LevyBatchResult>],
-    scratch: &mut BatchScratch,
-    failed: &mut FirstFailure,
-) {
-    let BatchScratch {
-        sales: prepared,
-        locations,
-        from,
-        places,
-        calcs,
-        ..
-    } = scratch;
-    let n = from.len();
-    let items = places.iter().map(|&p| &locations[p]).zip(&prepared[..n]);
-    let errors = table.calculate_batch(items, calcs);
-    let mut errors = errors.into_iter().peekable();
-    for (k, calc) in calcs.iter_mut().enumerate() {
-        let i = from[k];
-        if errors.peek().is_some_and(|(at, _)| *at == k) {
-            if let Some((_, e)) = errors.next() {
-                failed.fail(
-                    i,
-                    Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string()),
-                    out,
-                );
-            }
-            continue;
-        }
-        match fees_then_result(table, &sales[i], &locations[places[k]], &prepared[k], calc) {
-            Ok(r) => {
-                out[i].write(r);
-            }
-            Err(e) => failed.fail(i, e, out),
-        }
-    }
-}
-
 /// Calculates the sale into `spare` (a freed result, its location and vectors reused) or
-/// into a new result, using the thread's scratch buffers.
+/// into a new result, through the thread's order and quoter.
 ///
 /// # Safety
 ///
@@ -1101,52 +1017,22 @@ unsafe fn fill_result(
     table: &AnyTable,
     sale: &LevySale,
     scratch: &mut Scratch,
-    mut spare: Option<Box<LevyResult>>,
+    spare: Option<Box<LevyResult>>,
 ) -> Result<Box<LevyResult>, Error> {
-    let Scratch {
-        address,
-        sale: core_sale,
-    } = scratch;
-    let invalid =
-        |e: levy_core::CalcError| Error::new(LevyStatus::LEVY_INVALID_SALE, e.to_string());
-    // The spare's location is resolved into (its strings reused), then put back.
-    let mut location = spare
-        .as_mut()
-        .map(|r| std::mem::take(&mut r.location))
-        .unwrap_or_default();
+    let Scratch { order, quoter } = scratch;
     // SAFETY: as this function's contract.
-    let origin = unsafe {
-        prepare_sale(
-            table,
-            sale,
-            address,
-            core_sale,
-            &mut location,
-            &mut TaxCodes::default(),
-            true,
-        )
-    }?;
-    let mut result = match spare {
-        Some(mut result) => {
-            table
-                .calculate_into(origin.as_ref(), &location, core_sale, &mut result.calc)
-                .map_err(invalid)?;
-            result.location = location;
-            result
-        }
-        None => Box::new(LevyResult {
+    unsafe { fill_order(table, sale, order, &mut TaxCodes::default()) }?;
+    quoter.quote(table, order).map_err(|e| quote_error(&e))?;
+    let mut result = spare.unwrap_or_else(|| {
+        Box::new(LevyResult {
             table: None,
-            calc: table
-                .calculate_from(origin.as_ref(), &location, core_sale)
-                .map_err(invalid)?,
-            location,
+            calc: Calculation::default(),
+            location: Location::default(),
             strings: OnceLock::new(),
-        }),
-    };
-    if let Some(delivery) = delivery_of(sale, core_sale.currency) {
-        let LevyResult { calc, location, .. } = &mut *result;
-        table.apply_order_fees(location, core_sale, &delivery, calc);
-    }
+        })
+    });
+    let LevyResult { calc, location, .. } = &mut *result;
+    quoter.swap_answer(calc, location);
     Ok(result)
 }
 
@@ -1211,59 +1097,61 @@ impl TaxCodes {
     }
 }
 
-/// The work of `levy_calculate` up to the calculation: the sale's header checked, its
-/// lines into `core_sale` (their tax codes through `codes`), the location into `location`
-/// (its strings reused; left as it is, already the sale's, unless `resolve`), and the
-/// origin when given, returned; using the caller's scratch buffers.
+/// Reads `sale` into `order` (its buffers reused), as the front door takes it: the lines
+/// (their tax codes through `codes`), the terms its flags say, the address and the IP, the
+/// ship-from address, the day (none for 0, now), the currency and its exchange rate, the
+/// delivery.
 ///
 /// # Safety
 ///
 /// As for `levy_calculate`: `sale`'s pointers are NULL or valid.
-unsafe fn prepare_sale(
+unsafe fn fill_order(
     table: &AnyTable,
     sale: &LevySale,
-    address: &mut Address,
-    core_sale: &mut Sale,
-    location: &mut Location,
+    order: &mut Order,
     codes: &mut TaxCodes,
-    resolve: bool,
-) -> Result<Option<Location>, Error> {
+) -> Result<(), Error> {
     // SAFETY: as this function's contract.
     let (currency, lines) = unsafe { sale_header(sale) }?;
     // SAFETY: as this function's contract.
-    unsafe { read_lines(table, sale, lines, core_sale, codes) }?;
+    unsafe { read_lines(table, sale, lines, order, codes) }?;
     let ip_mode = ip_mode_of(sale)?;
     // SAFETY: NULL or NUL-terminated per the contract.
-    let ip = unsafe { opt_str_arg(sale.ip, "sale.ip") }?;
-    let transacted_at = if sale.transacted_at == 0 {
-        now_unix()
-    } else {
-        sale.transacted_at
-    };
-    let date = Date::from_unix_seconds(transacted_at);
-    let address = if sale.address.is_null() || !resolve {
-        None
-    } else {
-        // SAFETY: non-null and valid per the contract; its fields NULL or NUL-terminated.
-        unsafe { fill_address(&*sale.address, address) }?;
-        Some(&*address)
-    };
-    if resolve {
-        let by = ResolveBy {
-            address,
-            ip,
-            ip_mode,
-            date,
-        };
-        resolve_location(table, &by, location)?;
+    match unsafe { opt_str_arg(sale.ip, "sale.ip") }? {
+        Some(value) => {
+            let ip = order.ip.get_or_insert_with(Ip::default);
+            ip.value.clear();
+            ip.value.push_str(value);
+            ip.mode = ip_mode;
+        }
+        None => order.ip = None,
     }
-    set_terms(core_sale, sale, currency, date);
-    // SAFETY: as this function's contract.
-    unsafe { resolve_origin(table, sale, date, core_sale) }
+    // SAFETY (both): non-null and valid per the contract; fields NULL or NUL-terminated.
+    if sale.address.is_null() {
+        order.address = None;
+    } else {
+        unsafe { fill_address(&*sale.address, order.address_mut()) }?;
+    }
+    if sale.origin.is_null() {
+        order.origin = None;
+    } else {
+        unsafe { fill_address(&*sale.origin, order.origin_mut()) }?;
+    }
+    order.date = (sale.transacted_at != 0).then(|| Date::from_unix_seconds(sale.transacted_at));
+    // SAFETY: NULL or NUL-terminated per the contract.
+    order.exchange_rate = match unsafe { opt_str_arg(sale.exchange_rate, "sale.exchange_rate") }? {
+        None => None,
+        Some(text) => Some(levy_core::quote::read::exchange_rate(text).map_err(|e| {
+            Error::of_kind(LevyStatus::LEVY_EXCHANGE_RATE_REQUIRED, e.kind, e.message)
+        })?),
+    };
+    order.delivery = delivery_of(sale, currency);
+    set_terms(order, sale, currency);
+    Ok(())
 }
 
-/// The sale's `lines` into `core_sale`, each with its tax code (through `codes`), per unit
-/// when the sale's flags say so.
+/// The sale's `lines` into the order's sale, each with its tax code (through `codes`), per
+/// unit when the sale's flags say so.
 ///
 /// # Safety
 ///
@@ -1273,15 +1161,16 @@ unsafe fn read_lines(
     table: &AnyTable,
     sale: &LevySale,
     lines: &[LevySaleLine],
-    core_sale: &mut Sale,
+    order: &mut Order,
     codes: &mut TaxCodes,
 ) -> Result<(), Error> {
     let per_unit = sale.flags & LEVY_SALE_PER_UNIT != 0;
-    core_sale.lines.clear();
+    let core_lines = &mut order.sale.lines;
+    core_lines.clear();
     for (i, line) in lines.iter().enumerate() {
         // SAFETY: as this function's contract.
         let tax_code = unsafe { codes.get(table, line, i) }?;
-        core_sale.lines.push(SaleLine {
+        core_lines.push(SaleLine {
             amount: Decimal::from(line.amount),
             quantity: line.quantity,
             per_unit,
@@ -1306,68 +1195,11 @@ fn ip_mode_of(sale: &LevySale) -> Result<IpMode, Error> {
     }
 }
 
-/// What a sale's place is resolved from: its address (read into the caller's buffer) and
-/// its IP address, on its day.
-struct ResolveBy<'a> {
-    address: Option<&'a Address>,
-    ip: Option<&'a str>,
-    ip_mode: IpMode,
-    date: Date,
-}
-
-/// The sale's place into `location` (its strings reused): from its address, else from its
-/// IP address when the address fails or is not given; the error says why each failed.
-fn resolve_location(
-    table: &AnyTable,
-    by: &ResolveBy,
-    location: &mut Location,
-) -> Result<(), Error> {
-    let date = by.date;
-    let resolve_ip = |ip: &str| table.resolve_ip(ip, by.ip_mode, date);
-    match (by.address, by.ip) {
-        (Some(a), ip) => match (table.resolve_into(a, date, location), ip) {
-            (Ok(()), _) => {}
-            (Err(ea), Some(ip)) => {
-                *location = resolve_ip(ip).map_err(|ei| {
-                    Error::new(
-                        LevyStatus::LEVY_RESOLUTION_FAILED,
-                        format!(
-                            "address: {}; ip: {}",
-                            resolve_error(&ea),
-                            resolve_error(&ei)
-                        ),
-                    )
-                })?
-            }
-            (Err(ea), None) => {
-                return Err(Error::new(
-                    LevyStatus::LEVY_RESOLUTION_FAILED,
-                    format!("address: {}", resolve_error(&ea)),
-                ))
-            }
-        },
-        (None, Some(ip)) => {
-            *location = resolve_ip(ip).map_err(|ei| {
-                Error::new(
-                    LevyStatus::LEVY_RESOLUTION_FAILED,
-                    format!("ip: {}", resolve_error(&ei)),
-                )
-            })?
-        }
-        (None, None) => {
-            return Err(Error::new(
-                LevyStatus::LEVY_INVALID_ARGUMENT,
-                "the sale has neither an address nor an IP address",
-            ))
-        }
-    }
-    Ok(())
-}
-
-/// The sale's terms into `core_sale`: its currency and day, and what its flags say of tax
+/// The sale's terms into the order's sale: its currency, and what its flags say of tax
 /// included, an exempt buyer, automatic tax and rounding.
 #[inline]
-fn set_terms(core_sale: &mut Sale, sale: &LevySale, currency: Currency, date: Date) {
+fn set_terms(order: &mut Order, sale: &LevySale, currency: Currency) {
+    let core_sale = &mut order.sale;
     core_sale.currency = currency;
     core_sale.tax_included = sale.flags & LEVY_SALE_TAX_INCLUDED != 0;
     core_sale.customer.exempt = sale.flags & LEVY_SALE_CUSTOMER_EXEMPT != 0;
@@ -1376,41 +1208,11 @@ fn set_terms(core_sale: &mut Sale, sale: &LevySale, currency: Currency, date: Da
     } else {
         AutomaticTax::Auto
     };
-    core_sale.date = date;
     core_sale.rounding = if sale.flags & LEVY_SALE_INVOICE_ROUNDING != 0 {
         levy_core::Rounding::Invoice
     } else {
         levy_core::Rounding::Line
     };
-}
-
-/// The place the sale ships from, resolved when it gives one, its country recorded in
-/// `core_sale`; `None` (and no origin country) when it gives none.
-///
-/// # Safety
-///
-/// As for `levy_calculate`: `sale.origin` is NULL or valid.
-unsafe fn resolve_origin(
-    table: &AnyTable,
-    sale: &LevySale,
-    date: Date,
-    core_sale: &mut Sale,
-) -> Result<Option<Location>, Error> {
-    if sale.origin.is_null() {
-        core_sale.origin_country = None;
-        return Ok(None);
-    }
-    let mut a = Address::default();
-    // SAFETY: non-null and valid per the contract; its fields NULL or NUL-terminated.
-    unsafe { fill_address(&*sale.origin, &mut a) }?;
-    let o = table.resolve(&a, date).map_err(|e| {
-        Error::new(
-            LevyStatus::LEVY_RESOLUTION_FAILED,
-            format!("origin: {}", resolve_error(&e)),
-        )
-    })?;
-    core_sale.origin_country = Some(o.country().to_ascii_uppercase());
-    Ok(Some(o))
 }
 
 /// Fills `*out` with the order-level figures of `result`.
@@ -1667,6 +1469,7 @@ mod tests {
             line_count: 1,
             origin: std::ptr::null(),
             seller_sales_previous_year: 0,
+            exchange_rate: std::ptr::null(),
         }
     }
 

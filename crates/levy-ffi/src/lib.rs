@@ -80,6 +80,10 @@ pub enum LevyStatus {
     LEVY_SERVICE_ERROR = 12,
     /// A sync stopped (the ledger, the network or the central server); call it again.
     LEVY_SYNC_ERROR = 13,
+    /// The sale is in another currency than its place's and a rule there has an amount in
+    /// the place's currency (a band, a threshold, a cap, a fee): give
+    /// `LevySale.exchange_rate`. Also an exchange rate that is not a positive decimal.
+    LEVY_EXCHANGE_RATE_REQUIRED = 14,
 }
 
 /// An error on its way to the C caller: a status and the message for
@@ -88,6 +92,8 @@ pub enum LevyStatus {
 pub(crate) struct Error {
     pub(crate) status: LevyStatus,
     pub(crate) message: String,
+    /// The front door's kind of a refused sale, for `levy_last_error_kind`.
+    pub(crate) kind: Option<levy_core::QuoteErrorKind>,
 }
 
 impl Error {
@@ -95,12 +101,28 @@ impl Error {
         Error {
             status,
             message: message.into(),
+            kind: None,
+        }
+    }
+
+    /// A refused sale's error, with its kind.
+    pub(crate) fn of_kind(
+        status: LevyStatus,
+        kind: levy_core::QuoteErrorKind,
+        message: impl Into<String>,
+    ) -> Error {
+        Error {
+            status,
+            message: message.into(),
+            kind: Some(kind),
         }
     }
 }
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    static LAST_KIND: std::cell::Cell<Option<levy_core::QuoteErrorKind>> =
+        const { std::cell::Cell::new(None) };
 }
 
 /// A NUL-terminated copy of `s`; interior NUL bytes (possible only in damaged data) are
@@ -110,6 +132,7 @@ pub(crate) fn cstring(s: &str) -> CString {
 }
 
 fn set_last_error(message: &str) {
+    let _ = LAST_KIND.try_with(|k| k.set(None));
     let message = cstring(message);
     // try_with: during thread teardown the slot may be gone; the status still tells.
     let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = message);
@@ -132,6 +155,7 @@ pub(crate) fn guard(f: impl FnOnce() -> Result<(), Error>) -> LevyStatus {
         Ok(Ok(())) => LevyStatus::LEVY_OK,
         Ok(Err(e)) => {
             set_last_error(&e.message);
+            let _ = LAST_KIND.try_with(|k| k.set(e.kind));
             e.status
         }
         Err(payload) => {
@@ -283,6 +307,7 @@ status_messages! {
     LEVY_INDEX_OUT_OF_RANGE => c"index out of range",
     LEVY_SERVICE_ERROR => c"the service could not be opened",
     LEVY_SYNC_ERROR => c"the sync stopped (ledger, network or central server); call it again",
+    LEVY_EXCHANGE_RATE_REQUIRED => c"the sale's currency is not its place's: give the exchange rate",
 }
 
 /// The message of the most recent failed call on the calling thread (an empty string when
@@ -295,6 +320,39 @@ pub extern "C" fn levy_last_error_message() -> *const c_char {
             .try_with(|slot| slot.borrow().as_ptr())
             .unwrap_or(c"".as_ptr())
     })
+}
+
+/// The kind of the most recent failed call's refusal on the calling thread, when it
+/// refused a sale: the front door's stable name (`"UNSUPPORTED_LOCATION"`,
+/// `"EXCHANGE_RATE_REQUIRED"`, `"NO_PLACE"`, ...), the same that levy's other fronts give
+/// (the service interface's error type for a place, the Python exception's `kind`, `levy
+/// calc`'s `kind`); an empty string when the last failure was no refused sale (or none
+/// failed). A static string: never free it. Thread-safe.
+#[no_mangle]
+pub extern "C" fn levy_last_error_kind() -> *const c_char {
+    ffi_guard!(c"".as_ptr() => {
+        LAST_KIND
+            .try_with(|k| k.get())
+            .ok()
+            .flatten()
+            .map_or(c"".as_ptr(), |k| kind_cstr(k).as_ptr())
+    })
+}
+
+/// A kind's name as a static C string, made once per process.
+fn kind_cstr(kind: levy_core::QuoteErrorKind) -> &'static CStr {
+    static NAMES: std::sync::OnceLock<Vec<CString>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        levy_core::QuoteErrorKind::ALL
+            .iter()
+            .map(|k| cstring(k.name()))
+            .collect()
+    });
+    levy_core::QuoteErrorKind::ALL
+        .iter()
+        .position(|k| *k == kind)
+        .and_then(|i| names.get(i))
+        .map_or(c"", |c| c.as_c_str())
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! LevyError(Exception)
 //! ├── TableError              a table file that cannot be opened: missing, damaged, foreign
 //! ├── ResolveError(ValueError) an address that resolves nowhere (.error_type names why)
+//! │                           (this and CalculationError carry .kind: the front door's kind)
 //! ├── CalculationError(ValueError) a sale that cannot be calculated
 //! ├── BuildError              a table build that failed
 //! └── InternalError           a bug in levy (a Rust panic, caught before it reached Python)
@@ -158,6 +159,20 @@ pub fn resolve_err(message: impl Into<String>, error_type: &str) -> PyErr {
         });
         made.unwrap_or_else(|e| e)
     })
+}
+
+/// The exception of a sale the front door refused: `ResolveError` (its `error_type` the
+/// resolution's) for a place or an origin that resolves nowhere, else `CalculationError`;
+/// either with `kind`, the front door's stable name (`EXCHANGE_RATE_REQUIRED`, ...).
+pub fn sale_err(e: &crate::sale::SaleError) -> PyErr {
+    let made = match e.error_type {
+        Some(t) => resolve_err(e.message.clone(), t),
+        None => err(Kind::Calculation, e.message.clone()),
+    };
+    Python::attach(|py| {
+        let _ = made.value(py).setattr("kind", e.kind.name());
+    });
+    made
 }
 
 /// Runs `f`, turning a panic into `InternalError`: no Rust panic reaches Python.

@@ -1,10 +1,12 @@
-//! One sale, from the fields a caller gives to a calculation: the same reading of an
-//! address, an origin, a date, a currency and a line as `levy calc`, shared by
+//! One sale, from the fields a caller gives to a calculation, as the front door takes it: a
+//! translation into levy-core's [`Order`] (the reading of a day, a currency, an amount and
+//! a line is [`levy_core::quote::read`]'s, the same as `levy calc`'s), shared by
 //! `Table.calculate` (one sale, many lines) and `calculate_batch` (a one-line sale a row).
 
+use levy_core::quote::{read, Ip, Order, QuoteError, QuoteErrorKind, Quoter};
 use levy_core::{
-    Address, AnyTable, AutomaticTax, Calculation, Currency, Customer, Date, Decimal, Location,
-    Rounding, Sale, SaleLine, TaxCodeId,
+    Address, AnyTable, Calculation, Currency, Date, Decimal, Delivery, IpMode, Location, Rounding,
+    SaleLine, TaxCodeId,
 };
 
 /// The buyer's or the seller's place, as given.
@@ -23,10 +25,16 @@ pub struct Place<'a> {
 }
 
 impl Place<'_> {
-    /// Whether a postal code or a province is given (what `levy calc` resolves an address
-    /// from; without either, the country alone decides).
+    /// Whether a postal code or a province is given (what a ship-from place needs).
     pub fn has_address(&self) -> bool {
         !self.postal_code.is_empty() || !self.province.is_empty()
+    }
+
+    /// Whether anything below the country is given.
+    fn has_any(&self) -> bool {
+        [self.street, self.city, self.province, self.postal_code]
+            .iter()
+            .any(|s| !s.is_empty())
     }
 
     /// Writes the place into `out`, reusing its strings.
@@ -63,7 +71,7 @@ pub enum Product<'a> {
 
 impl Product<'_> {
     /// The category levy calc uses when none is given.
-    pub const DEFAULT: Product<'static> = Product::Category("GENERAL_MERCHANDISE");
+    pub const DEFAULT: Product<'static> = Product::Category(read::DEFAULT_CATEGORY);
 
     /// The table's tax code for the product.
     pub fn lookup(&self, table: &AnyTable) -> Result<TaxCodeId, String> {
@@ -85,97 +93,47 @@ impl Product<'_> {
     }
 }
 
-/// The currency named by `code` (any case).
+/// The currency named by `code` (any case; empty for USD).
 pub fn currency(code: &str) -> Result<Currency, String> {
-    let code = code.trim();
-    if code.is_empty() {
-        return Ok(Currency::USD);
-    }
-    Currency::from_code(&code.to_ascii_uppercase())
-        .ok_or_else(|| format!("unknown currency {code:?} (an ISO 4217 code such as USD)"))
+    read::currency(code).map_err(|e| e.message)
 }
 
 /// The rounding named by `s` (`line` or `invoice`, any case; empty for `line`).
 pub fn rounding(s: &str) -> Result<Rounding, String> {
-    if s.trim().is_empty() {
-        return Ok(Rounding::Line);
-    }
-    Rounding::parse(s).ok_or_else(|| format!("rounding {s:?}: expected line or invoice"))
+    read::rounding(s).map_err(|e| e.message)
+}
+
+/// The IP mode named by `s` (`strict`, `zero`, `approximate`, `best_effort`; empty for
+/// `strict`).
+pub fn ip_mode(s: &str) -> Result<IpMode, String> {
+    read::ip_mode(s).map_err(|e| e.message)
 }
 
 /// A day written `YYYY-MM-DD`.
 pub fn parse_date(s: &str) -> Result<Date, String> {
-    let bad = || format!("date {s:?}: expected YYYY-MM-DD");
-    let mut parts = s.trim().splitn(3, '-');
-    let (Some(y), Some(m), Some(d)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(bad());
-    };
-    let y = y.parse::<i32>().map_err(|_| bad())?;
-    let m = m.parse::<u32>().map_err(|_| bad())?;
-    let d = d.parse::<u32>().map_err(|_| bad())?;
-    Date::from_ymd(y, m, d).ok_or_else(bad)
+    read::date(s).map_err(|e| format!("date {s:?}: expected YYYY-MM-DD ({})", e.message))
 }
 
 /// Today in UTC, the day `levy calc` takes when none is given.
 pub fn today() -> Date {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    Date::from_unix_seconds(secs)
+    Date::today()
 }
 
 /// An amount in major units (`19.99`) as minor units of `currency`, refused when negative
 /// or finer than the currency's minor unit.
 pub fn major_to_minor(major: Decimal, currency: Currency) -> Result<Decimal, String> {
-    if major.is_sign_negative() && !major.is_zero() {
-        return Err(format!(
-            "amount {major} is negative: amounts must not be negative"
-        ));
-    }
-    let minor = currency.to_minor(major);
-    if !minor.fract().is_zero() {
-        return Err(format!(
-            "amount {major}: {} has at most {} decimal places",
-            currency.code(),
-            currency.minor_units()
-        ));
-    }
-    Ok(minor.normalize())
+    read::minor_amount(major, currency).map_err(|e| e.message)
 }
 
 /// A line in `levy calc --line` form, `AMOUNT[xQTY][:CATEGORY]`: (major amount, quantity,
 /// category).
 pub fn parse_line_spec(spec: &str) -> Result<(Decimal, u32, &str), String> {
-    let (head, category) = match spec.split_once(':') {
-        Some((h, c)) => (h, c.trim()),
-        None => (spec, "GENERAL_MERCHANDISE"),
-    };
-    let (amount, quantity) = match head.split_once(['x', 'X']) {
-        Some((a, q)) => (
-            a,
-            q.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("line {spec:?}: bad quantity {q:?}"))?,
-        ),
-        None => (head, 1),
-    };
-    let major: Decimal = amount
-        .trim()
-        .parse()
-        .map_err(|_| format!("line {spec:?}: {amount:?} is not a decimal amount"))?;
-    Ok((major, quantity, category))
+    read::line_spec(spec).map_err(|e| e.message)
 }
 
 /// A quantity as the core takes it: 1 to `MAX_QUANTITY`.
 pub fn quantity(q: i64) -> Result<u32, String> {
-    match u32::try_from(q) {
-        Ok(q) if (1..=levy_core::MAX_QUANTITY).contains(&q) => Ok(q),
-        _ => Err(format!(
-            "quantity {q}: must be between 1 and {}",
-            levy_core::MAX_QUANTITY
-        )),
-    }
+    read::quantity(q).map_err(|e| e.message)
 }
 
 /// What is sold, apart from its lines.
@@ -183,6 +141,11 @@ pub fn quantity(q: i64) -> Result<u32, String> {
 pub struct Terms<'a> {
     /// The buyer's place.
     pub to: Place<'a>,
+    /// The buyer's IP address (empty for none): the place when no address is given below
+    /// the country, or when the address cannot be resolved.
+    pub ip: &'a str,
+    /// How to resolve `ip`.
+    pub ip_mode: IpMode,
     /// The seller's place, when a postal code or province of it is given.
     pub from: Option<Place<'a>>,
     /// The seller's country when no place of it is given (reverse charge).
@@ -191,98 +154,47 @@ pub struct Terms<'a> {
     pub date: Date,
     /// The currency.
     pub currency: Currency,
+    /// One unit of the sale's currency in the place's, when given.
+    pub exchange_rate: Option<Decimal>,
     /// Amounts include tax.
     pub tax_included: bool,
     /// The buyer is exempt.
     pub exempt: bool,
     /// How to round.
     pub rounding: Rounding,
+    /// A retail delivery (owes the destination state's per-order fees).
+    pub delivery: bool,
+    /// With `delivery`: the seller's retail sales in the state the year before, major units
+    /// (claims a fee's small-seller exemption).
+    pub seller_sales: Option<Decimal>,
 }
 
-/// Why a sale could not be calculated.
+/// Why a sale could not be calculated: the front door's kind, the message, and for a place
+/// or an origin that resolves nowhere the interface's error type of the resolution.
 #[derive(Clone, Debug)]
-pub enum SaleError {
-    /// The buyer's address (`origin: false`) or the seller's resolves nowhere; with the
-    /// interface's error type (`ZIP_STATE_MISMATCH`, ...).
-    Resolve {
-        /// Whether it is the seller's address.
-        origin: bool,
-        /// What is wrong.
-        message: String,
-        /// The interface's error type.
-        error_type: &'static str,
-    },
-    /// The sale itself (an amount, a quantity, a tax code).
-    Sale(String),
+pub struct SaleError {
+    /// The front door's kind (`UNSUPPORTED_LOCATION`, `EXCHANGE_RATE_REQUIRED`, ...).
+    pub kind: QuoteErrorKind,
+    /// What is wrong.
+    pub message: String,
+    /// The resolution's error type, when a place or an origin failed.
+    pub error_type: Option<&'static str>,
 }
 
 impl std::fmt::Display for SaleError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SaleError::Resolve {
-                origin,
-                message,
-                error_type,
-            } => {
-                let whose = if *origin { "origin address: " } else { "" };
-                write!(f, "{whose}{message} ({error_type})")
-            }
-            SaleError::Sale(m) => f.write_str(m),
+        f.write_str(&self.message)
+    }
+}
+
+impl SaleError {
+    fn of(e: &QuoteError) -> SaleError {
+        SaleError {
+            kind: e.kind(),
+            message: e.to_string(),
+            error_type: e.resolve_error().map(|r| r.error_type()),
         }
     }
-}
-
-fn resolve_error(origin: bool, e: levy_core::ResolveError) -> SaleError {
-    SaleError::Resolve {
-        origin,
-        message: e.to_string(),
-        error_type: e.error_type(),
-    }
-}
-
-/// Buffers reused from sale to sale: a worker calculates without allocating once they have
-/// grown.
-pub struct Worker<'t> {
-    /// The table.
-    pub table: &'t AnyTable,
-    address: Address,
-    origin_address: Address,
-    /// The buyer's place, after [`Worker::calculate`].
-    pub location: Location,
-    origin: Location,
-    sale: Sale,
-    /// The calculation, after a [`Worker::calculate`] that succeeded (kept from sale to
-    /// sale so that its vectors are reused).
-    calc: Option<Calculation>,
-}
-
-/// A sale of no line yet, to fill with [`set_terms`] and lines.
-pub fn new_sale() -> Sale {
-    Sale {
-        currency: Currency::USD,
-        tax_included: false,
-        customer: Customer::default(),
-        automatic_tax: AutomaticTax::Auto,
-        date: Date(0),
-        origin_country: None,
-        rounding: Rounding::Line,
-        lines: Vec::with_capacity(1),
-    }
-}
-
-/// Writes `terms` into `sale` (all but the places), with the seller's country
-/// `origin_country` when known.
-pub fn set_terms(sale: &mut Sale, terms: &Terms<'_>, origin_country: Option<&str>) {
-    sale.currency = terms.currency;
-    sale.tax_included = terms.tax_included;
-    sale.customer.exempt = terms.exempt;
-    sale.date = terms.date;
-    sale.rounding = terms.rounding;
-    sale.origin_country = if !terms.origin_country.is_empty() {
-        Some(terms.origin_country.to_ascii_uppercase())
-    } else {
-        origin_country.map(str::to_ascii_uppercase)
-    };
 }
 
 /// The message of a resolve error, as `levy calc` writes it: `... (ZIP_STATE_MISMATCH)`.
@@ -290,73 +202,134 @@ pub fn resolve_message(e: &levy_core::ResolveError) -> String {
     format!("{e} ({})", e.error_type())
 }
 
+/// The order `terms` describe, written into `order` (its buffers reused; the lines are the
+/// caller's, in `order.sale.lines`).
+pub fn fill_order(order: &mut Order, terms: &Terms<'_>) {
+    if terms.to.has_any() || terms.ip.is_empty() {
+        terms.to.fill(order.address_mut());
+    } else {
+        order.address = None;
+    }
+    if terms.ip.is_empty() {
+        order.ip = None;
+    } else {
+        let ip = order.ip.get_or_insert_with(Ip::default);
+        set(&mut ip.value, terms.ip);
+        ip.mode = terms.ip_mode;
+    }
+    match &terms.from {
+        Some(from) => {
+            let mut place = *from;
+            if place.country.is_empty() {
+                place.country = terms.origin_country;
+            }
+            place.fill(order.origin_mut());
+        }
+        None => order.origin = None,
+    }
+    order.origin_country =
+        (!terms.origin_country.is_empty()).then(|| terms.origin_country.to_ascii_uppercase());
+    order.date = Some(terms.date);
+    order.exchange_rate = terms.exchange_rate;
+    order.delivery = terms.delivery.then_some(Delivery {
+        retail: true,
+        seller_sales_previous_year: terms.seller_sales,
+    });
+    let sale = &mut order.sale;
+    sale.currency = terms.currency;
+    sale.tax_included = terms.tax_included;
+    sale.customer.exempt = terms.exempt;
+    sale.rounding = terms.rounding;
+}
+
+/// Buffers reused from sale to sale: a worker calculates without allocating once they have
+/// grown.
+pub struct Worker<'t> {
+    /// The table.
+    pub table: &'t AnyTable,
+    order: Order,
+    quoter: Quoter,
+    /// The buyer's place, after [`Worker::calculate`].
+    pub location: Location,
+    /// The calculation, after a [`Worker::calculate`] that succeeded (kept from sale to
+    /// sale so that its vectors are reused).
+    calc: Option<Calculation>,
+}
+
 impl<'t> Worker<'t> {
     /// A worker on `table`.
     pub fn new(table: &'t AnyTable) -> Worker<'t> {
-        let sale = new_sale();
         Worker {
             table,
-            address: Address::default(),
-            origin_address: Address::default(),
+            order: Order::new(),
+            quoter: Quoter::new(),
             location: Location::default(),
-            origin: Location::default(),
-            sale,
             calc: None,
         }
     }
 
-    /// Resolves `place` on `date` into `self.location`, as `levy calc` does (an address
-    /// when a postal code or province is given, else the country alone).
-    fn locate(&mut self, place: &Place<'_>, date: Date) -> Result<(), SaleError> {
-        place.fill(&mut self.address);
-        self.table
-            .resolve_into(&self.address, date, &mut self.location)
-            .map_err(|e| resolve_error(false, e))
-    }
-
     /// The lines of the next sale, to fill before [`Worker::calculate`].
     pub fn lines(&mut self) -> &mut Vec<SaleLine> {
-        &mut self.sale.lines
+        &mut self.order.sale.lines
     }
 
-    /// Calculates the sale of `terms` with the lines set by [`Worker::lines`], into
-    /// `self.calc` (and the buyer's place into `self.location`).
+    /// Calculates the sale of `terms` with the lines set by [`Worker::lines`] through the
+    /// front door, into `self.calc` (and the buyer's place into `self.location`).
     pub fn calculate(&mut self, terms: &Terms<'_>) -> Result<(), SaleError> {
-        self.locate(&terms.to, terms.date)?;
-        let origin = match &terms.from {
-            Some(from) => {
-                let mut place = *from;
-                if place.country.is_empty() {
-                    place.country = terms.origin_country;
-                }
-                place.fill(&mut self.origin_address);
-                self.table
-                    .resolve_into(&self.origin_address, terms.date, &mut self.origin)
-                    .map_err(|e| resolve_error(true, e))?;
-                Some(&self.origin)
-            }
-            None => None,
-        };
-        let sale = &mut self.sale;
-        set_terms(sale, terms, origin.map(|o| o.country()));
-        match &mut self.calc {
-            Some(calc) => self
-                .table
-                .calculate_into(origin, &self.location, sale, calc)
-                .map_err(|e| SaleError::Sale(e.to_string())),
-            None => {
-                let calc = self
-                    .table
-                    .calculate_from(origin, &self.location, sale)
-                    .map_err(|e| SaleError::Sale(e.to_string()))?;
-                self.calc = Some(calc);
-                Ok(())
-            }
-        }
+        fill_order(&mut self.order, terms);
+        self.quoter
+            .quote(self.table, &mut self.order)
+            .map_err(|e| SaleError::of(&e))?;
+        let calc = self.calc.get_or_insert_with(Calculation::default);
+        self.quoter.swap_answer(calc, &mut self.location);
+        Ok(())
     }
 
     /// The calculation of the last [`Worker::calculate`], when it succeeded.
     pub fn calc(&self) -> Option<&Calculation> {
         self.calc.as_ref()
+    }
+}
+
+/// A window of sales quoted together ([`Quoter::quote_batch`]): their orders, quoter and
+/// calculations kept from window to window.
+pub struct Batch {
+    /// The orders of the window's ready rows, in order.
+    pub orders: Vec<Order>,
+    quoter: Quoter,
+    /// The calculations of the last [`Batch::quote`], order for order.
+    pub calcs: Vec<Calculation>,
+}
+
+impl Default for Batch {
+    fn default() -> Batch {
+        Batch::new()
+    }
+}
+
+impl Batch {
+    /// Empty buffers.
+    pub fn new() -> Batch {
+        Batch {
+            orders: Vec::new(),
+            quoter: Quoter::new(),
+            calcs: Vec::new(),
+        }
+    }
+
+    /// Quotes the first `n` orders together: the refused ones' indexes and errors.
+    pub fn quote(&mut self, table: &AnyTable, n: usize) -> Vec<(usize, SaleError)> {
+        let refused =
+            self.quoter
+                .quote_batch(table, &mut self.orders[..n], |_| false, &mut self.calcs);
+        refused
+            .into_iter()
+            .map(|(i, e)| (i, SaleError::of(&e)))
+            .collect()
+    }
+
+    /// The place of order `i` of the last [`Batch::quote`].
+    pub fn location(&self, i: usize) -> Option<&Location> {
+        self.quoter.batch_location(i)
     }
 }

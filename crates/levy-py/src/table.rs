@@ -12,9 +12,9 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple, PyType};
 
 use crate::arrow_io::{self, ArrowBatches};
 use crate::batch::{self, BatchError, Options, Shapes};
-use crate::errors::{err, guard, resolve_err, Kind};
+use crate::errors::{err, guard, resolve_err, sale_err, Kind};
 use crate::results::{Calculation, Location, RegionCoverage, TableInfo};
-use crate::sale::{self, Place, Product, SaleError, Terms, Worker};
+use crate::sale::{self, Place, Product, Terms, Worker};
 
 /// A levy rate table.
 ///
@@ -111,6 +111,36 @@ fn amount_arg(v: &Bound<'_, PyAny>, currency: levy_core::Currency) -> PyResult<D
         })?
     };
     sale::major_to_minor(major, currency).map_err(bad)
+}
+
+/// A non-negative decimal argument (an exchange rate, the seller's sales): a
+/// `decimal.Decimal`, text or an `int`; `None` for none. Floats are refused.
+fn decimal_arg(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Decimal>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    if v.is_instance_of::<PyBool>() || v.is_instance_of::<PyFloat>() {
+        return Err(PyTypeError::new_err(format!(
+            "{what}: floats are not exact; pass a decimal.Decimal or text (\"0.0067\")"
+        )));
+    }
+    let d: Decimal = if let Ok(s) = v.cast::<PyString>() {
+        s.to_str()?.trim().parse().map_err(|_| {
+            PyValueError::new_err(format!(
+                "{what} {:?} is not a decimal number",
+                s.to_string()
+            ))
+        })?
+    } else {
+        v.extract()
+            .map_err(|_| PyTypeError::new_err(format!("{what}: expected a decimal.Decimal")))?
+    };
+    if d.is_sign_negative() {
+        return Err(PyValueError::new_err(format!(
+            "{what} {d} must not be negative"
+        )));
+    }
+    Ok(Some(d))
 }
 
 /// One line, read from what Python gave: a `Line`, or a `levy calc --line` string.
@@ -310,7 +340,10 @@ impl Table {
     #[staticmethod]
     fn open(py: Python<'_>, path: PathBuf) -> PyResult<Table> {
         guard(|| {
-            let opened = py.detach(|| AnyTable::open_file_mapped(&path));
+            // SAFETY: the documented contract of `Table.open` (the package's README): table
+            // files are replaced by rename, never rewritten in place, as `levy build` and
+            // `levy_tax.build` write them.
+            let opened = py.detach(|| unsafe { AnyTable::open_file_mapped(&path) });
             let table = opened.map_err(table_err)?;
             Ok(Table::new(table, Some(path)))
         })
@@ -403,7 +436,8 @@ impl Table {
         lines, *, postal_code=None, province=None, country="US", city=None, street=None,
         date=None, currency="USD", tax_included=false, exempt=false, rounding="line",
         origin_postal_code=None, origin_province=None, origin_country=None,
-        origin_city=None, origin_street=None,
+        origin_city=None, origin_street=None, ip=None, ip_mode="strict", delivery=false,
+        seller_sales=None, exchange_rate=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn calculate(
@@ -425,6 +459,11 @@ impl Table {
         origin_country: Option<String>,
         origin_city: Option<String>,
         origin_street: Option<String>,
+        ip: Option<String>,
+        ip_mode: &str,
+        delivery: bool,
+        seller_sales: Option<&Bound<'_, PyAny>>,
+        exchange_rate: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Calculation> {
         guard(|| {
             let bad = |e: String| err(Kind::Calculation, e);
@@ -473,18 +512,20 @@ impl Table {
                     postal_code: text(&postal_code),
                     country,
                 },
+                ip: text(&ip),
+                ip_mode: sale::ip_mode(ip_mode).map_err(PyValueError::new_err)?,
                 from: from.has_address().then_some(from),
                 origin_country: text(&origin_country),
                 date,
                 currency,
+                exchange_rate: decimal_arg(exchange_rate, "exchange_rate")?,
                 tax_included,
                 exempt,
                 rounding: sale::rounding(rounding).map_err(PyValueError::new_err)?,
+                delivery,
+                seller_sales: decimal_arg(seller_sales, "seller_sales")?,
             };
-            worker.calculate(&terms).map_err(|e| match &e {
-                SaleError::Resolve { error_type, .. } => resolve_err(e.to_string(), error_type),
-                SaleError::Sale(m) => bad(m.clone()),
-            })?;
+            worker.calculate(&terms).map_err(|e| sale_err(&e))?;
             let calc = worker
                 .calc()
                 .ok_or_else(|| err(Kind::Internal, "no calculation"))?;

@@ -67,6 +67,10 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
             metadata,
             per_unit: false,
             rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
+            exchange_rate: ctx
+                .req
+                .header(crate::EXCHANGE_RATE_HEADER)
+                .map(str::to_string),
             seller: None,
             delivery: shipping,
         })

@@ -153,6 +153,10 @@ fn parse(ctx: &Ctx<'_>) -> Result<Request, ApiError> {
             metadata: root.opt_metadata("metadata")?,
             per_unit: true,
             rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
+            exchange_rate: ctx
+                .req
+                .header(crate::EXCHANGE_RATE_HEADER)
+                .map(str::to_string),
             seller: None,
             delivery: customer.shipping,
         };

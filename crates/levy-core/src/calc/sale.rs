@@ -333,9 +333,17 @@ pub struct Calculation {
     pub rounding: Rounding,
 }
 
+impl Default for Calculation {
+    /// A calculation of nothing yet, in USD, of no table: a buffer for
+    /// [`crate::Table::calculate_into`] or [`crate::quote::Quoter::swap_answer`] to fill.
+    fn default() -> Calculation {
+        Calculation::empty([0; 32], &crate::quote::Order::new().sale)
+    }
+}
+
 impl Calculation {
     /// A calculation of nothing yet, for `sale`, to be filled by [`crate::Table::calculate_into`].
-    pub(super) fn empty(table_hash: [u8; 32], sale: &Sale) -> Calculation {
+    pub(crate) fn empty(table_hash: [u8; 32], sale: &Sale) -> Calculation {
         Calculation {
             table_hash,
             currency: sale.currency,
@@ -357,6 +365,15 @@ impl Calculation {
         let lines = std::mem::take(&mut self.lines);
         *self = Calculation::empty(table_hash, sale);
         self.lines = lines;
+    }
+
+    /// No lines and zero totals, its vectors kept: what a refused sale of a batch leaves.
+    pub(crate) fn clear(&mut self) {
+        self.lines.clear();
+        self.total_tax = Decimal::ZERO;
+        self.total_excluding_tax = Decimal::ZERO;
+        self.total_including_tax = Decimal::ZERO;
+        self.zero_reason = None;
     }
 
     /// Effective rate: total tax / total excluding tax (zero for a zero total). Never a

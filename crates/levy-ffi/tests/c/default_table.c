@@ -99,6 +99,39 @@ int main(int argc, char **argv) {
         CHECK_STR(s.coverage, "STATE_ONLY");
         levy_result_free(tr);
     }
+    /* Yen in Nashville: Tennessee's single-article band is $1,600, an amount in dollars, so
+     * without an exchange rate the sale is refused (it was once taxed against the band
+     * read in yen). At 0.0067 dollars a yen, 10,000 yen are $67.00: 7% is $4.69, 700 yen;
+     * the band ($1,600 to $3,200 of an item) holds none of it. */
+    LevySaleLine yen[1] = {{10000, 1, "GENERAL_MERCHANDISE", NULL}};
+    tn_sale.lines = yen;
+    tn_sale.currency = "JPY";
+    tr = NULL;
+    CHECK_STATUS(levy_calculate(engine, &tn_sale, &tr), LEVY_EXCHANGE_RATE_REQUIRED);
+    CHECK_STR(levy_last_error_kind(), "EXCHANGE_RATE_REQUIRED");
+    CHECK(tr == NULL);
+    tn_sale.exchange_rate = "0.0067";
+    CHECK_STATUS(levy_calculate(engine, &tn_sale, &tr), LEVY_OK);
+    if (tr != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(tr, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, 700);
+        CHECK_STR(s.currency, "JPY");
+        levy_result_free(tr);
+    }
+    tn_sale.exchange_rate = "-1";
+    CHECK_STATUS(levy_calculate(engine, &tn_sale, &tr), LEVY_EXCHANGE_RATE_REQUIRED);
+    CHECK_STR(levy_last_error_kind(), "INVALID_EXCHANGE_RATE");
+    /* A US ZIP given with country CA is no Canadian postal code: refused, not answered
+     * with Canada's 5% GST. */
+    LevyAddress us_zip_in_ca = {NULL, NULL, NULL, NULL, "37203", "CA"};
+    tn_sale.address = &us_zip_in_ca;
+    tn_sale.currency = NULL;
+    tn_sale.exchange_rate = NULL;
+    tn_sale.lines = one;
+    CHECK_STATUS(levy_calculate(engine, &tn_sale, &tr), LEVY_RESOLUTION_FAILED);
+    CHECK_STR(levy_last_error_kind(), "MALFORMED_ADDRESS");
+    tn_sale.address = &tn;
     /* Missouri prepared food: the default's matrix leaves the state's treatment unknown
      * (RSMo 144.014: a sandwich is food at 1.225% from a grocery, 4.225% from a
      * restaurant), so the line is taxed at the rule it inherits, 4.225% of 1000 = 42.25 ->

@@ -283,6 +283,7 @@ static void test_ip(LevyEngine *engine) {
     CHECK_STATUS(levy_calculate(engine, &sale, &r), LEVY_RESOLUTION_FAILED);
     CHECK(contains(levy_last_error_message(), "IP_RESOLUTION_FAILED"));
     CHECK(r == NULL);
+    CHECK_STR(levy_last_error_kind(), "IP_RESOLUTION_FAILED");
     sale.ip_mode = LEVY_IP_ZERO;
     CHECK_STATUS(levy_calculate(engine, &sale, &r), LEVY_OK);
     CHECK_STATUS(levy_result_summary(r, &s), LEVY_OK);
@@ -606,5 +607,15 @@ int main(int argc, char **argv) {
     test_batch(engine);
     levy_engine_free(engine);
     test_result_outlives_engine(dir);
+
+    /* The same table mapped instead of read: the same answer (test_calculate's). */
+    LevyEngine *mapped = NULL;
+    CHECK_STATUS(levy_engine_open_mapped(path_in(dir, "fixture.levy"), &mapped), LEVY_OK);
+    if (mapped != NULL) test_calculate(mapped, hash);
+    levy_engine_free(mapped);
+    CHECK_STATUS(levy_engine_open_mapped(path_in(dir, "truncated.levy"), &mapped),
+                 LEVY_INVALID_TABLE);
+    CHECK_STATUS(levy_engine_open_mapped(NULL, &mapped), LEVY_NULL_ARGUMENT);
+    CHECK_STR(levy_last_error_kind(), ""); /* no sale was refused */
     return check_finish();
 }

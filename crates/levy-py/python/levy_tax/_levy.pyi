@@ -284,9 +284,15 @@ class Table:
         origin_country: str | None = None,
         origin_city: str | None = None,
         origin_street: str | None = None,
+        ip: str | None = None,
+        ip_mode: Literal["strict", "zero", "approximate", "best_effort"] = "strict",
+        delivery: bool = False,
+        seller_sales: Decimal | str | int | None = None,
+        exchange_rate: Decimal | str | int | None = None,
     ) -> Calculation:
-        """Calculate one sale, as `levy calc` does. Raises ResolveError or
-        CalculationError."""
+        """Calculate one sale through levy's front door, as `levy calc` does: the
+        address first, the IP address when no address below the country is given or the
+        address fails. Raises ResolveError or CalculationError, each with `kind`."""
     @overload
     def calculate_batch(
         self,

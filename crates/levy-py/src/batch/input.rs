@@ -27,8 +27,9 @@ enum Kind {
 }
 
 /// Every column `calculate_batch` reads, named as `levy calc`'s flags are (with
-/// underscores). Any other column is ignored (or passed through with `keep`).
-const COLUMNS: [(&str, Kind); 19] = [
+/// underscores); the interface's names of the same fields are aliases ([`ALIASES`]). Any
+/// other column is ignored (or passed through with `keep`).
+const COLUMNS: [(&str, Kind); 24] = [
     ("amount", Kind::Amount),
     ("quantity", Kind::Integer),
     ("category", Kind::Text),
@@ -48,11 +49,49 @@ const COLUMNS: [(&str, Kind); 19] = [
     ("origin_country", Kind::Text),
     ("origin_city", Kind::Text),
     ("origin_street", Kind::Text),
+    ("ip", Kind::Text),
+    ("ip_mode", Kind::Text),
+    ("delivery", Kind::Flag),
+    ("seller_sales", Kind::Text),
+    ("exchange_rate", Kind::Text),
 ];
+
+/// The interface's names of the fields `calculate_batch` reads (a line item's
+/// `product_category`, an address's `address_postal_code`, ...), accepted for the column
+/// they name: a table exported from the interface's requests reads as it is, and its
+/// `product_category` is never ignored.
+const ALIASES: [(&str, &str); 9] = [
+    ("product_category", "category"),
+    ("product_tax_code", "tax_code"),
+    ("address_line_1", "street"),
+    ("address_city", "city"),
+    ("address_province", "province"),
+    ("address_postal_code", "postal_code"),
+    ("address_country", "country"),
+    ("tax_included_in_amount", "tax_included"),
+    ("ip_address", "ip"),
+];
+
+/// The index in `schema` of column `name` or of its alias; both is an error.
+fn index_of(schema: &Schema, name: &str) -> Result<Option<usize>, SchemaError> {
+    let own = schema.index_of(name).ok();
+    let alias = ALIASES.iter().find(|(_, n)| *n == name).map(|(a, _)| *a);
+    match (own, alias.and_then(|a| schema.index_of(a).ok())) {
+        (Some(_), Some(_)) => Err(SchemaError::Value(format!(
+            "both {name:?} and {:?} columns: they name one field, give one",
+            alias.unwrap_or("")
+        ))),
+        (Some(i), None) | (None, Some(i)) => Ok(Some(i)),
+        (None, None) => Ok(None),
+    }
+}
 
 /// The names of the columns `calculate_batch` reads.
 pub fn column_names() -> impl Iterator<Item = &'static str> {
-    COLUMNS.iter().map(|(n, _)| *n)
+    COLUMNS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(ALIASES.iter().map(|(a, _)| *a))
 }
 
 /// How amounts are written: the unit results come back in.
@@ -148,7 +187,7 @@ impl Plan {
     pub fn new(schema: &Schema) -> Result<Plan, SchemaError> {
         let mut index = [None; COLUMNS.len()];
         for (slot, (name, kind)) in index.iter_mut().zip(COLUMNS) {
-            let Ok(i) = schema.index_of(name) else {
+            let Some(i) = index_of(schema, name)? else {
                 continue;
             };
             let t = schema.field(i).data_type();
@@ -176,13 +215,14 @@ impl Plan {
                     .into(),
             ));
         }
-        let has_place = ["postal_code", "province", "country"]
+        let has_place = ["postal_code", "province", "country", "ip"]
             .iter()
-            .any(|n| schema.index_of(n).is_ok());
+            .filter_map(|n| COLUMNS.iter().position(|(c, _)| c == n))
+            .any(|k| index[k].is_some());
         if !has_place {
             return Err(SchemaError::Value(
                 "no place to tax at: give a \"postal_code\" column (and \"province\", \
-                 \"country\", \"city\", \"street\" as you have them)"
+                 \"country\", \"city\", \"street\" as you have them), or an \"ip\" column"
                     .into(),
             ));
         }
@@ -346,6 +386,11 @@ pub struct Columns {
     origin_country: Option<Text>,
     origin_city: Option<Text>,
     origin_street: Option<Text>,
+    ip: Option<Text>,
+    ip_mode: Option<Text>,
+    delivery: Option<BooleanArray>,
+    seller_sales: Option<Text>,
+    exchange_rate: Option<Text>,
     /// The day of rows without one.
     today: Date,
 }
@@ -451,6 +496,11 @@ impl Columns {
             origin_country: text(plan, batch, "origin_country")?,
             origin_city: text(plan, batch, "origin_city")?,
             origin_street: text(plan, batch, "origin_street")?,
+            ip: text(plan, batch, "ip")?,
+            ip_mode: text(plan, batch, "ip_mode")?,
+            delivery: flag(plan, batch, "delivery")?,
+            seller_sales: text(plan, batch, "seller_sales")?,
+            exchange_rate: text(plan, batch, "exchange_rate")?,
             today,
         })
     }
@@ -580,16 +630,36 @@ impl Columns {
         } = bufs;
         let to = self.ship_to(i, postal)?;
         let from = self.ship_from(i, origin_postal)?;
+        let decimal = |t: &Option<Text>, what: &str| -> Result<Option<Decimal>, String> {
+            match opt(t, i).trim() {
+                "" => Ok(None),
+                v => v
+                    .parse::<Decimal>()
+                    .ok()
+                    .filter(|d| !d.is_sign_negative())
+                    .map(Some)
+                    .ok_or_else(|| format!("{what} {v:?}: expected a decimal such as 0.0067")),
+            }
+        };
+        let exchange_rate = match opt(&self.exchange_rate, i).trim() {
+            "" => None,
+            v => Some(levy_core::quote::read::exchange_rate(v).map_err(|e| e.message)?),
+        };
         Ok(Row {
             terms: Terms {
                 to,
+                ip: opt(&self.ip, i).trim(),
+                ip_mode: sale::ip_mode(opt(&self.ip_mode, i))?,
                 from: from.has_address().then_some(from),
                 origin_country: opt(&self.origin_country, i),
                 date,
                 currency,
+                exchange_rate,
                 tax_included: yes(&self.tax_included, i),
                 exempt: yes(&self.exempt, i),
                 rounding,
+                delivery: yes(&self.delivery, i),
+                seller_sales: decimal(&self.seller_sales, "seller_sales")?,
             },
             amount,
             quantity,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_schema::{Field, Schema, SchemaRef};
-use levy_core::{AnyTable, Calculation, Date, SaleLine, TaxCodeId};
+use levy_core::{AnyTable, Date, SaleLine, TaxCodeId};
 
 use crate::sale::{self, Product, Worker};
 use input::{Columns, Plan, RowBufs};
@@ -253,10 +253,9 @@ impl Job<'_> {
         }
     }
 
-    /// The rows of `chunk` into the outputs, a window at a time: the window's rows read and
-    /// resolved first, then calculated together by the core's batch (which fetches each
-    /// sale's table records ahead of it), then written in order. A sale shipped from a
-    /// given origin is calculated on its own (the core's batch has no origin).
+    /// The rows of `chunk` into the outputs, a window at a time: the window's rows read into
+    /// orders first, then quoted together through the front door ([`sale::Batch`], whose
+    /// core batch fetches each sale's table records ahead of it), then written in order.
     fn rows_windowed(
         &self,
         cols: &Columns,
@@ -276,42 +275,38 @@ impl Job<'_> {
         let mut start = 0;
         while start < chunk.len {
             let n = WINDOW.min(chunk.len - start);
-            // read and resolve
+            // read every row of the window into its order
+            let mut m = 0;
             for k in 0..n {
                 let i = chunk.offset + start + k;
-                win.state[k] = win.prepare(k, cols, i, &mut bufs, &mut products);
+                win.state[k] = win.prepare(m, cols, i, &mut bufs, &mut products);
+                if matches!(win.state[k], Slot::Batch(_)) {
+                    m += 1;
+                }
             }
-            // calculate the usual sales together
-            let items = (0..n)
-                .filter(|&k| matches!(win.state[k], Slot::Batch))
-                .map(|k| (&win.locations[k], &win.sales[k]));
-            let failed = table.calculate_batch(items, &mut win.calcs);
-            for (j, e) in failed {
+            // quote them together through the front door
+            for (j, e) in win.batch.quote(table, m) {
                 if let Some(k) = win.batch_row(j, n) {
                     win.state[k] = Slot::Error(e.to_string());
                 }
             }
             // write in order
-            let mut j = 0;
             for k in 0..n {
                 let row = start + k;
                 let jur = jur
                     .as_mut()
                     .map(|o| (o, chunk.first + row as i64, row as u32));
                 match &win.state[k] {
-                    Slot::Batch => {
-                        sales.push(
+                    Slot::Batch(j) => match win.batch.location(*j) {
+                        Some(location) => sales.push(
                             self.vocab,
-                            &win.locations[k],
-                            &win.calcs[j],
+                            location,
+                            &win.batch.calcs[*j],
                             jur,
                             &mut entries,
-                        );
-                        j += 1;
-                    }
-                    Slot::Own(calc, location) => {
-                        sales.push(self.vocab, location, calc, jur, &mut entries)
-                    }
+                        ),
+                        None => sales.push_error("internal error in levy: no place"),
+                    },
                     Slot::Error(e) => sales.push_error(e),
                 }
             }
@@ -376,10 +371,8 @@ const WINDOW: usize = 256;
 
 /// What became of a row of a window.
 enum Slot {
-    /// In the core's batch (the index of its calculation is counted when writing).
-    Batch,
-    /// Calculated on its own (a sale from a given origin).
-    Own(Box<Calculation>, Box<levy_core::Location>),
+    /// Read into the window's order of this index, quoted with the others.
+    Batch(usize),
     /// Not calculated.
     Error(String),
 }
@@ -387,34 +380,23 @@ enum Slot {
 /// The buffers of a window of rows, reused from window to window.
 struct Window<'t> {
     table: &'t AnyTable,
-    address: levy_core::Address,
-    locations: Vec<levy_core::Location>,
-    sales: Vec<levy_core::Sale>,
-    calcs: Vec<Calculation>,
+    batch: sale::Batch,
     state: Vec<Slot>,
-    worker: Worker<'t>,
 }
 
 impl<'t> Window<'t> {
     fn new(table: &'t AnyTable) -> Window<'t> {
         Window {
             table,
-            address: levy_core::Address::default(),
-            locations: (0..WINDOW)
-                .map(|_| levy_core::Location::default())
-                .collect(),
-            sales: (0..WINDOW).map(|_| sale::new_sale()).collect(),
-            calcs: Vec::with_capacity(WINDOW),
-            state: (0..WINDOW).map(|_| Slot::Batch).collect(),
-            worker: Worker::new(table),
+            batch: sale::Batch::new(),
+            state: (0..WINDOW).map(|_| Slot::Error(String::new())).collect(),
         }
     }
 
-    /// Reads row `i` into slot `k`: resolved and ready for the batch, calculated on its
-    /// own, or an error.
+    /// Reads row `i` into the window's order `m`: ready to quote, or an error.
     fn prepare(
         &mut self,
-        k: usize,
+        m: usize,
         cols: &Columns,
         i: usize,
         bufs: &mut RowBufs,
@@ -428,45 +410,25 @@ impl<'t> Window<'t> {
             Ok(c) => c,
             Err(e) => return Slot::Error(e),
         };
-        let line = SaleLine {
+        let orders = &mut self.batch.orders;
+        if orders.len() == m {
+            orders.push(levy_core::Order::new());
+        }
+        let order = &mut orders[m];
+        sale::fill_order(order, &row.terms);
+        order.sale.lines.clear();
+        order.sale.lines.push(SaleLine {
             amount: row.amount,
             quantity: row.quantity,
             per_unit: false,
             tax_code,
-        };
-        if row.terms.from.is_some() {
-            let lines = self.worker.lines();
-            lines.clear();
-            lines.push(line);
-            return match self.worker.calculate(&row.terms) {
-                Ok(()) => match self.worker.calc() {
-                    Some(c) => {
-                        Slot::Own(Box::new(c.clone()), Box::new(self.worker.location.clone()))
-                    }
-                    None => Slot::Error("internal error in levy: no calculation".into()),
-                },
-                Err(e) => Slot::Error(e.to_string()),
-            };
-        }
-        row.terms.to.fill(&mut self.address);
-        if let Err(e) =
-            self.table
-                .resolve_into(&self.address, row.terms.date, &mut self.locations[k])
-        {
-            return Slot::Error(sale::resolve_message(&e));
-        }
-        let sale = &mut self.sales[k];
-        sale::set_terms(sale, &row.terms, None);
-        sale.lines.clear();
-        sale.lines.push(line);
-        Slot::Batch
+        });
+        Slot::Batch(m)
     }
 
-    /// The window row of the `j`-th sale given to the core's batch.
+    /// The window row whose order is the `j`-th quoted.
     fn batch_row(&self, j: usize, n: usize) -> Option<usize> {
-        (0..n)
-            .filter(|&k| matches!(self.state[k], Slot::Batch))
-            .nth(j)
+        (0..n).find(|&k| matches!(self.state[k], Slot::Batch(x) if x == j))
     }
 }
 
