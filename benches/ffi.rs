@@ -77,6 +77,7 @@ fn bench_ffi(c: &mut Criterion) {
         line_count: lines.len(),
         origin: ptr::null(),
         seller_sales_previous_year: 0,
+        exchange_rate: ptr::null(),
     };
 
     // The Rust side: the same table (read the same way) and the same sale.
