@@ -33,7 +33,7 @@ def test_a_nashville_sale_on_the_default_table(default_table):
     assert state.tax == Decimal("7")
     assert c.location.address_used.province == "TN"
     assert c.location.precision == "POSTAL"
-    assert "8.75" in repr(c)
+    assert "12.19" in repr(c)
 
 
 def test_line_forms_agree(default_table):

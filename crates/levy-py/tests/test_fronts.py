@@ -64,11 +64,13 @@ def sales() -> list[dict]:
     for state, zip5 in [("CO", "80202"), ("MN", "55401")]:
         out.append({"province": state, "postal_code": zip5, "cents": 5_000, "quantity": 1,
                     "category": "GENERAL_MERCHANDISE", "date": DAYS[0], "delivery": True})
-    # ¥1,000,000 in Nashville at 0.0067 dollars a yen: $6,700, 7% ($469, ¥70,000) and the
-    # single-article band's 2.75% of $1,600 ($44, ¥6,567.16...): ¥76,567.
+    # ¥1,000,000 in Nashville at 0.0067 dollars a yen: $6,700, 7% ($469), the state's
+    # single-article band's 2.75% of the second $1,600 ($44), and Davidson County's 2.25% with
+    # its 0.5% transit surcharge on the first $1,600 ($44; Tennessee Department of Revenue,
+    # Important Notice #24-11): $557, ¥83,134.32...: ¥83,134.
     out.append({"province": "TN", "postal_code": "37203", "cents": 1_000_000, "quantity": 1,
                 "category": "GENERAL_MERCHANDISE", "date": DAYS[0], "currency": "JPY",
-                "exchange_rate": "0.0067", "expect_tax": 76_567})
+                "exchange_rate": "0.0067", "expect_tax": 83_134})
     assert len(out) == 60
     return out
 
@@ -309,7 +311,7 @@ def test_four_fronts_answer_alike(levy_bin, default_table, tmp_path):
     good = sales()
     cli = by_cli(levy_bin, good)
     assert all(r[0] != "refused" for r in cli), cli
-    # The hand-worked sale: ¥76,567 in Nashville at 0.0067 dollars a yen.
+    # The hand-worked sale: ¥83,134 in Nashville at 0.0067 dollars a yen.
     assert cli[-1][0] == good[-1]["expect_tax"]
     answers = {
         "package": by_package(default_table, good),

@@ -34,16 +34,16 @@ def test_polars_eager_and_lazy(zip5_table):
     )
     eager = levy_polars.calculate(df, zip5_table)
     assert eager.columns[:4] == ["id", "amount", "postal_code", "date"]
-    assert eager["tax"].to_list()[:2] == [1050, 185]  # 10.5% and 9.25% (Dec 2025)
+    assert eager["tax"].to_list()[:2] == [1050, 195]  # 10.5% and 9.75% (the Dec 2025 ZIP5 file's rows for 90210 and 38103)
     assert eager["error"].to_list()[2].endswith("(MALFORMED_ADDRESS)")
     lazy = levy_polars.calculate(df.lazy().filter(pl.col("id") > 1), zip5_table)
     assert isinstance(lazy, pl.LazyFrame)
     assert "tax" in lazy.collect_schema()
     got = lazy.collect()
-    assert got["id"].to_list() == [2, 3] and got["tax"].to_list() == [185, None]
+    assert got["id"].to_list() == [2, 3] and got["tax"].to_list() == [195, None]
     # Selecting the tax alone still computes it from the date and the ZIP.
     only = levy_polars.calculate(df.lazy(), zip5_table).select("tax").collect()
-    assert only["tax"].to_list() == [1050, 185, None]
+    assert only["tax"].to_list() == [1050, 195, None]
 
 
 def test_duckdb_udf(zip5_table):
@@ -64,7 +64,7 @@ def test_duckdb_udf(zip5_table):
     assert rows[0][:2] == (1, Decimal("10.50"))
     assert rows[0][2] == Decimal("110.50") and rows[0][3] == Decimal("0.105")
     assert rows[0][4] == "FULL"
-    assert rows[1][1] == Decimal("1.85")
+    assert rows[1][1] == Decimal("1.95")  # 9.75% of $20.00 (38103 in the Dec 2025 ZIP5 file)
     assert rows[2][1] is None and rows[2][5].endswith(")")
     # Cents, as BIGINT.
     levy_duckdb.register(con, zip5_table, name="levy_cents", amount_type="BIGINT")
