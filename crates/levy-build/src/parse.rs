@@ -136,10 +136,32 @@ fn cut(message: String) -> String {
     format!("{}... ({} bytes in all)", &message[..end], message.len())
 }
 
-/// A name read from a file: its control characters (NUL, tabs, line breaks, DEL) dropped,
-/// so that no jurisdiction or place is named with bytes no store or terminal shows.
-fn text(s: &str) -> String {
+/// Text read from a file: its control characters (every Unicode `Cc`: NUL, ESC, BEL, tabs,
+/// carriage returns, line breaks, DEL and the C1 controls) dropped, so that nothing levy
+/// prints or stores from it moves a terminal's cursor, clears its screen or hides a line.
+pub fn text(s: &str) -> String {
     s.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// The longest name (of a jurisdiction, a place, a county, a rate type) a build takes from
+/// any input, in characters: the longest real one is under 60.
+pub const MAX_NAME: usize = 100;
+
+/// A name read from any input, CSV or local rates file alike: its control characters
+/// dropped ([`text`]) and its ends trimmed; refused, never cut, when it is longer than
+/// [`MAX_NAME`] characters (the message says how long, and echoes its start only), so
+/// that a name is always the one the file gives.
+pub fn name(s: &str) -> Result<String, String> {
+    let clean = text(s);
+    let clean = clean.trim();
+    let n = clean.chars().count();
+    if n > MAX_NAME {
+        let start: String = clean.chars().take(24).collect();
+        return Err(format!(
+            "{start:?}... is {n} characters long: a name holds at most {MAX_NAME}"
+        ));
+    }
+    Ok(clean.to_string())
 }
 
 /// Reads every record of `r` as it streams in (see [`LineLimit`]), handing each to `each`
@@ -258,7 +280,9 @@ fn zip5_row(rec: &csv::ByteRecord) -> Result<Zip5Row, String> {
     }
     let zip = digits(field(rec, 1), 5, 5)
         .ok_or_else(|| format!("ZIP {:?} is not five digits", field(rec, 1)))?;
-    let region_name = text(field(rec, 2)).to_uppercase();
+    let region_name = name(field(rec, 2))
+        .map_err(|e| format!("TaxRegionName {e}"))?
+        .to_uppercase();
     if region_name.is_empty() {
         return Err("empty TaxRegionName".into());
     }
@@ -719,7 +743,7 @@ fn cdtfa_row(rec: &csv::ByteRecord) -> Result<CdtfaRow, String> {
     if rec.len() < 4 {
         return Err(format!("expected at least 4 fields, found {}", rec.len()));
     }
-    let location = text(field(rec, 0));
+    let location = name(field(rec, 0)).map_err(|e| format!("Location {e}"))?;
     if location.is_empty() {
         return Err("empty location".into());
     }
@@ -734,7 +758,7 @@ fn cdtfa_row(rec: &csv::ByteRecord) -> Result<CdtfaRow, String> {
             return Ok(CdtfaRow {
                 location,
                 rate: None,
-                county: text(field(rec, 1)),
+                county: name(field(rec, 1)).map_err(|e| format!("County {e}"))?,
                 kind,
                 notes,
             });
@@ -755,7 +779,7 @@ fn cdtfa_row(rec: &csv::ByteRecord) -> Result<CdtfaRow, String> {
     Ok(CdtfaRow {
         location,
         rate,
-        county: text(field(rec, 2)),
+        county: name(field(rec, 2)).map_err(|e| format!("County {e}"))?,
         kind,
         notes,
     })
