@@ -350,6 +350,46 @@ fn a_table_that_is_not_a_regular_file_is_refused_at_once() {
 }
 
 #[test]
+fn build_refuses_an_input_that_is_not_a_regular_file_without_opening_it() {
+    // A FIFO given as `--local-rates` (or any input) blocked the build in its open until a
+    // writer came; `/dev/zero` would read forever. Each is refused, naming the path.
+    let dir = temp_dir("fifo-input");
+    let fifo = dir.join("TN.toml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let out = dir.join("t.levy");
+    for (flag, path) in [
+        ("--local-rates", fifo.to_str().unwrap()),
+        ("--zip5", "/dev/zero"),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_levy"))
+            .args(["build", "--no-curated", "--out", out.to_str().unwrap(), flag, path])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A guard, not a measure: a build still blocked after a minute has hung.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("levy build {flag} {path} blocked");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let o = child.wait_with_output().unwrap();
+        assert!(!o.status.success(), "{flag} {path}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(path) && err.contains("not a regular file"),
+            "{flag} {path}: {err}"
+        );
+        assert!(!out.exists());
+    }
+}
+
+#[test]
 fn a_damaged_table_is_refused_by_calc_and_info() {
     let dir = temp_dir("damaged");
     std::fs::write(

@@ -285,7 +285,7 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
     let io = |e| io_err(path, e);
     // The file streams through its reader, hashed as it goes: a file of any size is read
     // in bounded memory (the SHA-256 of the manifest is the file's, as before).
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = open_regular(path)?;
     let mut hashed = Hashed {
         inner: std::io::BufReader::with_capacity(1 << 16, file),
         hash: Sha256::new(),
@@ -340,6 +340,23 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
         e.rows_skipped = skipped;
     }
     Ok(())
+}
+
+/// An input file opened for reading: refused, without being opened, when it is not a
+/// regular file (a FIFO would block the open until a writer came, a device such as
+/// `/dev/zero` would read forever), and checked again once open.
+fn open_regular(path: &Path) -> Result<std::fs::File, BuildError> {
+    const NOT_A_FILE: &str = "not a regular file (a FIFO, a device or a socket): an input is \
+                              a file, or a folder of files";
+    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
+    if !meta.is_file() {
+        return Err(io_err(path, NOT_A_FILE));
+    }
+    let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+    if !file.metadata().map_err(|e| io_err(path, e))?.is_file() {
+        return Err(io_err(path, NOT_A_FILE));
+    }
+    Ok(file)
 }
 
 /// A reader that hashes what passes through it.
