@@ -1021,6 +1021,44 @@ fn the_taxability_overview_pages_are_generated_from_the_default_table() {
 }
 
 #[test]
+fn taxability_markdown_never_writes_through_a_link_planted_in_its_folder() {
+    // A link planted in DIR where a page goes (US-TN.md -> a file of the user's) would have
+    // had `levy taxability --markdown DIR` overwrite the file it points to.
+    let dir = temp_dir("markdown-link");
+    let pages = dir.join("pages");
+    std::fs::create_dir_all(&pages).unwrap();
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "the user's own file\n").unwrap();
+    for planted in ["US-TN.md", "README.md"] {
+        let link = pages.join(planted);
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let o = levy(&["taxability", "--markdown", pages.to_str().unwrap()]);
+        assert!(!o.status.success(), "{planted}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(planted) && err.contains("symbolic link"),
+            "{planted}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "the user's own file\n"
+        );
+        // Nothing was written: the link is all the folder holds.
+        let names: Vec<_> = std::fs::read_dir(&pages).unwrap().collect();
+        assert_eq!(names.len(), 1, "{planted}");
+        std::fs::remove_file(&link).unwrap();
+    }
+    // Without the link, the pages are written, as files of their own.
+    let o = levy(&["taxability", "--markdown", pages.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let tn = std::fs::symlink_metadata(pages.join("US-TN.md")).unwrap();
+    assert!(tn.is_file());
+    assert!(!std::fs::read_dir(&pages)
+        .unwrap()
+        .any(|e| e.unwrap().file_name().to_string_lossy().contains(".tmp")));
+}
+
+#[test]
 fn registrations_added_listed_and_expired_gate_the_services_sales() {
     let dir = temp_dir("registrations");
     let keys = dir.join("keys.toml");
