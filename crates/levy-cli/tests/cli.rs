@@ -390,6 +390,52 @@ fn build_refuses_an_input_that_is_not_a_regular_file_without_opening_it() {
 }
 
 #[test]
+fn an_error_echoes_at_most_64_characters_of_an_argument() {
+    // A 5,000-character `--state` was echoed whole (5,115 bytes of error). Every error,
+    // levy's own and the argument parser's, echoes 64 characters of it and `…`.
+    let dir = temp_dir("long-echo");
+    let ledger = dir.join("ledger.sqlite");
+    let long = "X".repeat(5000);
+    let cut = format!("{}…", "X".repeat(64));
+    for args in [
+        vec![
+            "report",
+            "--ledger",
+            ledger.to_str().unwrap(),
+            "--account",
+            "acct_echo",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-31",
+            "--state",
+            &long,
+        ],
+        vec![
+            "report",
+            "--ledger",
+            ledger.to_str().unwrap(),
+            "--account",
+            "acct_echo",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-31",
+            "--format",
+            &long,
+        ],
+        vec!["calc", "--postal-code", "37203", "--line", &long],
+    ] {
+        let o = levy(&args);
+        assert!(!o.status.success(), "{:?}", &args[..2]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&cut), "{:?}: {err}", &args[..2]);
+        assert!(!err.contains(&"X".repeat(65)), "{:?}: {err}", &args[..2]);
+        assert!(err.len() < 1000, "{:?}: {} bytes", &args[..2], err.len());
+    }
+}
+
+#[test]
 fn a_damaged_table_is_refused_by_calc_and_info() {
     let dir = temp_dir("damaged");
     std::fs::write(
