@@ -35,6 +35,11 @@
 //! source = "..."
 //! ```
 //!
+//! Names, labels and district codes lose their control characters and are at most
+//! [`crate::parse::MAX_NAME`] (100) characters, as every input's names ([`crate::parse::name`]):
+//! a longer one is refused, naming the key (`county[3].name`); sources and notes lose their
+//! control characters.
+//!
 //! [`parse`] reads and checks a file; every error names the file and the key, and nothing
 //! here panics on any input. The build (`compile/local_rates.rs`) turns it into
 //! jurisdictions and rules.
