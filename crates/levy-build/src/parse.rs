@@ -249,25 +249,83 @@ pub const ZIP5_HEADER: [&str; 9] = [
 ];
 
 /// Reads a ZIP5 combined-rate table (`State,ZipCode,TaxRegionName,...`). A first line equal
-/// to [`ZIP5_HEADER`] is skipped; any other first line is read as data.
+/// to [`ZIP5_HEADER`] is skipped; any other first line is read as data. Every row is held;
+/// [`Zip5Reader`] reads one at a time instead.
 pub fn parse_zip5<R: Read>(r: R) -> std::io::Result<Parsed<Zip5Row>> {
-    let mut rows = Vec::new();
-    let mut n = 0u64;
-    let errors = records(r, &csv_builder(), |line, rec| {
-        n += 1;
-        if n == 1
-            && rec.len() == 9
-            && (0..9).all(|i| field(rec, i).eq_ignore_ascii_case(ZIP5_HEADER[i]))
-        {
-            return Ok(());
+    let mut out = Parsed::default();
+    let mut reader = Zip5Reader::new(r);
+    while let Some(row) = reader.next_row()? {
+        match row {
+            Ok(row) => out.rows.push(row),
+            Err(e) => out.errors.push(e),
         }
-        if rec.len() == 1 && field(rec, 0).is_empty() {
-            return Ok(());
+    }
+    Ok(out)
+}
+
+/// A ZIP5 combined-rate table read a row at a time as it streams in (as [`parse_zip5`]
+/// reads it, in bounded memory: a build of 5 million rows holds none of them).
+pub struct Zip5Reader<R: Read> {
+    rdr: csv::Reader<std::io::BufReader<LineLimit<R>>>,
+    rec: csv::ByteRecord,
+    records: u64,
+}
+
+impl<R: Read> Zip5Reader<R> {
+    /// A reader of the table `r`.
+    pub fn new(r: R) -> Self {
+        let limited = LineLimit {
+            inner: r,
+            run: 0,
+            lines: 0,
+        };
+        Zip5Reader {
+            rdr: csv_builder().from_reader(std::io::BufReader::new(limited)),
+            rec: csv::ByteRecord::new(),
+            records: 0,
         }
-        rows.push((line, zip5_row(rec)?));
-        Ok(())
-    })?;
-    Ok(Parsed { rows, errors })
+    }
+
+    /// The next row with its 1-based line, or the next bad row; `None` at the end of the
+    /// file. An error reading the file, or a line longer than [`MAX_LINE`], is `Err`.
+    #[allow(clippy::type_complexity)]
+    pub fn next_row(&mut self) -> std::io::Result<Option<Result<(u64, Zip5Row), RowError>>> {
+        loop {
+            match self.rdr.read_byte_record(&mut self.rec) {
+                Ok(false) => return Ok(None),
+                Ok(true) => {
+                    let rec = &self.rec;
+                    let line = rec.position().map_or(0, |p| p.line());
+                    self.records += 1;
+                    if self.records == 1
+                        && rec.len() == 9
+                        && (0..9).all(|i| field(rec, i).eq_ignore_ascii_case(ZIP5_HEADER[i]))
+                    {
+                        continue;
+                    }
+                    if rec.len() == 1 && field(rec, 0).is_empty() {
+                        continue;
+                    }
+                    return Ok(Some(zip5_row(rec).map(|row| (line, row)).map_err(
+                        |message| RowError {
+                            line,
+                            message: cut(message),
+                        },
+                    )));
+                }
+                Err(e) => {
+                    if let csv::ErrorKind::Io(io) = e.kind() {
+                        return Err(std::io::Error::new(io.kind(), io.to_string()));
+                    }
+                    let line = e.position().map_or(0, |p| p.line());
+                    return Ok(Some(Err(RowError {
+                        line,
+                        message: cut(e.to_string()),
+                    })));
+                }
+            }
+        }
+    }
 }
 
 fn zip5_row(rec: &csv::ByteRecord) -> Result<Zip5Row, String> {

@@ -290,10 +290,14 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
         inner: std::io::BufReader::with_capacity(1 << 16, file),
         hash: Sha256::new(),
     };
+    // The SHA-256 of a first pass over the file, for a format read twice (a ZIP5 table).
+    let mut first_pass: Option<String> = None;
     let (read, skipped) = match kind {
         InputKind::Zip5 => {
-            let parsed = parse::parse_zip5(&mut hashed).map_err(io)?;
-            zip5::zip5(ctx, parsed, from.unwrap_or(Date::MIN), source, &display)?
+            let at = (from.unwrap_or(Date::MIN), source, display.as_str());
+            let (read, skipped, sha) = zip5::zip5(ctx, path, &mut hashed, at)?;
+            first_pass = Some(sha);
+            (read, skipped)
         }
         InputKind::SstRates => {
             let parsed = parse::parse_sst_rates(&mut hashed).map_err(io)?;
@@ -329,6 +333,12 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
     // The file's entry, and the entries it added for the publications it names (a local
     // rates file's), carry its hash.
     let sha = hex::encode(hashed.hash.finalize());
+    if first_pass.is_some_and(|first| first != sha) {
+        return Err(io_err(
+            path,
+            "the file changed while it was read (its two passes read different bytes): build again",
+        ));
+    }
     for i in source..ctx.b.sources().len() as u32 {
         if let Some(e) = ctx.b.source_mut(i).filter(|e| e.name == name) {
             e.sha256 = sha.clone();
@@ -360,9 +370,9 @@ fn open_regular(path: &Path) -> Result<std::fs::File, BuildError> {
 }
 
 /// A reader that hashes what passes through it.
-struct Hashed<R> {
-    inner: R,
-    hash: Sha256,
+pub(super) struct Hashed<R> {
+    pub(super) inner: R,
+    pub(super) hash: Sha256,
 }
 
 impl<R: std::io::Read> std::io::Read for Hashed<R> {
