@@ -629,7 +629,11 @@ fn a_synced_records_text_reaches_the_report_csv_as_text_never_a_formula() {
         }
     });
     let (s, v) = send(&central, &[event]);
-    assert_eq!((s, outcomes(&v)), (200, vec!["recorded".to_string()]), "{v}");
+    assert_eq!(
+        (s, outcomes(&v)),
+        (200, vec!["recorded".to_string()]),
+        "{v}"
+    );
     let resp = central.handle(&levy_api::Request {
         method: "GET".into(),
         path: "/tax/reports/liability".into(),

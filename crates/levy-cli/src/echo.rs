@@ -112,11 +112,18 @@ mod tests {
     fn a_long_argument_is_cut_wherever_it_is_echoed() {
         let long = "x".repeat(5000);
         let args: Vec<OsString> = vec!["levy".into(), "--state".into(), long.clone().into()];
-        let message = format!("region {:?} is not a region; also {}", long, long.to_uppercase());
+        let message = format!(
+            "region {:?} is not a region; also {}",
+            long,
+            long.to_uppercase()
+        );
         let cut64 = format!("{}…", "x".repeat(64));
         assert_eq!(
             bound(&message, &args),
-            format!("region \"{cut64}\" is not a region; also {}…", "X".repeat(64))
+            format!(
+                "region \"{cut64}\" is not a region; also {}…",
+                "X".repeat(64)
+            )
         );
         // Short arguments, and text that is not an argument, are left alone.
         let short: Vec<OsString> = vec!["levy".into(), "TN".into()];

@@ -363,7 +363,14 @@ fn build_refuses_an_input_that_is_not_a_regular_file_without_opening_it() {
         ("--zip5", "/dev/zero"),
     ] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_levy"))
-            .args(["build", "--no-curated", "--out", out.to_str().unwrap(), flag, path])
+            .args([
+                "build",
+                "--no-curated",
+                "--out",
+                out.to_str().unwrap(),
+                flag,
+                path,
+            ])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -1099,9 +1106,11 @@ fn taxability_markdown_never_writes_through_a_link_planted_in_its_folder() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let tn = std::fs::symlink_metadata(pages.join("US-TN.md")).unwrap();
     assert!(tn.is_file());
-    assert!(!std::fs::read_dir(&pages)
+    assert!(!std::fs::read_dir(&pages).unwrap().any(|e| e
         .unwrap()
-        .any(|e| e.unwrap().file_name().to_string_lossy().contains(".tmp")));
+        .file_name()
+        .to_string_lossy()
+        .contains(".tmp")));
 }
 
 #[test]
