@@ -974,7 +974,9 @@ fn ip_row(rec: &csv::ByteRecord) -> Result<IpCsvRow, String> {
             field(rec, 2)
         ));
     }
-    let mut region = field(rec, 3).to_ascii_uppercase();
+    let mut region = name(field(rec, 3))
+        .map_err(|e| format!("region {e}"))?
+        .to_ascii_uppercase();
     // Accept `US-TN` as well as `TN`.
     if let Some(rest) = region.strip_prefix(&format!("{country}-")) {
         region = rest.to_string();
@@ -984,7 +986,7 @@ fn ip_row(rec: &csv::ByteRecord) -> Result<IpCsvRow, String> {
         end,
         country,
         region,
-        postal: field(rec, 4).to_string(),
+        postal: name(field(rec, 4)).map_err(|e| format!("postal code {e}"))?,
     })
 }
 
@@ -1059,5 +1061,47 @@ mod tests {
             m.len() < MAX_MESSAGE + 40 && m.contains("bytes in all"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn every_formats_names_are_read_alike() {
+        // An IP range file's region and postal code lose their control characters (ESC,
+        // BEL); one over 100 characters is a bad row naming its line, as a ZIP5 table's
+        // TaxRegionName and a CDTFA location are.
+        let text = format!(
+            "1.0.0.0,1.0.0.255,US,\u{1b}[2JTN\u{7},37203\u{1b}[0m\n             2.0.0.0,2.0.0.255,US,TN,{}\n",
+            "9".repeat(101)
+        );
+        let parsed = parse_ip_csv(text.as_bytes()).unwrap();
+        assert_eq!(
+            (
+                parsed.rows[0].1.region.as_str(),
+                parsed.rows[0].1.postal.as_str()
+            ),
+            ("[2JTN", "37203[0m")
+        );
+        assert_eq!(parsed.errors.len(), 1);
+        assert_eq!(parsed.errors[0].line, 2);
+        assert!(
+            parsed.errors[0].message.contains("postal code"),
+            "{:?}",
+            parsed.errors
+        );
+        let cdtfa = format!(
+            "title\nLocation,Rate,County,Type,Notes\n\u{1b}]0;x\u{7}Bell,0.095,Los Angeles,City,\n{},0.095,Los Angeles,City,\n",
+            "B".repeat(101)
+        );
+        let parsed = parse_cdtfa(cdtfa.as_bytes()).unwrap();
+        assert_eq!(parsed.rows[0].1.location, "]0;xBell");
+        assert_eq!(parsed.errors.len(), 1, "{:?}", parsed.errors);
+        assert_eq!(parsed.errors[0].line, 4);
+        assert!(
+            parsed.errors[0].message.starts_with("Location"),
+            "{:?}",
+            parsed.errors
+        );
+        // 100 characters are a name; 101 are not.
+        assert_eq!(name(&"N".repeat(100)).unwrap().len(), 100);
+        assert!(name(&"N".repeat(101)).is_err());
     }
 }
