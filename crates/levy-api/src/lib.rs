@@ -51,7 +51,7 @@
 #![warn(missing_docs)]
 
 mod calculate;
-mod clock;
+pub mod clock;
 mod error;
 mod handler;
 mod idempotency;

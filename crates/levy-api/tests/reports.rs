@@ -597,6 +597,69 @@ fn the_state_layouts_hold_the_worked_figures() {
     );
 }
 
+/// Text that reaches the CSV from a record (a synced till's record carries any
+/// jurisdiction name, code, authority type or outlet its sender wrote) is written so that
+/// a spreadsheet never evaluates it (OWASP, "CSV Injection": a cell beginning with `=`,
+/// `+`, `-`, `@`, a tab or a carriage return gets a single quote before it), while the
+/// amounts, negative ones included, stay numbers.
+#[test]
+fn a_csv_cell_that_a_spreadsheet_would_evaluate_is_written_as_text() {
+    let (store, scope) = ledger();
+    let mut sale = tx(
+        "tr_formula",
+        MARCH_1 + DAY,
+        "TX",
+        H1,
+        vec![line(
+            "li_f1",
+            "10000",
+            "825",
+            vec![
+                entry(
+                    "48",
+                    "=HYPERLINK(\"http://x.example/\",\"click\")",
+                    "STATE",
+                    "0.0625",
+                    "625",
+                    "RATE_FRAC",
+                ),
+                entry("+48453", "-2+3", "@SUM(A1)", "0.01", "100", "RATE_FRAC"),
+                entry("48201", "\tTAB", "\rCR", "0.01", "100", "RATE_FRAC"),
+            ],
+        )],
+    );
+    sale.platform = Some(PlatformTransactionInfo {
+        kind: "order".into(),
+        reference_payment_id: None,
+        merchant_id: "=cmd|' /C calc'!A0".into(),
+    });
+    store.insert_transaction(&scope, sale).unwrap();
+    let r = store.liability(&scope, &march(Some("TX"))).unwrap();
+    // Texas's worksheet: outlet, local code, name, total, taxable, tax; the state's line
+    // first, then by code (`+48453` sorts before `48201`).
+    assert_eq!(
+        levy_api::liability_csv(&r, levy_api::Layout::Texas),
+        "outlet,local_code,jurisdiction_name,total_sales,taxable_sales,tax\n\
+         '=cmd|' /C calc'!A0,48,\"'=HYPERLINK(\"\"http://x.example/\"\",\"\"click\"\")\",10000,10000,625\n\
+         '=cmd|' /C calc'!A0,'+48453,'-2+3,10000,10000,100\n\
+         '=cmd|' /C calc'!A0,48201,'\tTAB,10000,10000,100\n"
+    );
+    // Every row: the authority types are cells too; a carriage return is quoted as well.
+    let rows = levy_api::liability_csv(&r, levy_api::Layout::Rows);
+    assert!(rows.contains(",'@SUM(A1),"), "{rows}");
+    assert!(rows.contains(",\"'\rCR\","), "{rows}");
+    // The worked month's refunds are negative amounts, written as numbers: Tennessee's
+    // state line holds T8's refund of February's $60.00 on March 3 (-6000 sales, -420 tax).
+    let all = store.liability(&scope, &march(None)).unwrap();
+    let text = levy_api::liability_csv(&all, levy_api::Layout::Rows);
+    let tn = text
+        .lines()
+        .find(|l| l.starts_with("US,TN,47,"))
+        .expect("Tennessee's state line");
+    assert!(tn.contains(",-6000,") && tn.contains(",-420,"), "{tn}");
+    assert!(!tn.contains('\''), "{tn}");
+}
+
 /// `GET /tax/reports/liability` over a service: a sale made and refunded through the
 /// interface (the fixture's Nashville, 7% + 2.25%), as JSON and as CSV.
 #[test]

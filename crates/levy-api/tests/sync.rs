@@ -608,3 +608,50 @@ fn one_batch_sent_by_several_requests_at_once_is_recorded_once() {
     let totals = till.service().nexus_totals("shop").unwrap();
     assert_eq!(central.nexus_totals("shop").unwrap(), totals);
 }
+
+/// Issue 47, finding 4: a synced till's record names its jurisdictions and authority types
+/// as its sender wrote them; the liability report's CSV writes such a cell, when a
+/// spreadsheet would read it as a formula, with a single quote before it (OWASP, "CSV
+/// Injection").
+#[test]
+fn a_synced_records_text_reaches_the_report_csv_as_text_never_a_formula() {
+    let till = Till::new("sync-formula");
+    let central = service();
+    let svc = till.service();
+    live_sale(&svc, "10000", "till-formula");
+    drop(svc);
+    let events = till.events();
+    let formula = "=HYPERLINK(\"http://x.example/\",\"click\")";
+    let event = forged(&events[0], 1, |r| {
+        for j in r["lines"][0]["jurisdictions"].as_array_mut().unwrap() {
+            j["jurisdiction_name"] = json!(formula);
+            j["authority_type"] = json!("@SUM(1)");
+        }
+    });
+    let (s, v) = send(&central, &[event]);
+    assert_eq!(
+        (s, outcomes(&v)),
+        (200, vec!["recorded".to_string()]),
+        "{v}"
+    );
+    let resp = central.handle(&levy_api::Request {
+        method: "GET".into(),
+        path: "/tax/reports/liability".into(),
+        query: "from=2000-01-01&to=2099-12-31&format=csv".into(),
+        headers: vec![("Authorization".into(), format!("Bearer {LIVE_KEY}"))],
+        body: Vec::new(),
+        request_id: None,
+    });
+    assert_eq!(resp.status, 200);
+    let text = String::from_utf8(resp.body).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert!(!rows.is_empty(), "{text}");
+    for row in rows {
+        // `country,region,jurisdiction_code,jurisdiction_name,authority_type,…`: the name
+        // quoted for its commas and quotes, both cells with a quote before them.
+        assert!(
+            row.contains(",\"'=HYPERLINK(\"\"http://x.example/\"\",\"\"click\"\")\",'@SUM(1),"),
+            "{row}"
+        );
+    }
+}

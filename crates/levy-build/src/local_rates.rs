@@ -35,6 +35,11 @@
 //! source = "..."
 //! ```
 //!
+//! Names, labels and district codes lose their control characters and are at most
+//! [`crate::parse::MAX_NAME`] (100) characters, as every input's names ([`crate::parse::name`]):
+//! a longer one is refused, naming the key (`county[3].name`); sources and notes lose their
+//! control characters.
+//!
 //! [`parse`] reads and checks a file; every error names the file and the key, and nothing
 //! here panics on any input. The build (`compile/local_rates.rs`) turns it into
 //! jurisdictions and rules.
@@ -266,7 +271,7 @@ pub fn parse(file: &str, text: &str) -> Result<LocalRates, CuratedError> {
             ));
         }
     }
-    nonempty(file, "source", &row.source)?;
+    nonempty(file, "source", &clean(&row.source))?;
     let as_of = date(file, "as_of", &row.as_of)?;
     let single_item_cap = match &row.single_item_cap {
         Some(s) => {
@@ -291,7 +296,7 @@ pub fn parse(file: &str, text: &str) -> Result<LocalRates, CuratedError> {
     Ok(LocalRates {
         state: row.state.clone(),
         state_fips: state_fips.to_string(),
-        source: row.source.trim().to_string(),
+        source: clean(&row.source),
         as_of,
         single_item_cap,
         complete: row.complete,
@@ -314,16 +319,14 @@ fn counties(file: &str, rows: &[CountyRow]) -> Result<Vec<County>, CuratedError>
                 format!("{} is listed twice", c.fips),
             ));
         }
-        nonempty(file, &format!("{key}.name"), &c.name)?;
-        nonempty(file, &format!("{key}.label"), &c.label)?;
         out.push(County {
             fips: c.fips.clone(),
-            name: c.name.trim().to_uppercase(),
-            label: c.label.trim().to_uppercase(),
+            name: name(file, &format!("{key}.name"), &c.name)?,
+            label: name(file, &format!("{key}.label"), &c.label)?,
             rates: chain(file, &format!("{key}.rates"), &c.rates)?,
             complete: c.complete,
             source: optional_text(file, &format!("{key}.source"), &c.source)?,
-            note: c.note.as_deref().unwrap_or("").trim().to_string(),
+            note: clean(c.note.as_deref().unwrap_or("")),
         });
     }
     Ok(out)
@@ -334,11 +337,13 @@ fn districts(file: &str, state: &str, rows: &[DistrictRow]) -> Result<Vec<Distri
     let mut out = Vec::with_capacity(rows.len());
     for (i, d) in rows.iter().enumerate() {
         let key = format!("district[{i}]");
-        nonempty(file, &format!("{key}.name"), &d.name)?;
-        nonempty(file, &format!("{key}.source"), &d.source)?;
+        let district_name = name(file, &format!("{key}.name"), &d.name)?;
+        nonempty(file, &format!("{key}.source"), &clean(&d.source))?;
         let (code, rates) =
             match (&d.code, &d.sst, &d.rates) {
                 (Some(code), None, Some(rates)) => {
+                    let code = &crate::parse::name(code)
+                        .map_err(|e| invalid(file, format!("{key}.code"), e))?;
                     let prefix = format!("{state}:");
                     let ok = code
                         .strip_prefix(&prefix)
@@ -366,12 +371,12 @@ fn districts(file: &str, state: &str, rows: &[DistrictRow]) -> Result<Vec<Distri
         }
         out.push(District {
             code,
-            name: d.name.trim().to_uppercase(),
+            name: district_name,
             label: label(file, &key, &d.label, "SPECIAL DISTRICT SALES TAX")?,
             counties: county_list(file, &format!("{key}.counties"), &d.counties)?,
             rates,
-            source: d.source.trim().to_string(),
-            note: d.note.as_deref().unwrap_or("").trim().to_string(),
+            source: clean(&d.source),
+            note: clean(d.note.as_deref().unwrap_or("")),
         });
     }
     Ok(out)
@@ -382,16 +387,16 @@ fn cities(file: &str, rows: &[CityRow]) -> Result<Vec<City>, CuratedError> {
     let mut out = Vec::with_capacity(rows.len());
     for (i, c) in rows.iter().enumerate() {
         let key = format!("city[{i}]");
-        nonempty(file, &format!("{key}.name"), &c.name)?;
-        nonempty(file, &format!("{key}.source"), &c.source)?;
-        if levy_core::city_key(&c.name).is_empty() {
+        let city_name = name(file, &format!("{key}.name"), &c.name)?;
+        nonempty(file, &format!("{key}.source"), &clean(&c.source))?;
+        if levy_core::city_key(&city_name).is_empty() {
             return Err(invalid(
                 file,
                 format!("{key}.name"),
                 "has no letter or digit",
             ));
         }
-        if !names.insert(levy_core::city_key(&c.name)) {
+        if !names.insert(levy_core::city_key(&city_name)) {
             return Err(invalid(
                 file,
                 format!("{key}.name"),
@@ -421,14 +426,14 @@ fn cities(file: &str, rows: &[CityRow]) -> Result<Vec<City>, CuratedError> {
             }
         };
         out.push(City {
-            name: c.name.trim().to_uppercase(),
+            name: city_name,
             fips: place,
             label: label(file, &key, &c.label, "CITY SALES TAX")?,
             counties: county_list(file, &format!("{key}.counties"), &c.counties)?,
             rates,
             complete: c.complete,
-            source: c.source.trim().to_string(),
-            note: c.note.as_deref().unwrap_or("").trim().to_string(),
+            source: clean(&c.source),
+            note: clean(c.note.as_deref().unwrap_or("")),
         });
     }
     Ok(out)
@@ -483,6 +488,20 @@ fn sst_ref(file: &str, key: &str, s: &str, want: &str) -> Result<Rates, CuratedE
     })
 }
 
+/// A name of the file at `key` ([`crate::parse::name`], as every input's names are read):
+/// not empty, its control characters dropped, at most [`crate::parse::MAX_NAME`]
+/// characters (a longer one is refused, naming the file and the key), upper case.
+fn name(file: &str, key: &str, s: &str) -> Result<String, CuratedError> {
+    let clean = crate::parse::name(s).map_err(|e| invalid(file, key, e))?;
+    nonempty(file, key, &clean)?;
+    Ok(clean.to_uppercase())
+}
+
+/// Text of the file (a source, a note): its control characters dropped, trimmed.
+fn clean(s: &str) -> String {
+    crate::parse::text(s).trim().to_string()
+}
+
 fn label(
     file: &str,
     key: &str,
@@ -490,10 +509,7 @@ fn label(
     default: &str,
 ) -> Result<String, CuratedError> {
     match given {
-        Some(l) => {
-            nonempty(file, &format!("{key}.label"), l)?;
-            Ok(l.trim().to_uppercase())
-        }
+        Some(l) => name(file, &format!("{key}.label"), l),
         None => Ok(default.to_string()),
     }
 }
@@ -505,8 +521,8 @@ fn optional_text(
 ) -> Result<Option<String>, CuratedError> {
     match s {
         Some(s) => {
-            nonempty(file, key, s)?;
-            Ok(Some(s.trim().to_string()))
+            nonempty(file, key, &clean(s))?;
+            Ok(Some(clean(s)))
         }
         None => Ok(None),
     }

@@ -346,12 +346,22 @@ pub fn for_each(
                 .to_string(),
             (None, None) => String::new(),
         };
-        let name = r.city.and_then(|c| c.0).unwrap_or_default();
+        // Names as every input's are read (`parse::name`): without control characters, and
+        // a record with one longer than `parse::MAX_NAME` characters skipped.
+        let city = r.city.and_then(|c| c.0).unwrap_or_default();
         let postal = r
             .postal
             .and_then(|p| p.code)
             .or_else(|| r.postcode.map(str::to_string))
             .unwrap_or_default();
+        let (Ok(name), Ok(postal), Ok(region)) = (
+            crate::parse::name(&city),
+            crate::parse::name(&postal),
+            crate::parse::name(&region),
+        ) else {
+            skipped += 1;
+            continue;
+        };
         let (lat, lon) = match r.location {
             Some(l) => (l.latitude, l.longitude),
             None => (r.latitude, r.longitude),

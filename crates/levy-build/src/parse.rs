@@ -136,10 +136,32 @@ fn cut(message: String) -> String {
     format!("{}... ({} bytes in all)", &message[..end], message.len())
 }
 
-/// A name read from a file: its control characters (NUL, tabs, line breaks, DEL) dropped,
-/// so that no jurisdiction or place is named with bytes no store or terminal shows.
-fn text(s: &str) -> String {
+/// Text read from a file: its control characters (every Unicode `Cc`: NUL, ESC, BEL, tabs,
+/// carriage returns, line breaks, DEL and the C1 controls) dropped, so that nothing levy
+/// prints or stores from it moves a terminal's cursor, clears its screen or hides a line.
+pub fn text(s: &str) -> String {
     s.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// The longest name (of a jurisdiction, a place, a county, a rate type) a build takes from
+/// any input, in characters: the longest real one is under 60.
+pub const MAX_NAME: usize = 100;
+
+/// A name read from any input, CSV or local rates file alike: its control characters
+/// dropped ([`text`]) and its ends trimmed; refused, never cut, when it is longer than
+/// [`MAX_NAME`] characters (the message says how long, and echoes its start only), so
+/// that a name is always the one the file gives.
+pub fn name(s: &str) -> Result<String, String> {
+    let clean = text(s);
+    let clean = clean.trim();
+    let n = clean.chars().count();
+    if n > MAX_NAME {
+        let start: String = clean.chars().take(24).collect();
+        return Err(format!(
+            "{start:?}... is {n} characters long: a name holds at most {MAX_NAME}"
+        ));
+    }
+    Ok(clean.to_string())
 }
 
 /// Reads every record of `r` as it streams in (see [`LineLimit`]), handing each to `each`
@@ -227,25 +249,83 @@ pub const ZIP5_HEADER: [&str; 9] = [
 ];
 
 /// Reads a ZIP5 combined-rate table (`State,ZipCode,TaxRegionName,...`). A first line equal
-/// to [`ZIP5_HEADER`] is skipped; any other first line is read as data.
+/// to [`ZIP5_HEADER`] is skipped; any other first line is read as data. Every row is held;
+/// [`Zip5Reader`] reads one at a time instead.
 pub fn parse_zip5<R: Read>(r: R) -> std::io::Result<Parsed<Zip5Row>> {
-    let mut rows = Vec::new();
-    let mut n = 0u64;
-    let errors = records(r, &csv_builder(), |line, rec| {
-        n += 1;
-        if n == 1
-            && rec.len() == 9
-            && (0..9).all(|i| field(rec, i).eq_ignore_ascii_case(ZIP5_HEADER[i]))
-        {
-            return Ok(());
+    let mut out = Parsed::default();
+    let mut reader = Zip5Reader::new(r);
+    while let Some(row) = reader.next_row()? {
+        match row {
+            Ok(row) => out.rows.push(row),
+            Err(e) => out.errors.push(e),
         }
-        if rec.len() == 1 && field(rec, 0).is_empty() {
-            return Ok(());
+    }
+    Ok(out)
+}
+
+/// A ZIP5 combined-rate table read a row at a time as it streams in (as [`parse_zip5`]
+/// reads it, in bounded memory: a build of 5 million rows holds none of them).
+pub struct Zip5Reader<R: Read> {
+    rdr: csv::Reader<std::io::BufReader<LineLimit<R>>>,
+    rec: csv::ByteRecord,
+    records: u64,
+}
+
+impl<R: Read> Zip5Reader<R> {
+    /// A reader of the table `r`.
+    pub fn new(r: R) -> Self {
+        let limited = LineLimit {
+            inner: r,
+            run: 0,
+            lines: 0,
+        };
+        Zip5Reader {
+            rdr: csv_builder().from_reader(std::io::BufReader::new(limited)),
+            rec: csv::ByteRecord::new(),
+            records: 0,
         }
-        rows.push((line, zip5_row(rec)?));
-        Ok(())
-    })?;
-    Ok(Parsed { rows, errors })
+    }
+
+    /// The next row with its 1-based line, or the next bad row; `None` at the end of the
+    /// file. An error reading the file, or a line longer than [`MAX_LINE`], is `Err`.
+    #[allow(clippy::type_complexity)]
+    pub fn next_row(&mut self) -> std::io::Result<Option<Result<(u64, Zip5Row), RowError>>> {
+        loop {
+            match self.rdr.read_byte_record(&mut self.rec) {
+                Ok(false) => return Ok(None),
+                Ok(true) => {
+                    let rec = &self.rec;
+                    let line = rec.position().map_or(0, |p| p.line());
+                    self.records += 1;
+                    if self.records == 1
+                        && rec.len() == 9
+                        && (0..9).all(|i| field(rec, i).eq_ignore_ascii_case(ZIP5_HEADER[i]))
+                    {
+                        continue;
+                    }
+                    if rec.len() == 1 && field(rec, 0).is_empty() {
+                        continue;
+                    }
+                    return Ok(Some(zip5_row(rec).map(|row| (line, row)).map_err(
+                        |message| RowError {
+                            line,
+                            message: cut(message),
+                        },
+                    )));
+                }
+                Err(e) => {
+                    if let csv::ErrorKind::Io(io) = e.kind() {
+                        return Err(std::io::Error::new(io.kind(), io.to_string()));
+                    }
+                    let line = e.position().map_or(0, |p| p.line());
+                    return Ok(Some(Err(RowError {
+                        line,
+                        message: cut(e.to_string()),
+                    })));
+                }
+            }
+        }
+    }
 }
 
 fn zip5_row(rec: &csv::ByteRecord) -> Result<Zip5Row, String> {
@@ -258,7 +338,9 @@ fn zip5_row(rec: &csv::ByteRecord) -> Result<Zip5Row, String> {
     }
     let zip = digits(field(rec, 1), 5, 5)
         .ok_or_else(|| format!("ZIP {:?} is not five digits", field(rec, 1)))?;
-    let region_name = text(field(rec, 2)).to_uppercase();
+    let region_name = name(field(rec, 2))
+        .map_err(|e| format!("TaxRegionName {e}"))?
+        .to_uppercase();
     if region_name.is_empty() {
         return Err("empty TaxRegionName".into());
     }
@@ -719,7 +801,7 @@ fn cdtfa_row(rec: &csv::ByteRecord) -> Result<CdtfaRow, String> {
     if rec.len() < 4 {
         return Err(format!("expected at least 4 fields, found {}", rec.len()));
     }
-    let location = text(field(rec, 0));
+    let location = name(field(rec, 0)).map_err(|e| format!("Location {e}"))?;
     if location.is_empty() {
         return Err("empty location".into());
     }
@@ -734,7 +816,7 @@ fn cdtfa_row(rec: &csv::ByteRecord) -> Result<CdtfaRow, String> {
             return Ok(CdtfaRow {
                 location,
                 rate: None,
-                county: text(field(rec, 1)),
+                county: name(field(rec, 1)).map_err(|e| format!("County {e}"))?,
                 kind,
                 notes,
             });
@@ -755,7 +837,7 @@ fn cdtfa_row(rec: &csv::ByteRecord) -> Result<CdtfaRow, String> {
     Ok(CdtfaRow {
         location,
         rate,
-        county: text(field(rec, 2)),
+        county: name(field(rec, 2)).map_err(|e| format!("County {e}"))?,
         kind,
         notes,
     })
@@ -892,7 +974,9 @@ fn ip_row(rec: &csv::ByteRecord) -> Result<IpCsvRow, String> {
             field(rec, 2)
         ));
     }
-    let mut region = field(rec, 3).to_ascii_uppercase();
+    let mut region = name(field(rec, 3))
+        .map_err(|e| format!("region {e}"))?
+        .to_ascii_uppercase();
     // Accept `US-TN` as well as `TN`.
     if let Some(rest) = region.strip_prefix(&format!("{country}-")) {
         region = rest.to_string();
@@ -902,7 +986,7 @@ fn ip_row(rec: &csv::ByteRecord) -> Result<IpCsvRow, String> {
         end,
         country,
         region,
-        postal: field(rec, 4).to_string(),
+        postal: name(field(rec, 4)).map_err(|e| format!("postal code {e}"))?,
     })
 }
 
@@ -977,5 +1061,47 @@ mod tests {
             m.len() < MAX_MESSAGE + 40 && m.contains("bytes in all"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn every_formats_names_are_read_alike() {
+        // An IP range file's region and postal code lose their control characters (ESC,
+        // BEL); one over 100 characters is a bad row naming its line, as a ZIP5 table's
+        // TaxRegionName and a CDTFA location are.
+        let text = format!(
+            "1.0.0.0,1.0.0.255,US,\u{1b}[2JTN\u{7},37203\u{1b}[0m\n             2.0.0.0,2.0.0.255,US,TN,{}\n",
+            "9".repeat(101)
+        );
+        let parsed = parse_ip_csv(text.as_bytes()).unwrap();
+        assert_eq!(
+            (
+                parsed.rows[0].1.region.as_str(),
+                parsed.rows[0].1.postal.as_str()
+            ),
+            ("[2JTN", "37203[0m")
+        );
+        assert_eq!(parsed.errors.len(), 1);
+        assert_eq!(parsed.errors[0].line, 2);
+        assert!(
+            parsed.errors[0].message.contains("postal code"),
+            "{:?}",
+            parsed.errors
+        );
+        let cdtfa = format!(
+            "title\nLocation,Rate,County,Type,Notes\n\u{1b}]0;x\u{7}Bell,0.095,Los Angeles,City,\n{},0.095,Los Angeles,City,\n",
+            "B".repeat(101)
+        );
+        let parsed = parse_cdtfa(cdtfa.as_bytes()).unwrap();
+        assert_eq!(parsed.rows[0].1.location, "]0;xBell");
+        assert_eq!(parsed.errors.len(), 1, "{:?}", parsed.errors);
+        assert_eq!(parsed.errors[0].line, 4);
+        assert!(
+            parsed.errors[0].message.starts_with("Location"),
+            "{:?}",
+            parsed.errors
+        );
+        // 100 characters are a name; 101 are not.
+        assert_eq!(name(&"N".repeat(100)).unwrap().len(), 100);
+        assert!(name(&"N".repeat(101)).is_err());
     }
 }

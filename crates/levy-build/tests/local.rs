@@ -556,3 +556,122 @@ fn a_local_rates_file_that_breaks_its_grammar_fails_the_build_naming_file_and_ke
         "{e}"
     );
 }
+
+/// Names reach a table without their control characters, whatever the input's format (a
+/// local rates file's TOML, a ZIP5 table's CSV): `ESC [2J`, a carriage return and a bell
+/// in a county name would clear a terminal and print a false line where `levy calc` or
+/// `levy info` shows the name. A name longer than `parse::MAX_NAME` (100) characters is
+/// refused, never cut, naming its file and row.
+#[test]
+fn names_lose_their_control_characters_and_a_long_one_is_refused_naming_its_row() {
+    let dir = levy_testkit::target_temp_dir!("levy-build-local-names");
+    let local_rates = |county: &str| {
+        format!(
+            "state = \"TN\"\nsource = \"Tennessee Department of Revenue\"\nas_of = 2026-01-01\n\
+             [[county]]\nfips = \"037\"\nname = \"{county}\"\nlabel = \"LOCAL\\u0007 SALES TAX\"\n\
+             rates = [ {{ rate = \"2.25%\", from = 2024-01-01 }} ]\n"
+        )
+    };
+    std::fs::write(
+        dir.join("TN.toml"),
+        local_rates("\\u001B[2J\\rDAVIDSON\\u0007\\u009B"),
+    )
+    .unwrap();
+    let zip5 = dir.join("TAXRATES_ZIP5_TN202512.csv");
+    std::fs::write(
+        &zip5,
+        "State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,EstimatedCityRate,EstimatedSpecialRate,RiskLevel\n\
+         TN,37203,\"\u{1b}[2JNASH\rVILLE\u{7}\",0.092500,0.070000,0.022500,0.000000,0.000000,0\n",
+    )
+    .unwrap();
+    let opts = |inputs: Vec<Input>| BuildOptions {
+        inputs,
+        curated: None,
+        strict: true,
+        build_time: Some(0),
+        progress: None,
+        usps_zips: false,
+    };
+    let report = build(&opts(vec![
+        Input::new(InputKind::Zip5, &zip5),
+        Input::new(InputKind::LocalRates, dir.join("TN.toml")),
+    ]))
+    .unwrap();
+    let t = Table::open(report.bytes).unwrap();
+    let jurisdictions: Vec<(String, String)> = (0..t.jurisdiction_count() as u32)
+        .map(|j| t.jurisdiction(levy_core::JurisdictionId(j)).unwrap())
+        .map(|j| (j.code().to_string(), j.name().to_string()))
+        .collect();
+    // The county of the local rates file (state FIPS 47, county 037), and the ZIP5 file's
+    // county-level jurisdiction, named by its TaxRegionName.
+    assert!(
+        jurisdictions.contains(&("47037".into(), "[2JDAVIDSON".into())),
+        "{jurisdictions:?}"
+    );
+    assert!(
+        jurisdictions
+            .iter()
+            .any(|(code, name)| code.starts_with("47:COUNTY:") && name == "[2JNASHVILLE"),
+        "{jurisdictions:?}"
+    );
+    for (code, name) in &jurisdictions {
+        assert!(
+            !code.chars().chain(name.chars()).any(char::is_control),
+            "{code:?} {name:?}"
+        );
+    }
+    // The label is the rules' rate type: without its bell too.
+    let rate_types: BTreeSet<&str> = t
+        .data()
+        .rules
+        .iter()
+        .map(|r| r.rate_type.as_str())
+        .collect();
+    assert!(rate_types.contains("LOCAL SALES TAX"), "{rate_types:?}");
+
+    // A 1 MB county name is refused, naming the file and the key, and not echoed whole.
+    std::fs::write(dir.join("TN.toml"), local_rates(&"D".repeat(1 << 20))).unwrap();
+    let Err(e) = build(&opts(vec![Input::new(
+        InputKind::LocalRates,
+        dir.join("TN.toml"),
+    )])) else {
+        panic!("a 1 MB name was accepted");
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("TN.toml") && e.contains("county[0].name") && e.contains("1048576 characters"),
+        "{e}"
+    );
+    assert!(e.len() < 400, "{} bytes", e.len());
+    // 101 characters are refused; 100 are read.
+    std::fs::write(dir.join("TN.toml"), local_rates(&"D".repeat(101))).unwrap();
+    assert!(build(&opts(vec![Input::new(
+        InputKind::LocalRates,
+        dir.join("TN.toml")
+    )]))
+    .is_err());
+    std::fs::write(dir.join("TN.toml"), local_rates(&"D".repeat(100))).unwrap();
+    build(&opts(vec![Input::new(
+        InputKind::LocalRates,
+        dir.join("TN.toml"),
+    )]))
+    .unwrap();
+    // A ZIP5 row's 101-character TaxRegionName: a bad row, named by its line.
+    std::fs::write(
+        &zip5,
+        format!(
+            "{}\nTN,37203,{},0.092500,0.070000,0.022500,0.000000,0.000000,0\n",
+            levy_build::parse::ZIP5_HEADER.join(","),
+            "N".repeat(101)
+        ),
+    )
+    .unwrap();
+    let Err(e) = build(&opts(vec![Input::new(InputKind::Zip5, &zip5)])) else {
+        panic!("a 101-character TaxRegionName was accepted");
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("TAXRATES_ZIP5_TN202512.csv:2") && e.contains("TaxRegionName"),
+        "{e}"
+    );
+}

@@ -8,6 +8,7 @@ mod bench;
 mod build_cmd;
 mod calc;
 mod certificates;
+mod echo;
 mod nexus;
 mod registrations;
 mod report;
@@ -173,7 +174,16 @@ pub(crate) fn default_table() -> levy_api::TableSource {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        // Help and the version go to stdout as clap writes them.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprint!("{}", echo::bound(&e.render().to_string(), &args));
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
     let result = match cli.command {
         Command::Calc(args) => calc::run(&args),
         Command::Taxability(args) => taxability::run(&args).map(|out| print!("{out}")),
@@ -206,7 +216,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("levy: {message}");
+            eprintln!("levy: {}", echo::bound(&message, &args));
             ExitCode::FAILURE
         }
     }

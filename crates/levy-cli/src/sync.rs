@@ -57,7 +57,8 @@ pub fn main(args: &SyncArgs) -> ExitCode {
             ExitCode::from(BUSY)
         }
         Err(e) => {
-            eprintln!("levy: {e}");
+            let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+            eprintln!("levy: {}", crate::echo::bound(&e.to_string(), &args));
             ExitCode::FAILURE
         }
     }

@@ -350,6 +350,99 @@ fn a_table_that_is_not_a_regular_file_is_refused_at_once() {
 }
 
 #[test]
+fn build_refuses_an_input_that_is_not_a_regular_file_without_opening_it() {
+    // A FIFO given as `--local-rates` (or any input) blocked the build in its open until a
+    // writer came; `/dev/zero` would read forever. Each is refused, naming the path.
+    let dir = temp_dir("fifo-input");
+    let fifo = dir.join("TN.toml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let out = dir.join("t.levy");
+    for (flag, path) in [
+        ("--local-rates", fifo.to_str().unwrap()),
+        ("--zip5", "/dev/zero"),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_levy"))
+            .args([
+                "build",
+                "--no-curated",
+                "--out",
+                out.to_str().unwrap(),
+                flag,
+                path,
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A guard, not a measure: a build still blocked after a minute has hung.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("levy build {flag} {path} blocked");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let o = child.wait_with_output().unwrap();
+        assert!(!o.status.success(), "{flag} {path}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(path) && err.contains("not a regular file"),
+            "{flag} {path}: {err}"
+        );
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn an_error_echoes_at_most_64_characters_of_an_argument() {
+    // A 5,000-character `--state` was echoed whole (5,115 bytes of error). Every error,
+    // levy's own and the argument parser's, echoes 64 characters of it and `…`.
+    let dir = temp_dir("long-echo");
+    let ledger = dir.join("ledger.sqlite");
+    let long = "X".repeat(5000);
+    let cut = format!("{}…", "X".repeat(64));
+    for args in [
+        vec![
+            "report",
+            "--ledger",
+            ledger.to_str().unwrap(),
+            "--account",
+            "acct_echo",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-31",
+            "--state",
+            &long,
+        ],
+        vec![
+            "report",
+            "--ledger",
+            ledger.to_str().unwrap(),
+            "--account",
+            "acct_echo",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-31",
+            "--format",
+            &long,
+        ],
+        vec!["calc", "--postal-code", "37203", "--line", &long],
+    ] {
+        let o = levy(&args);
+        assert!(!o.status.success(), "{:?}", &args[..2]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&cut), "{:?}: {err}", &args[..2]);
+        assert!(!err.contains(&"X".repeat(65)), "{:?}: {err}", &args[..2]);
+        assert!(err.len() < 1000, "{:?}: {} bytes", &args[..2], err.len());
+    }
+}
+
+#[test]
 fn a_damaged_table_is_refused_by_calc_and_info() {
     let dir = temp_dir("damaged");
     std::fs::write(
@@ -978,6 +1071,46 @@ fn the_taxability_overview_pages_are_generated_from_the_default_table() {
             "docs/taxability/{n} is stale: regenerate it (see this test)"
         );
     }
+}
+
+#[test]
+fn taxability_markdown_never_writes_through_a_link_planted_in_its_folder() {
+    // A link planted in DIR where a page goes (US-TN.md -> a file of the user's) would have
+    // had `levy taxability --markdown DIR` overwrite the file it points to.
+    let dir = temp_dir("markdown-link");
+    let pages = dir.join("pages");
+    std::fs::create_dir_all(&pages).unwrap();
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "the user's own file\n").unwrap();
+    for planted in ["US-TN.md", "README.md"] {
+        let link = pages.join(planted);
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let o = levy(&["taxability", "--markdown", pages.to_str().unwrap()]);
+        assert!(!o.status.success(), "{planted}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(planted) && err.contains("symbolic link"),
+            "{planted}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "the user's own file\n"
+        );
+        // Nothing was written: the link is all the folder holds.
+        let names: Vec<_> = std::fs::read_dir(&pages).unwrap().collect();
+        assert_eq!(names.len(), 1, "{planted}");
+        std::fs::remove_file(&link).unwrap();
+    }
+    // Without the link, the pages are written, as files of their own.
+    let o = levy(&["taxability", "--markdown", pages.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let tn = std::fs::symlink_metadata(pages.join("US-TN.md")).unwrap();
+    assert!(tn.is_file());
+    assert!(!std::fs::read_dir(&pages).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains(".tmp")));
 }
 
 #[test]

@@ -120,7 +120,9 @@ impl AnyTable {
     /// archive is validated, so a damaged, truncated or foreign file is refused with a
     /// [`TableError`] that says what to do, and never answers a calculation. Only a regular
     /// file is opened: a device (`/dev/zero`), a FIFO or a directory is refused without
-    /// reading it.
+    /// reading it. Its header is read first: a file whose length is not the one its header
+    /// gives, or longer than [`table::MAX_TABLE_LEN`] (1 GiB), is refused having read 64
+    /// bytes of it.
     ///
     /// The cost is the table's size in memory per process (25 MB for the default, 42 MB for
     /// a table of every shared source), where a mapping shares the page cache between
@@ -128,13 +130,39 @@ impl AnyTable {
     pub fn open_file(path: impl AsRef<std::path::Path>) -> Result<AnyTable, TableError> {
         let path = path.as_ref();
         let (mut file, len) = open_regular(path)?;
+        Self::check_length(path, &mut file, len)?;
         let bytes = AlignedBytes::read_exact_len(&mut file, len).map_err(|e| io_error(path, &e))?;
         Table::open(AnyBytes::Owned(bytes))
     }
 
+    /// Reads a table file's header and checks it against the file's length
+    /// ([`Header::check_file`]) before the file is read or mapped whole: a file whose
+    /// length is not the one its header gives, or that is longer than
+    /// [`table::MAX_TABLE_LEN`] (a 60 GB sparse file), is refused having read 64 bytes.
+    fn check_length(
+        path: &std::path::Path,
+        file: &mut std::fs::File,
+        len: u64,
+    ) -> Result<(), TableError> {
+        use std::io::{Read, Seek};
+        let mut prefix = Vec::with_capacity(table::HEADER_LEN);
+        file.by_ref()
+            .take(table::HEADER_LEN as u64)
+            .read_to_end(&mut prefix)
+            .map_err(|e| io_error(path, &e))?;
+        file.rewind().map_err(|e| io_error(path, &e))?;
+        // A file shorter than a header is read whole (it is short), so that the open's
+        // header check names what it lacks.
+        if prefix.len() < table::HEADER_LEN {
+            return Ok(());
+        }
+        Header::check_file(&prefix, len).map(|_| ())
+    }
+
     /// Opens a table file by mapping it into memory: its pages are shared with every other
     /// process that maps it and read from the page cache as they are needed (the hash is
-    /// verified over every byte at open, as [`AnyTable::open_file`] does), so several
+    /// verified over every byte at open, and the header checked against the file's length
+    /// first, as [`AnyTable::open_file`] does), so several
     /// processes on one machine (Spark executors, many tills) hold one copy.
     ///
     /// Use it where memory is short (a point-of-sale device) or many processes share one
@@ -161,6 +189,7 @@ impl AnyTable {
                 AlignedBytes::read_exact_len(&mut file, len).map_err(|e| io_error(path, &e))?;
             return Table::open(AnyBytes::Owned(bytes));
         }
+        Self::check_length(path, &mut file, len)?;
         // SAFETY: the mapping is read-only and private to this table; the one way for it to
         // change under us is another process rewriting the file in place, which this
         // function's caller promises does not happen (levy writes table files by rename).

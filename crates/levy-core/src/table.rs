@@ -52,6 +52,9 @@ pub const FORMAT_VERSION: u32 = 8;
 pub const LAYOUT_FLAGS: u32 = 0b01 | 0b10 | (32 << 8);
 /// Size of the fixed header; the archive starts here.
 pub const HEADER_LEN: usize = 64;
+/// The longest table file levy opens: 1 GiB, 24 times a table of every shared source
+/// (42 MB). A longer file is refused from its length, before it is read.
+pub const MAX_TABLE_LEN: u64 = 1 << 30;
 
 /// Why a table could not be opened or verified.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -107,6 +110,15 @@ pub enum TableError {
         expected: String,
         /// Hash of the content (hex).
         actual: String,
+    },
+    /// The file is larger than any table levy opens ([`MAX_TABLE_LEN`]); refused from its
+    /// length alone, before any of it is read. Rebuild it with `levy build`.
+    #[error("table file is {len} bytes, larger than the {max} bytes a table may hold; it is not a table `levy build` wrote")]
+    TooLarge {
+        /// The file's length.
+        len: u64,
+        /// [`MAX_TABLE_LEN`].
+        max: u64,
     },
     /// The file could not be read.
     #[error("cannot read table {path}: {message}")]
@@ -218,7 +230,28 @@ impl Header {
         hex32(&self.content_hash)
     }
 
+    /// Checks a table file from its first bytes (`prefix`, [`HEADER_LEN`] of them when the
+    /// file holds as many) and its length, before the rest is read: the header must be a
+    /// table's of this format, the length the one the header gives, and at most
+    /// [`MAX_TABLE_LEN`]. A file of any other length is refused without reading it whole.
+    pub fn check_file(prefix: &[u8], file_len: u64) -> Result<Header, TableError> {
+        let header = Header::parse_prefix(prefix, file_len)?;
+        if file_len > MAX_TABLE_LEN {
+            return Err(TableError::TooLarge {
+                len: file_len,
+                max: MAX_TABLE_LEN,
+            });
+        }
+        Ok(header)
+    }
+
     fn parse(bytes: &[u8]) -> Result<Header, TableError> {
+        Header::parse_prefix(bytes, bytes.len() as u64)
+    }
+
+    /// The header of `bytes`, the first bytes of a table of `total` bytes.
+    fn parse_prefix(bytes: &[u8], total: u64) -> Result<Header, TableError> {
+        let short = |len: u64| usize::try_from(len).unwrap_or(usize::MAX);
         if bytes.len() < 8 || bytes[..8] != MAGIC {
             if bytes.len() < 8 && MAGIC.starts_with(bytes) {
                 return Err(TableError::Truncated {
@@ -230,7 +263,7 @@ impl Header {
         }
         if bytes.len() < HEADER_LEN {
             return Err(TableError::Truncated {
-                len: bytes.len(),
+                len: short(total),
                 expected: HEADER_LEN,
             });
         }
@@ -256,16 +289,16 @@ impl Header {
             });
         }
         let expected = (HEADER_LEN as u64).saturating_add(header.archive_len);
-        if (bytes.len() as u64) < expected {
+        if total < expected {
             return Err(TableError::Truncated {
-                len: bytes.len(),
-                expected: usize::try_from(expected).unwrap_or(usize::MAX),
+                len: short(total),
+                expected: short(expected),
             });
         }
-        if (bytes.len() as u64) > expected {
+        if total > expected {
             return Err(TableError::Corrupt {
-                offset: usize::try_from(expected).unwrap_or(usize::MAX),
-                reason: format!("{} bytes after the archive", bytes.len() as u64 - expected),
+                offset: short(expected),
+                reason: format!("{} bytes after the archive", total - expected),
             });
         }
         Ok(header)

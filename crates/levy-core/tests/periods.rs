@@ -306,6 +306,70 @@ fn open_file_refuses_what_is_not_a_regular_file_without_reading_it() {
     }
 }
 
+/// The bytes this thread has read so far (`rchar` of `/proc/thread-self/io`: every read
+/// call's bytes, from files and the page cache alike).
+fn thread_bytes_read() -> u64 {
+    let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+    io.lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_table_file_of_another_length_than_its_header_says_is_refused_before_it_is_read() {
+    // A table followed by 60 GB of holes (a sparse file, as the issue made it: `levy info`
+    // read 5.8 GB of it in 30 s), and a file whose header says it is 2 GiB long and is:
+    // both are refused from their header and length, having read next to nothing.
+    let bytes = common::scenario_bytes();
+    let (dir, sparse) = temp_path("sparse");
+    std::fs::write(&sparse, &bytes).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&sparse)
+        .unwrap()
+        .set_len(60 << 30)
+        .unwrap();
+    let mut long_header = bytes[..levy_core::table::HEADER_LEN].to_vec();
+    let two_gib: u64 = 2 << 30;
+    let archive = two_gib - levy_core::table::HEADER_LEN as u64;
+    long_header[16..24].copy_from_slice(&archive.to_le_bytes());
+    let long = dir.join("long.levy");
+    std::fs::write(&long, &long_header).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&long)
+        .unwrap()
+        .set_len(two_gib)
+        .unwrap();
+    let after = (60u64 << 30) - bytes.len() as u64;
+    for (path, want) in [
+        (&sparse, format!("{after} bytes after the archive")),
+        (
+            &long,
+            format!("table file is {two_gib} bytes, larger than the 1073741824 bytes"),
+        ),
+    ] {
+        let read = thread_bytes_read();
+        for e in [
+            AnyTable::open_file(path).unwrap_err(),
+            // SAFETY: the test's own files, which nothing rewrites.
+            unsafe { AnyTable::open_file_mapped(path) }.unwrap_err(),
+        ] {
+            assert!(e.to_string().contains(&want), "{}: {e}", path.display());
+        }
+        // Two opens read two headers (and this thread's reads of /proc): far below a MiB.
+        let spent = thread_bytes_read() - read;
+        assert!(spent < 1 << 20, "{}: {spent} bytes read", path.display());
+    }
+    // The table itself, at its own length, still opens both ways.
+    std::fs::write(&sparse, &bytes).unwrap();
+    AnyTable::open_file(&sparse).unwrap();
+    // SAFETY: as above.
+    unsafe { AnyTable::open_file_mapped(&sparse) }.unwrap();
+}
+
 #[test]
 fn open_file_mapped_maps_the_table_and_holds_no_copy() {
     let bytes = common::scenario_bytes();

@@ -44,6 +44,20 @@ pub(crate) fn request_span<B>(req: &axum::http::Request<B>) -> tracing::Span {
     tracing::info_span!(target: LOG_TARGET, "request", id = %errors::request_id(req.headers()))
 }
 
+/// The answer's `Date` (RFC 9110, 6.6.1), written from levy's clock
+/// ([`levy_api::clock::http_date`]) in place of hyper's, whose formatter panics for a
+/// clock from year 10000 on (and before 1970): such a clock gives an answer without a
+/// `Date`, never a panic.
+pub(crate) async fn date(req: Request, next: Next) -> Response {
+    let mut resp = next.run(req).await;
+    if let Some(value) = levy_api::clock::http_date(levy_api::clock::now())
+        .and_then(|d| HeaderValue::from_str(&d).ok())
+    {
+        resp.headers_mut().insert(header::DATE, value);
+    }
+    resp
+}
+
 /// Logs every answer in one line, inside the request's span: method, path, status and the
 /// time it took, in microseconds.
 pub(crate) async fn log_answer(req: Request, next: Next) -> Response {

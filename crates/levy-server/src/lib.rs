@@ -233,8 +233,11 @@ where
     let permits = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
+    // The `Date` header is levy's ([`router`]'s first layer): hyper's own panics for a
+    // clock from year 10000 on.
     http.timer(TokioTimer::new())
-        .header_read_timeout(options.header_timeout);
+        .header_read_timeout(options.header_timeout)
+        .auto_date_header(false);
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -274,6 +277,9 @@ where
 /// inside a larger axum application. Every request goes through these layers, outermost
 /// first, to levy's answer:
 ///
+/// 0. **date**: the answer's `Date` header from levy's clock
+///    ([`levy_api::clock::http_date`]; none for a clock past year 9999, where hyper's
+///    own would panic);
 /// 1. **request id**: a `req_` id of 96 random bits in `x-request-id`, replacing any the
 ///    client sent (tower-http's `SetRequestHeaderLayer`, overriding);
 /// 2. the id on the answer's `x-request-id` (`PropagateHeaderLayer`);
@@ -306,6 +312,7 @@ pub fn router(service: Arc<levy_api::Service>, options: &ServeOptions) -> Router
     });
     let request_id = HeaderName::from_static(REQUEST_ID_HEADER);
     let transport = ServiceBuilder::new()
+        .layer(middleware::from_fn(layers::date))
         .layer(SetRequestHeaderLayer::overriding(
             request_id.clone(),
             layers::new_request_id,

@@ -172,12 +172,41 @@ pub fn render(report: &Liability, period: &Period) -> Value {
     })
 }
 
-/// A CSV field: quoted when it holds a comma, a quote or a line break.
+/// Whether `text` is a plain decimal number (`-12`, `0.5`, `-3.25`): the one kind of cell
+/// that may begin with `-` unchanged.
+fn is_number(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    !whole.is_empty()
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && frac.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A CSV cell as it is safe to open in a spreadsheet (OWASP, "CSV Injection"): a cell
+/// beginning with `=`, `+`, `@`, a tab, a carriage return, or `-` when it is not a number,
+/// is written with a single quote before it (`'=HYPERLINK(...)`), so that a spreadsheet
+/// shows it as text and never evaluates it as a formula. Every other cell is unchanged.
+fn neutralise(text: &str) -> std::borrow::Cow<'_, str> {
+    let risky = match text.chars().next() {
+        Some('=' | '+' | '@' | '\t' | '\r') => true,
+        Some('-') => !is_number(text),
+        _ => false,
+    };
+    if risky {
+        format!("'{text}").into()
+    } else {
+        text.into()
+    }
+}
+
+/// A CSV field: neutralised ([`neutralise`]), then quoted when it holds a comma, a quote or
+/// a line break.
 fn field(text: &str) -> String {
+    let text = neutralise(text);
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
-        text.to_string()
+        text.into_owned()
     }
 }
 

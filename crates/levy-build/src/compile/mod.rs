@@ -285,15 +285,19 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
     let io = |e| io_err(path, e);
     // The file streams through its reader, hashed as it goes: a file of any size is read
     // in bounded memory (the SHA-256 of the manifest is the file's, as before).
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = open_regular(path)?;
     let mut hashed = Hashed {
         inner: std::io::BufReader::with_capacity(1 << 16, file),
         hash: Sha256::new(),
     };
+    // The SHA-256 of a first pass over the file, for a format read twice (a ZIP5 table).
+    let mut first_pass: Option<String> = None;
     let (read, skipped) = match kind {
         InputKind::Zip5 => {
-            let parsed = parse::parse_zip5(&mut hashed).map_err(io)?;
-            zip5::zip5(ctx, parsed, from.unwrap_or(Date::MIN), source, &display)?
+            let at = (from.unwrap_or(Date::MIN), source, display.as_str());
+            let (read, skipped, sha) = zip5::zip5(ctx, path, &mut hashed, at)?;
+            first_pass = Some(sha);
+            (read, skipped)
         }
         InputKind::SstRates => {
             let parsed = parse::parse_sst_rates(&mut hashed).map_err(io)?;
@@ -329,6 +333,12 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
     // The file's entry, and the entries it added for the publications it names (a local
     // rates file's), carry its hash.
     let sha = hex::encode(hashed.hash.finalize());
+    if first_pass.is_some_and(|first| first != sha) {
+        return Err(io_err(
+            path,
+            "the file changed while it was read (its two passes read different bytes): build again",
+        ));
+    }
     for i in source..ctx.b.sources().len() as u32 {
         if let Some(e) = ctx.b.source_mut(i).filter(|e| e.name == name) {
             e.sha256 = sha.clone();
@@ -342,10 +352,27 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
     Ok(())
 }
 
+/// An input file opened for reading: refused, without being opened, when it is not a
+/// regular file (a FIFO would block the open until a writer came, a device such as
+/// `/dev/zero` would read forever), and checked again once open.
+fn open_regular(path: &Path) -> Result<std::fs::File, BuildError> {
+    const NOT_A_FILE: &str = "not a regular file (a FIFO, a device or a socket): an input is \
+                              a file, or a folder of files";
+    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
+    if !meta.is_file() {
+        return Err(io_err(path, NOT_A_FILE));
+    }
+    let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+    if !file.metadata().map_err(|e| io_err(path, e))?.is_file() {
+        return Err(io_err(path, NOT_A_FILE));
+    }
+    Ok(file)
+}
+
 /// A reader that hashes what passes through it.
-struct Hashed<R> {
-    inner: R,
-    hash: Sha256,
+pub(super) struct Hashed<R> {
+    pub(super) inner: R,
+    pub(super) hash: Sha256,
 }
 
 impl<R: std::io::Read> std::io::Read for Hashed<R> {

@@ -9,48 +9,52 @@
 //! bad.
 
 use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::Path;
 
 use levy_core::{Coverage, Date, Decimal, JurisdictionId, Level};
+use sha2::{Digest, Sha256};
 
-use crate::error::BuildError;
-use crate::parse::{Parsed, RowError, Zip5Row};
+use crate::error::{io_err, BuildError};
+use crate::parse::{RowError, Zip5Reader, Zip5Row};
 use crate::states;
 
 use super::layers::{usps_index, Ctx};
 use super::{ConflictKind, InputKind, GENERAL};
 
-/// Reads a ZIP5 table effective from `from`: each row's components repaired where one was
-/// truncated, each state's most common state rate taken as the state's, and every ZIP
-/// placed with every level of its row.
+/// Reads a ZIP5 table effective from `from` as it streams in from `reader` (the build's
+/// hashed reader of the file at `path`), a row at a time: each row's components repaired
+/// where one was truncated, each state's most common state rate taken as the state's, and
+/// every ZIP placed with every level of its row. The main state rates are counted first in
+/// a pass of their own over the file (`path`, opened again), so that no row is held: a
+/// table of 5 million rows is built in the memory of what it places. Returns the rows read
+/// and skipped, and the SHA-256 of what the first pass read, which the build checks against
+/// the file's (a file changed between the passes is refused).
 pub(super) fn zip5(
     ctx: &mut Ctx,
-    parsed: Parsed<Zip5Row>,
-    from: Date,
-    source: u32,
-    file: &str,
-) -> Result<(u64, u64), BuildError> {
-    let mut skipped = ctx.bad_rows(file, parsed.errors)?;
-    let mut rows = Vec::with_capacity(parsed.rows.len());
-    for (line, mut row) in parsed.rows {
-        let message = match repair(&mut row) {
-            Ok(repaired) => {
-                ctx.summary.repaired_rows += u64::from(repaired);
-                if states::by_abbr(&row.state).is_some() {
-                    rows.push((line, row));
-                    continue;
-                }
-                format!("unknown state {:?}", row.state)
-            }
-            Err(message) => message,
-        };
-        skipped += 1;
-        ctx.bad(file, RowError { line, message })?;
-    }
-    let main_rate = main_state_rates(&rows);
+    path: &Path,
+    reader: impl Read,
+    (from, source, file): (Date, u32, &str),
+) -> Result<(u64, u64, String), BuildError> {
+    let (main_rate, first_pass) = main_state_rates(path)?;
+    let mut rows = Zip5Reader::new(reader);
     let mut written: HashSet<String> = HashSet::new();
-    let mut read = 0u64;
+    let (mut read, mut skipped) = (0u64, 0u64);
     let at = (from, source, file);
-    for (_, row) in rows {
+    while let Some(next) = rows.next_row().map_err(|e| io_err(path, e))? {
+        let (line, mut row) = match next {
+            Ok(row) => row,
+            Err(e) => {
+                skipped += 1;
+                ctx.bad(file, e)?;
+                continue;
+            }
+        };
+        if let Err(message) = good(&mut row, &mut ctx.summary.repaired_rows) {
+            skipped += 1;
+            ctx.bad(file, RowError { line, message })?;
+            continue;
+        }
         let js = row_jurisdictions(ctx, &row, &main_rate, &mut written, at)?;
         read += 1;
         if in_two_states(ctx, &row, &js, at)? {
@@ -69,7 +73,16 @@ pub(super) fn zip5(
             file,
         )?;
     }
-    Ok((read, skipped))
+    Ok((read, skipped, first_pass))
+}
+
+/// A row repaired ([`repair`], counted in `repaired`) and of a known state, or why not.
+fn good(row: &mut Zip5Row, repaired: &mut u64) -> Result<(), String> {
+    *repaired += u64::from(repair(row)?);
+    if states::by_abbr(&row.state).is_none() {
+        return Err(format!("unknown state {:?}", row.state));
+    }
+    Ok(())
 }
 
 /// Repairs a row whose component rates do not sum to its combined rate, when exactly one
@@ -112,19 +125,39 @@ fn repair(row: &mut Zip5Row) -> Result<bool, String> {
     Ok(true)
 }
 
-/// Each state's most common state rate among `rows`, with how many rows give it and the
-/// first of them: most rows wins; ties go to the rate seen first, so the choice is
-/// deterministic.
-fn main_state_rates(rows: &[(u64, Zip5Row)]) -> HashMap<String, (usize, usize, Decimal)> {
+/// Each state's most common state rate among the good rows of the file at `path` (read on
+/// its own, nothing held but the counts), with how many rows give it and the first of
+/// them: most rows wins; ties go to the rate seen first, so the choice is deterministic.
+/// With the SHA-256 of the bytes read.
+#[allow(clippy::type_complexity)]
+fn main_state_rates(
+    path: &Path,
+) -> Result<(HashMap<String, (usize, usize, Decimal)>, String), BuildError> {
+    let file = super::open_regular(path)?;
+    let mut hashed = super::Hashed {
+        inner: std::io::BufReader::with_capacity(1 << 16, file),
+        hash: Sha256::new(),
+    };
     let mut counts: HashMap<(String, Decimal), (usize, usize)> = HashMap::new();
-    for (i, (_, row)) in rows.iter().enumerate() {
-        if !row.state_rate.is_zero() {
-            counts
-                .entry((row.state.clone(), row.state_rate))
-                .or_insert((0, i))
-                .0 += 1;
+    let mut i = 0usize;
+    let mut repaired = 0u64;
+    {
+        let mut rows = Zip5Reader::new(&mut hashed);
+        while let Some(next) = rows.next_row().map_err(|e| io_err(path, e))? {
+            let Ok((_, mut row)) = next else { continue };
+            if good(&mut row, &mut repaired).is_err() {
+                continue;
+            }
+            if !row.state_rate.is_zero() {
+                counts
+                    .entry((row.state, row.state_rate))
+                    .or_insert((0, i))
+                    .0 += 1;
+            }
+            i += 1;
         }
     }
+    std::io::copy(&mut hashed, &mut std::io::sink()).map_err(|e| io_err(path, e))?;
     let mut main_rate: HashMap<String, (usize, usize, Decimal)> = HashMap::new();
     for ((state, rate), (n, first)) in counts {
         let e = main_rate.entry(state).or_insert((n, first, rate));
@@ -132,7 +165,7 @@ fn main_state_rates(rows: &[(u64, Zip5Row)]) -> HashMap<String, (usize, usize, D
             *e = (n, first, rate);
         }
     }
-    main_rate
+    Ok((main_rate, hex::encode(hashed.hash.finalize())))
 }
 
 /// The jurisdictions of a row, one per non-zero level (the state's own when the state rate
