@@ -497,10 +497,8 @@ fn every_field_of_time_is_checked_alike() {
     assert_eq!(s, 200, "{v}");
 }
 
-/// A refund of one cent (amounts are in the currency's minor unit) of the line `line-1`
-/// of [`sale`], numbered `n`.
-#[cfg(feature = "postgres")]
 /// Now, in seconds: a refund is never dated before its sale (which `sale` records now).
+#[cfg(feature = "postgres")]
 fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -508,6 +506,9 @@ fn now() -> i64 {
         .as_secs() as i64
 }
 
+/// A refund of one cent (amounts are in the currency's minor unit) of the line `line-1`
+/// of [`sale`], numbered `n`.
+#[cfg(feature = "postgres")]
 fn one_cent(n: usize) -> store::RefundAsk {
     let stamp = store::RefundStamp {
         id: format!("ref_tr_{n:04}"),
