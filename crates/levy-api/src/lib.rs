@@ -52,6 +52,7 @@
 
 mod calculate;
 mod clock;
+mod dialects;
 mod error;
 mod handler;
 mod idempotency;

@@ -1,0 +1,671 @@
+//! The AvaTax REST v2 request shape, under `/api/v2/`: `GET utilities/ping`,
+//! `POST transactions/create` (a `SalesOrder`: a calculation) and
+//! `GET definitions/taxcodes`. Built from Avalara's public API reference
+//! (developer.avalara.com) and its SDKs (PyPI `avalara`), for interoperability: amounts
+//! in dollars (major units), rates as fractions, the CreateTransactionModel in and the
+//! TransactionModel out, errors `{"error": {"code", "message", "target", "details"}}`.
+//!
+//! Field names are matched without regard to case, as AvaTax matches them
+//! (`addresses.SingleLocation` and `addresses.singleLocation` are one field). A
+//! `SalesOrder` is a levy calculation ([`crate::resources::calculations::answer`]),
+//! recorded in the ledger as one; its `id` is 0, as AvaTax answers an unsaved document,
+//! and levy's calculation id is in `levyCalculationId`. What levy cannot honour through
+//! this shape yet (a saved or committed document, a return, an exemption, a tax override)
+//! is refused with a 400 that says so, never calculated without it.
+
+use rust_decimal::Decimal;
+use serde_json::{json, Map, Value};
+
+use super::{codes, Level};
+use crate::calculate::Calculated;
+use crate::error::{ApiError, ErrorKind};
+use crate::handler::{Ctx, Reply};
+use crate::read::{Input, LineInput};
+use crate::store::{JurisdictionRecord, LineRecord};
+use levy_core::{Address, AutomaticTax, Currency, Date};
+
+/// AvaTax's error code for a levy error.
+fn code(e: &ApiError) -> &'static str {
+    match e.kind {
+        ErrorKind::Unauthorized => "AuthenticationException",
+        ErrorKind::MissingField => "ValueRequiredError",
+        ErrorKind::RateLimited
+        | ErrorKind::CalculationQuotaExceeded
+        | ErrorKind::IdempotencyQuotaExceeded => "TooManyRequests",
+        ErrorKind::NotFound => "EntityNotFoundError",
+        ErrorKind::MethodNotAllowed => "MethodNotAllowed",
+        ErrorKind::InvalidJson | ErrorKind::MalformedBody => "JsonFormatError",
+        ErrorKind::InvalidCountryCode
+        | ErrorKind::MalformedAddress
+        | ErrorKind::ZipStateMismatch
+        | ErrorKind::UnsupportedLocation => "InvalidAddress",
+        _ if e.status() >= 500 => "ServerConfiguration",
+        _ => "InvalidParameterValue",
+    }
+}
+
+/// An error in AvaTax's shape, levy's own code beside AvaTax's in the detail.
+pub(crate) fn error_body(e: &ApiError) -> Value {
+    let code = code(e);
+    let mut detail = json!({
+        "code": code,
+        "number": e.status(),
+        "message": e.message,
+        "description": e.message,
+        "faultCode": if e.status() >= 500 { "Server" } else { "Client" },
+        "severity": "Error",
+        "levyCode": e.kind.name(),
+    });
+    if let Some(field) = &e.field {
+        detail["refersTo"] = Value::String(field.clone());
+    }
+    json!({ "error": {
+        "code": code,
+        "message": e.message,
+        "target": if e.status() == 401 { "HttpRequest" } else { "IncorrectData" },
+        "details": [detail],
+    }})
+}
+
+/// A field of an object, its name matched without regard to case.
+fn field<'v>(o: &'v Value, name: &str) -> Option<&'v Value> {
+    o.as_object()?
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_null())
+}
+
+/// A string field (a number is taken as its text).
+fn text(o: &Value, name: &str, path: &str) -> Result<Option<String>, ApiError> {
+    match field(o, name) {
+        None => Ok(None),
+        Some(Value::String(s)) => {
+            crate::json::storable(path, s)?;
+            Ok(Some(s.clone()))
+        }
+        Some(Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(other) => Err(super::bad_field(
+            path,
+            format!("{path} must be a string"),
+            "string",
+            other,
+        )),
+    }
+}
+
+/// A number field, exactly.
+fn number(o: &Value, name: &str, path: &str) -> Result<Option<Decimal>, ApiError> {
+    match field(o, name) {
+        None => Ok(None),
+        Some(v) => {
+            let wrapped = json!({ "n": v });
+            super::decimal(&wrapped, "n", path)
+        }
+    }
+}
+
+/// A boolean field.
+fn flag(o: &Value, name: &str, path: &str) -> Result<Option<bool>, ApiError> {
+    match field(o, name) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(super::bad_field(
+            path,
+            format!("{path} must be true or false"),
+            "boolean",
+            other,
+        )),
+    }
+}
+
+/// An AddressInfo (`line1`, `city`, `region`, `country`, `postalCode`).
+fn address(o: &Value, path: &str) -> Result<Address, ApiError> {
+    let get = |n: &str| -> Result<String, ApiError> {
+        Ok(text(o, n, &format!("{path}.{n}"))?
+            .unwrap_or_default()
+            .trim()
+            .to_string())
+    };
+    if field(o, "latitude").is_some() && get("postalCode")?.is_empty() {
+        return Err(ApiError::field(
+            ErrorKind::Error,
+            path,
+            format!("{path}: levy places an address by its postal code, region and country; coordinates alone are not taken"),
+            "postalCode, region, country",
+            "latitude and longitude",
+        ));
+    }
+    Ok(Address {
+        line1: get("line1")?,
+        line2: get("line2")?,
+        city: get("city")?,
+        region: get("region")?.to_ascii_uppercase(),
+        postal_code: get("postalCode")?,
+        country: get("country")?.to_ascii_uppercase(),
+    })
+}
+
+/// The transaction's date: `date` (`2026-12-02`, a time after it ignored), its noon UTC
+/// as levy's `transacted_at`.
+fn date(body: &Value) -> Result<(Date, String), ApiError> {
+    let given = text(body, "date", "date")?
+        .ok_or_else(|| ApiError::missing("date", "a date, yyyy-mm-dd"))?;
+    let day = given.get(..10).unwrap_or("");
+    let parts: Vec<&str> = day.split('-').collect();
+    let parsed = match parts.as_slice() {
+        [y, m, d] if y.len() == 4 && m.len() == 2 && d.len() == 2 => {
+            match (y.parse(), m.parse(), d.parse()) {
+                (Ok(y), Ok(m), Ok(d)) => Date::from_ymd(y, m, d),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let date = parsed.ok_or_else(|| {
+        ApiError::field(
+            ErrorKind::IncorrectType,
+            "date",
+            "date must be a date, yyyy-mm-dd",
+            "yyyy-mm-dd",
+            given.as_str(),
+        )
+    })?;
+    Ok((date, day.to_string()))
+}
+
+/// A refusal of a field levy does not take through this shape yet.
+fn not_taken(path: &str, why: &str) -> ApiError {
+    ApiError::field(
+        ErrorKind::Error,
+        path,
+        format!("{path}: {why}"),
+        "absent",
+        "a value",
+    )
+}
+
+/// What a CreateTransactionModel becomes.
+struct Document {
+    input: Input,
+    code: Option<String>,
+    date: String,
+    customer_code: String,
+    currency: String,
+    /// Per line: its `number`, `itemCode`, `taxCode` as given, and its quantity.
+    lines: Vec<(String, Option<String>, Option<String>, Decimal)>,
+    messages: Vec<String>,
+}
+
+fn document(ctx: &Ctx<'_>, body: &Value) -> Result<Document, ApiError> {
+    let kind = text(body, "type", "type")?.unwrap_or_else(|| "SalesOrder".to_string());
+    if !kind.eq_ignore_ascii_case("SalesOrder") {
+        return Err(ApiError::field(
+            ErrorKind::Error,
+            "type",
+            format!(
+                "type {kind}: levy answers SalesOrder (a calculation) through this shape; a saved, \
+                 committed or returned document is recorded with POST /tax/transactions and \
+                 POST /tax/refunds"
+            ),
+            "SalesOrder",
+            kind.as_str(),
+        ));
+    }
+    if flag(body, "commit", "commit")? == Some(true) {
+        return Err(not_taken(
+            "commit",
+            "a SalesOrder is never committed; send commit false",
+        ));
+    }
+    for (name, why) in [
+        (
+            "exemptionNo",
+            "exemptions are taken as levy exemption certificates, not through this shape yet",
+        ),
+        (
+            "entityUseCode",
+            "entity use codes are not mapped to levy's exempt customers yet",
+        ),
+        (
+            "taxOverride",
+            "a tax override is not taken: levy calculates the tax of the place",
+        ),
+        (
+            "discount",
+            "a document discount is not spread over lines yet; give each line its net amount",
+        ),
+    ] {
+        if field(body, name).is_some_and(|v| v.as_str() != Some("")) {
+            return Err(not_taken(name, why));
+        }
+    }
+    let (day, date_text) = date(body)?;
+    let customer_code = text(body, "customerCode", "customerCode")?
+        .ok_or_else(|| ApiError::missing("customerCode", "string"))?;
+    let currency_code = text(body, "currencyCode", "currencyCode")?
+        .unwrap_or_else(|| "USD".to_string())
+        .to_ascii_uppercase();
+    let currency = Currency::from_code(&currency_code).ok_or_else(|| {
+        ApiError::field(
+            ErrorKind::UnsupportedCurrency,
+            "currencyCode",
+            format!("currencyCode {currency_code:?} is not a currency levy takes"),
+            "an ISO 4217 code levy takes",
+            currency_code.as_str(),
+        )
+    })?;
+    let addresses = field(body, "addresses")
+        .ok_or_else(|| ApiError::missing("addresses", "singleLocation, or shipFrom and shipTo"))?;
+    let (to, from) = match field(addresses, "singleLocation") {
+        Some(single) => {
+            let a = address(single, "addresses.singleLocation")?;
+            (a.clone(), Some(a))
+        }
+        None => {
+            let to = field(addresses, "shipTo")
+                .ok_or_else(|| ApiError::missing("addresses.shipTo", "AddressInfo"))?;
+            let from = field(addresses, "shipFrom")
+                .map(|f| address(f, "addresses.shipFrom"))
+                .transpose()?;
+            (address(to, "addresses.shipTo")?, from)
+        }
+    };
+    let items = match field(body, "lines") {
+        Some(Value::Array(items)) if !items.is_empty() => items,
+        _ => return Err(ApiError::missing("lines[0]", "at least one line")),
+    };
+    if items.len() > crate::read::MAX_LINES {
+        return Err(ApiError::field(
+            ErrorKind::TooManyItems,
+            "lines",
+            format!("lines holds more than {} lines", crate::read::MAX_LINES),
+            "fewer lines",
+            items.len().to_string(),
+        ));
+    }
+    let mut messages = Vec::new();
+    let mut lines = Vec::new();
+    let mut info = Vec::new();
+    let mut included = None;
+    for (i, item) in items.iter().enumerate() {
+        let at = |n: &str| format!("lines[{i}].{n}");
+        for (name, why) in [
+            (
+                "exemptionCode",
+                "exemptions are not taken through this shape yet",
+            ),
+            (
+                "entityUseCode",
+                "entity use codes are not mapped to levy's exempt customers yet",
+            ),
+            (
+                "taxOverride",
+                "a tax override is not taken: levy calculates the tax of the place",
+            ),
+            (
+                "addresses",
+                "a line's own addresses are not taken yet; give the document's",
+            ),
+        ] {
+            if field(item, name).is_some_and(|v| v.as_str() != Some("")) {
+                return Err(not_taken(&at(name), why));
+            }
+        }
+        let number_text =
+            text(item, "number", &at("number"))?.unwrap_or_else(|| (i + 1).to_string());
+        let amount = number(item, "amount", &at("amount"))?
+            .ok_or_else(|| ApiError::missing(&at("amount"), "number"))?;
+        if amount.is_sign_negative() && !amount.is_zero() {
+            return Err(crate::read::positive(
+                &at("amount"),
+                "zero or more (a return is not taken yet)",
+                amount,
+            ));
+        }
+        let quantity = number(item, "quantity", &at("quantity"))?.unwrap_or(Decimal::ONE);
+        // levy counts whole units; the amount is the line's total either way.
+        let units = if quantity.fract().is_zero()
+            && quantity >= Decimal::ONE
+            && quantity <= Decimal::from(u32::MAX)
+        {
+            u32::try_from(quantity.trunc().mantissa()).unwrap_or(1)
+        } else {
+            return Err(crate::read::positive(
+                &at("quantity"),
+                "a positive whole number",
+                quantity,
+            ));
+        };
+        let tax_included = flag(item, "taxIncluded", &at("taxIncluded"))?.unwrap_or(false);
+        match included {
+            None => included = Some(tax_included),
+            Some(b) if b != tax_included => {
+                return Err(not_taken(
+                    &at("taxIncluded"),
+                    "lines with and without tax included in one document are not taken; send each kind apart",
+                ))
+            }
+            _ => {}
+        }
+        let tax_code = text(item, "taxCode", &at("taxCode"))?;
+        let item_code = text(item, "itemCode", &at("itemCode"))?;
+        let (category, note) = codes::levy_code(
+            &codes::codes().avatax,
+            "AvaTax",
+            tax_code.as_deref(),
+            &number_text,
+        );
+        messages.extend(note);
+        lines.push(LineInput {
+            amount: super::to_minor(amount),
+            quantity: units,
+            product: None,
+            category: Some(category.to_string()),
+            reference_line_item_id: Some(number_text.clone()),
+        });
+        info.push((number_text, item_code, tax_code, quantity));
+    }
+    Ok(Document {
+        input: Input {
+            customer_id: None,
+            customer_type: None,
+            fallback_type: None,
+            tax_ids: Vec::new(),
+            address: Some(to),
+            ip: None,
+            currency,
+            tax_included: included.unwrap_or(false),
+            automatic_tax: AutomaticTax::Auto,
+            lines,
+            origin_country: from.as_ref().map(|o| o.country.clone()),
+            origin: from,
+            transacted_at: Some(i64::from(day.0) * 86_400 + 43_200),
+            metadata: None,
+            per_unit: false,
+            rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
+            exchange_rate: ctx
+                .req
+                .header(crate::EXCHANGE_RATE_HEADER)
+                .map(str::to_string),
+            seller: None,
+            delivery: true,
+        },
+        code: text(body, "code", "code")?,
+        date: date_text,
+        customer_code,
+        currency: currency_code,
+        lines: info,
+        messages,
+    })
+}
+
+/// AvaTax's `jurisType` and `jurisdictionType` of a level.
+fn juris_type(level: Level) -> (&'static str, &'static str) {
+    match level {
+        Level::Country => ("CNT", "Country"),
+        Level::State => ("STA", "State"),
+        Level::County => ("CTY", "County"),
+        Level::City => ("CIT", "City"),
+        Level::Special => ("STJ", "Special"),
+    }
+}
+
+/// One detail of a line: an entry of levy's answer. Its `tax` is levy's unrounded tax
+/// due of the entry (the line's `tax` is the rounded sum).
+fn detail(j: &JurisdictionRecord, line: &LineRecord, region: &str, country: &str) -> Value {
+    let (short, long) = juris_type(Level::of(j));
+    let taxable = if super::applies(j) {
+        line.amount_excluding_tax
+    } else {
+        Decimal::ZERO
+    };
+    json!({
+        "id": 0,
+        "country": country,
+        "region": region,
+        "jurisCode": j.jurisdiction_code,
+        "jurisName": j.jurisdiction_name,
+        "jurisType": short,
+        "jurisdictionType": long,
+        "taxAuthorityName": j.authority_name,
+        "rate": super::num(j.tax_rate),
+        "tax": super::major(j.tax_due),
+        "taxCalculated": super::major(j.tax_due),
+        "taxableAmount": super::major(taxable),
+        "exemptAmount": super::major(line.amount_excluding_tax - taxable),
+        "nonTaxableAmount": 0,
+        "taxName": j.rate_type,
+        "taxType": if j.tax_type == "USE" { "Use" } else { "Sales" },
+        "rateType": "General",
+        "levyNote": j.note,
+        "levyRuleId": j.rule_id,
+    })
+}
+
+/// The TransactionModel of a calculation.
+fn render(c: &Calculated, doc: &Document) -> Value {
+    let record = &c.record;
+    let (region, country) = (record.place.region.as_str(), record.place.country.as_str());
+    let mut taxable_total = Decimal::ZERO;
+    let mut exempt_total = Decimal::ZERO;
+    // Summary rows by jurisdiction and tax name, in the order first seen.
+    let mut summary: Vec<(
+        String,
+        String,
+        Level,
+        Decimal,
+        Map<String, Value>,
+        Decimal,
+        Decimal,
+    )> = Vec::new();
+    let mut lines = Vec::new();
+    for (line, (number, item_code, tax_code, quantity)) in record.lines.iter().zip(&doc.lines) {
+        let taxed = super::taxed(line);
+        let taxable = if taxed {
+            line.amount_excluding_tax
+        } else {
+            Decimal::ZERO
+        };
+        taxable_total += taxable;
+        exempt_total += line.amount_excluding_tax - taxable;
+        let details: Vec<Value> = line
+            .jurisdictions
+            .iter()
+            .map(|j| detail(j, line, region, country))
+            .collect();
+        for j in &line.jurisdictions {
+            let key = (j.jurisdiction_code.clone(), j.rate_type.clone());
+            let t = if super::applies(j) {
+                line.amount_excluding_tax
+            } else {
+                Decimal::ZERO
+            };
+            match summary
+                .iter_mut()
+                .find(|s| (s.0.clone(), s.1.clone()) == key)
+            {
+                Some(s) => {
+                    s.5 += t;
+                    s.6 += j.tax_due;
+                }
+                None => {
+                    let mut m = Map::new();
+                    m.insert(
+                        "jurisName".into(),
+                        Value::String(j.jurisdiction_name.clone()),
+                    );
+                    m.insert("rate".into(), super::num(j.tax_rate));
+                    summary.push((key.0, key.1, Level::of(j), j.tax_rate, m, t, j.tax_due));
+                }
+            }
+        }
+        lines.push(json!({
+            "id": 0,
+            "lineNumber": number,
+            "itemCode": item_code.clone().unwrap_or_default(),
+            "taxCode": tax_code.clone().unwrap_or_else(|| "P0000000".to_string()),
+            "levyTaxCode": line.product_tax_code,
+            "quantity": super::num(*quantity),
+            "lineAmount": super::major(line.amount_excluding_tax),
+            "taxableAmount": super::major(taxable),
+            "exemptAmount": super::major(line.amount_excluding_tax - taxable),
+            "tax": super::major(line.tax_amount),
+            "taxCalculated": super::major(line.tax_amount),
+            "taxIncluded": record.tax_included,
+            "isItemTaxable": taxed,
+            "details": details,
+        }));
+    }
+    let summary: Vec<Value> = summary
+        .into_iter()
+        .map(|(code, name, level, rate, extra, taxable, tax)| {
+            let (short, long) = juris_type(level);
+            let mut m = extra;
+            m.insert("country".into(), Value::String(country.to_string()));
+            m.insert("region".into(), Value::String(region.to_string()));
+            m.insert("jurisType".into(), Value::String(short.into()));
+            m.insert("jurisdictionType".into(), Value::String(long.into()));
+            m.insert("jurisCode".into(), Value::String(code));
+            m.insert("taxType".into(), Value::String("Sales".into()));
+            m.insert("taxName".into(), Value::String(name));
+            m.insert("rateType".into(), Value::String("General".into()));
+            m.insert("rate".into(), super::num(rate));
+            m.insert("taxable".into(), super::major(taxable));
+            m.insert("tax".into(), super::major(tax));
+            m.insert("taxCalculated".into(), super::major(tax));
+            m.insert("exemption".into(), Value::from(0));
+            m.insert("nonTaxable".into(), Value::from(0));
+            Value::Object(m)
+        })
+        .collect();
+    let mut messages: Vec<Value> = doc
+        .messages
+        .iter()
+        .map(|m| json!({ "summary": m, "details": m, "severity": "Warning", "source": "levy", "refersTo": "lines" }))
+        .collect();
+    messages.push(json!({
+        "summary": format!("Levy-Coverage {}", c.coverage),
+        "details": match c.coverage {
+            "FULL" => "levy's answer holds every tax of the place it knows",
+            "PARTIAL" => "levy's answer may not hold every local tax of the place",
+            _ => "levy's answer holds the state's taxes only",
+        },
+        "severity": if c.coverage == "FULL" { "Success" } else { "Warning" },
+        "source": "levy",
+        "refersTo": "addresses",
+    }));
+    for note in super::notes(c)
+        .into_iter()
+        .filter(|n| !n.starts_with("Levy-Coverage"))
+    {
+        messages.push(json!({ "summary": note, "details": note, "severity": "Warning", "source": "levy", "refersTo": "lines" }));
+    }
+    json!({
+        "id": 0,
+        "code": doc.code.clone().unwrap_or_else(|| record.id.clone()),
+        "companyId": 0,
+        "date": doc.date,
+        "taxDate": doc.date,
+        "status": "Temporary",
+        "type": "SalesOrder",
+        "customerCode": doc.customer_code,
+        "customerVendorCode": doc.customer_code,
+        "currencyCode": doc.currency,
+        "exchangeRate": 1,
+        "reconciled": false,
+        "locked": false,
+        "version": 1,
+        "adjustmentReason": "NotAdjusted",
+        "totalAmount": super::major(record.total_excluding_tax),
+        "totalDiscount": 0,
+        "totalExempt": super::major(exempt_total),
+        "totalTaxable": super::major(taxable_total),
+        "totalTax": super::major(record.total_tax),
+        "totalTaxCalculated": super::major(record.total_tax),
+        "lines": lines,
+        "summary": summary,
+        "messages": messages,
+        "levyCalculationId": record.id,
+    })
+}
+
+/// `POST /api/v2/transactions/create`: a `SalesOrder`, calculated and recorded as levy's
+/// `POST /tax/calculations` would.
+pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.query_params(&["$include"])?;
+    let body = super::body_object(ctx.req)?;
+    let doc = document(ctx, &body)?;
+    crate::resources::calculations::answer(ctx, &doc.input, |c| Reply::json(&render(c, &doc)))
+}
+
+/// The ping's body: whether the request was authenticated, and how.
+pub(crate) fn ping_body(authenticated: Option<&crate::Request>) -> Value {
+    let scheme = authenticated
+        .and_then(|r| r.header("authorization"))
+        .and_then(|h| h.trim().split_once(' '))
+        .map(|(s, rest)| (s.to_ascii_lowercase(), rest.trim().to_string()));
+    let (kind, account) = match &scheme {
+        None => ("None", None),
+        Some((s, _)) if s == "bearer" => ("OpenIdBearerToken", None),
+        Some((_, creds)) => {
+            use base64::Engine;
+            let user = base64::engine::general_purpose::STANDARD
+                .decode(creds)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .and_then(|p| p.split_once(':').map(|(u, _)| u.to_string()));
+            (
+                "AccountIdLicenseKey",
+                user.and_then(|u| u.parse::<i64>().ok()),
+            )
+        }
+    };
+    let mut v = json!({
+        "version": concat!("levy ", env!("CARGO_PKG_VERSION")),
+        "authenticated": authenticated.is_some(),
+        "authenticationType": kind,
+    });
+    if let Some(id) = account {
+        v["authenticatedAccountId"] = Value::from(id);
+    }
+    v
+}
+
+/// `GET /api/v2/utilities/ping`, authenticated (an unauthenticated ping is answered by the
+/// router, `authenticated: false`, as AvaTax answers it).
+pub(crate) fn ping(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    Ok(Reply::Tree(ping_body(Some(ctx.req))))
+}
+
+/// `GET /api/v2/definitions/taxcodes`: the AvaTax system tax codes levy maps
+/// (`data/dialect-tax-codes.toml`), as a FetchResult; `$filter`, `$top`, `$skip` are not
+/// applied (the list is short), and refused rather than ignored.
+pub(crate) fn tax_codes(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.query_params(&[])?;
+    let list: Vec<Value> = codes::codes()
+        .avatax
+        .iter()
+        .map(|c| {
+            json!({
+                "id": 0,
+                "companyId": 0,
+                "taxCode": c.code,
+                "taxCodeTypeId": c.code.get(..1).unwrap_or(""),
+                "description": c.name,
+                "levyDefinition": c.description,
+                "levyTaxCode": c.levy,
+                "isActive": true,
+                "isPhysical": c.code.starts_with('P'),
+            })
+        })
+        .collect();
+    Ok(Reply::Tree(
+        json!({ "@recordsetCount": list.len(), "value": list }),
+    ))
+}
+
+/// Whether `req` is AvaTax's ping (`GET /api/v2/utilities/ping`).
+pub(crate) fn is_ping(req: &crate::Request) -> bool {
+    req.method == "GET" && req.path == "/api/v2/utilities/ping"
+}
