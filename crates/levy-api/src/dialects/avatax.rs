@@ -284,6 +284,8 @@ fn document(ctx: &Ctx<'_>, body: &Value) -> Result<Document, ApiError> {
             items.len().to_string(),
         ));
     }
+    let table = ctx.service.table.load();
+    let known = |name: &str| table.category(name).is_some();
     let mut messages = Vec::new();
     let mut lines = Vec::new();
     let mut info = Vec::new();
@@ -355,6 +357,7 @@ fn document(ctx: &Ctx<'_>, body: &Value) -> Result<Document, ApiError> {
             "AvaTax",
             tax_code.as_deref(),
             &number_text,
+            &known,
         );
         messages.extend(note);
         lines.push(LineInput {

@@ -41,24 +41,36 @@ pub(crate) fn codes() -> &'static Codes {
 }
 
 /// What a line's vendor code is taxed as: the mapped levy code, or general merchandise
-/// and a message saying why (never silently). `None` (no code on the line) is general
-/// merchandise without a message, as both vendors define a line without a code.
+/// and a message saying why (never silently): a code the file does not map, or one it
+/// maps to a code the rate table in use does not know (`known` says which it knows).
+/// `None` (no code on the line) is general merchandise without a message, as both vendors
+/// define a line without a code.
 pub(crate) fn levy_code(
     list: &'static [VendorCode],
     vendor: &str,
     given: Option<&str>,
     line: &str,
+    known: &dyn Fn(&str) -> bool,
 ) -> (&'static str, Option<String>) {
+    const GENERAL: &str = "GENERAL_MERCHANDISE";
     let Some(code) = given.map(str::trim).filter(|c| !c.is_empty()) else {
-        return ("GENERAL_MERCHANDISE", None);
+        return (GENERAL, None);
     };
     match list.iter().find(|c| c.code.eq_ignore_ascii_case(code)) {
-        Some(c) => (c.levy.as_str(), None),
+        Some(c) if known(&c.levy) => (c.levy.as_str(), None),
+        Some(c) => (
+            GENERAL,
+            Some(format!(
+                "line {line}: the {vendor} tax code {code:?} is levy's {}, which the rate \
+                 table in use does not know; it was taxed as {GENERAL}",
+                c.levy
+            )),
+        ),
         None => (
-            "GENERAL_MERCHANDISE",
+            GENERAL,
             Some(format!(
                 "line {line}: the {vendor} tax code {code:?} is not one levy maps \
-                 (data/dialect-tax-codes.toml); it was taxed as GENERAL_MERCHANDISE"
+                 (data/dialect-tax-codes.toml); it was taxed as {GENERAL}"
             )),
         ),
     }

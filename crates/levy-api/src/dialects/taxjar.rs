@@ -114,6 +114,8 @@ fn address(body: &Value, side: &str) -> Result<Option<Address>, ApiError> {
 /// and the messages of the translation (unknown codes, fields levy decides otherwise).
 struct Order {
     input: Input,
+    /// Whether the last of the input's lines is the shipping.
+    shipping_line: bool,
     ids: Vec<Option<String>>,
     shipping: Decimal,
     messages: Vec<String>,
@@ -162,6 +164,8 @@ fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
         );
     }
     let customer_id = string(body, "customer_id", "customer_id")?;
+    let table = ctx.service.table.load();
+    let known = |name: &str| table.category(name).is_some();
     let mut lines = Vec::new();
     let mut ids = Vec::new();
     match body.get("line_items") {
@@ -218,8 +222,13 @@ fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
                 let id = string(item, "id", &at("id"))?;
                 let label = id.clone().unwrap_or_else(|| (i + 1).to_string());
                 let ptc = string(item, "product_tax_code", &at("product_tax_code"))?;
-                let (category, note) =
-                    codes::levy_code(&codes::codes().taxjar, "TaxJar", ptc.as_deref(), &label);
+                let (category, note) = codes::levy_code(
+                    &codes::codes().taxjar,
+                    "TaxJar",
+                    ptc.as_deref(),
+                    &label,
+                    &known,
+                );
                 messages.extend(note);
                 lines.push(LineInput {
                     amount: super::to_minor(amount),
@@ -257,15 +266,34 @@ fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
         }
     }
     // The shipping, always a line (0 when there is none), so that the place's rule says
-    // whether freight is taxable.
-    lines.push(LineInput {
-        amount: super::to_minor(shipping),
-        quantity: 1,
-        product: None,
-        category: Some("SHIPPING".to_string()),
-        reference_line_item_id: Some(SHIPPING_LINE.to_string()),
-    });
+    // whether freight is taxable; refused when the table cannot tax it.
+    let shipping_line = known("SHIPPING");
+    if shipping_line {
+        lines.push(LineInput {
+            amount: super::to_minor(shipping),
+            quantity: 1,
+            product: None,
+            category: Some("SHIPPING".to_string()),
+            reference_line_item_id: Some(SHIPPING_LINE.to_string()),
+        });
+    } else if shipping.is_zero() {
+        messages.push(
+            "the rate table in use has no SHIPPING code: freight_taxable is not known, and \
+             answered false"
+                .to_string(),
+        );
+    } else {
+        return Err(ApiError::field(
+            ErrorKind::Error,
+            "shipping",
+            "the rate table in use has no SHIPPING code, so levy cannot tax shipping: send \
+             shipping 0, or use a table with one",
+            "0",
+            shipping.to_string(),
+        ));
+    }
     Ok(Order {
+        shipping_line,
         input: Input {
             customer_id,
             customer_type: None,
@@ -399,7 +427,11 @@ fn has_nexus(c: &Calculated) -> bool {
 /// The `tax` object of a calculation.
 fn render(c: &Calculated, order: &Order) -> Value {
     let lines = &c.record.lines;
-    let (items, shipping_line) = lines.split_at(lines.len().saturating_sub(1));
+    let (items, shipping_line) = if order.shipping_line {
+        lines.split_at(lines.len().saturating_sub(1))
+    } else {
+        (&lines[..], &lines[lines.len()..])
+    };
     let mut totals = Map::new();
     let order_taxable: Decimal = lines
         .iter()
@@ -517,6 +549,24 @@ pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         postal_code: zip.clone(),
         country: country.clone(),
     };
+    let mut lines = vec![LineInput {
+        amount: Decimal::from(10_000),
+        quantity: 1,
+        product: None,
+        category: Some("GENERAL_MERCHANDISE".to_string()),
+        reference_line_item_id: None,
+    }];
+    // $0 of shipping, for freight_taxable (unknown, and said so, on a table without it).
+    let shipping_known = ctx.service.table.load().category("SHIPPING").is_some();
+    if shipping_known {
+        lines.push(LineInput {
+            amount: Decimal::ZERO,
+            quantity: 1,
+            product: None,
+            category: Some("SHIPPING".to_string()),
+            reference_line_item_id: Some(SHIPPING_LINE.to_string()),
+        });
+    }
     let input = Input {
         customer_id: None,
         customer_type: None,
@@ -527,22 +577,7 @@ pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         currency: currency(&country)?,
         tax_included: false,
         automatic_tax: AutomaticTax::Auto,
-        lines: vec![
-            LineInput {
-                amount: Decimal::from(10_000),
-                quantity: 1,
-                product: None,
-                category: Some("GENERAL_MERCHANDISE".to_string()),
-                reference_line_item_id: None,
-            },
-            LineInput {
-                amount: Decimal::ZERO,
-                quantity: 1,
-                product: None,
-                category: Some("SHIPPING".to_string()),
-                reference_line_item_id: Some(SHIPPING_LINE.to_string()),
-            },
-        ],
+        lines,
         origin_country: None,
         origin: None,
         transacted_at: None,
@@ -589,7 +624,15 @@ pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             "levy_coverage".into(),
             Value::String(c.coverage.to_string()),
         );
-        rate.insert("levy_messages".into(), json!(super::notes(c)));
+        let mut messages = super::notes(c);
+        if !shipping_known {
+            messages.push(
+                "the rate table in use has no SHIPPING code: freight_taxable is not known, \
+                 and answered false"
+                    .to_string(),
+            );
+        }
+        rate.insert("levy_messages".into(), json!(messages));
         Reply::json(&json!({ "rate": rate }))
     })
 }
