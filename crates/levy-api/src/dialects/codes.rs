@@ -96,16 +96,38 @@ mod tests {
     #[test]
     fn an_unknown_code_is_general_merchandise_and_said_so() {
         let list = &codes().taxjar;
+        let all = |_: &str| true;
         assert_eq!(
-            levy_code(list, "TaxJar", Some("20010"), "1"),
+            levy_code(list, "TaxJar", Some("20010"), "1", &all),
             ("CLOTHING", None)
         );
         assert_eq!(
-            levy_code(list, "TaxJar", None, "1"),
+            levy_code(list, "TaxJar", None, "1", &all),
             ("GENERAL_MERCHANDISE", None)
         );
-        let (code, note) = levy_code(list, "TaxJar", Some("12345"), "7");
+        let (code, note) = levy_code(list, "TaxJar", Some("12345"), "7", &all);
         assert_eq!(code, "GENERAL_MERCHANDISE");
         assert!(note.unwrap().contains("\"12345\""));
+        // A mapped code the table does not know: general merchandise, and said so.
+        let none = |_: &str| false;
+        let (code, note) = levy_code(list, "TaxJar", Some("40030"), "2", &none);
+        assert_eq!(code, "GENERAL_MERCHANDISE");
+        assert!(note.unwrap().contains("GROCERIES"));
+    }
+
+    #[test]
+    fn every_mapping_names_a_code_of_levys_taxonomy() {
+        // data/taxonomy.toml: every code is a category of the same name.
+        let taxonomy: toml::Value =
+            toml::from_str(include_str!("../../../../data/taxonomy.toml")).unwrap();
+        let names: Vec<&str> = taxonomy["code"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        for c in codes().taxjar.iter().chain(&codes().avatax) {
+            assert!(names.contains(&c.levy.as_str()), "{} -> {}", c.code, c.levy);
+        }
     }
 }
