@@ -275,6 +275,22 @@ pub fn error_response(e: &ApiError, version: ApiVersion, request_id: Option<&str
     r
 }
 
+/// The response for an error answered at `path`: in the format of the request shape the
+/// path belongs to (TaxJar's under `/v2/`, AvaTax's under `/api/v2/`; the vendors'
+/// SDKs read their own), else as [`error_response`] renders it. The HTTP server renders
+/// the errors it answers itself (a body over the limit, a body that is not JSON) with it.
+pub fn error_response_at(
+    e: &ApiError,
+    version: ApiVersion,
+    path: &str,
+    request_id: Option<&str>,
+) -> Response {
+    match crate::dialects::of_path(path) {
+        Some(d) => crate::dialects::finish(d, crate::dialects::error_response(e, d), request_id),
+        None => error_response(e, version, request_id),
+    }
+}
+
 /// A write a response must wait for when the caller defers commits: its commit, the
 /// request's version (for the error of a failed commit), and the request's idempotency
 /// key, held until the commit is known.

@@ -81,7 +81,7 @@ pub(crate) async fn documents(
         return errors::render_for(
             HttpErrorKind::MethodNotAllowed,
             &format!("{path} answers GET only"),
-            req.headers(),
+            (req.headers(), path),
         );
     }
     let text = match versioned {
@@ -127,7 +127,7 @@ pub(crate) async fn refuse_declared_oversize(
     closing(errors::render_for(
         HttpErrorKind::RequestTooLarge,
         &too_large_message(limit),
-        &parts.headers,
+        (&parts.headers, parts.uri.path()),
     ))
 }
 
