@@ -446,6 +446,14 @@ fn detail(j: &JurisdictionRecord, line: &LineRecord, region: &str, country: &str
     })
 }
 
+/// One row of a TransactionModel's `summary`: a jurisdiction's tax of one name over the
+/// document.
+struct SummaryRow<'a> {
+    entry: &'a JurisdictionRecord,
+    taxable: Decimal,
+    tax: Decimal,
+}
+
 /// The TransactionModel of a calculation.
 fn render(c: &Calculated, doc: &Document) -> Value {
     let record = &c.record;
@@ -453,15 +461,7 @@ fn render(c: &Calculated, doc: &Document) -> Value {
     let mut taxable_total = Decimal::ZERO;
     let mut exempt_total = Decimal::ZERO;
     // Summary rows by jurisdiction and tax name, in the order first seen.
-    let mut summary: Vec<(
-        String,
-        String,
-        Level,
-        Decimal,
-        Map<String, Value>,
-        Decimal,
-        Decimal,
-    )> = Vec::new();
+    let mut summary: Vec<SummaryRow<'_>> = Vec::new();
     let mut lines = Vec::new();
     for (line, (number, item_code, tax_code, quantity)) in record.lines.iter().zip(&doc.lines) {
         let taxed = super::taxed(line);
@@ -478,29 +478,23 @@ fn render(c: &Calculated, doc: &Document) -> Value {
             .map(|j| detail(j, line, region, country))
             .collect();
         for j in &line.jurisdictions {
-            let key = (j.jurisdiction_code.clone(), j.rate_type.clone());
             let t = if super::applies(j) {
                 line.amount_excluding_tax
             } else {
                 Decimal::ZERO
             };
-            match summary
-                .iter_mut()
-                .find(|s| (s.0.clone(), s.1.clone()) == key)
-            {
+            match summary.iter_mut().find(|s| {
+                s.entry.jurisdiction_code == j.jurisdiction_code && s.entry.rate_type == j.rate_type
+            }) {
                 Some(s) => {
-                    s.5 += t;
-                    s.6 += j.tax_due;
+                    s.taxable += t;
+                    s.tax += j.tax_due;
                 }
-                None => {
-                    let mut m = Map::new();
-                    m.insert(
-                        "jurisName".into(),
-                        Value::String(j.jurisdiction_name.clone()),
-                    );
-                    m.insert("rate".into(), super::num(j.tax_rate));
-                    summary.push((key.0, key.1, Level::of(j), j.tax_rate, m, t, j.tax_due));
-                }
+                None => summary.push(SummaryRow {
+                    entry: j,
+                    taxable: t,
+                    tax: j.tax_due,
+                }),
             }
         }
         lines.push(json!({
@@ -522,18 +516,27 @@ fn render(c: &Calculated, doc: &Document) -> Value {
     }
     let summary: Vec<Value> = summary
         .into_iter()
-        .map(|(code, name, level, rate, extra, taxable, tax)| {
-            let (short, long) = juris_type(level);
-            let mut m = extra;
+        .map(|row| {
+            let j = row.entry;
+            let (short, long) = juris_type(Level::of(j));
+            let (taxable, tax) = (row.taxable, row.tax);
+            let mut m = Map::new();
+            m.insert(
+                "jurisName".into(),
+                Value::String(j.jurisdiction_name.clone()),
+            );
             m.insert("country".into(), Value::String(country.to_string()));
             m.insert("region".into(), Value::String(region.to_string()));
             m.insert("jurisType".into(), Value::String(short.into()));
             m.insert("jurisdictionType".into(), Value::String(long.into()));
-            m.insert("jurisCode".into(), Value::String(code));
+            m.insert(
+                "jurisCode".into(),
+                Value::String(j.jurisdiction_code.clone()),
+            );
             m.insert("taxType".into(), Value::String("Sales".into()));
-            m.insert("taxName".into(), Value::String(name));
+            m.insert("taxName".into(), Value::String(j.rate_type.clone()));
             m.insert("rateType".into(), Value::String("General".into()));
-            m.insert("rate".into(), super::num(rate));
+            m.insert("rate".into(), super::num(j.tax_rate));
             m.insert("taxable".into(), super::major(taxable));
             m.insert("tax".into(), super::major(tax));
             m.insert("taxCalculated".into(), super::major(tax));
