@@ -270,3 +270,40 @@ fn limits_and_idempotency_hold_on_the_shapes() {
     assert_eq!(body["status"], 429);
     assert!(h[2].is_some());
 }
+
+#[test]
+fn the_shapes_document_is_served_and_names_what_is_answered() {
+    let server = TestServer::start("dialects-openapi");
+    let c = server.client();
+    let doc = c.send(Call {
+        method: "GET",
+        path: "/openapi/dialects.json",
+        key: None,
+        version: None,
+        body: None,
+        content_type: None,
+    });
+    assert_eq!(doc.status, 200);
+    let doc = doc.json();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let mut paths: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        vec![
+            "/api/v2/definitions/taxcodes",
+            "/api/v2/transactions/create",
+            "/api/v2/utilities/ping",
+            "/v2/categories",
+            "/v2/nexus/regions",
+            "/v2/rates/{zip}",
+            "/v2/taxes",
+        ]
+    );
+    // That each answer conforms to its schema: tests/openapi.rs.
+}
