@@ -817,7 +817,16 @@ fn dialect_answers_conform_to_their_documented_schemas() {
         };
         r["content"]["application/json"]["schema"].clone()
     };
-    let cases: [(&str, &str, &str, Option<&str>, Option<&str>, &str); 9] = [
+    // (method, documented path, path asked, key, body, status)
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a str,
+    );
+    let cases: [Case<'_>; 9] = [
         (
             "post",
             "/v2/taxes",
