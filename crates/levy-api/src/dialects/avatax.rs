@@ -318,27 +318,14 @@ fn document(ctx: &Ctx<'_>, body: &Value) -> Result<Document, ApiError> {
             text(item, "number", &at("number"))?.unwrap_or_else(|| (i + 1).to_string());
         let amount = number(item, "amount", &at("amount"))?
             .ok_or_else(|| ApiError::missing(&at("amount"), "number"))?;
-        if amount.is_sign_negative() && !amount.is_zero() {
-            return Err(crate::read::positive(
-                &at("amount"),
-                "zero or more (a return is not taken yet)",
-                amount,
-            ));
-        }
         let quantity = number(item, "quantity", &at("quantity"))?.unwrap_or(Decimal::ONE);
-        // levy counts whole units; the amount is the line's total either way.
-        let units = if quantity.fract().is_zero()
-            && quantity >= Decimal::ONE
-            && quantity <= Decimal::from(u32::MAX)
-        {
-            u32::try_from(quantity.trunc().mantissa()).unwrap_or(1)
-        } else {
-            return Err(crate::read::positive(
-                &at("quantity"),
-                "a positive whole number",
-                quantity,
-            ));
-        };
+        // levy counts whole units; the amount is the line's total either way. A negative
+        // amount (a return) is not taken yet.
+        let (minor, units) = super::bounded(
+            super::to_minor(amount),
+            quantity,
+            (&at("amount"), &at("quantity")),
+        )?;
         let tax_included = flag(item, "taxIncluded", &at("taxIncluded"))?.unwrap_or(false);
         match included {
             None => included = Some(tax_included),
@@ -361,7 +348,7 @@ fn document(ctx: &Ctx<'_>, body: &Value) -> Result<Document, ApiError> {
         );
         messages.extend(note);
         lines.push(LineInput {
-            amount: super::to_minor(amount),
+            amount: minor,
             quantity: units,
             product: None,
             category: Some(category.to_string()),
@@ -383,7 +370,10 @@ fn document(ctx: &Ctx<'_>, body: &Value) -> Result<Document, ApiError> {
             lines,
             origin_country: from.as_ref().map(|o| o.country.clone()),
             origin: from,
-            transacted_at: Some(i64::from(day.0) * 86_400 + 43_200),
+            transacted_at: crate::read::opt_unix_seconds(
+                "date",
+                Some(i64::from(day.0) * 86_400 + 43_200),
+            )?,
             metadata: None,
             per_unit: false,
             rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),

@@ -247,9 +247,53 @@ pub(crate) fn body_object(req: &Request) -> Result<Value, ApiError> {
     Ok(v)
 }
 
+/// A line's amount (minor units) and quantity within the bounds the interface's own lines
+/// are held to (`levy_core::MAX_AMOUNT_MINOR`, `MAX_QUANTITY`): `amount` and `quantity`
+/// name the fields at fault.
+pub(crate) fn bounded(
+    minor: Decimal,
+    quantity: Decimal,
+    (amount, quantity_field): (&str, &str),
+) -> Result<(Decimal, u32), ApiError> {
+    if minor.is_sign_negative() && !minor.is_zero() {
+        return Err(crate::read::positive(
+            amount,
+            "zero or more",
+            minor / Decimal::ONE_HUNDRED,
+        ));
+    }
+    if minor > Decimal::from(levy_core::MAX_AMOUNT_MINOR) {
+        return Err(crate::read::too_large(
+            amount,
+            Decimal::from(levy_core::MAX_AMOUNT_MINOR) / Decimal::ONE_HUNDRED,
+            minor / Decimal::ONE_HUNDRED,
+        ));
+    }
+    if !quantity.fract().is_zero() || quantity < Decimal::ONE {
+        return Err(crate::read::positive(
+            quantity_field,
+            "a positive whole number",
+            quantity,
+        ));
+    }
+    if quantity > Decimal::from(levy_core::MAX_QUANTITY) {
+        return Err(crate::read::too_large(
+            quantity_field,
+            levy_core::MAX_QUANTITY,
+            quantity,
+        ));
+    }
+    let units = u32::try_from(quantity.trunc().mantissa() / 10i128.pow(quantity.trunc().scale()))
+        .unwrap_or(levy_core::MAX_QUANTITY);
+    Ok((minor, units))
+}
+
 /// Minor units (cents) of a major-unit amount (dollars): `16.5` is `1650`.
 pub(crate) fn to_minor(major: Decimal) -> Decimal {
-    major * Decimal::ONE_HUNDRED
+    // A decimal of 28 digits times 100 may not fit: saturated, then refused as too large.
+    major
+        .checked_mul(Decimal::ONE_HUNDRED)
+        .unwrap_or(Decimal::MAX)
 }
 
 /// A major-unit amount of minor units, as a JSON number: `1650` is `16.5`.

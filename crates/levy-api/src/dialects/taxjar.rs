@@ -139,9 +139,11 @@ fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
     let origin = address(body, "from")?;
     let shipping = decimal(body, "shipping", "shipping")?
         .ok_or_else(|| ApiError::missing("shipping", "number (0 for none)"))?;
-    if shipping.is_sign_negative() && !shipping.is_zero() {
-        return Err(crate::read::positive("shipping", "zero or more", shipping));
-    }
+    super::bounded(
+        super::to_minor(shipping),
+        Decimal::ONE,
+        ("shipping", "shipping"),
+    )?;
     if let Some(t) = string(body, "exemption_type", "exemption_type")? {
         if t != "non_exempt" {
             return Err(ApiError::field(
@@ -192,26 +194,14 @@ fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
                         item,
                     ));
                 }
-                let quantity = match decimal(item, "quantity", &at("quantity"))? {
-                    None => 1,
-                    Some(q)
-                        if q.fract().is_zero()
-                            && q >= Decimal::ONE
-                            && q <= Decimal::from(u32::MAX) =>
-                    {
-                        u32::try_from(q.mantissa() / 10i128.pow(q.scale())).unwrap_or(1)
-                    }
-                    Some(q) => {
-                        return Err(crate::read::positive(
-                            &at("quantity"),
-                            "a positive integer",
-                            q,
-                        ))
-                    }
-                };
+                let quantity = decimal(item, "quantity", &at("quantity"))?.unwrap_or(Decimal::ONE);
                 let unit = decimal(item, "unit_price", &at("unit_price"))?.unwrap_or_default();
                 let discount = decimal(item, "discount", &at("discount"))?.unwrap_or_default();
-                let amount = unit * Decimal::from(quantity) - discount;
+                // quantity × unit_price − discount, refused rather than overflowing.
+                let amount = unit
+                    .checked_mul(quantity)
+                    .and_then(|gross| gross.checked_sub(discount))
+                    .unwrap_or(Decimal::MAX);
                 if amount.is_sign_negative() && !amount.is_zero() {
                     return Err(crate::read::positive(
                         &at("unit_price"),
@@ -219,6 +209,11 @@ fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
                         amount,
                     ));
                 }
+                let (minor, quantity) = super::bounded(
+                    super::to_minor(amount),
+                    quantity,
+                    (&at("unit_price"), &at("quantity")),
+                )?;
                 let id = string(item, "id", &at("id"))?;
                 let label = id.clone().unwrap_or_else(|| (i + 1).to_string());
                 let ptc = string(item, "product_tax_code", &at("product_tax_code"))?;
@@ -231,7 +226,7 @@ fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
                 );
                 messages.extend(note);
                 lines.push(LineInput {
-                    amount: super::to_minor(amount),
+                    amount: minor,
                     quantity,
                     product: None,
                     category: Some(category.to_string()),
@@ -244,11 +239,10 @@ fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
             let amount = decimal(body, "amount", "amount")?.ok_or_else(|| {
                 ApiError::missing("amount", "number, or line_items with the order's items")
             })?;
-            if amount.is_sign_negative() && !amount.is_zero() {
-                return Err(crate::read::positive("amount", "zero or more", amount));
-            }
+            let (minor, _) =
+                super::bounded(super::to_minor(amount), Decimal::ONE, ("amount", "amount"))?;
             lines.push(LineInput {
-                amount: super::to_minor(amount),
+                amount: minor,
                 quantity: 1,
                 product: None,
                 category: Some("GENERAL_MERCHANDISE".to_string()),
@@ -520,6 +514,19 @@ pub(crate) fn taxes(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// the place, the rates are zero and `levy_messages` says why.
 pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let zip = ctx.params[0].trim().to_string();
+    let well_formed = (3..=10).contains(&zip.len())
+        && zip
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-');
+    if !well_formed {
+        return Err(ApiError::field(
+            ErrorKind::MalformedAddress,
+            "zip",
+            "the zip of the path must be a postal code: 3 to 10 letters, digits, spaces or hyphens",
+            "a postal code",
+            zip.as_str(),
+        ));
+    }
     let mut q = Map::new();
     for (k, v) in ctx.query_params(&["country", "state", "city", "street"])? {
         q.insert(format!("to_{k}"), Value::String(v.to_string()));
