@@ -493,6 +493,48 @@ fn taxjar_rates_are_the_places_as_levy_calculates_them() {
 }
 
 #[test]
+fn avatax_rates_by_postal_code_are_the_places_as_levy_calculates_them() {
+    let svc = default_service();
+    let (status, headers, body) = send(
+        &svc,
+        "GET",
+        "/api/v2/taxrates/bypostalcode?country=US&postalCode=37203",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(headers.iter().any(|(k, _)| k == "x-correlation-id"));
+    // 7% + 2.25% + 0.5%, as the TaxJar shape's rates and the calculation above.
+    assert_eq!(d(&body["totalRate"]), cents("0.0975"));
+    let rates: Vec<(Decimal, &str)> = body["rates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (d(&r["rate"]), r["type"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        rates,
+        vec![
+            (cents("0.07"), "State"),
+            (cents("0.0225"), "County"),
+            (cents("0.005"), "Special"),
+        ]
+    );
+    let (status, _, body) = send(
+        &svc,
+        "GET",
+        "/api/v2/taxrates/bypostalcode?country=US",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"]["details"][0]["refersTo"], "postalCode",
+        "{body}"
+    );
+}
+
+#[test]
 fn a_table_without_a_vendor_codes_levy_code_says_so() {
     // The Tennessee test table has no GROCERIES and no SHIPPING code.
     let svc = service();

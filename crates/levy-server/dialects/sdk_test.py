@@ -304,6 +304,14 @@ check(
     "AvaTax Los Angeles: levy's own answer (%s cents)" % native["total_tax_amount"],
 )
 
+rates = av.tax_rates_by_postal_code({"country": "US", "postalCode": "37203"}).json()
+check(dollars(rates["totalRate"]) == Decimal("0.0975"), "AvaTax taxrates/bypostalcode 37203: 9.75%")
+check(
+    [(dollars(r["rate"]), r["type"]) for r in rates["rates"]]
+    == [(Decimal("0.07"), "State"), (Decimal("0.0225"), "County"), (Decimal("0.005"), "Special")],
+    "AvaTax taxrates/bypostalcode 37203: state 7%, county 2.25%, special 0.5%",
+)
+
 taxcodes = av.list_tax_codes()
 check(
     {"P0000000", "PC040100", "PF050000"} <= {c["taxCode"] for c in taxcodes.json()["value"]},

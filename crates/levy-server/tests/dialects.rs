@@ -297,6 +297,7 @@ fn the_shapes_document_is_served_and_names_what_is_answered() {
         paths,
         vec![
             "/api/v2/definitions/taxcodes",
+            "/api/v2/taxrates/bypostalcode",
             "/api/v2/transactions/create",
             "/api/v2/utilities/ping",
             "/v2/categories",

@@ -826,7 +826,7 @@ fn dialect_answers_conform_to_their_documented_schemas() {
         Option<&'a str>,
         &'a str,
     );
-    let cases: [Case<'_>; 9] = [
+    let cases: [Case<'_>; 10] = [
         (
             "post",
             "/v2/taxes",
@@ -881,6 +881,14 @@ fn dialect_answers_conform_to_their_documented_schemas() {
             "/api/v2/transactions/create",
             Some(SHOP_LIVE),
             Some(create),
+            "200",
+        ),
+        (
+            "get",
+            "/api/v2/taxrates/bypostalcode",
+            "/api/v2/taxrates/bypostalcode?country=US&postalCode=37203",
+            Some(SHOP_LIVE),
+            None,
             "200",
         ),
         (

@@ -665,3 +665,56 @@ pub(crate) fn tax_codes(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 pub(crate) fn is_ping(req: &crate::Request) -> bool {
     req.method == "GET" && req.path == "/api/v2/utilities/ping"
 }
+
+/// `GET /api/v2/taxrates/bypostalcode?country=US&postalCode=37203`: AvaTax's free rates
+/// lookup (a TaxRateModel: `totalRate` and `rates[]` of `rate`, `name`, `type`), as levy
+/// taxes $100.00 of general merchandise delivered to the postal code (a calculation,
+/// recorded as any is; the TaxJar shape's `GET /v2/rates/{zip}` is the same lookup).
+pub(crate) fn rates_by_postal_code(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let mut country = None;
+    let mut postal = None;
+    for (k, v) in ctx.query_params(&["country", "postalCode"])? {
+        match k {
+            "country" => country = Some(v.trim().to_ascii_uppercase()),
+            _ => postal = Some(super::taxjar::postal_code(v, "postalCode")?),
+        }
+    }
+    let country = country.ok_or_else(|| ApiError::missing("country", "US or CA"))?;
+    let postal = postal.ok_or_else(|| ApiError::missing("postalCode", "a postal code"))?;
+    let to = Address {
+        postal_code: postal,
+        country: country.clone(),
+        ..Address::default()
+    };
+    let (input, _) = super::taxjar::rate_sale(ctx, to, &country)?;
+    crate::resources::calculations::answer(ctx, &input, |c| {
+        let line = &c.record.lines[0];
+        let rates: Vec<Value> = line
+            .jurisdictions
+            .iter()
+            .filter(|j| super::applies(j))
+            .map(|j| {
+                json!({
+                    "rate": super::num(j.tax_rate),
+                    "name": j.jurisdiction_name,
+                    "type": juris_type(Level::of(j)).1,
+                })
+            })
+            .collect();
+        let mut messages: Vec<Value> = super::notes(c)
+            .into_iter()
+            .map(|n| json!({ "summary": n, "severity": "Warning", "source": "levy" }))
+            .collect();
+        messages.push(json!({
+            "summary": format!("Levy-Coverage {}", c.coverage),
+            "severity": if c.coverage == "FULL" { "Success" } else { "Warning" },
+            "source": "levy",
+        }));
+        Reply::json(&json!({
+            "totalRate": super::num(super::line_rate(line)),
+            "rates": rates,
+            "levyCalculationId": c.record.id,
+            "levyMessages": messages,
+        }))
+    })
+}

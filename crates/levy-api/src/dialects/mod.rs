@@ -53,6 +53,11 @@ pub(crate) const ROUTES: &[(&str, &str, Handler)] = &[
     ("GET", "/api/v2/utilities/ping", avatax::ping),
     ("POST", "/api/v2/transactions/create", avatax::create),
     ("GET", "/api/v2/definitions/taxcodes", avatax::tax_codes),
+    (
+        "GET",
+        "/api/v2/taxrates/bypostalcode",
+        avatax::rates_by_postal_code,
+    ),
 ];
 
 /// The dialects' writes that hand their commit over ([`crate::handler::Ctx::after_commit`])

@@ -513,20 +513,7 @@ pub(crate) fn taxes(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// it collects where the account's registrations say: where it has some, none active in
 /// the place, the rates are zero and `levy_messages` says why.
 pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let zip = ctx.params[0].trim().to_string();
-    let well_formed = (3..=10).contains(&zip.len())
-        && zip
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-');
-    if !well_formed {
-        return Err(ApiError::field(
-            ErrorKind::MalformedAddress,
-            "zip",
-            "the zip of the path must be a postal code: 3 to 10 letters, digits, spaces or hyphens",
-            "a postal code",
-            zip.as_str(),
-        ));
-    }
+    let zip = postal_code(&ctx.params[0], "zip")?;
     let mut q = Map::new();
     for (k, v) in ctx.query_params(&["country", "state", "city", "street"])? {
         q.insert(format!("to_{k}"), Value::String(v.to_string()));
@@ -556,45 +543,7 @@ pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         postal_code: zip.clone(),
         country: country.clone(),
     };
-    let mut lines = vec![LineInput {
-        amount: Decimal::from(10_000),
-        quantity: 1,
-        product: None,
-        category: Some("GENERAL_MERCHANDISE".to_string()),
-        reference_line_item_id: None,
-    }];
-    // $0 of shipping, for freight_taxable (unknown, and said so, on a table without it).
-    let shipping_known = ctx.service.table.load().category("SHIPPING").is_some();
-    if shipping_known {
-        lines.push(LineInput {
-            amount: Decimal::ZERO,
-            quantity: 1,
-            product: None,
-            category: Some("SHIPPING".to_string()),
-            reference_line_item_id: Some(SHIPPING_LINE.to_string()),
-        });
-    }
-    let input = Input {
-        customer_id: None,
-        customer_type: None,
-        fallback_type: None,
-        tax_ids: Vec::new(),
-        address: Some(to),
-        ip: None,
-        currency: currency(&country)?,
-        tax_included: false,
-        automatic_tax: AutomaticTax::Auto,
-        lines,
-        origin_country: None,
-        origin: None,
-        transacted_at: None,
-        metadata: None,
-        per_unit: false,
-        rounding: None,
-        exchange_rate: None,
-        seller: None,
-        delivery: false,
-    };
+    let (input, shipping_known) = rate_sale(ctx, to, &country)?;
     crate::resources::calculations::answer(ctx, &input, |c| {
         let line = &c.record.lines[0];
         let rate_of = |level| super::num(super::level_of(line, level).1);
@@ -642,6 +591,76 @@ pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         rate.insert("levy_messages".into(), json!(messages));
         Reply::json(&json!({ "rate": rate }))
     })
+}
+
+/// A postal code of a rates lookup (`field` names it): 3 to 10 letters, digits, spaces or
+/// hyphens.
+pub(crate) fn postal_code(given: &str, field: &str) -> Result<String, ApiError> {
+    let zip = given.trim();
+    let well_formed = (3..=10).contains(&zip.len())
+        && zip
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-');
+    if !well_formed {
+        return Err(ApiError::field(
+            ErrorKind::MalformedAddress,
+            field,
+            format!("{field} must be a postal code: 3 to 10 letters, digits, spaces or hyphens"),
+            "a postal code",
+            zip,
+        ));
+    }
+    Ok(zip.to_string())
+}
+
+/// The sale a rates lookup calculates: $100.00 of general merchandise delivered to `to`,
+/// and $0 of shipping (for `freight_taxable`) when the table has a `SHIPPING` code, which
+/// the second value says.
+pub(crate) fn rate_sale(
+    ctx: &Ctx<'_>,
+    to: Address,
+    country: &str,
+) -> Result<(Input, bool), ApiError> {
+    let mut lines = vec![LineInput {
+        amount: Decimal::from(10_000),
+        quantity: 1,
+        product: None,
+        category: Some("GENERAL_MERCHANDISE".to_string()),
+        reference_line_item_id: None,
+    }];
+    // $0 of shipping, for freight_taxable (unknown, and said so, on a table without it).
+    let shipping_known = ctx.service.table.load().category("SHIPPING").is_some();
+    if shipping_known {
+        lines.push(LineInput {
+            amount: Decimal::ZERO,
+            quantity: 1,
+            product: None,
+            category: Some("SHIPPING".to_string()),
+            reference_line_item_id: Some(SHIPPING_LINE.to_string()),
+        });
+    }
+    let input = Input {
+        customer_id: None,
+        customer_type: None,
+        fallback_type: None,
+        tax_ids: Vec::new(),
+        address: Some(to),
+        ip: None,
+        currency: currency(country)?,
+        tax_included: false,
+        automatic_tax: AutomaticTax::Auto,
+        lines,
+        origin_country: None,
+        origin: None,
+        transacted_at: None,
+        metadata: None,
+        per_unit: false,
+        rounding: None,
+        exchange_rate: None,
+        seller: None,
+        delivery: false,
+    };
+    Ok((input, shipping_known))
 }
 
 /// `GET /v2/categories`: the TaxJar product tax codes levy maps
