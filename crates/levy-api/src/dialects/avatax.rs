@@ -14,13 +14,15 @@
 //! is refused with a 400 that says so, never calculated without it.
 
 use rust_decimal::Decimal;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{json, Value};
 
 use super::{codes, Level};
 use crate::calculate::Calculated;
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::{Ctx, Reply};
 use crate::read::{Input, LineInput};
+use crate::render::Num;
 use crate::store::{JurisdictionRecord, LineRecord};
 use levy_core::{Address, AutomaticTax, Currency, Date};
 
@@ -98,10 +100,7 @@ fn text(o: &Value, name: &str, path: &str) -> Result<Option<String>, ApiError> {
 fn number(o: &Value, name: &str, path: &str) -> Result<Option<Decimal>, ApiError> {
     match field(o, name) {
         None => Ok(None),
-        Some(v) => {
-            let wrapped = json!({ "n": v });
-            super::decimal(&wrapped, "n", path)
-        }
+        Some(v) => super::decimal_value(v, path),
     }
 }
 
@@ -406,53 +405,172 @@ fn juris_type(level: Level) -> (&'static str, &'static str) {
 
 /// One detail of a line: an entry of levy's answer. Its `tax` is levy's unrounded tax
 /// due of the entry (the line's `tax` is the rounded sum).
-fn detail(j: &JurisdictionRecord, line: &LineRecord, region: &str, country: &str) -> Value {
-    let (short, long) = juris_type(Level::of(j));
-    let taxable = if super::applies(j) {
-        line.amount_excluding_tax
-    } else {
-        Decimal::ZERO
-    };
-    json!({
-        "id": 0,
-        "country": country,
-        "region": region,
-        "jurisCode": j.jurisdiction_code,
-        "jurisName": j.jurisdiction_name,
-        "jurisType": short,
-        "jurisdictionType": long,
-        "taxAuthorityName": j.authority_name,
-        "rate": super::num(j.tax_rate),
-        "tax": super::major(j.tax_due),
-        "taxCalculated": super::major(j.tax_due),
-        "taxableAmount": super::major(taxable),
-        "exemptAmount": super::major(line.amount_excluding_tax - taxable),
-        "nonTaxableAmount": 0,
-        "taxName": j.rate_type,
-        "taxType": if j.tax_type == "USE" { "Use" } else { "Sales" },
-        "rateType": "General",
-        "levyNote": j.note,
-        "levyRuleId": j.rule_id,
-    })
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DetailView<'a> {
+    id: u8,
+    country: &'a str,
+    region: &'a str,
+    juris_code: &'a str,
+    juris_name: &'a str,
+    juris_type: &'static str,
+    jurisdiction_type: &'static str,
+    tax_authority_name: &'a str,
+    rate: Num,
+    tax: Dollars,
+    tax_calculated: Dollars,
+    taxable_amount: Dollars,
+    exempt_amount: Dollars,
+    non_taxable_amount: u8,
+    tax_name: &'a str,
+    tax_type: &'static str,
+    rate_type: &'static str,
+    levy_note: &'a str,
+    levy_rule_id: u32,
+}
+
+impl<'a> DetailView<'a> {
+    fn of(
+        j: &'a JurisdictionRecord,
+        line: &LineRecord,
+        (region, country): (&'a str, &'a str),
+    ) -> Self {
+        let (short, long) = juris_type(Level::of(j));
+        let taxable = if super::applies(j) {
+            line.amount_excluding_tax
+        } else {
+            Decimal::ZERO
+        };
+        DetailView {
+            id: 0,
+            country,
+            region,
+            juris_code: &j.jurisdiction_code,
+            juris_name: &j.jurisdiction_name,
+            juris_type: short,
+            jurisdiction_type: long,
+            tax_authority_name: &j.authority_name,
+            rate: Num(j.tax_rate),
+            tax: Dollars(j.tax_due),
+            tax_calculated: Dollars(j.tax_due),
+            taxable_amount: Dollars(taxable),
+            exempt_amount: Dollars(line.amount_excluding_tax - taxable),
+            non_taxable_amount: 0,
+            tax_name: &j.rate_type,
+            tax_type: if j.tax_type == "USE" { "Use" } else { "Sales" },
+            rate_type: "General",
+            levy_note: &j.note,
+            levy_rule_id: j.rule_id,
+        }
+    }
+}
+
+/// One line of the TransactionModel.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LineView<'a> {
+    id: u8,
+    line_number: &'a str,
+    item_code: &'a str,
+    tax_code: &'a str,
+    levy_tax_code: &'a str,
+    quantity: Num,
+    line_amount: Dollars,
+    taxable_amount: Dollars,
+    exempt_amount: Dollars,
+    tax: Dollars,
+    tax_calculated: Dollars,
+    tax_included: bool,
+    is_item_taxable: bool,
+    details: Vec<DetailView<'a>>,
 }
 
 /// One row of a TransactionModel's `summary`: a jurisdiction's tax of one name over the
 /// document.
-struct SummaryRow<'a> {
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SummaryView<'a> {
+    country: &'a str,
+    region: &'a str,
+    juris_type: &'static str,
+    jurisdiction_type: &'static str,
+    juris_code: &'a str,
+    juris_name: &'a str,
+    tax_type: &'static str,
+    tax_name: &'a str,
+    rate_type: &'static str,
+    rate: Num,
+    taxable: Dollars,
+    tax: Dollars,
+    tax_calculated: Dollars,
+    exemption: u8,
+    non_taxable: u8,
+    #[serde(skip)]
     entry: &'a JurisdictionRecord,
-    taxable: Decimal,
-    tax: Decimal,
 }
 
-/// The TransactionModel of a calculation.
-fn render(c: &Calculated, doc: &Document) -> Value {
+/// One of `messages[]`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MessageView<'a> {
+    summary: std::borrow::Cow<'a, str>,
+    details: std::borrow::Cow<'a, str>,
+    severity: &'static str,
+    source: &'static str,
+    refers_to: &'static str,
+}
+
+/// The TransactionModel of a SalesOrder.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TransactionView<'a> {
+    id: u8,
+    code: &'a str,
+    company_id: u8,
+    date: &'a str,
+    tax_date: &'a str,
+    status: &'static str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    customer_code: &'a str,
+    customer_vendor_code: &'a str,
+    currency_code: &'a str,
+    exchange_rate: u8,
+    reconciled: bool,
+    locked: bool,
+    version: u8,
+    adjustment_reason: &'static str,
+    total_amount: Dollars,
+    total_discount: u8,
+    total_exempt: Dollars,
+    total_taxable: Dollars,
+    total_tax: Dollars,
+    total_tax_calculated: Dollars,
+    lines: Vec<LineView<'a>>,
+    summary: Vec<SummaryView<'a>>,
+    messages: Vec<MessageView<'a>>,
+    levy_calculation_id: &'a str,
+}
+
+/// Minor units written as major units (cents as dollars), exactly.
+struct Dollars(Decimal);
+
+impl Serialize for Dollars {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Num(self.0 / Decimal::ONE_HUNDRED).serialize(s)
+    }
+}
+
+/// The TransactionModel of a calculation, written straight to its serializer.
+fn render(c: &Calculated, doc: &Document) -> Result<Reply, ApiError> {
+    use std::borrow::Cow;
     let record = &c.record;
-    let (region, country) = (record.place.region.as_str(), record.place.country.as_str());
+    let place = (record.place.region.as_str(), record.place.country.as_str());
     let mut taxable_total = Decimal::ZERO;
     let mut exempt_total = Decimal::ZERO;
     // Summary rows by jurisdiction and tax name, in the order first seen.
-    let mut summary: Vec<SummaryRow<'_>> = Vec::new();
-    let mut lines = Vec::new();
+    let mut summary: Vec<SummaryView<'_>> = Vec::new();
+    let mut lines = Vec::with_capacity(record.lines.len());
     for (line, (number, item_code, tax_code, quantity)) in record.lines.iter().zip(&doc.lines) {
         let taxed = super::taxed(line);
         let taxable = if taxed {
@@ -462,11 +580,6 @@ fn render(c: &Calculated, doc: &Document) -> Value {
         };
         taxable_total += taxable;
         exempt_total += line.amount_excluding_tax - taxable;
-        let details: Vec<Value> = line
-            .jurisdictions
-            .iter()
-            .map(|j| detail(j, line, region, country))
-            .collect();
         for j in &line.jurisdictions {
             let t = if super::applies(j) {
                 line.amount_excluding_tax
@@ -477,112 +590,115 @@ fn render(c: &Calculated, doc: &Document) -> Value {
                 s.entry.jurisdiction_code == j.jurisdiction_code && s.entry.rate_type == j.rate_type
             }) {
                 Some(s) => {
-                    s.taxable += t;
-                    s.tax += j.tax_due;
+                    s.taxable.0 += t;
+                    s.tax.0 += j.tax_due;
+                    s.tax_calculated.0 += j.tax_due;
                 }
-                None => summary.push(SummaryRow {
-                    entry: j,
-                    taxable: t,
-                    tax: j.tax_due,
-                }),
+                None => {
+                    let (short, long) = juris_type(Level::of(j));
+                    summary.push(SummaryView {
+                        country: place.1,
+                        region: place.0,
+                        juris_type: short,
+                        jurisdiction_type: long,
+                        juris_code: &j.jurisdiction_code,
+                        juris_name: &j.jurisdiction_name,
+                        tax_type: "Sales",
+                        tax_name: &j.rate_type,
+                        rate_type: "General",
+                        rate: Num(j.tax_rate),
+                        taxable: Dollars(t),
+                        tax: Dollars(j.tax_due),
+                        tax_calculated: Dollars(j.tax_due),
+                        exemption: 0,
+                        non_taxable: 0,
+                        entry: j,
+                    })
+                }
             }
         }
-        lines.push(json!({
-            "id": 0,
-            "lineNumber": number,
-            "itemCode": item_code.clone().unwrap_or_default(),
-            "taxCode": tax_code.clone().unwrap_or_else(|| "P0000000".to_string()),
-            "levyTaxCode": line.product_tax_code,
-            "quantity": super::num(*quantity),
-            "lineAmount": super::major(line.amount_excluding_tax),
-            "taxableAmount": super::major(taxable),
-            "exemptAmount": super::major(line.amount_excluding_tax - taxable),
-            "tax": super::major(line.tax_amount),
-            "taxCalculated": super::major(line.tax_amount),
-            "taxIncluded": record.tax_included,
-            "isItemTaxable": taxed,
-            "details": details,
-        }));
+        lines.push(LineView {
+            id: 0,
+            line_number: number,
+            item_code: item_code.as_deref().unwrap_or(""),
+            tax_code: tax_code.as_deref().unwrap_or("P0000000"),
+            levy_tax_code: &line.product_tax_code,
+            quantity: Num(*quantity),
+            line_amount: Dollars(line.amount_excluding_tax),
+            taxable_amount: Dollars(taxable),
+            exempt_amount: Dollars(line.amount_excluding_tax - taxable),
+            tax: Dollars(line.tax_amount),
+            tax_calculated: Dollars(line.tax_amount),
+            tax_included: record.tax_included,
+            is_item_taxable: taxed,
+            details: line
+                .jurisdictions
+                .iter()
+                .map(|j| DetailView::of(j, line, place))
+                .collect(),
+        });
     }
-    let summary: Vec<Value> = summary
-        .into_iter()
-        .map(|row| {
-            let j = row.entry;
-            let (short, long) = juris_type(Level::of(j));
-            let (taxable, tax) = (row.taxable, row.tax);
-            let mut m = Map::new();
-            m.insert(
-                "jurisName".into(),
-                Value::String(j.jurisdiction_name.clone()),
-            );
-            m.insert("country".into(), Value::String(country.to_string()));
-            m.insert("region".into(), Value::String(region.to_string()));
-            m.insert("jurisType".into(), Value::String(short.into()));
-            m.insert("jurisdictionType".into(), Value::String(long.into()));
-            m.insert(
-                "jurisCode".into(),
-                Value::String(j.jurisdiction_code.clone()),
-            );
-            m.insert("taxType".into(), Value::String("Sales".into()));
-            m.insert("taxName".into(), Value::String(j.rate_type.clone()));
-            m.insert("rateType".into(), Value::String("General".into()));
-            m.insert("rate".into(), super::num(j.tax_rate));
-            m.insert("taxable".into(), super::major(taxable));
-            m.insert("tax".into(), super::major(tax));
-            m.insert("taxCalculated".into(), super::major(tax));
-            m.insert("exemption".into(), Value::from(0));
-            m.insert("nonTaxable".into(), Value::from(0));
-            Value::Object(m)
-        })
-        .collect();
-    let mut messages: Vec<Value> = doc
+    fn warning(m: Cow<'_, str>) -> MessageView<'_> {
+        MessageView {
+            summary: m.clone(),
+            details: m,
+            severity: "Warning",
+            source: "levy",
+            refers_to: "lines",
+        }
+    }
+    let mut messages: Vec<MessageView<'_>> = doc
         .messages
         .iter()
-        .map(|m| json!({ "summary": m, "details": m, "severity": "Warning", "source": "levy", "refersTo": "lines" }))
+        .map(|m| warning(Cow::Borrowed(m.as_str())))
         .collect();
-    messages.push(json!({
-        "summary": format!("Levy-Coverage {}", c.coverage),
-        "details": match c.coverage {
+    messages.push(MessageView {
+        summary: Cow::Owned(format!("Levy-Coverage {}", c.coverage)),
+        details: Cow::Borrowed(match c.coverage {
             "FULL" => "levy's answer holds every tax of the place it knows",
             "PARTIAL" => "levy's answer may not hold every local tax of the place",
             _ => "levy's answer holds the state's taxes only",
+        }),
+        severity: if c.coverage == "FULL" {
+            "Success"
+        } else {
+            "Warning"
         },
-        "severity": if c.coverage == "FULL" { "Success" } else { "Warning" },
-        "source": "levy",
-        "refersTo": "addresses",
-    }));
-    for note in super::notes(c)
-        .into_iter()
-        .filter(|n| !n.starts_with("Levy-Coverage"))
-    {
-        messages.push(json!({ "summary": note, "details": note, "severity": "Warning", "source": "levy", "refersTo": "lines" }));
-    }
-    json!({
-        "id": 0,
-        "code": doc.code.clone().unwrap_or_else(|| record.id.clone()),
-        "companyId": 0,
-        "date": doc.date,
-        "taxDate": doc.date,
-        "status": "Temporary",
-        "type": "SalesOrder",
-        "customerCode": doc.customer_code,
-        "customerVendorCode": doc.customer_code,
-        "currencyCode": doc.currency,
-        "exchangeRate": 1,
-        "reconciled": false,
-        "locked": false,
-        "version": 1,
-        "adjustmentReason": "NotAdjusted",
-        "totalAmount": super::major(record.total_excluding_tax),
-        "totalDiscount": 0,
-        "totalExempt": super::major(exempt_total),
-        "totalTaxable": super::major(taxable_total),
-        "totalTax": super::major(record.total_tax),
-        "totalTaxCalculated": super::major(record.total_tax),
-        "lines": lines,
-        "summary": summary,
-        "messages": messages,
-        "levyCalculationId": record.id,
+        source: "levy",
+        refers_to: "addresses",
+    });
+    messages.extend(
+        super::notes(c)
+            .into_iter()
+            .filter(|n| !n.starts_with("Levy-Coverage"))
+            .map(|n| warning(Cow::Owned(n))),
+    );
+    Reply::json(&TransactionView {
+        id: 0,
+        code: doc.code.as_deref().unwrap_or(&record.id),
+        company_id: 0,
+        date: &doc.date,
+        tax_date: &doc.date,
+        status: "Temporary",
+        kind: "SalesOrder",
+        customer_code: &doc.customer_code,
+        customer_vendor_code: &doc.customer_code,
+        currency_code: &doc.currency,
+        exchange_rate: 1,
+        reconciled: false,
+        locked: false,
+        version: 1,
+        adjustment_reason: "NotAdjusted",
+        total_amount: Dollars(record.total_excluding_tax),
+        total_discount: 0,
+        total_exempt: Dollars(exempt_total),
+        total_taxable: Dollars(taxable_total),
+        total_tax: Dollars(record.total_tax),
+        total_tax_calculated: Dollars(record.total_tax),
+        lines,
+        summary,
+        messages,
+        levy_calculation_id: &record.id,
     })
 }
 
@@ -592,7 +708,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.query_params(&["$include"])?;
     let body = super::body_object(ctx.req)?;
     let doc = document(ctx, &body)?;
-    crate::resources::calculations::answer(ctx, &doc.input, |c| Reply::json(&render(c, &doc)))
+    crate::resources::calculations::answer(ctx, &doc.input, |c| render(c, &doc))
 }
 
 /// The ping's body: whether the request was authenticated, and how.

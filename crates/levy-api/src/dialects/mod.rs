@@ -190,29 +190,25 @@ pub(crate) fn describe(v: &Value) -> String {
 /// (`16.5`, `"16.50"`); `None` when absent or `null`.
 pub(crate) fn decimal(body: &Value, name: &str, field: &str) -> Result<Option<Decimal>, ApiError> {
     match body.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => crate::json::decimal_of(n).map(Some).ok_or_else(|| {
-            bad_field(
-                field,
-                format!("{field} must be a number"),
-                "number",
-                &body[name],
-            )
-        }),
-        Some(Value::String(s)) => s.trim().parse::<Decimal>().map(Some).map_err(|_| {
-            bad_field(
-                field,
-                format!("{field} must be a number"),
-                "number",
-                &body[name],
-            )
-        }),
-        Some(other) => Err(bad_field(
-            field,
-            format!("{field} must be a number"),
-            "number",
-            other,
-        )),
+        None => Ok(None),
+        Some(v) => decimal_value(v, field),
+    }
+}
+
+/// A money amount or rate, exactly: a JSON number or a string of one; `None` for `null`.
+pub(crate) fn decimal_value(v: &Value, field: &str) -> Result<Option<Decimal>, ApiError> {
+    let not_a_number = || bad_field(field, format!("{field} must be a number"), "number", v);
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => crate::json::decimal_of(n)
+            .map(Some)
+            .ok_or_else(not_a_number),
+        Value::String(s) => s
+            .trim()
+            .parse::<Decimal>()
+            .map(Some)
+            .map_err(|_| not_a_number()),
+        _ => Err(not_a_number()),
     }
 }
 
