@@ -17,7 +17,7 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::{codes, Level};
+use super::{codes, Dollars, Level};
 use crate::calculate::Calculated;
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::{Ctx, Reply};
@@ -550,15 +550,6 @@ struct TransactionView<'a> {
     summary: Vec<SummaryView<'a>>,
     messages: Vec<MessageView<'a>>,
     levy_calculation_id: &'a str,
-}
-
-/// Minor units written as major units (cents as dollars), exactly.
-struct Dollars(Decimal);
-
-impl Serialize for Dollars {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Num(self.0 / Decimal::ONE_HUNDRED).serialize(s)
-    }
 }
 
 /// The TransactionModel of a calculation, written straight to its serializer.

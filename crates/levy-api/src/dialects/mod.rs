@@ -297,9 +297,14 @@ pub(crate) fn to_minor(major: Decimal) -> Decimal {
         .unwrap_or(Decimal::MAX)
 }
 
-/// A major-unit amount of minor units, as a JSON number: `1650` is `16.5`.
-pub(crate) fn major(minor: Decimal) -> Value {
-    crate::json::num(minor / Decimal::ONE_HUNDRED)
+/// Minor units written as major units (cents as dollars), exactly, straight to a
+/// serializer.
+pub(crate) struct Dollars(pub Decimal);
+
+impl serde::Serialize for Dollars {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        crate::render::Num(self.0 / Decimal::ONE_HUNDRED).serialize(s)
+    }
 }
 
 /// A decimal as a JSON number.

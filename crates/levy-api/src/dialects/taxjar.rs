@@ -17,13 +17,15 @@
 use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
-use super::{codes, decimal, string, Level};
+use super::{codes, decimal, string, Dollars, Level};
 use crate::calculate::Calculated;
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::{Ctx, Reply};
 use crate::read::{Input, LineInput};
+use crate::render::Num;
 use crate::store::LineRecord;
 use levy_core::{Address, AutomaticTax, Currency};
+use serde::Serialize;
 
 /// The reason phrase TaxJar's errors carry as `error`, by status.
 fn reason(status: u16) -> &'static str {
@@ -318,90 +320,141 @@ fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
     })
 }
 
-/// The levels of a breakdown: TaxJar's key prefixes for the order's totals and for a line.
-const LEVELS: [(Level, &str, &str, &str, &str); 4] = [
-    // (level, order taxable, order rate, order tax, line rate, line tax) in two parts.
-    (
-        Level::State,
-        "state_taxable_amount",
-        "state_tax_rate",
-        "state_tax_collectable",
-        "state_sales_tax_rate",
-    ),
-    (
-        Level::County,
-        "county_taxable_amount",
-        "county_tax_rate",
-        "county_tax_collectable",
-        "county_tax_rate",
-    ),
-    (
-        Level::City,
-        "city_taxable_amount",
-        "city_tax_rate",
-        "city_tax_collectable",
-        "city_tax_rate",
-    ),
-    (
-        Level::Special,
-        "special_district_taxable_amount",
-        "special_tax_rate",
-        "special_district_tax_collectable",
-        "special_tax_rate",
-    ),
-];
+/// One line of the breakdown (an item, or the shipping): the line's amounts at each level.
+#[derive(Serialize)]
+struct LineBreakdown<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<std::borrow::Cow<'a, str>>,
+    taxable_amount: Dollars,
+    tax_collectable: Dollars,
+    combined_tax_rate: Num,
+    state_taxable_amount: Dollars,
+    state_sales_tax_rate: Num,
+    state_amount: Dollars,
+    county_taxable_amount: Dollars,
+    county_tax_rate: Num,
+    county_amount: Dollars,
+    city_taxable_amount: Dollars,
+    city_tax_rate: Num,
+    city_amount: Dollars,
+    special_district_taxable_amount: Dollars,
+    special_tax_rate: Num,
+    special_district_amount: Dollars,
+    /// A country's own tax (VAT, GST), where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    country_taxable_amount: Option<Dollars>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    country_tax_rate: Option<Num>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    country_tax_collectable: Option<Dollars>,
+}
 
-/// A line's tax amount key per level (`state_amount`, …).
-fn line_tax_key(level: Level) -> &'static str {
-    match level {
-        Level::State => "state_amount",
-        Level::County => "county_amount",
-        Level::City => "city_amount",
-        _ => "special_district_amount",
+impl<'a> LineBreakdown<'a> {
+    fn of(line: &LineRecord, id: Option<std::borrow::Cow<'a, str>>) -> Self {
+        let taxable = if super::taxed(line) {
+            line.amount_excluding_tax
+        } else {
+            Decimal::ZERO
+        };
+        let [state, county, city, special, country] = [
+            Level::State,
+            Level::County,
+            Level::City,
+            Level::Special,
+            Level::Country,
+        ]
+        .map(|level| super::level_of(line, level));
+        let has_country = !country.1.is_zero();
+        LineBreakdown {
+            id,
+            taxable_amount: Dollars(taxable),
+            tax_collectable: Dollars(line.tax_amount),
+            combined_tax_rate: Num(super::line_rate(line)),
+            state_taxable_amount: Dollars(state.0),
+            state_sales_tax_rate: Num(state.1),
+            state_amount: Dollars(state.2),
+            county_taxable_amount: Dollars(county.0),
+            county_tax_rate: Num(county.1),
+            county_amount: Dollars(county.2),
+            city_taxable_amount: Dollars(city.0),
+            city_tax_rate: Num(city.1),
+            city_amount: Dollars(city.2),
+            special_district_taxable_amount: Dollars(special.0),
+            special_tax_rate: Num(special.1),
+            special_district_amount: Dollars(special.2),
+            country_taxable_amount: has_country.then_some(Dollars(country.0)),
+            country_tax_rate: has_country.then_some(Num(country.1)),
+            country_tax_collectable: has_country.then_some(Dollars(country.2)),
+        }
     }
 }
 
-/// One line of the breakdown (an item, or the shipping).
-fn line_breakdown(line: &LineRecord, id: Option<&str>) -> Map<String, Value> {
-    let mut m = Map::new();
-    if let Some(id) = id {
-        m.insert("id".into(), Value::String(id.to_string()));
-    }
-    let taxable = if super::taxed(line) {
-        line.amount_excluding_tax
-    } else {
-        Decimal::ZERO
-    };
-    m.insert("taxable_amount".into(), super::major(taxable));
-    m.insert("tax_collectable".into(), super::major(line.tax_amount));
-    m.insert(
-        "combined_tax_rate".into(),
-        super::num(super::line_rate(line)),
-    );
-    for (level, taxable_key, _, _, rate_key) in LEVELS {
-        let (taxable, rate, due) = super::level_of(line, level);
-        m.insert(taxable_key.into(), super::major(taxable));
-        m.insert(rate_key.into(), super::num(rate));
-        m.insert(line_tax_key(level).into(), super::major(due));
-    }
-    // A country's own tax (VAT, GST) where there is one.
-    let (taxable, rate, due) = super::level_of(line, Level::Country);
-    if !rate.is_zero() {
-        m.insert("country_taxable_amount".into(), super::major(taxable));
-        m.insert("country_tax_rate".into(), super::num(rate));
-        m.insert("country_tax_collectable".into(), super::major(due));
-    }
-    m
+/// The order's breakdown: its totals at each level, the shipping's and each item's.
+#[derive(Serialize)]
+struct Breakdown<'a> {
+    taxable_amount: Dollars,
+    tax_collectable: Dollars,
+    combined_tax_rate: Num,
+    state_taxable_amount: Dollars,
+    state_tax_rate: Num,
+    state_tax_collectable: Dollars,
+    county_taxable_amount: Dollars,
+    county_tax_rate: Num,
+    county_tax_collectable: Dollars,
+    city_taxable_amount: Dollars,
+    city_tax_rate: Num,
+    city_tax_collectable: Dollars,
+    special_district_taxable_amount: Dollars,
+    special_tax_rate: Num,
+    special_district_tax_collectable: Dollars,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shipping: Option<LineBreakdown<'a>>,
+    line_items: Vec<LineBreakdown<'a>>,
+}
+
+/// `jurisdictions`: the place's country, state and, where known, county and city.
+#[derive(Serialize)]
+struct Jurisdictions<'a> {
+    country: &'a str,
+    state: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    county: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    city: Option<&'a str>,
+}
+
+/// The `tax` object.
+#[derive(Serialize)]
+struct Tax<'a> {
+    order_total_amount: Dollars,
+    shipping: Num,
+    taxable_amount: Dollars,
+    amount_to_collect: Dollars,
+    rate: Num,
+    has_nexus: bool,
+    freight_taxable: bool,
+    tax_source: &'static str,
+    jurisdictions: Jurisdictions<'a>,
+    breakdown: Breakdown<'a>,
+    levy_calculation_id: &'a str,
+    levy_coverage: &'static str,
+    levy_messages: Vec<String>,
+}
+
+/// The answer: `{"tax": …}`.
+#[derive(Serialize)]
+struct TaxAnswer<'a> {
+    tax: Tax<'a>,
 }
 
 /// The name of the first entry of `level` on any line, for `jurisdictions`.
-fn name_at(c: &Calculated, level: Level) -> Option<String> {
+fn name_at(c: &Calculated, level: Level) -> Option<&str> {
     c.record
         .lines
         .iter()
         .flat_map(|l| l.jurisdictions.iter())
         .find(|j| Level::of(j) == level)
-        .map(|j| j.jurisdiction_name.clone())
+        .map(|j| j.jurisdiction_name.as_str())
 }
 
 /// Whether the seller collects in the destination: no entry of the sale is one it does
@@ -418,84 +471,89 @@ fn has_nexus(c: &Calculated) -> bool {
         })
 }
 
-/// The `tax` object of a calculation.
-fn render(c: &Calculated, order: &Order) -> Value {
+/// The `tax` object of a calculation, written straight to its serializer.
+fn render(c: &Calculated, order: &Order) -> Result<Reply, ApiError> {
+    use std::borrow::Cow;
     let lines = &c.record.lines;
     let (items, shipping_line) = if order.shipping_line {
         lines.split_at(lines.len().saturating_sub(1))
     } else {
         (&lines[..], &lines[lines.len()..])
     };
-    let mut totals = Map::new();
     let order_taxable: Decimal = lines
         .iter()
         .filter(|l| super::taxed(l))
         .map(|l| l.amount_excluding_tax)
         .sum();
     let rate = lines.iter().map(super::line_rate).max().unwrap_or_default();
-    totals.insert("taxable_amount".into(), super::major(order_taxable));
-    totals.insert("tax_collectable".into(), super::major(c.record.total_tax));
-    totals.insert("combined_tax_rate".into(), super::num(rate));
-    for (level, taxable_key, rate_key, tax_key, _) in LEVELS {
-        let mut taxable = Decimal::ZERO;
-        let mut level_rate = Decimal::ZERO;
-        let mut due = Decimal::ZERO;
-        for l in lines {
-            let (t, r, d) = super::level_of(l, level);
-            taxable += t;
-            level_rate = level_rate.max(r);
-            due += d;
-        }
-        totals.insert(taxable_key.into(), super::major(taxable));
-        totals.insert(rate_key.into(), super::num(level_rate));
-        totals.insert(tax_key.into(), super::major(due));
-    }
-    if let Some(s) = shipping_line.first() {
-        totals.insert("shipping".into(), Value::Object(line_breakdown(s, None)));
-    }
-    let breakdown_lines: Vec<Value> = items
-        .iter()
-        .zip(&order.ids)
-        .enumerate()
-        .map(|(i, (l, id))| {
-            let id = id.clone().unwrap_or_else(|| (i + 1).to_string());
-            Value::Object(line_breakdown(l, Some(&id)))
-        })
-        .collect();
-    totals.insert("line_items".into(), Value::Array(breakdown_lines));
-    let freight_taxable = shipping_line.first().is_some_and(super::taxable_here);
-    let mut jurisdictions = Map::new();
-    jurisdictions.insert(
-        "country".into(),
-        Value::String(c.record.place.country.clone()),
-    );
-    jurisdictions.insert("state".into(), Value::String(c.record.place.region.clone()));
-    for (level, key) in [(Level::County, "county"), (Level::City, "city")] {
-        if let Some(name) = name_at(c, level) {
-            jurisdictions.insert(key.into(), Value::String(name));
-        }
-    }
+    // Per level over the order: taxable amounts and tax due summed, the highest rate.
+    let [state, county, city, special] = [Level::State, Level::County, Level::City, Level::Special]
+        .map(|level| {
+            lines.iter().fold(
+                (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO),
+                |(t, r, d), l| {
+                    let (lt, lr, ld) = super::level_of(l, level);
+                    (t + lt, r.max(lr), d + ld)
+                },
+            )
+        });
+    let breakdown = Breakdown {
+        taxable_amount: Dollars(order_taxable),
+        tax_collectable: Dollars(c.record.total_tax),
+        combined_tax_rate: Num(rate),
+        state_taxable_amount: Dollars(state.0),
+        state_tax_rate: Num(state.1),
+        state_tax_collectable: Dollars(state.2),
+        county_taxable_amount: Dollars(county.0),
+        county_tax_rate: Num(county.1),
+        county_tax_collectable: Dollars(county.2),
+        city_taxable_amount: Dollars(city.0),
+        city_tax_rate: Num(city.1),
+        city_tax_collectable: Dollars(city.2),
+        special_district_taxable_amount: Dollars(special.0),
+        special_tax_rate: Num(special.1),
+        special_district_tax_collectable: Dollars(special.2),
+        shipping: shipping_line.first().map(|s| LineBreakdown::of(s, None)),
+        line_items: items
+            .iter()
+            .zip(&order.ids)
+            .enumerate()
+            .map(|(i, (l, id))| {
+                let id = match id {
+                    Some(id) => Cow::Borrowed(id.as_str()),
+                    None => Cow::Owned((i + 1).to_string()),
+                };
+                LineBreakdown::of(l, Some(id))
+            })
+            .collect(),
+    };
     let mut messages = order.messages.clone();
     messages.extend(super::notes(c));
-    let source = match c.sourcing {
-        "ORIGIN" | "MODIFIED_ORIGIN" => "origin",
-        _ => "destination",
-    };
-    json!({ "tax": {
-        "order_total_amount": super::major(c.record.total_excluding_tax),
-        "shipping": super::num(order.shipping),
-        "taxable_amount": super::major(order_taxable),
-        "amount_to_collect": super::major(c.record.total_tax),
-        "rate": super::num(rate),
-        "has_nexus": has_nexus(c),
-        "freight_taxable": freight_taxable,
-        "tax_source": source,
-        "jurisdictions": jurisdictions,
-        "breakdown": totals,
-        "levy_calculation_id": c.record.id,
-        "levy_coverage": c.coverage,
-        "levy_messages": messages,
-    }})
+    Reply::json(&TaxAnswer {
+        tax: Tax {
+            order_total_amount: Dollars(c.record.total_excluding_tax),
+            shipping: Num(order.shipping),
+            taxable_amount: Dollars(order_taxable),
+            amount_to_collect: Dollars(c.record.total_tax),
+            rate: Num(rate),
+            has_nexus: has_nexus(c),
+            freight_taxable: shipping_line.first().is_some_and(super::taxable_here),
+            tax_source: match c.sourcing {
+                "ORIGIN" | "MODIFIED_ORIGIN" => "origin",
+                _ => "destination",
+            },
+            jurisdictions: Jurisdictions {
+                country: &c.record.place.country,
+                state: &c.record.place.region,
+                county: name_at(c, Level::County),
+                city: name_at(c, Level::City),
+            },
+            breakdown,
+            levy_calculation_id: &c.record.id,
+            levy_coverage: c.coverage,
+            levy_messages: messages,
+        },
+    })
 }
 
 /// `POST /v2/taxes`: the tax to collect for an order, calculated and recorded as levy's
@@ -503,7 +561,7 @@ fn render(c: &Calculated, order: &Order) -> Value {
 pub(crate) fn taxes(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let body = super::body_object(ctx.req)?;
     let order = order(ctx, &body)?;
-    crate::resources::calculations::answer(ctx, &order.input, |c| Reply::json(&render(c, &order)))
+    crate::resources::calculations::answer(ctx, &order.input, |c| render(c, &order))
 }
 
 /// `GET /v2/rates/{zip}` (`country`, `state`, `city`, `street` in the query): the rates of
@@ -558,12 +616,12 @@ pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         rate.insert("state_rate".into(), rate_of(Level::State));
         rate.insert(
             "county".into(),
-            name_at(c, Level::County).map_or(Value::Null, Value::String),
+            name_at(c, Level::County).map_or(Value::Null, Value::from),
         );
         rate.insert("county_rate".into(), rate_of(Level::County));
         rate.insert(
             "city".into(),
-            name_at(c, Level::City).map_or(Value::Null, Value::String),
+            name_at(c, Level::City).map_or(Value::Null, Value::from),
         );
         rate.insert("city_rate".into(), rate_of(Level::City));
         rate.insert("combined_district_rate".into(), rate_of(Level::Special));
