@@ -387,6 +387,33 @@ fn the_dialects_keys_are_the_interfaces_and_their_errors_their_own() {
     );
     assert_eq!(status, 400);
     assert_eq!(body["error"]["details"][0]["refersTo"], "type", "{body}");
+    // A field of the place, named as the shape names it.
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &json!({"to_country": "US", "to_zip": "9", "to_state": "TN", "shipping": 0, "amount": 1}),
+    );
+    assert_eq!(
+        (status, &body["levy_field"]),
+        (400, &json!("to_zip")),
+        "{body}"
+    );
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &json!({"date": "2026-12-01", "customerCode": "C",
+            "addresses": {"shipTo": {"region": "TN", "country": "US", "postalCode": "9"}},
+            "lines": [{"amount": 1}]}),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["error"]["details"][0]["refersTo"], "addresses.shipTo.postalCode",
+        "{body}"
+    );
     // A path of a dialect that is none of its routes: 404 in its shape.
     let (status, _, body) = send(
         &svc,

@@ -59,7 +59,7 @@ pub(crate) fn error_body(e: &ApiError) -> Value {
         "levyCode": e.kind.name(),
     });
     if let Some(field) = &e.field {
-        detail["refersTo"] = Value::String(field.clone());
+        detail["refersTo"] = Value::String(super::field_name(super::Dialect::AvaTax, field));
     }
     json!({ "error": {
         "code": code,

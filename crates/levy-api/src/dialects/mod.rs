@@ -136,6 +136,53 @@ pub(crate) fn error_response(e: &ApiError, dialect: Dialect) -> Response {
     r
 }
 
+/// The field of the dialect's request that an error of the interface's calculation names
+/// (`customer.address.address_postal_code` is TaxJar's `to_zip`, AvaTax's
+/// `addresses.shipTo.postalCode`), so that the caller is told of a field it sent; a field
+/// the dialect named itself is kept.
+pub(crate) fn field_name(dialect: Dialect, native: &str) -> String {
+    const ADDRESS: [(&str, &str, &str); 6] = [
+        ("address_postal_code", "zip", "postalCode"),
+        ("address_province", "state", "region"),
+        ("address_country", "country", "country"),
+        ("address_city", "city", "city"),
+        ("address_line_1", "street", "line1"),
+        ("address_line_2", "street", "line2"),
+    ];
+    let (side, rest) = if let Some(rest) = native.strip_prefix("customer.address") {
+        ("to", rest)
+    } else if let Some(rest) = native.strip_prefix("origin_address") {
+        ("from", rest)
+    } else if let Some(rest) = native.strip_prefix("order_details.line_items") {
+        let lines = match dialect {
+            Dialect::TaxJar => "line_items",
+            Dialect::AvaTax => "lines",
+        };
+        return format!("{lines}{rest}");
+    } else {
+        return native.to_string();
+    };
+    let part = rest.strip_prefix('.').unwrap_or(rest);
+    let found = ADDRESS.iter().find(|(n, _, _)| *n == part);
+    match dialect {
+        Dialect::TaxJar => match found {
+            Some((_, tj, _)) => format!("{side}_{tj}"),
+            None => format!("{side}_zip"),
+        },
+        Dialect::AvaTax => {
+            let address = if side == "to" {
+                "addresses.shipTo"
+            } else {
+                "addresses.shipFrom"
+            };
+            match found {
+                Some((_, _, av)) => format!("{address}.{av}"),
+                None => address.to_string(),
+            }
+        }
+    }
+}
+
 /// The headers a dialect's SDK reads on every answer: AvaTax's Python SDK logs
 /// `x-correlation-id` of each response (and fails without one), given the request's id.
 pub(crate) fn finish(

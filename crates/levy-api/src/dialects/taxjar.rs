@@ -59,7 +59,7 @@ pub(crate) fn error_body(e: &ApiError) -> Value {
         "levy_code": e.kind.name(),
     });
     if let Some(field) = &e.field {
-        body["levy_field"] = Value::String(field.clone());
+        body["levy_field"] = Value::String(super::field_name(super::Dialect::TaxJar, field));
     }
     body
 }
