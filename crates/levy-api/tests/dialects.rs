@@ -598,3 +598,76 @@ fn a_table_without_a_vendor_codes_levy_code_says_so() {
         "{body}"
     );
 }
+
+#[test]
+fn a_shapes_calculation_is_levys_own_and_becomes_a_transaction() {
+    // The calculation a TaxJar or AvaTax call makes is recorded in the ledger as one of
+    // POST /tax/calculations: the sale is recorded from its id as from any.
+    let svc = default_service();
+    let (_, _, tj) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(LIVE_KEY))],
+        &taxjar_nashville(
+            "10",
+            json!([{"id": "1", "quantity": 1, "unit_price": 100, "product_tax_code": "20010"}]),
+        ),
+    );
+    let (_, _, av) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("1", LIVE_KEY))],
+        &json!({"date": "2026-12-01", "customerCode": "C",
+            "addresses": {"singleLocation": {"region": "TN", "country": "US", "postalCode": "37203"}},
+            "lines": [{"number": "1", "amount": 100, "taxCode": "PC040100"}]}),
+    );
+    for (id, order, cents) in [
+        (
+            &tj["tax"]["levy_calculation_id"],
+            "tj-1",
+            [975, 98].as_slice(),
+        ),
+        (&av["levyCalculationId"], "av-1", [975].as_slice()),
+    ] {
+        let (status, _, t) = send(
+            &svc,
+            "POST",
+            "/tax/transactions",
+            &[
+                ("Authorization", &bearer(LIVE_KEY)),
+                ("X-API-Version", "2026-03-01"),
+            ],
+            &json!({"calculation_id": id, "reference_order_id": order}),
+        );
+        assert_eq!(status, 200, "{t}");
+        let taxes: Vec<Decimal> = t["line_items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| d(&l["tax_amount"]))
+            .collect();
+        let expected: Vec<Decimal> = cents.iter().map(|&c| Decimal::from(c)).collect();
+        assert_eq!(taxes, expected, "{t}");
+    }
+    // A test key's calculation is not the live mode's.
+    let (_, _, test_tj) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &taxjar_nashville("0", json!([{"quantity": 1, "unit_price": 100}])),
+    );
+    let (status, _, _) = send(
+        &svc,
+        "POST",
+        "/tax/transactions",
+        &[
+            ("Authorization", &bearer(LIVE_KEY)),
+            ("X-API-Version", "2026-03-01"),
+        ],
+        &json!({"calculation_id": test_tj["tax"]["levy_calculation_id"], "reference_order_id": "x"}),
+    );
+    assert_eq!(status, 404);
+}
