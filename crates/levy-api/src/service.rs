@@ -281,7 +281,7 @@ impl Service {
                     "the request failed unexpectedly; nothing was changed",
                 );
                 (
-                    router::error_response(&e, version, req.request_id.as_deref()),
+                    router::error_response_at(&e, version, &req.path, req.request_id.as_deref()),
                     None,
                 )
             }
