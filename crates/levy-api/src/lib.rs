@@ -52,6 +52,7 @@
 
 mod calculate;
 pub mod clock;
+mod dialects;
 mod error;
 mod handler;
 mod idempotency;
@@ -94,7 +95,7 @@ pub use resources::registrations::{
 pub use resources::reports::{
     csv as liability_csv, period as liability_period, render as liability_json, Layout, SST_MEMBERS,
 };
-pub use router::error_response;
+pub use router::{error_response, error_response_at};
 pub use service::{Answer, Service, ServiceConfig, TableSource, DEFAULT_BODY_LIMIT};
 pub use store::rules as ledger;
 pub use store::Commit;

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::dialects::Dialect;
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::{Ctx, Handler, Reply};
 use crate::idempotency::Before;
@@ -72,7 +73,9 @@ const DEFERRED_ROUTES: &[(&str, &str)] = &[
 /// [`DEFERRED_ROUTES`]. Reads (`GET`) write nothing. A path that is none of the
 /// interface's writes nothing either, but only the routes above are known not to block.
 pub(crate) fn blocks_on_commit(method: &str, path: &str) -> bool {
-    method != "GET" && !DEFERRED_ROUTES.contains(&(method, path))
+    method != "GET"
+        && !DEFERRED_ROUTES.contains(&(method, path))
+        && !crate::dialects::DEFERRED_ROUTES.contains(&(method, path))
 }
 
 /// Routes that exist from an API version on: method, pattern, handler, first version. In
@@ -272,6 +275,22 @@ pub fn error_response(e: &ApiError, version: ApiVersion, request_id: Option<&str
     r
 }
 
+/// The response for an error answered at `path`: in the format of the request shape the
+/// path belongs to (TaxJar's under `/v2/`, AvaTax's under `/api/v2/`; the vendors'
+/// SDKs read their own), else as [`error_response`] renders it. The HTTP server renders
+/// the errors it answers itself (a body over the limit, a body that is not JSON) with it.
+pub fn error_response_at(
+    e: &ApiError,
+    version: ApiVersion,
+    path: &str,
+    request_id: Option<&str>,
+) -> Response {
+    match crate::dialects::of_path(path) {
+        Some(d) => crate::dialects::finish(d, crate::dialects::error_response(e, d), request_id),
+        None => error_response(e, version, request_id),
+    }
+}
+
 /// A write a response must wait for when the caller defers commits: its commit, the
 /// request's version (for the error of a failed commit), and the request's idempotency
 /// key, held until the commit is known.
@@ -279,7 +298,23 @@ pub fn error_response(e: &ApiError, version: ApiVersion, request_id: Option<&str
 pub(crate) struct Pending {
     pub commit: Commit,
     pub version: ApiVersion,
+    /// The request shape, when not the interface's: its errors are in its format.
+    pub dialect: Option<Dialect>,
     pub key: Option<crate::idempotency::InFlight>,
+}
+
+/// The response for an error in the request's format: the dialect's when it has one, else
+/// the interface's in `version`'s ([`error_response`]).
+pub(crate) fn error_for(
+    e: &ApiError,
+    version: ApiVersion,
+    dialect: Option<Dialect>,
+    request_id: Option<&str>,
+) -> Response {
+    match dialect {
+        Some(d) => crate::dialects::error_response(e, d),
+        None => error_response(e, version, request_id),
+    }
 }
 
 /// A response, and the write it must wait for when the caller defers commits.
@@ -289,6 +324,10 @@ pub(crate) type Dispatched = (Response, Option<Pending>);
 pub(crate) fn dispatch(service: &Service, req: &Request, defer: bool) -> Dispatched {
     let mut pending = None;
     let response = dispatch_inner(service, req, defer, &mut pending);
+    let response = match crate::dialects::of_path(&req.path) {
+        Some(d) => crate::dialects::finish(d, response, req.request_id.as_deref()),
+        None => response,
+    };
     (response, pending)
 }
 
@@ -321,50 +360,64 @@ fn dispatch_inner(
             Err(e) => error_response(&e, version, id),
         };
     }
+    let dialect = crate::dialects::of_path(&req.path);
     // A header that decides who is asking, or how to answer, must be unambiguous: two of
     // them are refused rather than one picked (a proxy may have added one).
-    if let Some(e) = duplicate_header(req, "X-API-Version") {
-        return error_response(&e, ApiVersion::V2024_09_01, id);
-    }
-    let version = match req.header("x-api-version").map(str::trim) {
-        None => ApiVersion::V2024_09_01,
-        Some(v) => match ApiVersion::parse(v) {
-            Some(v) => v,
-            None => {
-                let supported: Vec<&str> = ApiVersion::ALL.iter().map(|v| v.as_str()).collect();
-                let e = ApiError::field(
-                    ErrorKind::InvalidApiVersion,
-                    "X-API-Version",
-                    format!(
-                        "X-API-Version {v:?} is not a version of this interface; use one of {}",
-                        supported.join(", ")
-                    ),
-                    supported.join(" | "),
-                    v,
-                );
-                return error_response(&e, ApiVersion::V2024_09_01, id);
-            }
-        },
+    let version = if dialect.is_some() {
+        // A dialect has no versions of the interface's: it reads and answers its own shape,
+        // through the handlers of the latest version.
+        *ApiVersion::ALL.last().unwrap_or(&ApiVersion::V2026_03_01)
+    } else {
+        if let Some(e) = duplicate_header(req, "X-API-Version") {
+            return error_response(&e, ApiVersion::V2024_09_01, id);
+        }
+        match req.header("x-api-version").map(str::trim) {
+            None => ApiVersion::V2024_09_01,
+            Some(v) => match ApiVersion::parse(v) {
+                Some(v) => v,
+                None => {
+                    let supported: Vec<&str> = ApiVersion::ALL.iter().map(|v| v.as_str()).collect();
+                    let e = ApiError::field(
+                        ErrorKind::InvalidApiVersion,
+                        "X-API-Version",
+                        format!(
+                            "X-API-Version {v:?} is not a version of this interface; use one of {}",
+                            supported.join(", ")
+                        ),
+                        supported.join(" | "),
+                        v,
+                    );
+                    return error_response(&e, ApiVersion::V2024_09_01, id);
+                }
+            },
+        }
     };
+    let fail = |e: &ApiError| error_for(e, version, dialect, id);
     if let Some(e) = duplicate_header(req, "Authorization") {
-        return error_response(&e, version, id);
+        return fail(&e);
     }
-    let scope = match authenticate(service, req) {
+    let scope = match authenticate(service, req, dialect) {
         Ok(s) => s,
-        Err(e) => return error_response(&e, version, id),
+        Err(e) => {
+            if dialect == Some(Dialect::AvaTax) && crate::dialects::avatax::is_ping(req) {
+                // AvaTax's ping answers an unauthenticated caller, saying so.
+                return json_response(200, &crate::dialects::avatax::ping_body(None));
+            }
+            return fail(&e);
+        }
     };
     if let Err(e) = service.rate.take(&scope, &service.limits) {
-        return error_response(&e, version, id);
+        return fail(&e);
     }
     let _entered = match crate::limits::enter(service, &scope) {
         Ok(entered) => entered,
-        Err(e) => return error_response(&e, version, id),
+        Err(e) => return fail(&e),
     };
     // A large request waits for its account's turn, held until it is answered.
     let _turn = service
         .is_large(req)
         .then(|| service.large.enter(&scope.account, &service.limits));
-    answer(service, req, (version, &scope), defer, pending)
+    answer(service, req, (version, dialect, &scope), defer, pending)
 }
 
 /// The answer of an authenticated request: kept under its idempotency key before, or its
@@ -372,7 +425,7 @@ fn dispatch_inner(
 fn answer(
     service: &Service,
     req: &Request,
-    (version, scope): (ApiVersion, &Scope),
+    (version, dialect, scope): (ApiVersion, Option<Dialect>, &Scope),
     defer: bool,
     pending: &mut Option<Pending>,
 ) -> Response {
@@ -380,9 +433,9 @@ fn answer(
     let (claim, held) = match crate::idempotency::before(service, req, version, scope) {
         Ok(Before::Replay(answer)) => return answer,
         Ok(Before::Route(keyed)) => keyed.unzip(),
-        Err(e) => return error_response(&e, version, id),
+        Err(e) => return error_for(&e, version, dialect, id),
     };
-    match route(service, req, (version, scope), defer, claim) {
+    match route(service, req, (version, dialect, scope), defer, claim) {
         Ok((body, headers, commit, claim)) => {
             let mut r = match body {
                 Reply::Tree(tree) => json_response(200, &tree),
@@ -401,11 +454,12 @@ fn answer(
             *pending = commit.map(|commit| Pending {
                 commit,
                 version,
+                dialect,
                 key: held,
             });
             r
         }
-        Err(e) => error_response(&e, version, id),
+        Err(e) => error_for(&e, version, dialect, id),
     }
 }
 
@@ -423,7 +477,19 @@ fn duplicate_header(req: &Request, name: &str) -> Option<ApiError> {
     })
 }
 
-fn authenticate(service: &Service, req: &Request) -> Result<Scope, ApiError> {
+fn authenticate(
+    service: &Service,
+    req: &Request,
+    dialect: Option<Dialect>,
+) -> Result<Scope, ApiError> {
+    if let Some(d) = dialect {
+        let key = crate::dialects::presented_key(req, d)?;
+        return service
+            .keys
+            .load()
+            .check(&key)
+            .ok_or_else(|| ApiError::of(ErrorKind::Unauthorized, "the API key is not valid"));
+    }
     let header = req.header("authorization").ok_or_else(|| {
         ApiError::of(
             ErrorKind::Unauthorized,
@@ -460,7 +526,7 @@ type Routed = (
 fn route(
     service: &Service,
     req: &Request,
-    (version, scope): (ApiVersion, &Scope),
+    (version, dialect, scope): (ApiVersion, Option<Dialect>, &Scope),
     defer: bool,
     mut key: Option<crate::idempotency::Claim>,
 ) -> Result<Routed, ApiError> {
@@ -477,10 +543,21 @@ fn route(
     let mut later: Option<ApiVersion> = None;
     // Methods of this path that exist only in later versions.
     let mut later_methods = Vec::new();
-    let routes = ROUTES
+    // A dialect's path is answered by the dialects' routes only, the interface's by its own.
+    let own: &[(&str, &str, Handler)] = if dialect.is_some() {
+        crate::dialects::ROUTES
+    } else {
+        ROUTES
+    };
+    let versioned: &[(&str, &str, Handler, ApiVersion)] = if dialect.is_some() {
+        &[]
+    } else {
+        VERSIONED_ROUTES
+    };
+    let routes = own
         .iter()
         .map(|&(m, p, h)| (m, p, h, ApiVersion::V2024_09_01))
-        .chain(VERSIONED_ROUTES.iter().copied());
+        .chain(versioned.iter().copied());
     for (method, pattern, handler, since) in routes {
         if let Some(params) = match_path(pattern, &req.path) {
             if since > version {

@@ -97,7 +97,7 @@ impl Answer {
                 settle(
                     self.response,
                     commit,
-                    pending.version,
+                    (pending.version, pending.dialect),
                     self.request_id.as_deref(),
                 )
             }
@@ -114,7 +114,7 @@ impl Answer {
                 settle(
                     self.response,
                     commit,
-                    pending.version,
+                    (pending.version, pending.dialect),
                     self.request_id.as_deref(),
                 )
             }
@@ -125,12 +125,18 @@ impl Answer {
 fn settle(
     response: Response,
     commit: Result<(), crate::store::StoreError>,
-    version: ApiVersion,
+    (version, dialect): (ApiVersion, Option<crate::dialects::Dialect>),
     request_id: Option<&str>,
 ) -> Response {
     match commit {
         Ok(()) => response,
-        Err(e) => router::error_response(&ApiError::from(e), version, request_id),
+        Err(e) => {
+            let r = router::error_for(&ApiError::from(e), version, dialect, request_id);
+            match dialect {
+                Some(d) => crate::dialects::finish(d, r, request_id),
+                None => r,
+            }
+        }
     }
 }
 
@@ -275,7 +281,7 @@ impl Service {
                     "the request failed unexpectedly; nothing was changed",
                 );
                 (
-                    router::error_response(&e, version, req.request_id.as_deref()),
+                    router::error_response_at(&e, version, &req.path, req.request_id.as_deref()),
                     None,
                 )
             }

@@ -31,7 +31,11 @@ impl AppState {
         let (parts, mut body) = req.into_parts();
         let bytes = match read_body(&mut body).await {
             Ok(bytes) => bytes,
-            Err(e) => return self.refuse_body(e, body, &parts.headers).await,
+            Err(e) => {
+                return self
+                    .refuse_body(e, body, (&parts.headers, parts.uri.path()))
+                    .await
+            }
         };
         if !bytes.is_empty() && !is_json_content_type(&parts.headers) {
             let got = parts
@@ -42,7 +46,7 @@ impl AppState {
             return errors::render_for(
                 HttpErrorKind::UnsupportedMediaType,
                 &format!("request bodies must be JSON (Content-Type: application/json); got {got}"),
-                &parts.headers,
+                (&parts.headers, parts.uri.path()),
             );
         }
         match self.dispatch(api_request(&parts, bytes)).await {
@@ -50,7 +54,7 @@ impl AppState {
             None => errors::render_for(
                 HttpErrorKind::Internal,
                 "internal error while answering the request",
-                &parts.headers,
+                (&parts.headers, parts.uri.path()),
             ),
         }
     }
@@ -88,7 +92,12 @@ impl AppState {
     /// The answer to a body that was not read whole: 413 over the limit (after what the
     /// client is still sending is read and dropped, [`layers::drain`]) and 408 past the
     /// body timeout, both with `Connection: close`; 400 when it could not be read.
-    async fn refuse_body(&self, e: ReadError, body: Body, headers: &HeaderMap) -> Response {
+    async fn refuse_body(
+        &self,
+        e: ReadError,
+        body: Body,
+        (headers, path): (&HeaderMap, &str),
+    ) -> Response {
         let (kind, message) = match e {
             ReadError::TooLarge => {
                 tracing::warn!(
@@ -110,10 +119,10 @@ impl AppState {
             ReadError::Broken(e) => {
                 tracing::warn!(target: LOG_TARGET, error = %e, "could not read the request body");
                 let message = "the request body could not be read";
-                return errors::render_for(HttpErrorKind::MalformedBody, message, headers);
+                return errors::render_for(HttpErrorKind::MalformedBody, message, (headers, path));
             }
         };
-        layers::closing(errors::render_for(kind, &message, headers))
+        layers::closing(errors::render_for(kind, &message, (headers, path)))
     }
 }
 

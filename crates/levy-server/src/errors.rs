@@ -81,7 +81,7 @@ pub(crate) fn error_version(header: &str) -> ApiVersion {
 pub(crate) fn render(
     kind: HttpErrorKind,
     message: &str,
-    version: ApiVersion,
+    (version, path): (ApiVersion, &str),
     request_id: &str,
 ) -> axum::response::Response {
     let mut e = ApiError::of(kind.kind(), message);
@@ -89,7 +89,12 @@ pub(crate) fn render(
         // The document paths answer GET only; error_response sends it as `Allow`.
         e.expected = Some("GET".into());
     }
-    crate::answer::into_http(levy_api::error_response(&e, version, Some(request_id)))
+    crate::answer::into_http(levy_api::error_response_at(
+        &e,
+        version,
+        path,
+        Some(request_id),
+    ))
 }
 
 /// [`render`] for a request with `headers`: in the error format of its `X-API-Version`
@@ -97,7 +102,7 @@ pub(crate) fn render(
 pub(crate) fn render_for(
     kind: HttpErrorKind,
     message: &str,
-    headers: &HeaderMap,
+    (headers, path): (&HeaderMap, &str),
 ) -> axum::response::Response {
     let version = error_version(
         headers
@@ -105,7 +110,7 @@ pub(crate) fn render_for(
             .and_then(|v| v.to_str().ok())
             .unwrap_or(""),
     );
-    render(kind, message, version, request_id(headers))
+    render(kind, message, (version, path), request_id(headers))
 }
 
 /// The request's id: its `x-request-id` header, which the request-id layer set (replacing

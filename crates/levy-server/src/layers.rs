@@ -76,8 +76,9 @@ pub(crate) async fn log_answer(req: Request, next: Next) -> Response {
     response
 }
 
-/// Answers `GET /openapi.json` ([`OPENAPI_JSON`]) and `GET /openapi/{version}.json`
-/// ([`openapi::for_version`], with the categories of the table in use), without a key and
+/// Answers `GET /openapi.json` ([`OPENAPI_JSON`]), `GET /openapi/{version}.json`
+/// ([`openapi::for_version`], with the categories of the table in use) and
+/// `GET /openapi/dialects.json` ([`openapi::DIALECTS_JSON`]), without a key and
 /// before the body is looked at; any other method on their paths is 405 with `Allow: GET`.
 /// Every other request is passed on.
 pub(crate) async fn documents(
@@ -87,7 +88,8 @@ pub(crate) async fn documents(
 ) -> Response {
     let path = req.uri().path();
     let versioned = openapi::version_of_path(path);
-    if path != OPENAPI_PATH && versioned.is_none() {
+    let dialects = path == openapi::DIALECTS_PATH;
+    if path != OPENAPI_PATH && versioned.is_none() && !dialects {
         return next.run(req).await;
     }
     if req.method() != axum::http::Method::GET {
@@ -95,10 +97,11 @@ pub(crate) async fn documents(
         return errors::render_for(
             HttpErrorKind::MethodNotAllowed,
             &format!("{path} answers GET only"),
-            req.headers(),
+            (req.headers(), path),
         );
     }
     let text = match versioned {
+        None if dialects => openapi::DIALECTS_JSON.to_string(),
         None => OPENAPI_JSON.to_string(),
         Some(v) => {
             let table = service.table();
@@ -141,7 +144,7 @@ pub(crate) async fn refuse_declared_oversize(
     closing(errors::render_for(
         HttpErrorKind::RequestTooLarge,
         &too_large_message(limit),
-        &parts.headers,
+        (&parts.headers, parts.uri.path()),
     ))
 }
 

@@ -15,8 +15,10 @@
 //!   written while the request is handled. A client's own `x-request-id` header is
 //!   neither passed to the service nor echoed: the server's id replaces it;
 //! * `GET /openapi.json`, the OpenAPI 3.1 document of the interface ([`OPENAPI_JSON`]),
-//!   and `GET /openapi/{version}.json`, the closed document of one API version
-//!   ([`openapi::for_version`]), both served without authentication;
+//!   `GET /openapi/{version}.json`, the closed document of one API version
+//!   ([`openapi::for_version`]), and `GET /openapi/dialects.json`, the document of the
+//!   TaxJar v2 and AvaTax REST v2 request shapes ([`openapi::DIALECTS_JSON`]), all served
+//!   without authentication;
 //! * graceful shutdown (requests in flight are finished); `levy serve` (in the `levy`
 //!   binary, `crates/levy-cli`) adds SIGTERM/ctrl-c handling and an atomic table reload on
 //!   SIGHUP;

@@ -30,6 +30,15 @@ pub const OPENAPI_JSON: &str = include_str!("../openapi.json");
 /// The path of the whole document.
 pub const OPENAPI_PATH: &str = "/openapi.json";
 
+/// The document of the TaxJar v2 and AvaTax REST v2 request shapes `levy serve` accepts
+/// (`/v2/…`, `/api/v2/…`; `docs/integrations.md`): its text, the same text as
+/// `crates/levy-server/openapi-dialects.json`, served as it is (the shapes have no
+/// versions of levy's).
+pub const DIALECTS_JSON: &str = include_str!("../openapi-dialects.json");
+
+/// The path of [`DIALECTS_JSON`].
+pub const DIALECTS_PATH: &str = "/openapi/dialects.json";
+
 /// The path prefix of a version's document: `/openapi/2026-03-01.json`.
 pub const VERSIONED_PREFIX: &str = "/openapi/";
 

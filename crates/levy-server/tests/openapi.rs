@@ -787,3 +787,159 @@ fn every_version_documents_the_key_on_every_post() {
         assert!(posts >= 9, "{v}: {posts} POST operations");
     }
 }
+
+/// `GET /openapi/dialects.json` (`openapi-dialects.json`): every `$ref` resolves, and the
+/// answers of every operation of the TaxJar and AvaTax request shapes, errors included,
+/// conform to the schemas it gives them.
+#[test]
+fn dialect_answers_conform_to_their_documented_schemas() {
+    let doc: Value = serde_json::from_str(levy_server::openapi::DIALECTS_JSON).unwrap();
+    let mut refs = Vec::new();
+    collect_refs(&doc, &mut refs);
+    for r in &refs {
+        assert!(resolve(&doc, r).is_some(), "unresolved {r}");
+    }
+    let server = TestServer::start("openapi-dialects");
+    let c = server.client();
+    let taxes = r#"{"to_country": "US", "to_zip": "37203", "to_state": "TN", "shipping": 0,
+        "line_items": [{"id": "1", "quantity": 1, "unit_price": 100, "product_tax_code": "99999"},
+                       {"id": 2, "quantity": 2, "unit_price": "10.50", "discount": 1}]}"#;
+    let create = r#"{"date": "2026-03-15", "customerCode": "C", "code": "SO-9",
+        "addresses": {"shipFrom": {"region": "TN", "country": "US", "postalCode": "37203"},
+                      "shipTo": {"line1": "1 Main", "city": "Nashville", "region": "TN",
+                                 "country": "US", "postalCode": "37201"}},
+        "lines": [{"number": 1, "amount": 100, "taxCode": "PC040100"}, {"amount": 5, "taxCode": "NOPE"}]}"#;
+    let schema_of = |path: &str, method: &str, status: &str| -> Value {
+        let r = &doc["paths"][path][method]["responses"][status];
+        let r = match r.get("$ref").and_then(Value::as_str) {
+            Some(reference) => resolve(&doc, reference).unwrap().clone(),
+            None => r.clone(),
+        };
+        r["content"]["application/json"]["schema"].clone()
+    };
+    // (method, documented path, path asked, key, body, status)
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a str,
+    );
+    let cases: [Case<'_>; 10] = [
+        (
+            "post",
+            "/v2/taxes",
+            "/v2/taxes",
+            Some(SHOP_LIVE),
+            Some(taxes),
+            "200",
+        ),
+        (
+            "get",
+            "/v2/rates/{zip}",
+            "/v2/rates/37203?state=TN",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "get",
+            "/v2/categories",
+            "/v2/categories",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "get",
+            "/v2/nexus/regions",
+            "/v2/nexus/regions",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "get",
+            "/api/v2/utilities/ping",
+            "/api/v2/utilities/ping",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "get",
+            "/api/v2/utilities/ping",
+            "/api/v2/utilities/ping",
+            None,
+            None,
+            "200",
+        ),
+        (
+            "post",
+            "/api/v2/transactions/create",
+            "/api/v2/transactions/create",
+            Some(SHOP_LIVE),
+            Some(create),
+            "200",
+        ),
+        (
+            "get",
+            "/api/v2/taxrates/bypostalcode",
+            "/api/v2/taxrates/bypostalcode?country=US&postalCode=37203",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "get",
+            "/api/v2/definitions/taxcodes",
+            "/api/v2/definitions/taxcodes",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "post",
+            "/v2/taxes",
+            "/v2/taxes",
+            Some(SHOP_LIVE),
+            Some(r#"{"to_country": "FR"}"#),
+            "400",
+        ),
+    ];
+    for (method, template, path, key, body, status) in cases {
+        let a = c.send(Call {
+            method: &method.to_ascii_uppercase(),
+            path,
+            key,
+            version: None,
+            body: body.map(str::as_bytes),
+            content_type: None,
+        });
+        assert_eq!(a.status.to_string(), status, "{method} {path}: {}", a.text);
+        let schema = schema_of(template, method, status);
+        if let Err(e) = conforms(&doc, &schema, &a.json(), path) {
+            panic!("{method} {path}:\n  {e}\n{}", a.text);
+        }
+    }
+    // Errors of each shape: a bad key.
+    for (method, template) in [
+        ("post", "/v2/taxes"),
+        ("post", "/api/v2/transactions/create"),
+    ] {
+        let a = c.send(Call {
+            method: "POST",
+            path: template,
+            key: Some("sk_test_nope"),
+            version: None,
+            body: Some(b"{}"),
+            content_type: None,
+        });
+        assert_eq!(a.status, 401);
+        let schema = schema_of(template, method, "401");
+        if let Err(e) = conforms(&doc, &schema, &a.json(), template) {
+            panic!("{template}:\n  {e}\n{}", a.text);
+        }
+    }
+}

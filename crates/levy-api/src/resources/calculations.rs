@@ -77,29 +77,41 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
     })
 }
 
-/// `POST /tax/calculations`, one way through: the request read, the quota, one read of the
-/// ledger (customer, products, certificates, registrations), the calculation (pure), one
-/// write, the answer.
+/// `POST /tax/calculations`, one way through: the request read, then [`answer`].
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = parse(ctx)?;
+    answer(ctx, &input, |calculated| {
+        Reply::json(&calculate::CalculationView {
+            c: &calculated.record,
+            version: ctx.version,
+            testmode: ctx.testmode(),
+        })
+    })
+}
+
+/// A calculation read into `input`, answered: the quota, one read of the ledger
+/// (customer, products, certificates, registrations), the calculation (pure), the levy
+/// headers, the reply `render` writes of it, one write (the reply kept under the
+/// request's idempotency key, if any). What `POST /tax/calculations` and every request
+/// shape `levy serve` accepts besides its own ([`crate::dialects`]) calculate through.
+pub(crate) fn answer(
+    ctx: &Ctx<'_>,
+    input: &Input,
+    render: impl FnOnce(&calculate::Calculated) -> Result<Reply, ApiError>,
+) -> Result<Reply, ApiError> {
     // A calculation of N lines is the work of N: it counts as N requests of the rate.
     crate::limits::charge_lines(ctx, input.lines.len())?;
     crate::limits::check_quota(ctx.service, ctx.scope)?;
     // One clock for the reads and the calculation: the registrations read are those
     // active at the time the calculation is made for.
     let now = crate::clock::now();
-    let reads = crate::lookup::calculation_reads(ctx, &input, now)?;
+    let reads = crate::lookup::calculation_reads(ctx, input, now)?;
     let table = ctx.service.table.load();
     let stamp = calculate::Stamp::new(crate::ids::new_id("calc_"), input.lines.len(), now);
-    let calculated = calculate::compute(&table, &input, &reads, stamp)?;
-    let record = &calculated.record;
+    let calculated = calculate::compute(&table, input, &reads, stamp)?;
     calculated.set_headers(ctx);
-    let reply = Reply::json(&calculate::CalculationView {
-        c: record,
-        version: ctx.version,
-        testmode: ctx.testmode(),
-    })?;
-    let quote = crate::store::Quote::Calculation(record);
+    let reply = render(&calculated)?;
+    let quote = crate::store::Quote::Calculation(&calculated.record);
     let (commit, reply) = crate::idempotency::submit(ctx, quote, reply)?;
     ctx.after_commit(commit)?;
     Ok(reply)

@@ -1,0 +1,673 @@
+//! The TaxJar v2 and AvaTax REST v2 request shapes, in-process on levy's default table: each
+//! tax equal to levy's own answer for the same sale (`POST /tax/calculations`), and the
+//! Nashville sale worked by hand.
+//!
+//! The Nashville sale, ZIP 37203, on the default table: Tennessee 7%, Davidson County 2.25%
+//! and the Davidson County transit surcharge 0.5% (data/local/), 9.75% in all; Tennessee
+//! taxes the delivery charges of taxable goods alike (Tenn. Code Ann. 67-6-102, "sales
+//! price"). So $100.00 of clothing owes 700 + 225 + 50 = 975 cents, and $10.00 of shipping
+//! 70 + 22.5 + 5 = 97.5, rounded half up to 98: 1073 cents on $110.00. Tennessee's single
+//! article tax (2.75% of the part of one item's price from $1,600 to $3,200) does not reach
+//! $100.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use levy_api::*;
+use levy_core::Decimal;
+use serde_json::{json, Value};
+
+fn default_service() -> Service {
+    service_over(Arc::new(levy_data::open_default()))
+}
+
+/// Sends one request with the given headers; the status, the headers and the JSON body.
+fn send(
+    svc: &Service,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (u16, Vec<(String, String)>, Value) {
+    let (path, query) = path.split_once('?').unwrap_or((path, ""));
+    let r = svc.handle(&Request {
+        method: method.into(),
+        path: path.into(),
+        query: query.into(),
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        body: if body.is_null() {
+            Vec::new()
+        } else {
+            body.to_string().into_bytes()
+        },
+        request_id: Some("req_test".into()),
+    });
+    let v: Value = serde_json::from_slice(&r.body)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&r.body)));
+    (r.status, r.headers, v)
+}
+
+fn bearer(key: &str) -> String {
+    format!("Bearer {key}")
+}
+
+fn basic(account: &str, key: &str) -> String {
+    use base64::Engine;
+    let pair = format!("{account}:{key}");
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(pair)
+    )
+}
+
+/// A JSON number as the decimal it was written as.
+fn d(v: &Value) -> Decimal {
+    v.to_string()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {v}"))
+}
+
+fn cents(s: &str) -> Decimal {
+    s.parse().unwrap()
+}
+
+/// levy's own total tax, in cents, for lines of (cents, category) sold to `address` from
+/// Nashville.
+fn native_tax(svc: &Service, key: &str, address: Value, lines: &[(i64, &str)]) -> Decimal {
+    let items: Vec<Value> = lines
+        .iter()
+        .map(|(a, c)| json!({"amount": a, "quantity": 1, "product_category": c}))
+        .collect();
+    let (status, _, body) = send(
+        svc,
+        "POST",
+        "/tax/calculations",
+        &[
+            ("Authorization", &bearer(key)),
+            ("X-API-Version", "2026-03-01"),
+        ],
+        &json!({
+            "customer": {"address": address},
+            "origin_address": {"address_province": "TN", "address_postal_code": "37203",
+                "address_country": "US"},
+            "order_details": {"customer_currency_code": "USD", "line_items": items},
+        }),
+    );
+    assert_eq!(status, 200, "{body}");
+    d(&body["total_tax_amount"])
+}
+
+fn nashville() -> Value {
+    json!({"address_line_1": "200 Broadway", "address_city": "Nashville",
+        "address_province": "TN", "address_postal_code": "37203", "address_country": "US"})
+}
+
+fn taxjar_nashville(shipping: &str, items: Value) -> Value {
+    json!({
+        "from_country": "US", "from_zip": "37203", "from_state": "TN",
+        "to_country": "US", "to_zip": "37203", "to_state": "TN", "to_city": "Nashville",
+        "to_street": "200 Broadway",
+        "shipping": serde_json::from_str::<Value>(shipping).unwrap(),
+        "line_items": items,
+    })
+}
+
+#[test]
+fn taxjar_taxes_in_nashville_are_levys_own_and_worked_by_hand() {
+    let svc = default_service();
+    let auth = bearer(TEST_KEY);
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &auth)],
+        &taxjar_nashville(
+            "10",
+            json!([{"id": "1", "quantity": 1, "unit_price": 100, "product_tax_code": "20010"}]),
+        ),
+    );
+    assert_eq!(status, 200, "{body}");
+    let tax = &body["tax"];
+    // Worked by hand (module comment): 975 + 98 cents.
+    assert_eq!(d(&tax["amount_to_collect"]), cents("10.73"));
+    let native = native_tax(
+        &svc,
+        TEST_KEY,
+        nashville(),
+        &[(10000, "CLOTHING"), (1000, "SHIPPING")],
+    );
+    assert_eq!(d(&tax["amount_to_collect"]) * Decimal::ONE_HUNDRED, native);
+    assert_eq!(d(&tax["order_total_amount"]), cents("110"));
+    assert_eq!(d(&tax["taxable_amount"]), cents("110"));
+    assert_eq!(d(&tax["rate"]), cents("0.0975"));
+    assert_eq!(tax["has_nexus"], true);
+    assert_eq!(tax["freight_taxable"], true);
+    assert_eq!(tax["tax_source"], "destination");
+    assert_eq!(tax["jurisdictions"]["county"], "DAVIDSON");
+    let b = &tax["breakdown"];
+    assert_eq!(d(&b["state_tax_rate"]), cents("0.07"));
+    assert_eq!(d(&b["county_tax_rate"]), cents("0.0225"));
+    assert_eq!(d(&b["special_tax_rate"]), cents("0.005"));
+    // Per level, unrounded: 7% of 110, 2.25% of 110, 0.5% of 110.
+    assert_eq!(d(&b["state_tax_collectable"]), cents("7.7"));
+    assert_eq!(d(&b["county_tax_collectable"]), cents("2.475"));
+    assert_eq!(d(&b["special_district_tax_collectable"]), cents("0.55"));
+    let item = &b["line_items"][0];
+    assert_eq!(item["id"], "1");
+    assert_eq!(d(&item["tax_collectable"]), cents("9.75"));
+    assert_eq!(d(&item["state_amount"]), cents("7"));
+    assert_eq!(d(&item["county_amount"]), cents("2.25"));
+    assert_eq!(d(&item["special_district_amount"]), cents("0.5"));
+    assert_eq!(d(&b["shipping"]["tax_collectable"]), cents("0.98"));
+    assert_eq!(tax["levy_coverage"], "FULL");
+    assert_eq!(tax["levy_messages"], json!([]));
+}
+
+#[test]
+fn taxjar_lines_are_quantity_times_unit_price_less_discount() {
+    let svc = default_service();
+    // 3 × $20.00 − $5.00 = $55.00 of groceries: Tennessee's food rate (4%) and the locals.
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &taxjar_nashville(
+            "0",
+            json!([{"id": 7, "quantity": 3, "unit_price": "20.00", "discount": 5,
+                "product_tax_code": "40030"}]),
+        ),
+    );
+    assert_eq!(status, 200, "{body}");
+    let native = native_tax(
+        &svc,
+        TEST_KEY,
+        nashville(),
+        &[(5500, "GROCERIES"), (0, "SHIPPING")],
+    );
+    // 4% + 2.25% + 0.5% of 5500 = 371.25, 371 cents.
+    assert_eq!(native, Decimal::from(371));
+    assert_eq!(
+        d(&body["tax"]["amount_to_collect"]) * Decimal::ONE_HUNDRED,
+        native
+    );
+    assert_eq!(body["tax"]["breakdown"]["line_items"][0]["id"], "7");
+}
+
+#[test]
+fn an_unknown_vendor_code_is_general_merchandise_and_said_so() {
+    let svc = default_service();
+    let (_, _, body) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &taxjar_nashville(
+            "0",
+            json!([{"id": "a", "quantity": 1, "unit_price": 100, "product_tax_code": "12345"}]),
+        ),
+    );
+    assert_eq!(d(&body["tax"]["amount_to_collect"]), cents("9.75"));
+    let messages = body["tax"]["levy_messages"].as_array().unwrap();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.as_str().unwrap().contains("\"12345\"")),
+        "{body}"
+    );
+    let (_, _, t) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &json!({"date": "2026-12-01", "customerCode": "C",
+            "addresses": {"singleLocation": {"region": "TN", "country": "US", "postalCode": "37203"}},
+            "lines": [{"number": "9", "amount": 100, "taxCode": "PZ999999"}]}),
+    );
+    assert_eq!(d(&t["totalTax"]), cents("9.75"));
+    assert!(
+        t["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["summary"].as_str().unwrap().contains("\"PZ999999\"")),
+        "{t}"
+    );
+}
+
+#[test]
+fn avatax_sales_order_in_nashville_is_levys_own_and_worked_by_hand() {
+    let svc = default_service();
+    let (status, headers, t) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("12345", TEST_KEY))],
+        &json!({
+            "type": "SalesOrder", "companyCode": "DEFAULT", "code": "SO-1", "date": "2026-12-01",
+            "customerCode": "ABC", "commit": false, "currencyCode": "USD",
+            "addresses": {"SingleLocation": {"line1": "200 Broadway", "city": "Nashville",
+                "region": "TN", "country": "US", "postalCode": "37203"}},
+            "lines": [
+                {"number": "1", "quantity": 1, "amount": 100, "taxCode": "PC040100", "itemCode": "SHIRT"},
+                {"number": "2", "quantity": 1, "amount": 10, "taxCode": "FR020100"}
+            ]
+        }),
+    );
+    assert_eq!(status, 200, "{t}");
+    assert!(
+        headers
+            .iter()
+            .any(|(k, v)| k == "x-correlation-id" && v == "req_test"),
+        "{headers:?}"
+    );
+    assert_eq!(t["code"], "SO-1");
+    assert_eq!(t["status"], "Temporary");
+    assert_eq!(t["type"], "SalesOrder");
+    assert_eq!(d(&t["totalTax"]), cents("10.73"));
+    assert_eq!(d(&t["totalAmount"]), cents("110"));
+    assert_eq!(d(&t["totalTaxable"]), cents("110"));
+    assert_eq!(d(&t["totalExempt"]), cents("0"));
+    let native = native_tax(
+        &svc,
+        TEST_KEY,
+        nashville(),
+        &[(10000, "CLOTHING"), (1000, "SHIPPING")],
+    );
+    assert_eq!(d(&t["totalTax"]) * Decimal::ONE_HUNDRED, native);
+    let line = &t["lines"][0];
+    assert_eq!(line["lineNumber"], "1");
+    assert_eq!(line["taxCode"], "PC040100");
+    assert_eq!(line["levyTaxCode"], "CLOTHING");
+    assert_eq!(d(&line["tax"]), cents("9.75"));
+    let taxed: Vec<(&str, &str, Decimal, Decimal)> = line["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| !d(&x["tax"]).is_zero())
+        .map(|x| {
+            (
+                x["jurisType"].as_str().unwrap(),
+                x["jurisCode"].as_str().unwrap(),
+                d(&x["rate"]),
+                d(&x["tax"]),
+            )
+        })
+        .collect();
+    assert_eq!(
+        taxed,
+        vec![
+            ("STA", "47", cents("0.07"), cents("7")),
+            ("CTY", "47037", cents("0.0225"), cents("2.25")),
+            ("STJ", "TN:DAVIDSON TRANSIT", cents("0.005"), cents("0.5")),
+        ]
+    );
+    assert_eq!(d(&t["lines"][1]["tax"]), cents("0.98"));
+    // The summary holds the unrounded taxes of each jurisdiction: 7.7 + 0 + 2.475 + 0.55.
+    let summed: Decimal = t["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| d(&s["tax"]))
+        .sum();
+    assert_eq!(summed, cents("10.725"));
+    assert!(t["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["summary"] == "Levy-Coverage FULL"));
+}
+
+#[test]
+fn the_dialects_keys_are_the_interfaces_and_their_errors_their_own() {
+    let svc = default_service();
+    // TaxJar's Token scheme.
+    let token = format!("Token token=\"{TEST_KEY}\"");
+    let (status, _, body) = send(
+        &svc,
+        "GET",
+        "/v2/categories",
+        &[("Authorization", &token)],
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["product_tax_code"] == "20010" && c["levy_tax_code"] == "CLOTHING"));
+    // A bad key, in each shape.
+    let (status, headers, body) = send(
+        &svc,
+        "GET",
+        "/v2/categories",
+        &[("Authorization", "Bearer sk_test_nope")],
+        &Value::Null,
+    );
+    assert_eq!(status, 401);
+    assert_eq!(body["error"], "Unauthorized");
+    assert_eq!(body["status"], 401);
+    assert_eq!(body["detail"], "the API key is not valid");
+    assert!(headers.iter().any(|(k, _)| k == "WWW-Authenticate"));
+    let (status, headers, body) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("1", "sk_test_nope"))],
+        &json!({}),
+    );
+    assert_eq!(status, 401);
+    assert_eq!(body["error"]["code"], "AuthenticationException");
+    assert_eq!(body["error"]["details"][0]["number"], 401);
+    assert!(headers.iter().any(|(k, _)| k == "x-correlation-id"));
+    // A field at fault, named.
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &json!({"to_country": "US", "to_zip": "37203", "to_state": "TN"}),
+    );
+    assert_eq!(
+        (status, &body["levy_field"]),
+        (400, &json!("shipping")),
+        "{body}"
+    );
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &json!({"type": "SalesInvoice", "commit": true}),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["details"][0]["refersTo"], "type", "{body}");
+    // A field of the place, named as the shape names it.
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &json!({"to_country": "US", "to_zip": "9", "to_state": "TN", "shipping": 0, "amount": 1}),
+    );
+    assert_eq!(
+        (status, &body["levy_field"]),
+        (400, &json!("to_zip")),
+        "{body}"
+    );
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &json!({"date": "2026-12-01", "customerCode": "C",
+            "addresses": {"shipTo": {"region": "TN", "country": "US", "postalCode": "9"}},
+            "lines": [{"amount": 1}]}),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["error"]["details"][0]["refersTo"], "addresses.shipTo.postalCode",
+        "{body}"
+    );
+    // A path of a dialect that is none of its routes: 404 in its shape.
+    let (status, _, body) = send(
+        &svc,
+        "GET",
+        "/v2/summary_rates",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(
+        (status, &body["error"]),
+        (404, &json!("Not Found")),
+        "{body}"
+    );
+    // AvaTax's ping answers without credentials, saying so.
+    let (status, _, body) = send(&svc, "GET", "/api/v2/utilities/ping", &[], &Value::Null);
+    assert_eq!(status, 200);
+    assert_eq!(body["authenticated"], false);
+    let (_, _, body) = send(
+        &svc,
+        "GET",
+        "/api/v2/utilities/ping",
+        &[("Authorization", &basic("42", LIVE_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(body["authenticated"], true);
+    assert_eq!(body["authenticatedAccountId"], 42);
+}
+
+#[test]
+fn nexus_regions_are_the_modes_registrations() {
+    let svc = default_service();
+    let regions = |key: &str| {
+        let (status, _, body) = send(
+            &svc,
+            "GET",
+            "/v2/nexus/regions",
+            &[("Authorization", &bearer(key))],
+            &Value::Null,
+        );
+        assert_eq!(status, 200, "{body}");
+        body["regions"].clone()
+    };
+    assert_eq!(regions(LIVE_KEY), json!([]));
+    let (status, _, made) = send(
+        &svc,
+        "POST",
+        "/tax/registrations",
+        &[
+            ("Authorization", &bearer(LIVE_KEY)),
+            ("X-API-Version", "2026-03-01"),
+        ],
+        &json!({"country": "US", "region": "TN"}),
+    );
+    assert_eq!(status, 200, "{made}");
+    assert_eq!(
+        regions(LIVE_KEY),
+        json!([{"country_code": "US", "country": "United States", "region_code": "TN",
+            "region": "Tennessee"}])
+    );
+    // The test mode is apart.
+    assert_eq!(regions(TEST_KEY), json!([]));
+    // Registered in Tennessee only: nothing is collected in California, and has_nexus says so.
+    let (_, _, body) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(LIVE_KEY))],
+        &json!({"to_country": "US", "to_zip": "90012", "to_state": "CA",
+            "to_city": "Los Angeles", "shipping": 0, "amount": 100}),
+    );
+    assert_eq!(body["tax"]["has_nexus"], false, "{body}");
+    assert_eq!(d(&body["tax"]["amount_to_collect"]), Decimal::ZERO);
+    // In Tennessee it is.
+    let (_, _, body) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(LIVE_KEY))],
+        &json!({"to_country": "US", "to_zip": "37203", "to_state": "TN", "shipping": 0, "amount": 100}),
+    );
+    assert_eq!(body["tax"]["has_nexus"], true, "{body}");
+    assert_eq!(d(&body["tax"]["amount_to_collect"]), cents("9.75"));
+}
+
+#[test]
+fn taxjar_rates_are_the_places_as_levy_calculates_them() {
+    let svc = default_service();
+    let (status, _, body) = send(
+        &svc,
+        "GET",
+        "/v2/rates/37203?state=TN&city=Nashville",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{body}");
+    let r = &body["rate"];
+    assert_eq!(r["zip"], "37203");
+    assert_eq!(d(&r["state_rate"]), cents("0.07"));
+    assert_eq!(d(&r["county_rate"]), cents("0.0225"));
+    assert_eq!(d(&r["combined_district_rate"]), cents("0.005"));
+    assert_eq!(d(&r["combined_rate"]), cents("0.0975"));
+    assert_eq!(r["freight_taxable"], true);
+    assert_eq!(r["county"], "DAVIDSON");
+}
+
+#[test]
+fn avatax_rates_by_postal_code_are_the_places_as_levy_calculates_them() {
+    let svc = default_service();
+    let (status, headers, body) = send(
+        &svc,
+        "GET",
+        "/api/v2/taxrates/bypostalcode?country=US&postalCode=37203",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(headers.iter().any(|(k, _)| k == "x-correlation-id"));
+    // 7% + 2.25% + 0.5%, as the TaxJar shape's rates and the calculation above.
+    assert_eq!(d(&body["totalRate"]), cents("0.0975"));
+    let rates: Vec<(Decimal, &str)> = body["rates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (d(&r["rate"]), r["type"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        rates,
+        vec![
+            (cents("0.07"), "State"),
+            (cents("0.0225"), "County"),
+            (cents("0.005"), "Special"),
+        ]
+    );
+    let (status, _, body) = send(
+        &svc,
+        "GET",
+        "/api/v2/taxrates/bypostalcode?country=US",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"]["details"][0]["refersTo"], "postalCode",
+        "{body}"
+    );
+}
+
+#[test]
+fn a_table_without_a_vendor_codes_levy_code_says_so() {
+    // The Tennessee test table has no GROCERIES and no SHIPPING code.
+    let svc = service();
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &taxjar_nashville(
+            "0",
+            json!([{"id": "1", "quantity": 1, "unit_price": 100, "product_tax_code": "40030"}]),
+        ),
+    );
+    assert_eq!(status, 200, "{body}");
+    // 7% + 2.25% (Davidson) of $100 as general merchandise, and said so twice: the code,
+    // and freight_taxable not known.
+    assert_eq!(d(&body["tax"]["amount_to_collect"]), cents("9.25"));
+    let messages = body["tax"]["levy_messages"].to_string();
+    assert!(
+        messages.contains("GROCERIES") && messages.contains("SHIPPING"),
+        "{messages}"
+    );
+    // Shipping levy cannot tax is refused, not left out.
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &taxjar_nashville("5", json!([{"quantity": 1, "unit_price": 100}])),
+    );
+    assert_eq!(
+        (status, &body["levy_field"]),
+        (400, &json!("shipping")),
+        "{body}"
+    );
+}
+
+#[test]
+fn a_shapes_calculation_is_levys_own_and_becomes_a_transaction() {
+    // The calculation a TaxJar or AvaTax call makes is recorded in the ledger as one of
+    // POST /tax/calculations: the sale is recorded from its id as from any.
+    let svc = default_service();
+    let (_, _, tj) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(LIVE_KEY))],
+        &taxjar_nashville(
+            "10",
+            json!([{"id": "1", "quantity": 1, "unit_price": 100, "product_tax_code": "20010"}]),
+        ),
+    );
+    let (_, _, av) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("1", LIVE_KEY))],
+        &json!({"date": "2026-12-01", "customerCode": "C",
+            "addresses": {"singleLocation": {"region": "TN", "country": "US", "postalCode": "37203"}},
+            "lines": [{"number": "1", "amount": 100, "taxCode": "PC040100"}]}),
+    );
+    for (id, order, cents) in [
+        (
+            &tj["tax"]["levy_calculation_id"],
+            "tj-1",
+            [975, 98].as_slice(),
+        ),
+        (&av["levyCalculationId"], "av-1", [975].as_slice()),
+    ] {
+        let (status, _, t) = send(
+            &svc,
+            "POST",
+            "/tax/transactions",
+            &[
+                ("Authorization", &bearer(LIVE_KEY)),
+                ("X-API-Version", "2026-03-01"),
+            ],
+            &json!({"calculation_id": id, "reference_order_id": order}),
+        );
+        assert_eq!(status, 200, "{t}");
+        let taxes: Vec<Decimal> = t["line_items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| d(&l["tax_amount"]))
+            .collect();
+        let expected: Vec<Decimal> = cents.iter().map(|&c| Decimal::from(c)).collect();
+        assert_eq!(taxes, expected, "{t}");
+    }
+    // A test key's calculation is not the live mode's.
+    let (_, _, test_tj) = send(
+        &svc,
+        "POST",
+        "/v2/taxes",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &taxjar_nashville("0", json!([{"quantity": 1, "unit_price": 100}])),
+    );
+    let (status, _, _) = send(
+        &svc,
+        "POST",
+        "/tax/transactions",
+        &[
+            ("Authorization", &bearer(LIVE_KEY)),
+            ("X-API-Version", "2026-03-01"),
+        ],
+        &json!({"calculation_id": test_tj["tax"]["levy_calculation_id"], "reference_order_id": "x"}),
+    );
+    assert_eq!(status, 404);
+}
