@@ -78,9 +78,9 @@ fn default_date_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Date>> 
             return Ok(Some(sale::today()));
         }
     }
-    date_arg(Some(v))
-        .map(Some)
-        .map_err(|e| Python::attach(|py| PyValueError::new_err(format!("default_date: {}", e.value(py)))))
+    date_arg(Some(v)).map(Some).map_err(|e| {
+        Python::attach(|py| PyValueError::new_err(format!("default_date: {}", e.value(py))))
+    })
 }
 
 /// An amount argument in minor units: an `int` is minor units (cents); a
@@ -606,8 +606,7 @@ impl Table {
                 let input = input
                     .read_all()
                     .map_err(|e| BatchError::Value(format!("reading the input: {e}")))?;
-                let shapes =
-                    Shapes::new(&input.schema, &opts.keep, opts.default_date.is_some())?;
+                let shapes = Shapes::new(&input.schema, &opts.keep, opts.default_date.is_some())?;
                 let out = batch::run(&table, &shapes, &input.batches, &opts)?;
                 Ok((shapes, out))
             });

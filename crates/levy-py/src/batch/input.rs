@@ -835,7 +835,9 @@ impl Columns {
                 }
                 let v = a.value(i);
                 let refund = v < 0;
-                let abs = v.checked_abs().ok_or_else(|| "amount is too large".to_string())?;
+                let abs = v
+                    .checked_abs()
+                    .ok_or_else(|| "amount is too large".to_string())?;
                 match minor_units(abs, *scale, currency) {
                     Some(minor) => Ok((minor, refund)),
                     // Finer than the currency, or too large: the message.

@@ -61,11 +61,7 @@ pub struct Shapes {
 impl Shapes {
     /// Checks `schema` and `keep` (and that a `date` column is given when `default_date`
     /// is not).
-    pub fn new(
-        schema: &Schema,
-        keep: &[String],
-        default_date: bool,
-    ) -> Result<Shapes, BatchError> {
+    pub fn new(schema: &Schema, keep: &[String], default_date: bool) -> Result<Shapes, BatchError> {
         let plan = Plan::new(schema, keep, default_date).map_err(|e| match e {
             input::SchemaError::Type(m) => BatchError::Type(m),
             input::SchemaError::Value(m) => BatchError::Value(m),
@@ -331,7 +327,9 @@ impl Job<'_> {
                             jur,
                             &mut entries,
                         ),
-                        None => sales.push_error(INTERNAL_ERROR, "internal error in levy: no place"),
+                        None => {
+                            sales.push_error(INTERNAL_ERROR, "internal error in levy: no place")
+                        }
                     },
                     Slot::Error(e) => sales.push_error(e.code, &e.message),
                 }
@@ -443,10 +441,7 @@ impl<'t> Window<'t> {
         let tax_code = match products.lookup(self.table, row.product) {
             Ok(c) => c,
             Err(e) => {
-                return Slot::Error(RowError::new(
-                    levy_core::QuoteErrorKind::UnknownProduct,
-                    e,
-                ))
+                return Slot::Error(RowError::new(levy_core::QuoteErrorKind::UnknownProduct, e))
             }
         };
         let orders = &mut self.batch.orders;
