@@ -125,7 +125,7 @@ def test_decimal_amounts_keep_their_exactness(default_table):
     assert [r["tax"] for r in state] == [Decimal("0.0007"), Decimal("0.0049"), Decimal("6999999.9993"), Decimal("86419752308.6415")]
     assert all(r["tax"].as_tuple().exponent == -18 for r in state)
     # More places than the currency has: the row says so, the others are answered.
-    t = pa.table({"amount": pa.array([Decimal("1.005"), Decimal("1.010")], pa.decimal128(10, 3)), "postal_code": ["38103"] * 2})
+    t = pa.table({"amount": pa.array([Decimal("1.005"), Decimal("1.010")], pa.decimal128(10, 3)), "postal_code": ["38103"] * 2, "date": ["2026-03-02"] * 2})
     rows = default_table.calculate_batch(t).to_pylist()
     assert "USD has at most 2 decimal places" in rows[0]["error"]
     assert rows[1]["error"] is None and rows[1]["tax"] == Decimal("0.070")
@@ -147,9 +147,9 @@ def test_schema_errors(default_table):
     with pytest.raises(TypeError, match='column "postal_code" is Float64'):
         default_table.calculate_batch(pa.table({"amount": [1], "postal_code": [38103.0]}))
     with pytest.raises(ValueError, match='keep: no column "id"'):
-        default_table.calculate_batch(pa.table({"amount": [1], "postal_code": ["38103"]}), keep="id")
+        default_table.calculate_batch(pa.table({"amount": [1], "postal_code": ["38103"], "date": ["2026-03-02"]}), keep="id")
     with pytest.raises(ValueError, match="also an output column"):
-        default_table.calculate_batch(pa.table({"amount": [1], "postal_code": ["38103"], "tax": [1]}), keep="tax")
+        default_table.calculate_batch(pa.table({"amount": [1], "postal_code": ["38103"], "date": ["2026-03-02"], "tax": [1]}), keep="tax")
     with pytest.raises(TypeError, match="expected Arrow data"):
         default_table.calculate_batch({"amount": [1]})
     with pytest.raises(ValueError, match="threads=0"):
@@ -274,7 +274,7 @@ def test_the_gil_is_released(zip5_table, zip5_rows):
     th = threading.Thread(target=tick)
     start = time.perf_counter()
     th.start()
-    zip5_table.calculate_batch(t, threads=1)
+    zip5_table.calculate_batch(t, threads=1, default_date=DAY)
     end = time.perf_counter()
     stop.set()
     th.join()
