@@ -227,3 +227,16 @@ def test_a_refund_in_cents_and_tax_included(default_table):
     bad = pa.table({"amount": pa.array([Decimal("-1.005")], pa.decimal128(18, 3)), "postal_code": ["37203"], "date": days(1)})
     row = default_table.calculate_batch(bad).to_pylist()[0]
     assert row["error_code"] == "INVALID_AMOUNT" and "at most 2 decimal places" in row["error"]
+
+
+def test_names_of_other_fields_are_not_misspellings(default_table):
+    # zip_code is two edits from ip_mode (a name of seven letters: one edit at most), count
+    # two from amount; county, street2 and address_line_2 name other fields.
+    for column in ["zip_code", "count", "county", "street2", "address_line_2", "exempted"]:
+        t = pa.table({"amount": [10_000], "postal_code": ["37203"], "date": days(1), column: ["x"]})
+        assert default_table.calculate_batch(t).column("tax").to_pylist() == [975], column
+    # One edit from a name of five to seven letters, two from a longer one, are refused.
+    for column, known in [("amounts", "amount"), ("exemptt", "exempt"), ("tax_codes", "tax_code"), ("origin_provnce", "origin_province")]:
+        t = pa.table({"amount": [10_000], "postal_code": ["37203"], "date": days(1), column: ["x"]})
+        with pytest.raises(ValueError, match=f'did you mean "{known}"'):
+            default_table.calculate_batch(t)

@@ -159,24 +159,37 @@ fn distance(a: &str, b: &str) -> usize {
     d[a.len() * w + b.len()]
 }
 
+/// Names of other fields, one edit from a name `calculate_batch` reads, that are never taken
+/// for a misspelling of it: the address's second line (the interface's `address_line_2`,
+/// which taxes nothing), and the county (which levy finds from the address).
+const DISTINCT: [&str; 4] = ["address_line_2", "street2", "street_2", "county"];
+
 /// The column `calculate_batch` reads (or its alias) that the unread column `name` looks
-/// like a misspelling of: the same name but for case, spaces, hyphens and underscores, or
-/// one at most two edits away from a known name of five letters or more (`postal_cod`,
-/// `amonut`). Short names (`ip`, `date`, `city`) are matched by case and spelling only, so
-/// that an `id` or a `rate` column is not taken for one.
+/// like a misspelling of: the same name but for case, spaces, hyphens, dots and
+/// underscores (`Postal_Code`, `postalcode`); or a few edits from it (a letter added,
+/// dropped or changed, two neighbours swapped): one for a known name of five to seven
+/// letters (`amout`), two for a longer one (`postal_cod`, `product_categroy`). Short names
+/// (`ip`, `date`, `city`) are matched by case and spelling only, so that an `id` or a
+/// `rate` column is not taken for one, nor a `count` for `amount`; [`DISTINCT`] names are
+/// never matched.
 pub fn near_miss(name: &str) -> Option<&'static str> {
     let folded = fold(name);
+    if DISTINCT.contains(&folded.as_str()) {
+        return None;
+    }
     let bare: String = folded.chars().filter(|c| *c != '_').collect();
     let mut best: Option<(usize, &'static str)> = None;
     for known in column_names() {
-        let d = if known.replace('_', "") == bare {
-            0
-        } else if known.chars().count() >= 5 {
-            distance(&folded, known)
+        let (d, most) = if known.replace('_', "") == bare {
+            (0, 0)
         } else {
-            continue;
+            match known.chars().count() {
+                0..=4 => continue,
+                5..=7 => (distance(&folded, known), 1),
+                _ => (distance(&folded, known), 2),
+            }
         };
-        if d <= 2 && best.is_none_or(|(b, _)| d < b) {
+        if d <= most && best.is_none_or(|(b, _)| d < b) {
             best = Some((d, known));
         }
     }
