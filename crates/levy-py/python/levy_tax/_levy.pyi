@@ -319,6 +319,17 @@ class Table:
         default_date: _DateLike | Literal["today"] | None = None,
     ) -> tuple[pyarrow.Table, pyarrow.Table]: ...
     @overload
+    def calculate_batch(
+        self,
+        data: _ArrowData,
+        *,
+        jurisdictions: bool,
+        keep: str | Sequence[str] | None = None,
+        threads: int | None = None,
+        strict: bool = False,
+        default_date: _DateLike | Literal["today"] | None = None,
+    ) -> pyarrow.Table | tuple[pyarrow.Table, pyarrow.Table]: ...
+    @overload
     def batch_schema(
         self,
         schema: _ArrowSchema,
