@@ -79,7 +79,13 @@ fn default_date_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Date>> 
         }
     }
     date_arg(Some(v)).map(Some).map_err(|e| {
-        Python::attach(|py| PyValueError::new_err(format!("default_date: {}", e.value(py))))
+        let py = v.py();
+        let message = format!("default_date: {}", e.value(py));
+        if e.is_instance_of::<PyTypeError>(py) {
+            PyTypeError::new_err(message)
+        } else {
+            PyValueError::new_err(message)
+        }
     })
 }
 

@@ -123,8 +123,10 @@ def test_no_date_column_needs_default_date(default_table):
     today = default_table.calculate_batch(t, default_date="today").to_pylist()
     assert today[0]["tax"] == 975 and today[0]["error"] is None
     assert default_table.batch_schema(t.schema, default_date="today").names[0] == "tax"
-    with pytest.raises(ValueError, match="default_date"):
+    with pytest.raises(ValueError, match='^default_date: date "yesterday": expected YYYY-MM-DD'):
         default_table.calculate_batch(t, default_date="yesterday")
+    with pytest.raises(TypeError, match="^default_date: date: expected a datetime.date"):
+        default_table.calculate_batch(t, default_date=20260302)
 
 
 # -- 3. error_code beside error -----------------------------------------------------------
