@@ -67,6 +67,28 @@ fn date_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Date> {
     sale::parse_date(&text).map_err(PyValueError::new_err)
 }
 
+/// The `default_date` argument of `calculate_batch`: `None` for none (a row without a day
+/// is then an error), `"today"` for today's UTC day, or a day as [`date_arg`] takes it.
+fn default_date_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Date>> {
+    let Some(v) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    if let Ok(s) = v.cast::<PyString>() {
+        if s.to_str()?.trim().eq_ignore_ascii_case("today") {
+            return Ok(Some(sale::today()));
+        }
+    }
+    date_arg(Some(v)).map(Some).map_err(|e| {
+        let py = v.py();
+        let message = format!("default_date: {}", e.value(py));
+        if e.is_instance_of::<PyTypeError>(py) {
+            PyTypeError::new_err(message)
+        } else {
+            PyValueError::new_err(message)
+        }
+    })
+}
+
 /// An amount argument in minor units: an `int` is minor units (cents); a
 /// `decimal.Decimal` or text is major units (dollars). Floats are refused.
 fn amount_arg(v: &Bound<'_, PyAny>, currency: levy_core::Currency) -> PyResult<Decimal> {
@@ -437,7 +459,7 @@ impl Table {
         date=None, currency="USD", tax_included=false, exempt=false, rounding="line",
         origin_postal_code=None, origin_province=None, origin_country=None,
         origin_city=None, origin_street=None, ip=None, ip_mode="strict", delivery=false,
-        seller_sales=None, exchange_rate=None,
+        seller_sales=None, exchange_rate=None, strict=false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn calculate(
@@ -464,6 +486,7 @@ impl Table {
         delivery: bool,
         seller_sales: Option<&Bound<'_, PyAny>>,
         exchange_rate: Option<&Bound<'_, PyAny>>,
+        strict: bool,
     ) -> PyResult<Calculation> {
         guard(|| {
             let bad = |e: String| err(Kind::Calculation, e);
@@ -529,6 +552,18 @@ impl Table {
             let calc = worker
                 .calc()
                 .ok_or_else(|| err(Kind::Internal, "no calculation"))?;
+            if strict && calc.coverage != levy_core::Coverage::Full {
+                let name = batch::output::COVERAGE[calc.coverage as u8 as usize];
+                let e = err(
+                    Kind::Calculation,
+                    format!(
+                        "coverage {name}: the table does not hold every local tax of this \
+                         place on this day, so the tax may be short (strict=True refuses it)"
+                    ),
+                );
+                let _ = e.value(py).setattr("kind", batch::input::COVERAGE_NOT_FULL);
+                return Err(e);
+            }
             Calculation::of(py, &self.table, &worker.location, calc, &products)
         })
     }
@@ -538,8 +573,12 @@ impl Table {
     /// interface), a one-line sale a row, and returns a pyarrow Table row for row, or with
     /// `jurisdictions=True` a pair (sales, jurisdictions). See the package's README for
     /// the columns. The GIL is released; the rows are spread over `threads` threads (one
-    /// per core when `None`).
-    #[pyo3(signature = (data, *, jurisdictions=false, keep=None, threads=None))]
+    /// per core when `None`). A row without a day is an error unless `default_date` is
+    /// given (`"today"` for today's UTC day); with `strict=True` a row whose coverage is
+    /// short of `FULL` is an error (`COVERAGE_NOT_FULL`). A negative amount is a refund:
+    /// the negation of the sale of its absolute amount.
+    #[pyo3(signature = (data, *, jurisdictions=false, keep=None, threads=None, strict=false, default_date=None))]
+    #[allow(clippy::too_many_arguments)]
     fn calculate_batch<'py>(
         &self,
         py: Python<'py>,
@@ -547,6 +586,8 @@ impl Table {
         jurisdictions: bool,
         keep: Option<&Bound<'py, PyAny>>,
         threads: Option<i64>,
+        strict: bool,
+        default_date: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         guard(|| {
             let threads = match threads {
@@ -562,6 +603,8 @@ impl Table {
                 jurisdictions,
                 keep: keep_arg(keep)?,
                 threads,
+                strict,
+                default_date: default_date_arg(default_date)?,
             };
             let input = arrow_io::take(data)?;
             let table = Arc::clone(&self.table);
@@ -569,8 +612,8 @@ impl Table {
                 let input = input
                     .read_all()
                     .map_err(|e| BatchError::Value(format!("reading the input: {e}")))?;
-                let shapes = Shapes::new(&input.schema, &opts.keep)?;
-                let out = batch::run(&table, &shapes, &input.batches, &opts, sale::today())?;
+                let shapes = Shapes::new(&input.schema, &opts.keep, opts.default_date.is_some())?;
+                let out = batch::run(&table, &shapes, &input.batches, &opts)?;
                 Ok((shapes, out))
             });
             let (shapes, out) = done.map_err(batch_err)?;
@@ -590,17 +633,20 @@ impl Table {
     /// anything with `__arrow_c_schema__`): a pyarrow.Schema, or with
     /// `jurisdictions=True` a pair. For engines that need it before running, such as
     /// Spark's `mapInArrow`. Raises as `calculate_batch` would for a schema it cannot read.
-    #[pyo3(signature = (schema, *, jurisdictions=false, keep=None))]
+    /// `default_date` as `calculate_batch` takes it (without it, `schema` needs a `date`).
+    #[pyo3(signature = (schema, *, jurisdictions=false, keep=None, default_date=None))]
     fn batch_schema<'py>(
         &self,
         py: Python<'py>,
         schema: &Bound<'py, PyAny>,
         jurisdictions: bool,
         keep: Option<&Bound<'py, PyAny>>,
+        default_date: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         guard(|| {
             let schema = schema_of(schema)?;
-            let shapes = Shapes::new(&schema, &keep_arg(keep)?).map_err(batch_err)?;
+            let default_date = default_date_arg(default_date)?.is_some();
+            let shapes = Shapes::new(&schema, &keep_arg(keep)?, default_date).map_err(batch_err)?;
             let pa = py.import("pyarrow")?;
             let as_py = |s: &arrow_schema::SchemaRef| {
                 pa.call_method1(

@@ -26,7 +26,7 @@ SALES = {
     "category": ["GENERAL_MERCHANDISE", "CLOTHING", None, None, None, "NOT_A_CODE", None],
     "date": [DAY] * 7,
 }
-GOOD = [0, 1, 6]
+GOOD = [0, 1, 4, 6]
 
 
 def check_sales(out: pa.Table, money=pa.int64()):
@@ -45,12 +45,17 @@ def check_sales(out: pa.Table, money=pa.int64()):
     assert tn["coverage"] == "STATE_ONLY" and tn["precision"] == "POSTAL"
     assert tn["sourcing"] == "DESTINATION" and tn["rounding"] == "LINE"
     assert rows[6]["tax"] == 0 and rows[6]["effective_rate"] == 0
+    # -$5.00 in Memphis is a refund: the negation of +$5.00's 7% ($0.35).
+    assert rows[4]["tax"] == -35 * scale
+    assert rows[4]["amount_including_tax"] == -535 * scale
     errors = {r["sale_id"]: r["error"] for r in rows if r["error"]}
-    assert set(errors) == {3, 4, 5, 6}
+    assert set(errors) == {3, 4, 6}
     assert "(MALFORMED_ADDRESS)" in errors[3] or "(UNSUPPORTED_LOCATION)" in errors[3]
     assert errors[4] == "postal code 38103 is in TN, not in GA (ZIP_STATE_MISMATCH)"
-    assert "must not be negative" in errors[5]
     assert 'unknown product category "NOT_A_CODE"' in errors[6]
+    codes = {r["sale_id"]: r["error_code"] for r in rows if r["error"]}
+    assert codes[4] == "ZIP_STATE_MISMATCH" and codes[6] == "UNKNOWN_PRODUCT"
+    assert codes[3] in ("MALFORMED_ADDRESS", "UNSUPPORTED_LOCATION")
     for r in rows:
         if r["error"]:
             assert r["tax"] is None and r["coverage"] is None
@@ -120,7 +125,7 @@ def test_decimal_amounts_keep_their_exactness(default_table):
     assert [r["tax"] for r in state] == [Decimal("0.0007"), Decimal("0.0049"), Decimal("6999999.9993"), Decimal("86419752308.6415")]
     assert all(r["tax"].as_tuple().exponent == -18 for r in state)
     # More places than the currency has: the row says so, the others are answered.
-    t = pa.table({"amount": pa.array([Decimal("1.005"), Decimal("1.010")], pa.decimal128(10, 3)), "postal_code": ["38103"] * 2})
+    t = pa.table({"amount": pa.array([Decimal("1.005"), Decimal("1.010")], pa.decimal128(10, 3)), "postal_code": ["38103"] * 2, "date": ["2026-03-02"] * 2})
     rows = default_table.calculate_batch(t).to_pylist()
     assert "USD has at most 2 decimal places" in rows[0]["error"]
     assert rows[1]["error"] is None and rows[1]["tax"] == Decimal("0.070")
@@ -142,9 +147,9 @@ def test_schema_errors(default_table):
     with pytest.raises(TypeError, match='column "postal_code" is Float64'):
         default_table.calculate_batch(pa.table({"amount": [1], "postal_code": [38103.0]}))
     with pytest.raises(ValueError, match='keep: no column "id"'):
-        default_table.calculate_batch(pa.table({"amount": [1], "postal_code": ["38103"]}), keep="id")
+        default_table.calculate_batch(pa.table({"amount": [1], "postal_code": ["38103"], "date": ["2026-03-02"]}), keep="id")
     with pytest.raises(ValueError, match="also an output column"):
-        default_table.calculate_batch(pa.table({"amount": [1], "postal_code": ["38103"], "tax": [1]}), keep="tax")
+        default_table.calculate_batch(pa.table({"amount": [1], "postal_code": ["38103"], "date": ["2026-03-02"], "tax": [1]}), keep="tax")
     with pytest.raises(TypeError, match="expected Arrow data"):
         default_table.calculate_batch({"amount": [1]})
     with pytest.raises(ValueError, match="threads=0"):
@@ -176,7 +181,10 @@ def test_dates_as_text_timestamps_and_missing(default_table):
     assert all(a == answers[0] for a in answers)
     bad = default_table.calculate_batch(pa.table({**base, "date": ["2026-02-30", None, "", "2026-03-02"]})).to_pylist()
     assert "expected YYYY-MM-DD" in bad[0]["error"]
-    assert [r["error"] for r in bad[1:]] == [None, None, None]  # missing: today
+    # Missing (null or empty): an error for the row, never today's day unasked.
+    assert [r["error_code"] for r in bad] == ["INVALID_DATE", "DATE_MISSING", "DATE_MISSING", None]
+    filled = default_table.calculate_batch(pa.table({**base, "date": [None, "", "2026-03-02", None]}), default_date=holiday)
+    assert filled.column("tax").to_pylist() == [0, 0, 350, 0]
 
 
 def test_options_columns(zip5_table):
@@ -266,7 +274,7 @@ def test_the_gil_is_released(zip5_table, zip5_rows):
     th = threading.Thread(target=tick)
     start = time.perf_counter()
     th.start()
-    zip5_table.calculate_batch(t, threads=1)
+    zip5_table.calculate_batch(t, threads=1, default_date=DAY)
     end = time.perf_counter()
     stop.set()
     th.join()

@@ -75,6 +75,12 @@ def test_duckdb_udf(zip5_table):
         " SELECT levy_tax(1.00, '90210', NULL, DATE '2026-03-02') AS t FROM range(5000))"
     ).fetchone()
     assert n == (5000, Decimal("550.00"))  # 10.5% of $1.00 is 10.5 cents: 11
+    # A NULL day is an error for its row, with its code; a refund is the negated sale.
+    got = con.execute(
+        "SELECT t.tax, t.error_code FROM (SELECT k, levy_tax(x, '90210', NULL, d) AS t FROM"
+        " (VALUES (100.00, NULL::DATE, 1), (-100.00, DATE '2026-03-02', 2)) AS v(x, d, k)) ORDER BY k"
+    ).fetchall()
+    assert got == [(None, "DATE_MISSING"), (Decimal("-10.50"), None)]
 
 
 def million_sales(zip_rows, n=1_000_000, seed=11) -> pa.Table:

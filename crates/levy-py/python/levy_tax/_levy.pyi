@@ -289,10 +289,13 @@ class Table:
         delivery: bool = False,
         seller_sales: Decimal | str | int | None = None,
         exchange_rate: Decimal | str | int | None = None,
+        strict: bool = False,
     ) -> Calculation:
         """Calculate one sale through levy's front door, as `levy calc` does: the
         address first, the IP address when no address below the country is given or the
-        address fails. Raises ResolveError or CalculationError, each with `kind`."""
+        address fails. Raises ResolveError or CalculationError, each with `kind`; with
+        `strict=True` a coverage short of FULL raises CalculationError of kind
+        COVERAGE_NOT_FULL."""
     @overload
     def calculate_batch(
         self,
@@ -301,6 +304,8 @@ class Table:
         jurisdictions: Literal[False] = False,
         keep: str | Sequence[str] | None = None,
         threads: int | None = None,
+        strict: bool = False,
+        default_date: _DateLike | Literal["today"] | None = None,
     ) -> pyarrow.Table: ...
     @overload
     def calculate_batch(
@@ -310,7 +315,20 @@ class Table:
         jurisdictions: Literal[True],
         keep: str | Sequence[str] | None = None,
         threads: int | None = None,
+        strict: bool = False,
+        default_date: _DateLike | Literal["today"] | None = None,
     ) -> tuple[pyarrow.Table, pyarrow.Table]: ...
+    @overload
+    def calculate_batch(
+        self,
+        data: _ArrowData,
+        *,
+        jurisdictions: bool,
+        keep: str | Sequence[str] | None = None,
+        threads: int | None = None,
+        strict: bool = False,
+        default_date: _DateLike | Literal["today"] | None = None,
+    ) -> pyarrow.Table | tuple[pyarrow.Table, pyarrow.Table]: ...
     @overload
     def batch_schema(
         self,
@@ -318,6 +336,7 @@ class Table:
         *,
         jurisdictions: Literal[False] = False,
         keep: str | Sequence[str] | None = None,
+        default_date: _DateLike | Literal["today"] | None = None,
     ) -> pyarrow.Schema: ...
     @overload
     def batch_schema(
@@ -326,6 +345,7 @@ class Table:
         *,
         jurisdictions: Literal[True],
         keep: str | Sequence[str] | None = None,
+        default_date: _DateLike | Literal["today"] | None = None,
     ) -> tuple[pyarrow.Schema, pyarrow.Schema]: ...
     @staticmethod
     def batch_columns() -> list[str]:

@@ -21,6 +21,7 @@ scans: it takes the whole result at once, over every core.
 
 from __future__ import annotations
 
+import datetime
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 #: The fields of the struct the UDF returns.
-FIELDS = ("tax", "amount_including_tax", "effective_rate", "coverage", "error")
+FIELDS = ("tax", "amount_including_tax", "effective_rate", "coverage", "error", "error_code")
 
 
 def register(
@@ -42,12 +43,16 @@ def register(
     *,
     name: str = "levy_tax",
     amount_type: str = "DECIMAL(18,2)",
+    strict: bool = False,
+    default_date: datetime.date | datetime.datetime | str | None = None,
 ) -> None:
     """Registers ``name(amount, postal_code, category, date)`` on ``con``: the tax of a
     one-line sale of ``amount`` (``amount_type``: a ``DECIMAL`` of dollars, or ``BIGINT``
-    cents) of ``category`` (NULL for general merchandise) at US ``postal_code`` on ``date``
-    (NULL for today), as a struct of tax, amount including tax and effective rate (exact
-    decimals in the amount's unit), coverage and error (NULL when the row was calculated)."""
+    cents; negative for a refund) of ``category`` (NULL for general merchandise) at US
+    ``postal_code`` on ``date`` (a NULL date is an error for its row unless
+    ``default_date`` is given), as a struct of tax, amount including tax and effective rate
+    (exact decimals in the amount's unit), coverage, error and error_code (NULL when the
+    row was calculated). ``strict`` as ``Table.calculate_batch`` takes it."""
     import duckdb
 
     probe = pa.schema(
@@ -71,7 +76,9 @@ def register(
         sales = pa.table(
             {"amount": amount, "postal_code": postal_code, "category": category, "date": date}
         )
-        result = table.calculate_batch(sales, threads=1)
+        result = table.calculate_batch(
+            sales, threads=1, strict=strict, default_date=default_date
+        )
         columns = [result.column(f).cast(struct.field(f).type) for f in FIELDS]
         return pa.StructArray.from_arrays(
             [c.combine_chunks() for c in columns], fields=list(struct)

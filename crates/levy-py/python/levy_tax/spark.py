@@ -19,6 +19,7 @@ for row: the same engine, the same table bytes.
 
 from __future__ import annotations
 
+import datetime
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -98,9 +99,16 @@ def _run(
     keep: Sequence[str],
     threads: int,
     long: bool,
+    strict: bool,
+    default_date: datetime.date | datetime.datetime | str | None,
 ) -> DataFrame:
+    if isinstance(default_date, str) and default_date.strip().lower() == "today":
+        # Today's UTC day once, on the driver: every partition takes the same day.
+        default_date = datetime.datetime.now(datetime.timezone.utc).date()
     local = Table.open(table_path)
-    out_schema = local.batch_schema(_input_schema(df), keep=keep, jurisdictions=True)[
+    out_schema = local.batch_schema(
+        _input_schema(df), keep=keep, jurisdictions=True, default_date=default_date
+    )[
         1 if long else 0
     ]
     plain = _plain(out_schema)
@@ -115,7 +123,12 @@ def _run(
             if batch.num_rows == 0:
                 continue
             result = table.calculate_batch(
-                batch, keep=keep, threads=threads, jurisdictions=long
+                batch,
+                keep=keep,
+                threads=threads,
+                jurisdictions=long,
+                strict=strict,
+                default_date=default_date,
             )
             result = result[1] if long else result
             yield from result.cast(plain).to_batches()
@@ -124,18 +137,31 @@ def _run(
 
 
 def calculate(
-    df: DataFrame, table_path: str, *, keep: Sequence[str] = (), threads: int = 1
+    df: DataFrame,
+    table_path: str,
+    *,
+    keep: Sequence[str] = (),
+    threads: int = 1,
+    strict: bool = False,
+    default_date: datetime.date | datetime.datetime | str | None = None,
 ) -> DataFrame:
     """``df`` recalculated on the table at ``table_path``, row for row: the columns of
     ``Table.calculate_batch``, after the ``keep`` columns of ``df``. Rows keep their
-    partitions (and their order within them); keep an id to join on."""
-    return _run(df, table_path, keep, threads, long=False)
+    partitions (and their order within them); keep an id to join on. ``strict`` and
+    ``default_date`` as ``Table.calculate_batch`` takes them."""
+    return _run(df, table_path, keep, threads, False, strict, default_date)
 
 
 def jurisdictions(
-    df: DataFrame, table_path: str, *, keep: Sequence[str] = (), threads: int = 1
+    df: DataFrame,
+    table_path: str,
+    *,
+    keep: Sequence[str] = (),
+    threads: int = 1,
+    strict: bool = False,
+    default_date: datetime.date | datetime.datetime | str | None = None,
 ) -> DataFrame:
     """The long table of ``df``'s jurisdictions on the table at ``table_path``: a row per
     jurisdiction of each sale, with the ``keep`` columns of its sale. (``row`` numbers the
     sale within its Arrow batch; join on a kept id.)"""
-    return _run(df, table_path, keep, threads, long=True)
+    return _run(df, table_path, keep, threads, True, strict, default_date)

@@ -13,7 +13,42 @@ use arrow_array::{
 use arrow_schema::{DataType, Schema, TimeUnit};
 use levy_core::{Currency, Date, Decimal};
 
+use levy_core::QuoteErrorKind;
+
 use crate::sale::{self, Place, Product, Terms};
+
+/// Why a row could not be calculated: its stable code (a [`QuoteErrorKind`]'s name, or one
+/// of `calculate_batch`'s own, [`DATE_MISSING`], [`COVERAGE_NOT_FULL`], [`INTERNAL_ERROR`])
+/// and what is wrong.
+#[derive(Clone, Debug)]
+pub struct RowError {
+    /// The stable code (`ZIP_STATE_MISMATCH`, ...), written in the `error_code` column.
+    pub code: &'static str,
+    /// What is wrong, written in the `error` column.
+    pub message: String,
+}
+
+/// A row without a day (a null in `date`, or no `date` column) and no `default_date`.
+pub const DATE_MISSING: &str = "DATE_MISSING";
+/// With `strict=True`, a row whose coverage is short of `FULL`.
+pub const COVERAGE_NOT_FULL: &str = "COVERAGE_NOT_FULL";
+/// A bug in levy, caught in its row.
+pub const INTERNAL_ERROR: &str = "INTERNAL_ERROR";
+
+impl RowError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: QuoteErrorKind, message: impl Into<String>) -> RowError {
+        RowError {
+            code: kind.name(),
+            message: message.into(),
+        }
+    }
+
+    /// A function giving errors of `kind`, for `map_err`.
+    pub fn of(kind: QuoteErrorKind) -> impl Fn(String) -> RowError {
+        move |message| RowError::new(kind, message)
+    }
+}
 
 /// What a column holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +119,81 @@ fn index_of(schema: &Schema, name: &str) -> Result<Option<usize>, SchemaError> {
         (Some(i), None) | (None, Some(i)) => Ok(Some(i)),
         (None, None) => Ok(None),
     }
+}
+
+/// `name` with case, spaces and hyphens folded (`Postal-Code` reads `postal_code`).
+fn fold(name: &str) -> String {
+    name.trim()
+        .chars()
+        .map(|c| match c {
+            ' ' | '-' | '.' => '_',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect()
+}
+
+/// The edit distance (insertions, deletions, substitutions and swaps of neighbours)
+/// between `a` and `b`.
+fn distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for i in 0..=a.len() {
+        for j in 0..=b.len() {
+            d[i * w + j] = if i == 0 {
+                j
+            } else if j == 0 {
+                i
+            } else {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                let mut v = (d[(i - 1) * w + j] + 1)
+                    .min(d[i * w + j - 1] + 1)
+                    .min(d[(i - 1) * w + j - 1] + cost);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    v = v.min(d[(i - 2) * w + j - 2] + 1);
+                }
+                v
+            };
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+/// Names of other fields, one edit from a name `calculate_batch` reads, that are never taken
+/// for a misspelling of it: the address's second line (the interface's `address_line_2`,
+/// which taxes nothing), and the county (which levy finds from the address).
+const DISTINCT: [&str; 4] = ["address_line_2", "street2", "street_2", "county"];
+
+/// The column `calculate_batch` reads (or its alias) that the unread column `name` looks
+/// like a misspelling of: the same name but for case, spaces, hyphens, dots and
+/// underscores (`Postal_Code`, `postalcode`); or a few edits from it (a letter added,
+/// dropped or changed, two neighbours swapped): one for a known name of five to seven
+/// letters (`amout`), two for a longer one (`postal_cod`, `product_categroy`). Short names
+/// (`ip`, `date`, `city`) are matched by case and spelling only, so that an `id` or a
+/// `rate` column is not taken for one, nor a `count` for `amount`; [`DISTINCT`] names are
+/// never matched.
+pub fn near_miss(name: &str) -> Option<&'static str> {
+    let folded = fold(name);
+    if DISTINCT.contains(&folded.as_str()) {
+        return None;
+    }
+    let bare: String = folded.chars().filter(|c| *c != '_').collect();
+    let mut best: Option<(usize, &'static str)> = None;
+    for known in column_names() {
+        let (d, most) = if known.replace('_', "") == bare {
+            (0, 0)
+        } else {
+            match known.chars().count() {
+                0..=4 => continue,
+                5..=7 => (distance(&folded, known), 1),
+                _ => (distance(&folded, known), 2),
+            }
+        };
+        if d <= most && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, known));
+        }
+    }
+    best.map(|(_, k)| k)
 }
 
 /// The names of the columns `calculate_batch` reads.
@@ -183,8 +293,22 @@ fn expected(kind: Kind) -> &'static str {
 
 impl Plan {
     /// Checks `schema`: `amount` present and of an exact type, every known column of a type
-    /// it can be read as, a place to resolve, and not both `category` and `tax_code`.
-    pub fn new(schema: &Schema) -> Result<Plan, SchemaError> {
+    /// it can be read as, a place to resolve, not both `category` and `tax_code`, a `date`
+    /// column unless `default_date` is given, and no unread column that looks like a
+    /// misspelling of a read one ([`near_miss`]) unless it is in `keep`.
+    pub fn new(schema: &Schema, keep: &[String], default_date: bool) -> Result<Plan, SchemaError> {
+        for f in schema.fields() {
+            let name = f.name().as_str();
+            if column_names().any(|n| n == name) || keep.iter().any(|k| k == name) {
+                continue;
+            }
+            if let Some(known) = near_miss(name) {
+                return Err(SchemaError::Value(format!(
+                    "column {name:?} is not one calculate_batch reads: did you mean \
+                     {known:?}? (rename it; or, to pass it through unread, name it in keep=)"
+                )));
+            }
+        }
         let mut index = [None; COLUMNS.len()];
         for (slot, (name, kind)) in index.iter_mut().zip(COLUMNS) {
             let Some(i) = index_of(schema, name)? else {
@@ -223,6 +347,14 @@ impl Plan {
             return Err(SchemaError::Value(
                 "no place to tax at: give a \"postal_code\" column (and \"province\", \
                  \"country\", \"city\", \"street\" as you have them), or an \"ip\" column"
+                    .into(),
+            ));
+        }
+        let date = COLUMNS.iter().position(|(c, _)| *c == "date");
+        if !default_date && date.and_then(|k| index[k]).is_none() {
+            return Err(SchemaError::Value(
+                "no \"date\" column: give each sale's day, or default_date= for the day of \
+                 every sale (default_date=\"today\" for today's UTC day)"
                     .into(),
             ));
         }
@@ -391,8 +523,8 @@ pub struct Columns {
     delivery: Option<BooleanArray>,
     seller_sales: Option<Text>,
     exchange_rate: Option<Text>,
-    /// The day of rows without one.
-    today: Date,
+    /// The day of rows without one, when `default_date` is given.
+    default_date: Option<Date>,
 }
 
 fn text(plan: &Plan, batch: &RecordBatch, name: &str) -> Result<Option<Text>, String> {
@@ -452,7 +584,11 @@ fn day(plan: &Plan, batch: &RecordBatch) -> Result<Option<Day>, String> {
 
 impl Columns {
     /// The columns of `batch` (whose schema `plan` checked).
-    pub fn new(plan: &Plan, batch: &RecordBatch, today: Date) -> Result<Columns, String> {
+    pub fn new(
+        plan: &Plan,
+        batch: &RecordBatch,
+        default_date: Option<Date>,
+    ) -> Result<Columns, String> {
         let a = plan
             .column(batch, "amount")
             .ok_or_else(|| "no \"amount\" column".to_string())?;
@@ -501,7 +637,7 @@ impl Columns {
             delivery: flag(plan, batch, "delivery")?,
             seller_sales: text(plan, batch, "seller_sales")?,
             exchange_rate: text(plan, batch, "exchange_rate")?,
-            today,
+            default_date,
         })
     }
 }
@@ -532,8 +668,11 @@ impl RowBufs {
 pub struct Row<'a> {
     /// Everything but the line.
     pub terms: Terms<'a>,
-    /// Amount, minor units.
+    /// Amount, minor units: the absolute amount of a refund.
     pub amount: Decimal,
+    /// The amount was negative: a refund, written as the negation of the sale of
+    /// `amount`.
+    pub refund: bool,
     /// Quantity.
     pub quantity: u32,
     /// The product.
@@ -566,7 +705,8 @@ fn decimal(v: i128, scale: u32) -> Option<Decimal> {
 
 /// A decimal amount `v` of `scale` places in major units, as whole minor units of
 /// `currency`, by integer arithmetic; `None` when it is negative, has digits finer than the
-/// currency's minor unit, or does not fit (the slower path then says which).
+/// currency's minor unit, or does not fit (the slower path then says which; a refund's
+/// amount comes here as its absolute value).
 #[inline]
 fn minor_units(v: i128, scale: u32, currency: Currency) -> Option<Decimal> {
     const POW10: [i128; 20] = {
@@ -611,26 +751,37 @@ impl Columns {
     }
 
     /// Row `i`, read and checked.
-    pub fn row<'a>(&'a self, i: usize, bufs: &'a mut RowBufs) -> Result<Row<'a>, String> {
-        let currency = self.currency(i)?;
-        let amount = self.amount(i, currency)?;
+    pub fn row<'a>(&'a self, i: usize, bufs: &'a mut RowBufs) -> Result<Row<'a>, RowError> {
+        use QuoteErrorKind as K;
+        let currency = self.currency(i).map_err(RowError::of(K::UnknownCurrency))?;
+        let (amount, refund) = self
+            .amount(i, currency)
+            .map_err(RowError::of(K::InvalidAmount))?;
         let quantity = match &self.quantity {
-            Some(q) if q.is_valid(i) => sale::quantity(q.value(i))?,
+            Some(q) if q.is_valid(i) => {
+                sale::quantity(q.value(i)).map_err(RowError::of(K::InvalidQuantity))?
+            }
             _ => 1,
         };
         let product = self.product(i);
         let date = self.date(i)?;
         let rounding = match &self.rounding {
-            Some(r) => sale::rounding(r.get(i).unwrap_or(""))?,
+            Some(r) => {
+                sale::rounding(r.get(i).unwrap_or("")).map_err(RowError::of(K::InvalidOption))?
+            }
             None => levy_core::Rounding::Line,
         };
         let RowBufs {
             postal,
             origin_postal,
         } = bufs;
-        let to = self.ship_to(i, postal)?;
-        let from = self.ship_from(i, origin_postal)?;
-        let decimal = |t: &Option<Text>, what: &str| -> Result<Option<Decimal>, String> {
+        let to = self
+            .ship_to(i, postal)
+            .map_err(RowError::of(K::MalformedAddress))?;
+        let from = self
+            .ship_from(i, origin_postal)
+            .map_err(RowError::of(K::OriginUnresolved))?;
+        let decimal = |t: &Option<Text>, what: &str| -> Result<Option<Decimal>, RowError> {
             match opt(t, i).trim() {
                 "" => Ok(None),
                 v => v
@@ -638,18 +789,29 @@ impl Columns {
                     .ok()
                     .filter(|d| !d.is_sign_negative())
                     .map(Some)
-                    .ok_or_else(|| format!("{what} {v:?}: expected a decimal such as 0.0067")),
+                    .ok_or_else(|| {
+                        RowError::new(
+                            K::InvalidAmount,
+                            format!("{what} {v:?}: expected a decimal such as 0.0067"),
+                        )
+                    }),
             }
         };
         let exchange_rate = match opt(&self.exchange_rate, i).trim() {
             "" => None,
-            v => Some(levy_core::quote::read::exchange_rate(v).map_err(|e| e.message)?),
+            v => Some(
+                levy_core::quote::read::exchange_rate(v).map_err(|e| RowError {
+                    code: e.kind.name(),
+                    message: e.message,
+                })?,
+            ),
         };
         Ok(Row {
             terms: Terms {
                 to,
                 ip: opt(&self.ip, i).trim(),
-                ip_mode: sale::ip_mode(opt(&self.ip_mode, i))?,
+                ip_mode: sale::ip_mode(opt(&self.ip_mode, i))
+                    .map_err(RowError::of(K::InvalidOption))?,
                 from: from.has_address().then_some(from),
                 origin_country: opt(&self.origin_country, i),
                 date,
@@ -662,39 +824,47 @@ impl Columns {
                 seller_sales: decimal(&self.seller_sales, "seller_sales")?,
             },
             amount,
+            refund,
             quantity,
             product,
         })
     }
 
-    /// The amount of row `i` in minor units of `currency`: required, not negative, and in
-    /// whole minor units.
+    /// The amount of row `i` in minor units of `currency`, required and in whole minor
+    /// units: its absolute value, and whether it was negative (a refund).
     #[inline]
-    fn amount(&self, i: usize, currency: Currency) -> Result<Decimal, String> {
+    fn amount(&self, i: usize, currency: Currency) -> Result<(Decimal, bool), String> {
         match &self.amount {
             Amount::Minor(a) => {
                 if a.is_null(i) {
                     return Err("amount is missing".into());
                 }
                 let v = a.value(i);
-                if v < 0 {
-                    return Err(format!(
-                        "amount {v} is negative: amounts must not be negative"
-                    ));
-                }
-                Ok(Decimal::from(v))
+                Ok((Decimal::from(v.unsigned_abs()), v < 0))
             }
             Amount::Major(a, scale) => {
                 if a.is_null(i) {
                     return Err("amount is missing".into());
                 }
-                match minor_units(a.value(i), *scale, currency) {
-                    Some(minor) => Ok(minor),
-                    // Negative, finer than the currency, or too large: the message.
+                let v = a.value(i);
+                let refund = v < 0;
+                let abs = v
+                    .checked_abs()
+                    .ok_or_else(|| "amount is too large".to_string())?;
+                match minor_units(abs, *scale, currency) {
+                    Some(minor) => Ok((minor, refund)),
+                    // Finer than the currency, or too large: the message.
                     None => {
-                        let major = decimal(a.value(i), *scale)
+                        let major = decimal(abs, *scale)
                             .ok_or_else(|| "amount is too large".to_string())?;
-                        sale::major_to_minor(major, currency)
+                        let minor = sale::major_to_minor(major, currency).map_err(|e| {
+                            if refund {
+                                format!("refund {e}")
+                            } else {
+                                e
+                            }
+                        })?;
+                        Ok((minor, refund))
                     }
                 }
             }
@@ -713,27 +883,37 @@ impl Columns {
         .unwrap_or(Product::DEFAULT)
     }
 
-    /// The day of row `i`, from a date, a timestamp or text; today when not given.
+    /// The day of row `i`, from a date, a timestamp or text; `default_date` when it has
+    /// none (a null, or empty text), and an error without one.
     #[inline]
-    fn date(&self, i: usize) -> Result<Date, String> {
-        Ok(match &self.date {
-            None => self.today,
+    fn date(&self, i: usize) -> Result<Date, RowError> {
+        let missing = || {
+            self.default_date.ok_or_else(|| RowError {
+                code: DATE_MISSING,
+                message: "date is missing: give the sale's day, or default_date= for the \
+                          day of sales without one"
+                    .into(),
+            })
+        };
+        let invalid = RowError::of(QuoteErrorKind::InvalidDate);
+        match &self.date {
+            None => missing(),
             Some(Day::Date(d)) => match d.is_valid(i) {
-                true => Date(d.value(i)),
-                false => self.today,
+                true => Ok(Date(d.value(i))),
+                false => missing(),
             },
             Some(Day::Timestamp(t, per_day)) => match t.is_valid(i) {
-                true => Date(
+                true => Ok(Date(
                     i32::try_from(t.value(i).div_euclid(*per_day))
-                        .map_err(|_| "date is out of range".to_string())?,
-                ),
-                false => self.today,
+                        .map_err(|_| invalid("date is out of range".to_string()))?,
+                )),
+                false => missing(),
             },
             Some(Day::Text(t)) => match t.get(i) {
-                Some(s) if !s.trim().is_empty() => sale::parse_date(s)?,
-                _ => self.today,
+                Some(s) if !s.trim().is_empty() => sale::parse_date(s).map_err(invalid),
+                _ => missing(),
             },
-        })
+        }
     }
 
     /// The buyer's address of row `i` (a postal code written as a number spelled out in

@@ -13,7 +13,7 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use levy_core::{AnyTable, Date, SaleLine, TaxCodeId};
 
 use crate::sale::{self, Product, Worker};
-use input::{Columns, Plan, RowBufs};
+use input::{Columns, Plan, RowBufs, RowError, INTERNAL_ERROR};
 use output::{Entries, JurisdictionsOut, Money, SalesOut, Vocab};
 
 /// Rows a thread takes at a time: large enough that a chunk's setup is noise, small enough
@@ -29,6 +29,11 @@ pub struct Options {
     pub keep: Vec<String>,
     /// Threads; 0 for one per core.
     pub threads: usize,
+    /// Every coverage short of `FULL` is an error for its row (`COVERAGE_NOT_FULL`).
+    pub strict: bool,
+    /// The day of rows without one (a null `date`, or no `date` column); without it such
+    /// a row is an error (`DATE_MISSING`).
+    pub default_date: Option<Date>,
 }
 
 /// Why the input as a whole cannot be calculated (a bad row never is).
@@ -54,9 +59,10 @@ pub struct Shapes {
 }
 
 impl Shapes {
-    /// Checks `schema` and `keep`.
-    pub fn new(schema: &Schema, keep: &[String]) -> Result<Shapes, BatchError> {
-        let plan = Plan::new(schema).map_err(|e| match e {
+    /// Checks `schema` and `keep` (and that a `date` column is given when `default_date`
+    /// is not).
+    pub fn new(schema: &Schema, keep: &[String], default_date: bool) -> Result<Shapes, BatchError> {
+        let plan = Plan::new(schema, keep, default_date).map_err(|e| match e {
             input::SchemaError::Type(m) => BatchError::Type(m),
             input::SchemaError::Value(m) => BatchError::Value(m),
         })?;
@@ -143,7 +149,6 @@ struct Job<'a> {
     shapes: &'a Shapes,
     vocab: &'a Vocab,
     opts: &'a Options,
-    today: Date,
 }
 
 type ChunkOut = (RecordBatch, Option<RecordBatch>);
@@ -194,9 +199,11 @@ impl Job<'_> {
         worker: &mut Worker<'_>,
         bufs: &mut RowBufs,
         products: &mut ProductCache,
-    ) -> Result<(), String> {
+    ) -> Result<bool, RowError> {
         let row = cols.row(i, bufs)?;
-        let tax_code = products.lookup(self.table, row.product)?;
+        let tax_code = products
+            .lookup(self.table, row.product)
+            .map_err(RowError::of(levy_core::QuoteErrorKind::UnknownProduct))?;
         let lines = worker.lines();
         lines.clear();
         lines.push(SaleLine {
@@ -205,7 +212,12 @@ impl Job<'_> {
             per_unit: false,
             tax_code,
         });
-        worker.calculate(&row.terms).map_err(|e| e.to_string())
+        let refund = row.refund;
+        worker.calculate(&row.terms).map_err(|e| RowError {
+            code: e.kind.name(),
+            message: e.message,
+        })?;
+        Ok(refund)
     }
 
     /// The rows of `chunk` into the outputs one at a time, each under its own panic guard,
@@ -234,21 +246,27 @@ impl Job<'_> {
             .unwrap_or_else(|p| {
                 // The worker may be half-way through a sale: start a new one.
                 worker = Worker::new(self.table);
-                Err(format!(
-                    "internal error in levy (a bug: please report it with this row): {}",
-                    panic_message(p.as_ref())
-                ))
+                Err(RowError {
+                    code: INTERNAL_ERROR,
+                    message: format!(
+                        "internal error in levy (a bug: please report it with this row): {}",
+                        panic_message(p.as_ref())
+                    ),
+                })
             });
             match (done, worker.calc()) {
-                (Ok(()), Some(calc)) => sales.push(
+                (Ok(refund), Some(calc)) => sales.push(
                     self.vocab,
                     &worker.location,
                     calc,
+                    refund,
                     jur.as_mut().map(|j| (j, chunk.first + k as i64, k as u32)),
                     &mut entries,
                 ),
-                (Ok(()), None) => sales.push_error("internal error in levy: no calculation"),
-                (Err(e), _) => sales.push_error(&e),
+                (Ok(_), None) => {
+                    sales.push_error(INTERNAL_ERROR, "internal error in levy: no calculation")
+                }
+                (Err(e), _) => sales.push_error(e.code, &e.message),
             }
         }
     }
@@ -280,14 +298,17 @@ impl Job<'_> {
             for k in 0..n {
                 let i = chunk.offset + start + k;
                 win.state[k] = win.prepare(m, cols, i, &mut bufs, &mut products);
-                if matches!(win.state[k], Slot::Batch(_)) {
+                if matches!(win.state[k], Slot::Batch(..)) {
                     m += 1;
                 }
             }
             // quote them together through the front door
             for (j, e) in win.batch.quote(table, m) {
                 if let Some(k) = win.batch_row(j, n) {
-                    win.state[k] = Slot::Error(e.to_string());
+                    win.state[k] = Slot::Error(RowError {
+                        code: e.kind.name(),
+                        message: e.message,
+                    });
                 }
             }
             // write in order
@@ -297,17 +318,20 @@ impl Job<'_> {
                     .as_mut()
                     .map(|o| (o, chunk.first + row as i64, row as u32));
                 match &win.state[k] {
-                    Slot::Batch(j) => match win.batch.location(*j) {
+                    Slot::Batch(j, refund) => match win.batch.location(*j) {
                         Some(location) => sales.push(
                             self.vocab,
                             location,
                             &win.batch.calcs[*j],
+                            *refund,
                             jur,
                             &mut entries,
                         ),
-                        None => sales.push_error("internal error in levy: no place"),
+                        None => {
+                            sales.push_error(INTERNAL_ERROR, "internal error in levy: no place")
+                        }
                     },
-                    Slot::Error(e) => sales.push_error(e),
+                    Slot::Error(e) => sales.push_error(e.code, &e.message),
                 }
             }
             start += n;
@@ -319,12 +343,12 @@ impl Job<'_> {
     fn chunk(&self, batches: &[RecordBatch], chunk: Chunk) -> Result<ChunkOut, BatchError> {
         let batch = batches[chunk.batch].slice(chunk.offset, chunk.len);
         let local = Chunk { offset: 0, ..chunk };
-        let cols =
-            Columns::new(&self.shapes.plan, &batch, self.today).map_err(BatchError::Value)?;
+        let cols = Columns::new(&self.shapes.plan, &batch, self.opts.default_date)
+            .map_err(BatchError::Value)?;
         let money = self.shapes.money;
         let fresh = || {
             (
-                SalesOut::new(money, chunk.len),
+                SalesOut::new(money, chunk.len, self.opts.strict),
                 self.opts
                     .jurisdictions
                     .then(|| JurisdictionsOut::new(money, chunk.len * 4)),
@@ -371,10 +395,11 @@ const WINDOW: usize = 256;
 
 /// What became of a row of a window.
 enum Slot {
-    /// Read into the window's order of this index, quoted with the others.
-    Batch(usize),
+    /// Read into the window's order of this index, quoted with the others; a refund when
+    /// the flag is set.
+    Batch(usize, bool),
     /// Not calculated.
-    Error(String),
+    Error(RowError),
 }
 
 /// The buffers of a window of rows, reused from window to window.
@@ -389,7 +414,14 @@ impl<'t> Window<'t> {
         Window {
             table,
             batch: sale::Batch::new(),
-            state: (0..WINDOW).map(|_| Slot::Error(String::new())).collect(),
+            state: (0..WINDOW)
+                .map(|_| {
+                    Slot::Error(RowError {
+                        code: INTERNAL_ERROR,
+                        message: String::new(),
+                    })
+                })
+                .collect(),
         }
     }
 
@@ -408,7 +440,9 @@ impl<'t> Window<'t> {
         };
         let tax_code = match products.lookup(self.table, row.product) {
             Ok(c) => c,
-            Err(e) => return Slot::Error(e),
+            Err(e) => {
+                return Slot::Error(RowError::new(levy_core::QuoteErrorKind::UnknownProduct, e))
+            }
         };
         let orders = &mut self.batch.orders;
         if orders.len() == m {
@@ -423,12 +457,12 @@ impl<'t> Window<'t> {
             per_unit: false,
             tax_code,
         });
-        Slot::Batch(m)
+        Slot::Batch(m, row.refund)
     }
 
     /// The window row whose order is the `j`-th quoted.
     fn batch_row(&self, j: usize, n: usize) -> Option<usize> {
-        (0..n).find(|&k| matches!(self.state[k], Slot::Batch(x) if x == j))
+        (0..n).find(|&k| matches!(self.state[k], Slot::Batch(x, _) if x == j))
     }
 }
 
@@ -447,7 +481,6 @@ pub fn run(
     shapes: &Shapes,
     batches: &[RecordBatch],
     opts: &Options,
-    today: Date,
 ) -> Result<Outputs, BatchError> {
     let vocab = Vocab::new(table, opts.jurisdictions);
     let job = Job {
@@ -455,7 +488,6 @@ pub fn run(
         shapes,
         vocab: &vocab,
         opts,
-        today,
     };
     let chunks = chunks(batches);
     let results: Vec<Mutex<Option<Result<ChunkOut, BatchError>>>> =

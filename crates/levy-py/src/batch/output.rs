@@ -66,6 +66,20 @@ pub const NOTE: [&str; 13] = [
     "SMALL_SELLER",
     "FEE_UNKNOWN",
 ];
+/// The codes of the `error_code` column: the front door's kinds, then `calculate_batch`'s
+/// own.
+pub fn error_codes() -> Vec<&'static str> {
+    levy_core::QuoteErrorKind::ALL
+        .iter()
+        .map(|k| k.name())
+        .chain([
+            super::input::DATE_MISSING,
+            super::input::COVERAGE_NOT_FULL,
+            super::input::INTERNAL_ERROR,
+        ])
+        .collect()
+}
+
 /// Whose address brought a jurisdiction in.
 pub const SOURCED: [&str; 2] = ["DESTINATION", "ORIGIN"];
 
@@ -180,6 +194,7 @@ pub fn sales_schema(money: Money, keep: &[Field]) -> SchemaRef {
         Field::new("zero_reason", dict8(), true),
         Field::new("table_hash", dict8(), false),
         Field::new("error", DataType::Utf8, true),
+        Field::new("error_code", dict8(), true),
     ]);
     Arc::new(Schema::new(fields))
 }
@@ -219,6 +234,8 @@ pub struct Vocab {
     note: ArrayRef,
     sourced: ArrayRef,
     hash: ArrayRef,
+    /// The codes of `error_code`.
+    error_code: ArrayRef,
     /// Every jurisdiction's code and name, by id.
     codes: ArrayRef,
     names: ArrayRef,
@@ -253,6 +270,7 @@ impl Vocab {
             note: values(&NOTE),
             sourced: values(&SOURCED),
             hash: values(&[table.header().hash_hex().as_str()]),
+            error_code: values(&error_codes()),
             codes: values(&codes),
             names: values(&names),
             levels,
@@ -409,7 +427,10 @@ pub struct SalesOut {
     rounding: Int8Builder,
     zero_reason: Int8Builder,
     error: StringBuilder,
+    error_code: Int8Builder,
     rows: usize,
+    /// Every coverage short of `FULL` is an error.
+    strict: bool,
 }
 
 /// The jurisdiction rows of one chunk.
@@ -555,8 +576,9 @@ struct Totals {
 }
 
 impl SalesOut {
-    /// Empty, for `n` rows.
-    pub fn new(money: Money, n: usize) -> SalesOut {
+    /// Empty, for `n` rows; with `strict`, a row whose coverage is short of `FULL` is
+    /// written as an error.
+    pub fn new(money: Money, n: usize, strict: bool) -> SalesOut {
         SalesOut {
             money,
             tax: MoneyBuilder::new(money, n),
@@ -569,7 +591,9 @@ impl SalesOut {
             rounding: Int8Builder::with_capacity(n),
             zero_reason: Int8Builder::with_capacity(n),
             error: StringBuilder::with_capacity(n, 0),
+            error_code: Int8Builder::with_capacity(n),
             rows: 0,
+            strict,
         }
     }
 
@@ -587,24 +611,49 @@ impl SalesOut {
     }
 
     /// Writes a calculated row (and its jurisdictions into `jur`, numbered `row`, `local`);
-    /// a row whose numbers do not fit the output is written as an error instead.
+    /// a `refund` as the negation of `calc` (every amount, the rates as they are); a row
+    /// whose numbers do not fit the output, or with `strict` whose coverage is short of
+    /// `FULL`, is written as an error instead.
+    #[allow(clippy::too_many_arguments)]
     pub fn push(
         &mut self,
         vocab: &Vocab,
         location: &Location,
         calc: &Calculation,
+        refund: bool,
         jur: Option<(&mut JurisdictionsOut, i64, u32)>,
         entries: &mut Vec<Entry>,
     ) {
-        let totals = match self.totals(calc) {
+        if self.strict && calc.coverage != Coverage::Full {
+            let name = COVERAGE[coverage_key(calc.coverage) as usize];
+            return self.push_error(
+                super::input::COVERAGE_NOT_FULL,
+                &format!(
+                    "coverage {name}: the table does not hold every local tax of this place \
+                     on this day, so the tax may be short (strict=True refuses it)"
+                ),
+            );
+        }
+        let invalid = levy_core::QuoteErrorKind::InvalidAmount.name();
+        let mut totals = match self.totals(calc) {
             Ok(t) => t,
-            Err(e) => return self.push_error(&e),
+            Err(e) => return self.push_error(invalid, &e),
         };
         if let Some((jur, _, _)) = &jur {
             entries.clear();
             if let Err(e) = jur.entries(vocab, calc, entries) {
-                return self.push_error(&e);
+                return self.push_error(invalid, &e);
             }
+            if refund {
+                for e in entries.iter_mut() {
+                    (e.base, e.tax, e.fee) = (-e.base, -e.tax, -e.fee);
+                }
+            }
+        }
+        if refund {
+            totals.tax = -totals.tax;
+            totals.excluding = -totals.excluding;
+            totals.including = -totals.including;
         }
         if let Some((jur, row, local)) = jur {
             for e in entries.iter() {
@@ -627,11 +676,13 @@ impl SalesOut {
         self.zero_reason
             .append_option(calc.zero_reason.map(zero_key));
         self.error.append_null();
+        self.error_code.append_null();
         self.rows += 1;
     }
 
-    /// Writes a row that could not be calculated.
-    pub fn push_error(&mut self, message: &str) {
+    /// Writes a row that could not be calculated: why (`message`), and its stable `code`
+    /// (one of [`error_codes`]).
+    pub fn push_error(&mut self, code: &str, message: &str) {
         for b in [&mut self.tax, &mut self.excluding, &mut self.including] {
             match b {
                 MoneyBuilder::Minor(b) => b.append_null(),
@@ -649,7 +700,23 @@ impl SalesOut {
             b.append_null();
         }
         self.error.append_value(message);
+        // A code outside the vocabulary would be a bug of levy's: INTERNAL_ERROR, last.
+        let key = self.codes_key(code);
+        self.error_code.append_value(key);
         self.rows += 1;
+    }
+
+    fn codes_key(&self, code: &str) -> i8 {
+        let codes = levy_core::QuoteErrorKind::ALL;
+        codes
+            .iter()
+            .position(|k| k.name() == code)
+            .or_else(|| match code {
+                super::input::DATE_MISSING => Some(codes.len()),
+                super::input::COVERAGE_NOT_FULL => Some(codes.len() + 1),
+                _ => None,
+            })
+            .unwrap_or(codes.len() + 2) as i8
     }
 
     /// The batch, after the kept columns.
@@ -673,6 +740,7 @@ impl SalesOut {
             dict8_array(self.zero_reason.finish(), &vocab.zero_reason)?,
             dict8_array(hash_keys, &vocab.hash)?,
             Arc::new(self.error.finish()),
+            dict8_array(self.error_code.finish(), &vocab.error_code)?,
         ]);
         RecordBatch::try_new(Arc::clone(schema), columns).map_err(|e| e.to_string())
     }
