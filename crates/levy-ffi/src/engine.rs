@@ -630,6 +630,21 @@ unsafe fn fill_address(a: &LevyAddress, out: &mut Address) -> Result<(), Error> 
     Ok(())
 }
 
+/// `from` copied into `out`, field by field into the strings `out` holds (no allocation
+/// once they are long enough).
+fn copy_address(from: &Address, out: &mut Address) {
+    for (src, dst) in [
+        (&from.line1, &mut out.line1),
+        (&from.line2, &mut out.line2),
+        (&from.city, &mut out.city),
+        (&from.region, &mut out.region),
+        (&from.postal_code, &mut out.postal_code),
+        (&from.country, &mut out.country),
+    ] {
+        dst.clone_from(src);
+    }
+}
+
 /// Per-thread buffers that `levy_calculate` refills on every call, so that a steady
 /// stream of sales allocates nothing for the address, the lines and the place: the order
 /// the sale is read into and the front door's quoter.
@@ -960,8 +975,16 @@ unsafe fn calculate_batch(
         if orders.len() == k {
             orders.push(Order::new());
         }
+        // A sale at the address struct of the sale read before it takes that sale's
+        // address as read (its strings cannot change during the call), not its C strings
+        // walked and checked again: a till's batch at its own address.
+        let (read, rest) = orders.split_at_mut(k);
+        let same_address =
+            (k > 0 && !sale.address.is_null() && sale.address == sales[from[k - 1]].address)
+                .then(|| read[k - 1].address.as_ref())
+                .flatten();
         // SAFETY: as this function's contract.
-        match unsafe { fill_order(table, sale, &mut orders[k], &mut codes) } {
+        match unsafe { fill_order(table, sale, &mut rest[0], &mut codes, same_address) } {
             Ok(()) => from.push(i),
             Err(e) => failed.fail(i, e, out),
         }
@@ -1021,7 +1044,7 @@ unsafe fn fill_result(
 ) -> Result<Box<LevyResult>, Error> {
     let Scratch { order, quoter } = scratch;
     // SAFETY: as this function's contract.
-    unsafe { fill_order(table, sale, order, &mut TaxCodes::default()) }?;
+    unsafe { fill_order(table, sale, order, &mut TaxCodes::default(), None) }?;
     quoter.quote(table, order).map_err(|e| quote_error(&e))?;
     let mut result = spare.unwrap_or_else(|| {
         Box::new(LevyResult {
@@ -1110,6 +1133,7 @@ unsafe fn fill_order(
     sale: &LevySale,
     order: &mut Order,
     codes: &mut TaxCodes,
+    same_address: Option<&Address>,
 ) -> Result<(), Error> {
     // SAFETY: as this function's contract.
     let (currency, lines) = unsafe { sale_header(sale) }?;
@@ -1129,6 +1153,8 @@ unsafe fn fill_order(
     // SAFETY (both): non-null and valid per the contract; fields NULL or NUL-terminated.
     if sale.address.is_null() {
         order.address = None;
+    } else if let Some(read) = same_address {
+        copy_address(read, order.address_mut());
     } else {
         unsafe { fill_address(&*sale.address, order.address_mut()) }?;
     }
