@@ -671,3 +671,248 @@ fn a_shapes_calculation_is_levys_own_and_becomes_a_transaction() {
     );
     assert_eq!(status, 404);
 }
+
+/// A TaxJar order of $100.00 of clothing (TaxJar code 20010) and $10.00 of shipping sold in
+/// Nashville on 2026-12-01, saying it collected `sales_tax`.
+fn taxjar_order(id: &str, sales_tax: &str) -> Value {
+    let mut body = taxjar_nashville(
+        "10",
+        json!([{"id": "1", "quantity": 1, "unit_price": 100, "product_tax_code": "20010"}]),
+    );
+    body["transaction_id"] = json!(id);
+    body["transaction_date"] = json!("2026/12/01");
+    body["amount"] = json!(100);
+    body["sales_tax"] = serde_json::from_str::<Value>(sales_tax).unwrap();
+    body
+}
+
+#[test]
+fn a_taxjar_order_is_a_levy_transaction_of_levys_own_tax() {
+    let svc = default_service();
+    let auth = bearer(LIVE_KEY);
+    let h = [("Authorization", auth.as_str())];
+    // The Nashville sale worked by hand above: 975 + 98 = 1073 cents, $10.73.
+    let (status, _, made) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &h,
+        &taxjar_order("o-1", "10.73"),
+    );
+    assert_eq!(status, 200, "{made}");
+    let order = &made["order"];
+    assert_eq!(order["transaction_id"], "o-1");
+    assert_eq!(order["transaction_date"], "2026-12-01T00:00:00.000Z");
+    assert_eq!(d(&order["amount"]), cents("100"));
+    assert_eq!(d(&order["shipping"]), cents("10"));
+    assert_eq!(d(&order["sales_tax"]), cents("10.73"));
+    assert_eq!(d(&order["line_items"][0]["sales_tax"]), cents("9.75"));
+    assert_eq!(order["levy_messages"], json!([]));
+    let tr = order["levy_transaction_id"].as_str().unwrap().to_string();
+    // The ledger's own transaction, of the order id, sold on the day given (1 Dec 2026 is
+    // day 20423 since 1970-01-01: 1764547200 seconds, by `date -d 2026-12-01 +%s` in UTC).
+    let (status, _, native) = send(
+        &svc,
+        "GET",
+        &format!("/tax/transactions/{tr}"),
+        &[("Authorization", &auth), ("X-API-Version", "2026-03-01")],
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{native}");
+    assert_eq!(native["reference_order_id"], "o-1");
+    assert_eq!(native["transaction_processed_at"], 1_796_083_200);
+    // Sent again (its answer lost): the same transaction, nothing recorded twice.
+    let (status, _, again) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &h,
+        &taxjar_order("o-1", "10.73"),
+    );
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["order"]["levy_transaction_id"], tr.as_str());
+    // Another sale under the same id: a conflict in TaxJar's error shape.
+    let mut other = taxjar_order("o-1", "10.73");
+    other["line_items"][0]["unit_price"] = json!(90);
+    let (status, _, e) = send(&svc, "POST", "/v2/transactions/orders", &h, &other);
+    assert_eq!(status, 409, "{e}");
+    assert_eq!(e["error"], "Conflict");
+    assert_eq!(e["status"], 409);
+    // GET answers the order as recorded.
+    let (status, _, shown) = send(&svc, "GET", "/v2/transactions/orders/o-1", &h, &Value::Null);
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["order"]["levy_transaction_id"], tr.as_str());
+    assert_eq!(d(&shown["order"]["sales_tax"]), cents("10.73"));
+
+    // A client that says it collected $5.00 is told levy recorded its own $10.73.
+    let (status, _, told) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &h,
+        &taxjar_order("o-2", "5"),
+    );
+    assert_eq!(status, 200, "{told}");
+    assert_eq!(d(&told["order"]["sales_tax"]), cents("10.73"));
+    let said = told["order"]["levy_messages"].to_string();
+    assert!(
+        said.contains("sales_tax 5 was not recorded") && said.contains("10.73"),
+        "{said}"
+    );
+    // DELETE deletes the transaction; the order is then unknown.
+    let (status, _, gone) = send(
+        &svc,
+        "DELETE",
+        "/v2/transactions/orders/o-2",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{gone}");
+    assert!(gone["order"]["levy_deleted_at"].is_i64(), "{gone}");
+    let (status, _, e) = send(&svc, "GET", "/v2/transactions/orders/o-2", &h, &Value::Null);
+    assert_eq!((status, &e["error"]), (404, &json!("Not Found")), "{e}");
+    // A test key does not see the live mode's orders.
+    let (status, _, _) = send(
+        &svc,
+        "GET",
+        "/v2/transactions/orders/o-1",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(status, 404);
+    // A missing field is named in TaxJar's shape.
+    let mut bad = taxjar_order("o-3", "1");
+    bad.as_object_mut().unwrap().remove("transaction_date");
+    let (status, _, e) = send(&svc, "POST", "/v2/transactions/orders", &h, &bad);
+    assert_eq!(
+        (status, &e["levy_field"]),
+        (400, &json!("transaction_date")),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_taxjar_refund_is_a_levy_refund_of_the_order() {
+    let svc = default_service();
+    let auth = bearer(LIVE_KEY);
+    let h = [("Authorization", auth.as_str())];
+    let (status, _, _) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &h,
+        &taxjar_order("o-1", "10.73"),
+    );
+    assert_eq!(status, 200);
+    let refund = |id: &str, amount: i64, shipping: i64, items: Option<Value>| {
+        let mut b = json!({"transaction_id": id, "transaction_reference_id": "o-1",
+            "transaction_date": "2026-12-05", "to_country": "US", "to_state": "TN",
+            "to_zip": "37203", "amount": amount, "shipping": shipping, "sales_tax": 0});
+        if let Some(items) = items {
+            b["line_items"] = items;
+        }
+        b
+    };
+    // $40 of the $100 line back: 40% of its 975 cents of tax, 390 cents.
+    let partial = refund(
+        "r-1",
+        -40,
+        0,
+        Some(json!([{"id": "1", "quantity": 1, "unit_price": 40}])),
+    );
+    let (status, _, r) = send(&svc, "POST", "/v2/transactions/refunds", &h, &partial);
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["refund"]["transaction_reference_id"], "o-1");
+    assert_eq!(r["refund"]["levy_refund_type"], "partial");
+    assert_eq!(d(&r["refund"]["amount"]), cents("-40"));
+    assert_eq!(d(&r["refund"]["sales_tax"]), cents("-3.9"));
+    // Sent again: the same refund.
+    let (status, _, again) = send(&svc, "POST", "/v2/transactions/refunds", &h, &partial);
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(
+        again["refund"]["levy_refund_id"],
+        r["refund"]["levy_refund_id"]
+    );
+    let (status, _, shown) = send(
+        &svc,
+        "GET",
+        "/v2/transactions/refunds/r-1",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(d(&shown["refund"]["sales_tax"]), cents("-3.9"));
+    // Part of the order without lines: refused, naming line_items.
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/refunds",
+        &h,
+        &refund("r-2", 50, 0, None),
+    );
+    assert_eq!(
+        (status, &e["levy_field"]),
+        (400, &json!("line_items")),
+        "{e}"
+    );
+    // A full refund then takes back what remains: $60 of the line (975 − 390 = 585 cents
+    // of tax) and the $10 of shipping (98 cents), 683 cents in all.
+    let (status, _, rest) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/refunds",
+        &h,
+        &refund("r-3", 100, 10, None),
+    );
+    assert_eq!(status, 200, "{rest}");
+    assert_eq!(rest["refund"]["levy_refund_type"], "full");
+    assert_eq!(d(&rest["refund"]["amount"]), cents("-60"));
+    assert_eq!(d(&rest["refund"]["shipping"]), cents("-10"));
+    assert_eq!(d(&rest["refund"]["sales_tax"]), cents("-6.83"));
+    // Nothing remains to refund.
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/refunds",
+        &h,
+        &refund("r-9", 100, 10, None),
+    );
+    assert_eq!(status, 400, "{e}");
+    // DELETE reverses r-1: its $40 and 390 cents may be refunded again.
+    let (status, _, del) = send(
+        &svc,
+        "DELETE",
+        "/v2/transactions/refunds/r-1",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{del}");
+    assert!(del["refund"]["levy_reversed_at"].is_i64(), "{del}");
+    let (status, _, full) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/refunds",
+        &h,
+        &refund("r-4", 100, 10, None),
+    );
+    assert_eq!(status, 200, "{full}");
+    assert_eq!(d(&full["refund"]["amount"]), cents("-40"));
+    assert_eq!(d(&full["refund"]["sales_tax"]), cents("-3.9"));
+    // An unknown order, an unknown refund: 404s in TaxJar's shape.
+    let mut unknown = refund("r-5", 100, 10, None);
+    unknown["transaction_reference_id"] = json!("nope");
+    let (status, _, e) = send(&svc, "POST", "/v2/transactions/refunds", &h, &unknown);
+    assert_eq!(
+        (status, &e["levy_field"]),
+        (404, &json!("transaction_reference_id")),
+        "{e}"
+    );
+    let (status, _, e) = send(
+        &svc,
+        "GET",
+        "/v2/transactions/refunds/nope",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!((status, &e["error"]), (404, &json!("Not Found")), "{e}");
+}

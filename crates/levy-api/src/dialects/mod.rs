@@ -15,6 +15,7 @@
 pub(crate) mod avatax;
 pub(crate) mod codes;
 pub(crate) mod taxjar;
+pub(crate) mod taxjar_records;
 
 use rust_decimal::Decimal;
 use serde_json::Value;
@@ -50,6 +51,36 @@ pub(crate) const ROUTES: &[(&str, &str, Handler)] = &[
     ("GET", "/v2/rates/{}", taxjar::rates),
     ("GET", "/v2/categories", taxjar::categories),
     ("GET", "/v2/nexus/regions", taxjar::nexus_regions),
+    (
+        "POST",
+        "/v2/transactions/orders",
+        taxjar_records::create_order,
+    ),
+    (
+        "GET",
+        "/v2/transactions/orders/{}",
+        taxjar_records::show_order,
+    ),
+    (
+        "DELETE",
+        "/v2/transactions/orders/{}",
+        taxjar_records::delete_order,
+    ),
+    (
+        "POST",
+        "/v2/transactions/refunds",
+        taxjar_records::create_refund,
+    ),
+    (
+        "GET",
+        "/v2/transactions/refunds/{}",
+        taxjar_records::show_refund,
+    ),
+    (
+        "DELETE",
+        "/v2/transactions/refunds/{}",
+        taxjar_records::delete_refund,
+    ),
     ("GET", "/api/v2/utilities/ping", avatax::ping),
     ("POST", "/api/v2/transactions/create", avatax::create),
     ("GET", "/api/v2/definitions/taxcodes", avatax::tax_codes),

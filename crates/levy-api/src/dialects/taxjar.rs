@@ -114,19 +114,19 @@ fn address(body: &Value, side: &str) -> Result<Option<Address>, ApiError> {
 
 /// What a TaxJar taxes body becomes: levy's input, each line's TaxJar id, the shipping,
 /// and the messages of the translation (unknown codes, fields levy decides otherwise).
-struct Order {
-    input: Input,
+pub(super) struct Order {
+    pub(super) input: Input,
     /// Whether the last of the input's lines is the shipping.
-    shipping_line: bool,
+    pub(super) shipping_line: bool,
     ids: Vec<Option<String>>,
     shipping: Decimal,
-    messages: Vec<String>,
+    pub(super) messages: Vec<String>,
 }
 
 /// The id TaxJar's breakdown names the shipping line by, inside levy's lines.
-const SHIPPING_LINE: &str = "shipping";
+pub(super) const SHIPPING_LINE: &str = "shipping";
 
-fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
+pub(super) fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
     let mut messages = Vec::new();
     let to = address(body, "to")?.ok_or_else(|| {
         ApiError::missing(
