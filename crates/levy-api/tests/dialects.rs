@@ -383,10 +383,11 @@ fn the_dialects_keys_are_the_interfaces_and_their_errors_their_own() {
         "POST",
         "/api/v2/transactions/create",
         &[("Authorization", &basic("1", TEST_KEY))],
-        &json!({"type": "SalesInvoice", "commit": true}),
+        &json!({"type": "SalesInvoice", "commit": false}),
     );
+    // An uncommitted invoice (a saved document, which levy does not keep) is refused.
     assert_eq!(status, 400);
-    assert_eq!(body["error"]["details"][0]["refersTo"], "type", "{body}");
+    assert_eq!(body["error"]["details"][0]["refersTo"], "commit", "{body}");
     // A field of the place, named as the shape names it.
     let (status, _, body) = send(
         &svc,
@@ -915,4 +916,198 @@ fn a_taxjar_refund_is_a_levy_refund_of_the_order() {
         &Value::Null,
     );
     assert_eq!((status, &e["error"]), (404, &json!("Not Found")), "{e}");
+}
+
+/// A committed AvaTax SalesInvoice `code` of the Nashville sale: $100.00 of clothing
+/// (PC040100) and $10.00 of freight (FR020100), sold on 2026-12-01.
+fn avatax_invoice(code: &str) -> Value {
+    json!({
+        "type": "SalesInvoice", "commit": true, "companyCode": "DEFAULT", "code": code,
+        "date": "2026-12-01", "customerCode": "ABC",
+        "addresses": {"singleLocation": {"line1": "200 Broadway", "city": "Nashville",
+            "region": "TN", "country": "US", "postalCode": "37203"}},
+        "lines": [
+            {"number": "1", "amount": 100, "taxCode": "PC040100", "itemCode": "SHIRT"},
+            {"number": "2", "amount": 10, "taxCode": "FR020100"}
+        ]
+    })
+}
+
+#[test]
+fn a_committed_avatax_invoice_is_a_levy_transaction_voided_and_refunded() {
+    let svc = default_service();
+    let auth = basic("12345", LIVE_KEY);
+    let h = [("Authorization", auth.as_str())];
+    let create = "/api/v2/transactions/create";
+    // The Nashville sale worked by hand above: 975 + 98 = 1073 cents.
+    let (status, _, t) = send(&svc, "POST", create, &h, &avatax_invoice("INV-1"));
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(
+        (&t["status"], &t["type"], &t["code"]),
+        (&json!("Committed"), &json!("SalesInvoice"), &json!("INV-1"))
+    );
+    assert_eq!(d(&t["totalTax"]), cents("10.73"));
+    assert_eq!(t["lines"][0]["taxCode"], "PC040100");
+    let tr = t["levyTransactionId"].as_str().unwrap().to_string();
+    // The ledger's transaction, of the code, sold on the document's date (noon UTC of
+    // 2026-12-01: 1796083200 + 43200).
+    let (status, _, native) = send(
+        &svc,
+        "GET",
+        &format!("/tax/transactions/{tr}"),
+        &[
+            ("Authorization", &bearer(LIVE_KEY)),
+            ("X-API-Version", "2026-03-01"),
+        ],
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{native}");
+    assert_eq!(native["reference_order_id"], "INV-1");
+    assert_eq!(native["transaction_processed_at"], 1_796_126_400);
+    // Sent again: the same transaction. Another invoice under the code: a conflict.
+    let (status, _, again) = send(&svc, "POST", create, &h, &avatax_invoice("INV-1"));
+    assert_eq!(
+        (status, &again["levyTransactionId"]),
+        (200, &json!(tr)),
+        "{again}"
+    );
+    let mut other = avatax_invoice("INV-1");
+    other["lines"][0]["amount"] = json!(90);
+    let (status, _, e) = send(&svc, "POST", create, &h, &other);
+    assert_eq!(status, 409, "{e}");
+    assert!(e["error"]["code"].is_string(), "{e}");
+    // GET reads it back, by company and code.
+    let (status, _, got) = send(
+        &svc,
+        "GET",
+        "/api/v2/companies/DEFAULT/transactions/INV-1",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{got}");
+    assert_eq!(
+        (&got["status"], &got["customerCode"]),
+        (&json!("Committed"), &json!("ABC"))
+    );
+    assert_eq!(d(&got["totalTax"]), cents("10.73"));
+
+    // A Percentage refund of 50%: half of each line and of its tax, rounded half away from
+    // zero: 5000 and 487.5 -> 488 cents; 500 and 49 cents: 537 cents in all.
+    let (status, _, r) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/INV-1/refund",
+        &h,
+        &json!({"refundTransactionCode": "RET-1", "refundDate": "2026-12-03",
+            "refundType": "Percentage", "refundPercentage": 50}),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(
+        (&r["type"], &r["code"], &r["referenceCode"]),
+        (&json!("ReturnInvoice"), &json!("RET-1"), &json!("INV-1"))
+    );
+    assert_eq!(d(&r["totalAmount"]), cents("-55"));
+    assert_eq!(d(&r["totalTax"]), cents("-5.37"));
+    // Sent again: the same refund; GET by its code reads it.
+    let (status, _, again) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/INV-1/refund",
+        &h,
+        &json!({"refundTransactionCode": "RET-1", "refundDate": "2026-12-03",
+            "refundType": "Percentage", "refundPercentage": 50}),
+    );
+    assert_eq!(
+        (status, &again["levyRefundId"]),
+        (200, &r["levyRefundId"]),
+        "{again}"
+    );
+    let (status, _, got) = send(
+        &svc,
+        "GET",
+        "/api/v2/companies/DEFAULT/transactions/RET-1",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(
+        (status, &got["type"]),
+        (200, &json!("ReturnInvoice")),
+        "{got}"
+    );
+    // A committed ReturnInvoice of line 1, $20 of it: 20% of its 975 cents, 195.
+    let (status, _, ret) = send(
+        &svc,
+        "POST",
+        create,
+        &h,
+        &json!({"type": "ReturnInvoice", "commit": true, "code": "RET-2", "referenceCode": "INV-1",
+            "date": "2026-12-04", "customerCode": "ABC",
+            "lines": [{"number": "1", "amount": -20}]}),
+    );
+    assert_eq!(status, 200, "{ret}");
+    assert_eq!(d(&ret["totalTax"]), cents("-1.95"));
+    // TaxOnly is refused, naming refundType; a return of an unknown invoice, naming
+    // referenceCode.
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/INV-1/refund",
+        &h,
+        &json!({"refundType": "TaxOnly"}),
+    );
+    assert_eq!(
+        (status, &e["error"]["details"][0]["refersTo"]),
+        (400, &json!("refundType")),
+        "{e}"
+    );
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        create,
+        &h,
+        &json!({"type": "ReturnInvoice", "commit": true, "referenceCode": "NOPE",
+            "lines": [{"number": "1", "amount": -20}]}),
+    );
+    assert_eq!(
+        (status, &e["error"]["details"][0]["refersTo"]),
+        (404, &json!("referenceCode")),
+        "{e}"
+    );
+
+    // Void: a second invoice deleted, answered Cancelled, and read back so.
+    let (status, _, _) = send(&svc, "POST", create, &h, &avatax_invoice("INV-2"));
+    assert_eq!(status, 200);
+    let (status, _, v) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/INV-2/void",
+        &h,
+        &json!({"code": "DocVoided"}),
+    );
+    assert_eq!((status, &v["status"]), (200, &json!("Cancelled")), "{v}");
+    let (status, _, got) = send(
+        &svc,
+        "GET",
+        "/api/v2/companies/DEFAULT/transactions/INV-2",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(
+        (status, &got["status"]),
+        (200, &json!("Cancelled")),
+        "{got}"
+    );
+    // The test mode does not see the live mode's documents.
+    let (status, _, e) = send(
+        &svc,
+        "GET",
+        "/api/v2/companies/DEFAULT/transactions/INV-1",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(
+        (status, &e["error"]["code"]),
+        (404, &json!("EntityNotFoundError")),
+        "{e}"
+    );
 }

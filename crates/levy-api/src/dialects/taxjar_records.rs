@@ -133,7 +133,7 @@ pub(crate) fn create_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .ok_or_else(|| ApiError::missing("sales_tax", "number"))?;
     let order = super::taxjar::order(ctx, &body)?;
     let base = order.messages.clone();
-    crate::resources::transactions::record_sale(ctx, &order.input, &id, Some(at), |tx| {
+    crate::resources::transactions::record_sale(ctx, &order.input, &id, (Some(at), None), |tx| {
         let mut messages = base.clone();
         let levy: Decimal = tx.lines.iter().map(|l| l.tax_amount).sum();
         if super::to_minor(asked_tax) != levy {
@@ -324,6 +324,19 @@ pub(crate) fn create_refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         field: Some("transaction_reference_id".into()),
         ..e
     })?;
+    // A refund sent again is answered before the ledger's rules are asked again of what
+    // remains (which it took).
+    if let Some(r) = ctx.service.store.refund(ctx.scope, &refund_id(&id))? {
+        return if r.transaction_id == order.id && r.reversed_at.is_none() {
+            Ok(Reply::Tree(render_refund(&r, &order, &id)))
+        } else {
+            Err(StoreError::Duplicate {
+                what: RecordKind::Refund,
+                value: id,
+            }
+            .into())
+        };
+    }
     let has_items = matches!(body.get("line_items"), Some(Value::Array(a)) if !a.is_empty());
     let (order_amount, order_shipping) =
         order

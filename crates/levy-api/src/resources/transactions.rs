@@ -121,7 +121,7 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 }
 
 /// A sale calculated from `input` and recorded at once as the transaction of `order_id`
-/// (sold at `processed_at`, now when `None`), for a request shape that records a sale in
+/// (sold at `processed_at`, now when `None`; with the client's `metadata`), for a request shape that records a sale in
 /// one call ([`crate::dialects`]): the calculation is levy's own
 /// ([`crate::calculate::compute`], as `POST /tax/calculations` makes it, counted against
 /// the same rate and quota) and is not stored apart; the transaction names it as its
@@ -134,7 +134,7 @@ pub(crate) fn record_sale(
     ctx: &Ctx<'_>,
     input: &crate::read::Input,
     order_id: &str,
-    processed_at: Option<i64>,
+    (processed_at, metadata): (Option<i64>, Option<Map<String, Value>>),
     render: impl Fn(&TransactionRecord) -> Value,
 ) -> Result<Reply, ApiError> {
     crate::limits::charge_lines(ctx, input.lines.len())?;
@@ -157,7 +157,7 @@ pub(crate) fn record_sale(
         country: calc.place.country,
         region: calc.place.region,
         lines: calc.lines,
-        metadata: None,
+        metadata,
         deleted_at: None,
         platform: None,
         table_hash: Some(calc.table_hash),
@@ -187,7 +187,8 @@ pub(crate) fn record_sale(
 
 /// Whether `stored` is the sale `asked` recorded before: not deleted, not a platform's,
 /// in the same place and currency, line for line the same (client id, tax code, quantity,
-/// amount and tax), and sold at the same time when the request gave one.
+/// amount and tax), with the same metadata, and sold at the same time when the request
+/// gave one.
 fn same_sale(stored: &TransactionRecord, asked: &TransactionRecord, timed: bool) -> bool {
     let key = |t: &TransactionRecord| {
         t.lines
@@ -209,6 +210,7 @@ fn same_sale(stored: &TransactionRecord, asked: &TransactionRecord, timed: bool)
         && stored.tax_included == asked.tax_included
         && (stored.country.as_str(), stored.region.as_str())
             == (asked.country.as_str(), asked.region.as_str())
+        && stored.metadata == asked.metadata
         && (!timed || stored.processed_at == asked.processed_at)
         && key(stored) == key(asked)
 }
