@@ -368,10 +368,53 @@ check(
     refused.status_code == 401 and refused.json()["error"]["code"] == "AuthenticationException",
     "AvaTax: a bad key is 401 AuthenticationException in AvaTax's error shape",
 )
-invoice = av.create_transaction(dict(avatax_document(NASHVILLE, [{"number": "1", "amount": 100}]), type="SalesInvoice", commit=True))
+# Recording: a committed SalesInvoice is a levy transaction of levy's own tax ($100.00 of
+# clothing and $10.00 of freight in Nashville: $10.73, worked by hand in
+# crates/levy-api/tests/dialects.rs).
+lines = [{"number": "1", "amount": 100, "taxCode": "PC040100"}, {"number": "2", "amount": 10, "taxCode": "FR020100"}]
+uncommitted = av.create_transaction(dict(avatax_document(NASHVILLE, lines), type="SalesInvoice", code="SDK-INV-1"))
 check(
-    invoice.status_code == 400 and invoice.json()["error"]["details"][0]["refersTo"] == "type",
-    "AvaTax: a committed SalesInvoice is refused (not yet taken), naming type",
+    uncommitted.status_code == 400 and uncommitted.json()["error"]["details"][0]["refersTo"] == "commit",
+    "AvaTax: an uncommitted SalesInvoice (a saved document levy does not keep) is refused, naming commit",
 )
+invoice_model = dict(avatax_document(NASHVILLE, lines), type="SalesInvoice", code="SDK-INV-1", commit=True)
+invoice = av.create_transaction(invoice_model)
+check(
+    invoice.status_code == 200
+    and invoice.json()["status"] == "Committed"
+    and dollars(invoice.json()["totalTax"]) == Decimal("10.73"),
+    "AvaTax create_transaction SalesInvoice commit: recorded, Committed, $10.73",
+)
+check(
+    av.create_transaction(invoice_model).json()["levyTransactionId"] == invoice.json()["levyTransactionId"],
+    "AvaTax create_transaction sent again: the same transaction, not a second one",
+)
+r = requests.get(
+    BASE + "/tax/transactions/" + invoice.json()["levyTransactionId"],
+    headers={"Authorization": "Bearer " + LIVE_KEY, "X-API-Version": "2026-03-01"},
+    timeout=10,
+)
+check(r.status_code == 200 and r.json()["reference_order_id"] == "SDK-INV-1", "AvaTax invoice: a levy transaction of its code")
+got = av.get_transaction_by_code("DEFAULT", "SDK-INV-1")
+check(got.status_code == 200 and dollars(got.json()["totalTax"]) == Decimal("10.73"), "AvaTax get_transaction_by_code")
+refund = av.refund_transaction(
+    "DEFAULT",
+    "SDK-INV-1",
+    {"refundTransactionCode": "SDK-RET-1", "refundDate": "2026-12-03", "refundType": "Partial", "refundLines": ["2"]},
+)
+check(
+    refund.status_code == 200
+    and refund.json()["type"] == "ReturnInvoice"
+    and dollars(refund.json()["totalTax"]) == Decimal("-0.98"),
+    "AvaTax refund_transaction Partial of line 2: the freight's $0.98 back",
+)
+av.create_transaction(dict(invoice_model, code="SDK-INV-2"))
+voided = av.void_transaction("DEFAULT", "SDK-INV-2", {"code": "DocVoided"})
+check(voided.status_code == 200 and voided.json()["status"] == "Cancelled", "AvaTax void_transaction: Cancelled")
+check(av.get_transaction_by_code("DEFAULT", "SDK-INV-2").json()["status"] == "Cancelled",
+      "AvaTax: a voided invoice reads back Cancelled")
+missing = av.get_transaction_by_code("DEFAULT", "NO-SUCH-DOC")
+check(missing.status_code == 404 and missing.json()["error"]["code"] == "EntityNotFoundError",
+      "AvaTax: an unknown document is 404 EntityNotFoundError")
 
 print(f"{checks} checks passed")
