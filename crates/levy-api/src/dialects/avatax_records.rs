@@ -200,10 +200,7 @@ pub(crate) fn void(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     if !ctx.req.body.is_empty() {
         let body = super::body_object(ctx.req)?;
         if let Some(reason) = text(&body, "code", "code")? {
-            if !["DocVoided", "DocDeleted"]
-                .iter()
-                .any(|c| c.eq_ignore_ascii_case(&reason))
-            {
+            if !["DocVoided", "DocDeleted"].contains(&reason.as_str()) {
                 return Err(ApiError::field(
                     ErrorKind::Error,
                     "code",
@@ -379,7 +376,7 @@ pub(crate) fn refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             .map(|(i, n)| line_of(&tx, n, &format!("refundLines[{i}]")))
             .collect()
     };
-    let ask = if kind.eq_ignore_ascii_case("Full") {
+    let ask = if kind == "Full" {
         if numbers.as_ref().is_some_and(|n| !n.is_empty()) {
             return Err(avatax::not_taken(
                 "refundLines",
@@ -387,7 +384,7 @@ pub(crate) fn refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             ));
         }
         RefundAsk::Full(stamp)
-    } else if kind.eq_ignore_ascii_case("Partial") {
+    } else if kind == "Partial" {
         let numbers = numbers
             .filter(|n| !n.is_empty())
             .ok_or_else(|| ApiError::missing("refundLines", "the numbers of the lines refunded"))?;
@@ -402,7 +399,7 @@ pub(crate) fn refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             })
             .collect();
         RefundAsk::Partial(stamp, lines)
-    } else if kind.eq_ignore_ascii_case("Percentage") {
+    } else if kind == "Percentage" {
         let pct = number(&body, "refundPercentage", "refundPercentage")?
             .ok_or_else(|| ApiError::missing("refundPercentage", "a number from 0 to 100"))?;
         if pct <= Decimal::ZERO || pct > Decimal::ONE_HUNDRED {

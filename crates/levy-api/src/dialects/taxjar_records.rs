@@ -131,8 +131,24 @@ pub(crate) fn create_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .ok_or_else(|| ApiError::missing("transaction_date", "a date such as 2026-12-01"))?;
     let asked_tax = decimal(&body, "sales_tax", "sales_tax")?
         .ok_or_else(|| ApiError::missing("sales_tax", "number"))?;
+    let asked_amount = decimal(&body, "amount", "amount")?.ok_or_else(|| {
+        ApiError::missing("amount", "number (the order's total, shipping excluded)")
+    })?;
     let order = super::taxjar::order(ctx, &body)?;
-    let base = order.messages.clone();
+    let mut base = order.messages.clone();
+    let lines: Decimal = order
+        .input
+        .lines
+        .iter()
+        .filter(|l| l.reference_line_item_id.as_deref() != Some(super::taxjar::SHIPPING_LINE))
+        .map(|l| l.amount)
+        .sum();
+    if super::to_minor(asked_amount) != lines {
+        base.push(format!(
+            "amount {asked_amount} is not the total of line_items ({}): the lines were recorded",
+            lines / Decimal::ONE_HUNDRED
+        ));
+    }
     crate::resources::transactions::record_sale(ctx, &order.input, &id, (Some(at), None), |tx| {
         let mut messages = base.clone();
         let levy: Decimal = tx.lines.iter().map(|l| l.tax_amount).sum();
@@ -320,6 +336,9 @@ pub(crate) fn create_refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let shipping = decimal(&body, "shipping", "shipping")?
         .ok_or_else(|| ApiError::missing("shipping", "number (0 for none)"))?
         .abs();
+    // Read to be checked; not recorded: the tax refunded is levy's (as an order's is).
+    decimal(&body, "sales_tax", "sales_tax")?
+        .ok_or_else(|| ApiError::missing("sales_tax", "number"))?;
     let order = order_of(ctx, &reference).map_err(|e| ApiError {
         field: Some("transaction_reference_id".into()),
         ..e
