@@ -1111,3 +1111,44 @@ fn a_committed_avatax_invoice_is_a_levy_transaction_voided_and_refunded() {
         "{e}"
     );
 }
+
+#[test]
+fn the_rates_lookups_store_nothing() {
+    // With room for one stored calculation, any number of rates lookups leave it free: the
+    // taxes call after them is stored, the one after that is over the quota (429).
+    let svc = default_service().with_limits(Limits {
+        stored_calculations: 1,
+        ..Limits::NONE
+    });
+    let tj = bearer(TEST_KEY);
+    let av = basic("1", TEST_KEY);
+    for _ in 0..3 {
+        let (status, _, body) = send(
+            &svc,
+            "GET",
+            "/v2/rates/37203?state=TN",
+            &[("Authorization", &tj)],
+            &Value::Null,
+        );
+        assert_eq!(status, 200, "{body}");
+        assert!(body["rate"].get("levy_calculation_id").is_none(), "{body}");
+        let (status, _, body) = send(
+            &svc,
+            "GET",
+            "/api/v2/taxrates/bypostalcode?country=US&postalCode=37203",
+            &[("Authorization", &av)],
+            &Value::Null,
+        );
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(d(&body["totalRate"]), cents("0.0975"));
+    }
+    let order = taxjar_nashville("0", json!([{"quantity": 1, "unit_price": 100}]));
+    let (status, _, body) = send(&svc, "POST", "/v2/taxes", &[("Authorization", &tj)], &order);
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = send(&svc, "POST", "/v2/taxes", &[("Authorization", &tj)], &order);
+    assert_eq!(
+        (status, &body["levy_code"]),
+        (429, &json!("CALCULATION_QUOTA_EXCEEDED")),
+        "{body}"
+    );
+}

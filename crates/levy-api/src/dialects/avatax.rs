@@ -910,8 +910,8 @@ pub(crate) fn is_ping(req: &crate::Request) -> bool {
 
 /// `GET /api/v2/taxrates/bypostalcode?country=US&postalCode=37203`: AvaTax's free rates
 /// lookup (a TaxRateModel: `totalRate` and `rates[]` of `rate`, `name`, `type`), as levy
-/// taxes $100.00 of general merchandise delivered to the postal code (a calculation,
-/// recorded as any is; the TaxJar shape's `GET /v2/rates/{zip}` is the same lookup).
+/// taxes $100.00 of general merchandise delivered to the postal code (a lookup: nothing is
+/// stored; the TaxJar shape's `GET /v2/rates/{zip}` is the same lookup).
 pub(crate) fn rates_by_postal_code(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let mut country = None;
     let mut postal = None;
@@ -929,7 +929,7 @@ pub(crate) fn rates_by_postal_code(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         ..Address::default()
     };
     let (input, _) = super::taxjar::rate_sale(ctx, to, &country)?;
-    crate::resources::calculations::answer(ctx, &input, |c| {
+    crate::resources::calculations::look_up(ctx, &input, |c| {
         let line = &c.record.lines[0];
         let rates: Vec<Value> = line
             .jurisdictions
@@ -955,7 +955,6 @@ pub(crate) fn rates_by_postal_code(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         Reply::json(&json!({
             "totalRate": super::num(super::line_rate(line)),
             "rates": rates,
-            "levyCalculationId": c.record.id,
             "levyMessages": messages,
         }))
     })
