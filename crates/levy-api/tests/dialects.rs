@@ -976,6 +976,15 @@ fn a_committed_avatax_invoice_is_a_levy_transaction_voided_and_refunded() {
     let (status, _, e) = send(&svc, "POST", create, &h, &other);
     assert_eq!(status, 409, "{e}");
     assert!(e["error"]["code"].is_string(), "{e}");
+    // One ledger: the code is the order id of a TaxJar order too.
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &[("Authorization", &bearer(LIVE_KEY))],
+        &taxjar_order("INV-1", "10.73"),
+    );
+    assert_eq!(status, 409, "{e}");
     // GET reads it back, by company and code.
     let (status, _, got) = send(
         &svc,
