@@ -781,6 +781,36 @@ fn a_taxjar_order_is_a_levy_transaction_of_levys_own_tax() {
         &Value::Null,
     );
     assert_eq!(status, 404);
+    // The order is taxed as of its transaction_date, as levy's own calculation made for
+    // that moment (transacted_at 1971-01-01, 31536000) taxes the same sale.
+    let mut old = taxjar_order("o-5", "10.73");
+    old["transaction_date"] = json!("1971-01-01");
+    let (status, _, then) = send(&svc, "POST", "/v2/transactions/orders", &h, &old);
+    assert_eq!(status, 200, "{then}");
+    let (status, _, native) = send(
+        &svc,
+        "POST",
+        "/tax/calculations",
+        &[("Authorization", &auth), ("X-API-Version", "2026-03-01")],
+        &json!({
+            "customer": {"address": nashville()},
+            "origin_address": {"address_province": "TN", "address_postal_code": "37203",
+                "address_country": "US"},
+            "transacted_at": 31_536_000,
+            "order_details": {"customer_currency_code": "USD", "line_items": [
+                {"amount": 10000, "quantity": 1, "product_category": "CLOTHING",
+                    "reference_line_item_id": "1"},
+                {"amount": 1000, "quantity": 1, "product_category": "SHIPPING",
+                    "reference_line_item_id": "shipping"}]},
+        }),
+    );
+    assert_eq!(status, 200, "{native}");
+    assert_eq!(
+        d(&then["order"]["sales_tax"]) * Decimal::ONE_HUNDRED,
+        d(&native["total_tax_amount"]),
+        "{then} {native}"
+    );
+    assert_ne!(d(&then["order"]["sales_tax"]), cents("10.73"), "{then}");
     // A missing field is named in TaxJar's shape.
     let mut bad = taxjar_order("o-3", "1");
     bad.as_object_mut().unwrap().remove("transaction_date");

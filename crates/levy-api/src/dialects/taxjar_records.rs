@@ -122,7 +122,7 @@ fn order_of(ctx: &Ctx<'_>, id: &str) -> Result<TransactionRecord, ApiError> {
 }
 
 /// `POST /v2/transactions/orders`: the order calculated by levy (as `POST /v2/taxes`
-/// would) and recorded as a levy transaction under its `transaction_id`.
+/// would, for its `transaction_date`) and recorded as a levy transaction under its `transaction_id`.
 /// [`crate::resources::transactions::record_sale`] says how a repeat is answered.
 pub(crate) fn create_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let body = super::body_object(ctx.req)?;
@@ -134,7 +134,9 @@ pub(crate) fn create_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let asked_amount = decimal(&body, "amount", "amount")?.ok_or_else(|| {
         ApiError::missing("amount", "number (the order's total, shipping excluded)")
     })?;
-    let order = super::taxjar::order(ctx, &body)?;
+    let mut order = super::taxjar::order(ctx, &body)?;
+    // The tax of the day of the sale: its rates and rules, as a calculation made for it.
+    order.input.transacted_at = Some(at);
     let mut base = order.messages.clone();
     let lines: Decimal = order
         .input
