@@ -228,9 +228,10 @@ except TaxJarResponseError as e:
           "TaxJar: a missing shipping is 400 naming it")
 
 # Recording: an order is a levy transaction of levy's own tax, a refund a levy refund of
-# it. The test key (registered in Tennessee, above): the Nashville sale of $100.00 of
-# clothing and $10.00 of shipping owes $10.73 (worked by hand in
-# crates/levy-api/tests/dialects.rs).
+# it, taxed as of its transaction_date. The live key: its mode has no registration, so it
+# collects everywhere on any date (the test mode's Tennessee registration starts now, after
+# the order's day). The Nashville sale of $100.00 of clothing and $10.00 of shipping owes
+# $10.73 (worked by hand in crates/levy-api/tests/dialects.rs).
 recorded = dict(
     taxjar_order(NASHVILLE, 10, [{"id": "1", "quantity": 1, "unit_price": 100, "product_tax_code": "20010"}]),
     transaction_id="sdk-order-1",
@@ -238,23 +239,23 @@ recorded = dict(
     amount=100,
     sales_tax=10.73,
 )
-order = tj.create_order(recorded)
+order = live.create_order(recorded)
 check(order.transaction_id == "sdk-order-1" and dollars(order.sales_tax) == Decimal("10.73"),
       "TaxJar create_order: recorded with levy's $10.73")
-check(tj.create_order(recorded).levy_transaction_id == order.levy_transaction_id,
+check(live.create_order(recorded).levy_transaction_id == order.levy_transaction_id,
       "TaxJar create_order sent again: the same transaction, not a second one")
 r = requests.get(
     BASE + "/tax/transactions/" + order.levy_transaction_id,
-    headers={"Authorization": "Bearer " + TEST_KEY, "X-API-Version": "2026-03-01"},
+    headers={"Authorization": "Bearer " + LIVE_KEY, "X-API-Version": "2026-03-01"},
     timeout=10,
 )
 check(r.status_code == 200 and r.json()["reference_order_id"] == "sdk-order-1",
       "TaxJar order: a levy transaction of its transaction_id")
-check(dollars(tj.show_order("sdk-order-1").sales_tax) == Decimal("10.73"), "TaxJar show_order")
-said = tj.create_order(dict(recorded, transaction_id="sdk-order-2", sales_tax=5))
+check(dollars(live.show_order("sdk-order-1").sales_tax) == Decimal("10.73"), "TaxJar show_order")
+said = live.create_order(dict(recorded, transaction_id="sdk-order-2", sales_tax=5))
 check(dollars(said.sales_tax) == Decimal("10.73") and any("sales_tax 5" in m for m in said.levy_messages),
       "TaxJar create_order with another sales_tax: levy's recorded, and said so")
-refund = tj.create_refund({
+refund = live.create_refund({
     "transaction_id": "sdk-refund-1", "transaction_reference_id": "sdk-order-1",
     "transaction_date": "2026/12/05", "to_country": "US", "to_zip": "37203", "to_state": "TN",
     "amount": -40, "shipping": 0, "sales_tax": -3.9,
@@ -262,11 +263,11 @@ refund = tj.create_refund({
 })
 check(dollars(refund.sales_tax) == Decimal("-3.9"),
       "TaxJar create_refund: $40 of the $100 line takes back 40% of its $9.75, $3.90")
-check(dollars(tj.show_refund("sdk-refund-1").amount) == Decimal("-40"), "TaxJar show_refund")
-check(tj.delete_refund("sdk-refund-1").levy_reversed_at is not None, "TaxJar delete_refund: reversed")
-check(tj.delete_order("sdk-order-2").levy_deleted_at is not None, "TaxJar delete_order: deleted")
+check(dollars(live.show_refund("sdk-refund-1").amount) == Decimal("-40"), "TaxJar show_refund")
+check(live.delete_refund("sdk-refund-1").levy_reversed_at is not None, "TaxJar delete_refund: reversed")
+check(live.delete_order("sdk-order-2").levy_deleted_at is not None, "TaxJar delete_order: deleted")
 try:
-    tj.show_order("sdk-order-2")
+    live.show_order("sdk-order-2")
     check(False, "TaxJar: a deleted order is not found")
 except TaxJarResponseError as e:
     check(e.full_response["status_code"] == 404, "TaxJar show_order of a deleted order: 404")
