@@ -1191,3 +1191,46 @@ fn the_rates_lookups_store_nothing() {
         "{body}"
     );
 }
+
+#[test]
+fn a_recorded_sale_that_levy_does_not_collect_says_why() {
+    // Registered in California only: a Nashville order (TaxJar) and invoice (AvaTax) are
+    // recorded with no tax, and the answer carries levy's NOT_REGISTERED note.
+    let svc = default_service();
+    let (status, _, made) = send(
+        &svc,
+        "POST",
+        "/tax/registrations",
+        &[
+            ("Authorization", &bearer(TEST_KEY)),
+            ("X-API-Version", "2026-03-01"),
+        ],
+        &json!({"country": "US", "region": "CA"}),
+    );
+    assert_eq!(status, 200, "{made}");
+    let (status, _, o) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &taxjar_order("o-1", "0"),
+    );
+    assert_eq!(status, 200, "{o}");
+    assert_eq!(d(&o["order"]["sales_tax"]), cents("0"));
+    assert!(
+        o["order"]["levy_messages"]
+            .to_string()
+            .contains("NOT_REGISTERED"),
+        "{o}"
+    );
+    let (status, _, t) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &avatax_invoice("INV-1"),
+    );
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(d(&t["totalTax"]), cents("0"));
+    assert!(t["messages"].to_string().contains("NOT_REGISTERED"), "{t}");
+}

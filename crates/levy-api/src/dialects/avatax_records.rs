@@ -143,7 +143,13 @@ pub(super) fn invoice(ctx: &Ctx<'_>, body: &Value) -> Result<Reply, ApiError> {
         &doc.input,
         &code,
         (doc.input.transacted_at, Some(metadata)),
-        |tx| invoice_value(tx, info.clone(), &doc.messages),
+        |tx, c| {
+            // levy's notes of the calculation (coverage, place, a state it does not collect
+            // in) after the translation's.
+            let mut notes = doc.messages.clone();
+            notes.extend(c.map(super::notes).unwrap_or_default());
+            invoice_value(tx, info.clone(), &notes)
+        },
     )
 }
 

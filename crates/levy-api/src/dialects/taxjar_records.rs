@@ -151,18 +151,26 @@ pub(crate) fn create_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             lines / Decimal::ONE_HUNDRED
         ));
     }
-    crate::resources::transactions::record_sale(ctx, &order.input, &id, (Some(at), None), |tx| {
-        let mut messages = base.clone();
-        let levy: Decimal = tx.lines.iter().map(|l| l.tax_amount).sum();
-        if super::to_minor(asked_tax) != levy {
-            messages.push(format!(
-                "sales_tax {asked_tax} was not recorded: levy records its own calculation of \
+    crate::resources::transactions::record_sale(
+        ctx,
+        &order.input,
+        &id,
+        (Some(at), None),
+        |tx, c| {
+            let mut messages = base.clone();
+            // levy's notes of the calculation (coverage, place, a state it does not collect in).
+            messages.extend(c.map(super::notes).unwrap_or_default());
+            let levy: Decimal = tx.lines.iter().map(|l| l.tax_amount).sum();
+            if super::to_minor(asked_tax) != levy {
+                messages.push(format!(
+                    "sales_tax {asked_tax} was not recorded: levy records its own calculation of \
                  the sale, {}",
-                levy / Decimal::ONE_HUNDRED
-            ));
-        }
-        render_order(tx, &messages)
-    })
+                    levy / Decimal::ONE_HUNDRED
+                ));
+            }
+            render_order(tx, &messages)
+        },
+    )
 }
 
 /// `GET /v2/transactions/orders/{id}`.

@@ -125,7 +125,8 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 /// one call ([`crate::dialects`]): the calculation is levy's own
 /// ([`crate::calculate::compute`], as `POST /tax/calculations` makes it, counted against
 /// the same rate and quota) and is not stored apart; the transaction names it as its
-/// `calculation_id`. Answered with what `render` makes of the transaction, kept under the
+/// `calculation_id`. Answered with what `render` makes of the transaction (and of the
+/// calculation, for its notes; `None` for a sale recorded before), kept under the
 /// request's idempotency key in the same commit. The same sale sent again under the same
 /// order id (the same lines, amounts, tax and place: a retry whose answer was lost)
 /// answers the transaction recorded before; another sale under a recorded order id is
@@ -135,7 +136,7 @@ pub(crate) fn record_sale(
     input: &crate::read::Input,
     order_id: &str,
     (processed_at, metadata): (Option<i64>, Option<Map<String, Value>>),
-    render: impl Fn(&TransactionRecord) -> Value,
+    render: impl Fn(&TransactionRecord, Option<&crate::calculate::Calculated>) -> Value,
 ) -> Result<Reply, ApiError> {
     crate::limits::charge_lines(ctx, input.lines.len())?;
     crate::limits::check_quota(ctx.service, ctx.scope)?;
@@ -145,24 +146,24 @@ pub(crate) fn record_sale(
     let stamp = crate::calculate::Stamp::new(crate::ids::new_id("calc_"), input.lines.len(), now);
     let calculated = crate::calculate::compute(&table, input, &reads, stamp)?;
     calculated.set_headers(ctx);
-    let calc = calculated.record;
+    let calc = &calculated.record;
     let record = TransactionRecord {
         id: crate::ids::new_id("tr_"),
-        calculation_id: calc.id,
+        calculation_id: calc.id.clone(),
         reference_order_id: order_id.to_string(),
         processed_at: processed_at.unwrap_or(now),
         created_at: now,
-        currency: calc.currency,
+        currency: calc.currency.clone(),
         tax_included: calc.tax_included,
-        country: calc.place.country,
-        region: calc.place.region,
-        lines: calc.lines,
+        country: calc.place.country.clone(),
+        region: calc.place.region.clone(),
+        lines: calc.lines.clone(),
         metadata,
         deleted_at: None,
         platform: None,
-        table_hash: Some(calc.table_hash),
+        table_hash: Some(calc.table_hash.clone()),
     };
-    let view = render(&record);
+    let view = render(&record, Some(&calculated));
     match crate::idempotency::store(ctx, Write::Transaction(record.clone()), view) {
         Err(
             taken @ StoreError::Duplicate {
@@ -176,7 +177,7 @@ pub(crate) fn record_sale(
                 .transaction_of_order(ctx.scope, order_id, "order")?;
             match before {
                 Some(tx) if same_sale(&tx, &record, processed_at.is_some()) => {
-                    Ok(Reply::Tree(render(&tx)))
+                    Ok(Reply::Tree(render(&tx, None)))
                 }
                 _ => Err(taken.into()),
             }
