@@ -69,13 +69,26 @@ const DEFERRED_ROUTES: &[(&str, &str)] = &[
 ];
 
 /// Whether answering `method` `path` may block the calling thread until a ledger write is
-/// flushed, even through [`Service::answer`]: every write but those of
+/// flushed, even through [`Service::answer`], whatever the body: every write but those of
 /// [`DEFERRED_ROUTES`]. Reads (`GET`) write nothing. A path that is none of the
 /// interface's writes nothing either, but only the routes above are known not to block.
-pub(crate) fn blocks_on_commit(method: &str, path: &str) -> bool {
+fn route_blocks(method: &str, path: &str) -> bool {
     method != "GET"
         && !DEFERRED_ROUTES.contains(&(method, path))
         && !crate::dialects::DEFERRED_ROUTES.contains(&(method, path))
+}
+
+/// Whether answering `req` may block the calling thread until a ledger write is flushed,
+/// even through [`Service::answer`]: as [`route_blocks`] says of its route, except where
+/// the body chooses between a calculation and a recorded sale on one route (AvaTax's
+/// `transactions/create`: a `SalesOrder` is a calculation whose commit is handed over, a
+/// committed invoice or return a transaction or refund, whose write blocks). Only that
+/// body's `type` is read, without checking the rest ([`crate::dialects::avatax_records::records`]).
+pub(crate) fn blocks_on_commit(req: &Request) -> bool {
+    if req.method == "POST" && req.path == crate::dialects::avatax::CREATE_PATH {
+        return crate::dialects::avatax_records::records(&req.body);
+    }
+    route_blocks(&req.method, &req.path)
 }
 
 /// Routes that exist from an API version on: method, pattern, handler, first version. In
@@ -644,7 +657,7 @@ mod tests {
             let path = pattern.replace("{}", "x_1");
             let deferred = DEFERRED_ROUTES.contains(&(method, pattern));
             assert_eq!(
-                blocks_on_commit(method, &path),
+                route_blocks(method, &path),
                 method != "GET" && !deferred,
                 "{method} {pattern}"
             );
@@ -658,9 +671,44 @@ mod tests {
                 "{route:?}"
             );
         }
-        assert!(!blocks_on_commit("GET", "/no/such/path"));
-        assert!(blocks_on_commit("POST", "/tax/calculations/extra"));
-        assert!(blocks_on_commit("DELETE", "/tax/calculations"));
+        assert!(!route_blocks("GET", "/no/such/path"));
+        assert!(route_blocks("POST", "/tax/calculations/extra"));
+        assert!(route_blocks("DELETE", "/tax/calculations"));
+    }
+
+    #[test]
+    fn avataxs_create_blocks_when_its_body_may_record() {
+        let create = |body: &str| Request {
+            method: "POST".into(),
+            path: crate::dialects::avatax::CREATE_PATH.into(),
+            query: String::new(),
+            headers: Vec::new(),
+            body: body.as_bytes().to_vec(),
+            request_id: None,
+        };
+        // A SalesOrder (named, or by default) is a calculation: its commit is handed over.
+        for order in [
+            r#"{"type":"SalesOrder","lines":[{"amount":1}]}"#,
+            r#"{"TYPE":"salesorder"}"#,
+            r#"{"lines":[{"type":"SalesInvoice"}]}"#,
+            "not json",
+        ] {
+            assert!(!blocks_on_commit(&create(order)), "{order}");
+        }
+        // Any other type may record (a committed invoice, a return): it blocks.
+        for record in [
+            r#"{"lines":[],"type":"SalesInvoice","commit":true}"#,
+            r#"{"Type":"ReturnInvoice"}"#,
+            r#"{"type":"Inventory"}"#,
+        ] {
+            assert!(blocks_on_commit(&create(record)), "{record}");
+        }
+        // The TaxJar shape's recording routes block; its calculation does not.
+        let mut taxjar = create("{}");
+        taxjar.path = "/v2/transactions/orders".into();
+        assert!(blocks_on_commit(&taxjar));
+        taxjar.path = "/v2/taxes".into();
+        assert!(!blocks_on_commit(&taxjar));
     }
 
     #[test]

@@ -305,16 +305,19 @@ impl Service {
         self.store.reads_cross_a_network()
     }
 
-    /// Whether answering `method` `path` may block the calling thread on the ledger, even
-    /// through [`Service::answer`]: every write but a calculation's (whose commit
+    /// Whether answering `req` may block the calling thread on the ledger, even through
+    /// [`Service::answer`]: every write but a calculation's (whose commit
     /// [`Answer::finish`] awaits), and every request when the ledger is across a network
-    /// ([`Service::ledger_is_remote`]). Reads (`GET`) on a local ledger never block.
+    /// ([`Service::ledger_is_remote`]). Reads (`GET`) on a local ledger never block. Where
+    /// one route is a calculation or a recorded sale by its body (AvaTax's
+    /// `transactions/create`: a `SalesOrder`, or a committed invoice), the body's `type`
+    /// decides.
     ///
     /// An async server answers a request for which this is `false` on its worker threads
     /// and any other on threads that may block (tokio's blocking pool), so that no worker
     /// waits on the disk or the network; it needs to know none of the routes.
-    pub fn blocks_on_commit(&self, method: &str, path: &str) -> bool {
-        self.ledger_is_remote() || router::blocks_on_commit(method, path)
+    pub fn blocks_on_commit(&self, req: &Request) -> bool {
+        self.ledger_is_remote() || router::blocks_on_commit(req)
     }
 
     /// Whether `req` is large (a body over [`crate::LARGE_BODY`]) while large requests take

@@ -383,10 +383,11 @@ fn the_dialects_keys_are_the_interfaces_and_their_errors_their_own() {
         "POST",
         "/api/v2/transactions/create",
         &[("Authorization", &basic("1", TEST_KEY))],
-        &json!({"type": "SalesInvoice", "commit": true}),
+        &json!({"type": "SalesInvoice", "commit": false}),
     );
+    // An uncommitted invoice (a saved document, which levy does not keep) is refused.
     assert_eq!(status, 400);
-    assert_eq!(body["error"]["details"][0]["refersTo"], "type", "{body}");
+    assert_eq!(body["error"]["details"][0]["refersTo"], "commit", "{body}");
     // A field of the place, named as the shape names it.
     let (status, _, body) = send(
         &svc,
@@ -670,4 +671,566 @@ fn a_shapes_calculation_is_levys_own_and_becomes_a_transaction() {
         &json!({"calculation_id": test_tj["tax"]["levy_calculation_id"], "reference_order_id": "x"}),
     );
     assert_eq!(status, 404);
+}
+
+/// A TaxJar order of $100.00 of clothing (TaxJar code 20010) and $10.00 of shipping sold in
+/// Nashville on 2026-12-01, saying it collected `sales_tax`.
+fn taxjar_order(id: &str, sales_tax: &str) -> Value {
+    let mut body = taxjar_nashville(
+        "10",
+        json!([{"id": "1", "quantity": 1, "unit_price": 100, "product_tax_code": "20010"}]),
+    );
+    body["transaction_id"] = json!(id);
+    body["transaction_date"] = json!("2026/12/01");
+    body["amount"] = json!(100);
+    body["sales_tax"] = serde_json::from_str::<Value>(sales_tax).unwrap();
+    body
+}
+
+#[test]
+fn a_taxjar_order_is_a_levy_transaction_of_levys_own_tax() {
+    let svc = default_service();
+    let auth = bearer(LIVE_KEY);
+    let h = [("Authorization", auth.as_str())];
+    // The Nashville sale worked by hand above: 975 + 98 = 1073 cents, $10.73.
+    let (status, _, made) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &h,
+        &taxjar_order("o-1", "10.73"),
+    );
+    assert_eq!(status, 200, "{made}");
+    let order = &made["order"];
+    assert_eq!(order["transaction_id"], "o-1");
+    assert_eq!(order["transaction_date"], "2026-12-01T00:00:00.000Z");
+    assert_eq!(d(&order["amount"]), cents("100"));
+    assert_eq!(d(&order["shipping"]), cents("10"));
+    assert_eq!(d(&order["sales_tax"]), cents("10.73"));
+    assert_eq!(d(&order["line_items"][0]["sales_tax"]), cents("9.75"));
+    assert_eq!(order["levy_messages"], json!([]));
+    let tr = order["levy_transaction_id"].as_str().unwrap().to_string();
+    // The ledger's own transaction, of the order id, sold on the day given (1 Dec 2026 is
+    // day 20423 since 1970-01-01: 1764547200 seconds, by `date -d 2026-12-01 +%s` in UTC).
+    let (status, _, native) = send(
+        &svc,
+        "GET",
+        &format!("/tax/transactions/{tr}"),
+        &[("Authorization", &auth), ("X-API-Version", "2026-03-01")],
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{native}");
+    assert_eq!(native["reference_order_id"], "o-1");
+    assert_eq!(native["transaction_processed_at"], 1_796_083_200);
+    // Sent again (its answer lost): the same transaction, nothing recorded twice.
+    let (status, _, again) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &h,
+        &taxjar_order("o-1", "10.73"),
+    );
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["order"]["levy_transaction_id"], tr.as_str());
+    // Another sale under the same id: a conflict in TaxJar's error shape.
+    let mut other = taxjar_order("o-1", "10.73");
+    other["line_items"][0]["unit_price"] = json!(90);
+    let (status, _, e) = send(&svc, "POST", "/v2/transactions/orders", &h, &other);
+    assert_eq!(status, 409, "{e}");
+    assert_eq!(e["error"], "Conflict");
+    assert_eq!(e["status"], 409);
+    // GET answers the order as recorded.
+    let (status, _, shown) = send(&svc, "GET", "/v2/transactions/orders/o-1", &h, &Value::Null);
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["order"]["levy_transaction_id"], tr.as_str());
+    assert_eq!(d(&shown["order"]["sales_tax"]), cents("10.73"));
+
+    // A client that says it collected $5.00 is told levy recorded its own $10.73.
+    let (status, _, told) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &h,
+        &taxjar_order("o-2", "5"),
+    );
+    assert_eq!(status, 200, "{told}");
+    assert_eq!(d(&told["order"]["sales_tax"]), cents("10.73"));
+    let said = told["order"]["levy_messages"].to_string();
+    assert!(
+        said.contains("sales_tax 5 was not recorded") && said.contains("10.73"),
+        "{said}"
+    );
+    // DELETE deletes the transaction; the order is then unknown.
+    let (status, _, gone) = send(
+        &svc,
+        "DELETE",
+        "/v2/transactions/orders/o-2",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{gone}");
+    assert!(gone["order"]["levy_deleted_at"].is_i64(), "{gone}");
+    let (status, _, e) = send(&svc, "GET", "/v2/transactions/orders/o-2", &h, &Value::Null);
+    assert_eq!((status, &e["error"]), (404, &json!("Not Found")), "{e}");
+    // A test key does not see the live mode's orders.
+    let (status, _, _) = send(
+        &svc,
+        "GET",
+        "/v2/transactions/orders/o-1",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(status, 404);
+    // The order is taxed as of its transaction_date, as levy's own calculation made for
+    // that moment (transacted_at 1971-01-01, 31536000) taxes the same sale.
+    let mut old = taxjar_order("o-5", "10.73");
+    old["transaction_date"] = json!("1971-01-01");
+    let (status, _, then) = send(&svc, "POST", "/v2/transactions/orders", &h, &old);
+    assert_eq!(status, 200, "{then}");
+    let (status, _, native) = send(
+        &svc,
+        "POST",
+        "/tax/calculations",
+        &[("Authorization", &auth), ("X-API-Version", "2026-03-01")],
+        &json!({
+            "customer": {"address": nashville()},
+            "origin_address": {"address_province": "TN", "address_postal_code": "37203",
+                "address_country": "US"},
+            "transacted_at": 31_536_000,
+            "order_details": {"customer_currency_code": "USD", "line_items": [
+                {"amount": 10000, "quantity": 1, "product_category": "CLOTHING",
+                    "reference_line_item_id": "1"},
+                {"amount": 1000, "quantity": 1, "product_category": "SHIPPING",
+                    "reference_line_item_id": "shipping"}]},
+        }),
+    );
+    assert_eq!(status, 200, "{native}");
+    assert_eq!(
+        d(&then["order"]["sales_tax"]) * Decimal::ONE_HUNDRED,
+        d(&native["total_tax_amount"]),
+        "{then} {native}"
+    );
+    assert_ne!(d(&then["order"]["sales_tax"]), cents("10.73"), "{then}");
+    // A missing field is named in TaxJar's shape.
+    let mut bad = taxjar_order("o-3", "1");
+    bad.as_object_mut().unwrap().remove("transaction_date");
+    let (status, _, e) = send(&svc, "POST", "/v2/transactions/orders", &h, &bad);
+    assert_eq!(
+        (status, &e["levy_field"]),
+        (400, &json!("transaction_date")),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_taxjar_refund_is_a_levy_refund_of_the_order() {
+    let svc = default_service();
+    let auth = bearer(LIVE_KEY);
+    let h = [("Authorization", auth.as_str())];
+    let (status, _, _) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &h,
+        &taxjar_order("o-1", "10.73"),
+    );
+    assert_eq!(status, 200);
+    let refund = |id: &str, amount: i64, shipping: i64, items: Option<Value>| {
+        let mut b = json!({"transaction_id": id, "transaction_reference_id": "o-1",
+            "transaction_date": "2026-12-05", "to_country": "US", "to_state": "TN",
+            "to_zip": "37203", "amount": amount, "shipping": shipping, "sales_tax": 0});
+        if let Some(items) = items {
+            b["line_items"] = items;
+        }
+        b
+    };
+    // $40 of the $100 line back: 40% of its 975 cents of tax, 390 cents.
+    let partial = refund(
+        "r-1",
+        -40,
+        0,
+        Some(json!([{"id": "1", "quantity": 1, "unit_price": 40}])),
+    );
+    let (status, _, r) = send(&svc, "POST", "/v2/transactions/refunds", &h, &partial);
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["refund"]["transaction_reference_id"], "o-1");
+    assert_eq!(r["refund"]["levy_refund_type"], "partial");
+    assert_eq!(d(&r["refund"]["amount"]), cents("-40"));
+    assert_eq!(d(&r["refund"]["sales_tax"]), cents("-3.9"));
+    // Sent again: the same refund.
+    let (status, _, again) = send(&svc, "POST", "/v2/transactions/refunds", &h, &partial);
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(
+        again["refund"]["levy_refund_id"],
+        r["refund"]["levy_refund_id"]
+    );
+    let (status, _, shown) = send(
+        &svc,
+        "GET",
+        "/v2/transactions/refunds/r-1",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(d(&shown["refund"]["sales_tax"]), cents("-3.9"));
+    // Part of the order without lines: refused, naming line_items.
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/refunds",
+        &h,
+        &refund("r-2", 50, 0, None),
+    );
+    assert_eq!(
+        (status, &e["levy_field"]),
+        (400, &json!("line_items")),
+        "{e}"
+    );
+    // A full refund then takes back what remains: $60 of the line (975 − 390 = 585 cents
+    // of tax) and the $10 of shipping (98 cents), 683 cents in all.
+    let (status, _, rest) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/refunds",
+        &h,
+        &refund("r-3", 100, 10, None),
+    );
+    assert_eq!(status, 200, "{rest}");
+    assert_eq!(rest["refund"]["levy_refund_type"], "full");
+    assert_eq!(d(&rest["refund"]["amount"]), cents("-60"));
+    assert_eq!(d(&rest["refund"]["shipping"]), cents("-10"));
+    assert_eq!(d(&rest["refund"]["sales_tax"]), cents("-6.83"));
+    // Nothing remains to refund.
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/refunds",
+        &h,
+        &refund("r-9", 100, 10, None),
+    );
+    assert_eq!(status, 400, "{e}");
+    // DELETE reverses r-1: its $40 and 390 cents may be refunded again.
+    let (status, _, del) = send(
+        &svc,
+        "DELETE",
+        "/v2/transactions/refunds/r-1",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{del}");
+    assert!(del["refund"]["levy_reversed_at"].is_i64(), "{del}");
+    let (status, _, full) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/refunds",
+        &h,
+        &refund("r-4", 100, 10, None),
+    );
+    assert_eq!(status, 200, "{full}");
+    assert_eq!(d(&full["refund"]["amount"]), cents("-40"));
+    assert_eq!(d(&full["refund"]["sales_tax"]), cents("-3.9"));
+    // An unknown order, an unknown refund: 404s in TaxJar's shape.
+    let mut unknown = refund("r-5", 100, 10, None);
+    unknown["transaction_reference_id"] = json!("nope");
+    let (status, _, e) = send(&svc, "POST", "/v2/transactions/refunds", &h, &unknown);
+    assert_eq!(
+        (status, &e["levy_field"]),
+        (404, &json!("transaction_reference_id")),
+        "{e}"
+    );
+    let (status, _, e) = send(
+        &svc,
+        "GET",
+        "/v2/transactions/refunds/nope",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!((status, &e["error"]), (404, &json!("Not Found")), "{e}");
+}
+
+/// A committed AvaTax SalesInvoice `code` of the Nashville sale: $100.00 of clothing
+/// (PC040100) and $10.00 of freight (FR020100), sold on 2026-12-01.
+fn avatax_invoice(code: &str) -> Value {
+    json!({
+        "type": "SalesInvoice", "commit": true, "companyCode": "DEFAULT", "code": code,
+        "date": "2026-12-01", "customerCode": "ABC",
+        "addresses": {"singleLocation": {"line1": "200 Broadway", "city": "Nashville",
+            "region": "TN", "country": "US", "postalCode": "37203"}},
+        "lines": [
+            {"number": "1", "amount": 100, "taxCode": "PC040100", "itemCode": "SHIRT"},
+            {"number": "2", "amount": 10, "taxCode": "FR020100"}
+        ]
+    })
+}
+
+#[test]
+fn a_committed_avatax_invoice_is_a_levy_transaction_voided_and_refunded() {
+    let svc = default_service();
+    let auth = basic("12345", LIVE_KEY);
+    let h = [("Authorization", auth.as_str())];
+    let create = "/api/v2/transactions/create";
+    // The Nashville sale worked by hand above: 975 + 98 = 1073 cents.
+    let (status, _, t) = send(&svc, "POST", create, &h, &avatax_invoice("INV-1"));
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(
+        (&t["status"], &t["type"], &t["code"]),
+        (&json!("Committed"), &json!("SalesInvoice"), &json!("INV-1"))
+    );
+    assert_eq!(d(&t["totalTax"]), cents("10.73"));
+    assert_eq!(t["lines"][0]["taxCode"], "PC040100");
+    let tr = t["levyTransactionId"].as_str().unwrap().to_string();
+    // The ledger's transaction, of the code, sold on the document's date (noon UTC of
+    // 2026-12-01: 1796083200 + 43200).
+    let (status, _, native) = send(
+        &svc,
+        "GET",
+        &format!("/tax/transactions/{tr}"),
+        &[
+            ("Authorization", &bearer(LIVE_KEY)),
+            ("X-API-Version", "2026-03-01"),
+        ],
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{native}");
+    assert_eq!(native["reference_order_id"], "INV-1");
+    assert_eq!(native["transaction_processed_at"], 1_796_126_400);
+    // Sent again: the same transaction. Another invoice under the code: a conflict.
+    let (status, _, again) = send(&svc, "POST", create, &h, &avatax_invoice("INV-1"));
+    assert_eq!(
+        (status, &again["levyTransactionId"]),
+        (200, &json!(tr)),
+        "{again}"
+    );
+    let mut other = avatax_invoice("INV-1");
+    other["lines"][0]["amount"] = json!(90);
+    let (status, _, e) = send(&svc, "POST", create, &h, &other);
+    assert_eq!(status, 409, "{e}");
+    assert!(e["error"]["code"].is_string(), "{e}");
+    // One ledger: the code is the order id of a TaxJar order too.
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &[("Authorization", &bearer(LIVE_KEY))],
+        &taxjar_order("INV-1", "10.73"),
+    );
+    assert_eq!(status, 409, "{e}");
+    // GET reads it back, by company and code.
+    let (status, _, got) = send(
+        &svc,
+        "GET",
+        "/api/v2/companies/DEFAULT/transactions/INV-1",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{got}");
+    assert_eq!(
+        (&got["status"], &got["customerCode"]),
+        (&json!("Committed"), &json!("ABC"))
+    );
+    assert_eq!(d(&got["totalTax"]), cents("10.73"));
+
+    // A Percentage refund of 50%: half of each line and of its tax, rounded half away from
+    // zero: 5000 and 487.5 -> 488 cents; 500 and 49 cents: 537 cents in all.
+    let (status, _, r) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/INV-1/refund",
+        &h,
+        &json!({"refundTransactionCode": "RET-1", "refundDate": "2026-12-03",
+            "refundType": "Percentage", "refundPercentage": 50}),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(
+        (&r["type"], &r["code"], &r["referenceCode"]),
+        (&json!("ReturnInvoice"), &json!("RET-1"), &json!("INV-1"))
+    );
+    assert_eq!(d(&r["totalAmount"]), cents("-55"));
+    assert_eq!(d(&r["totalTax"]), cents("-5.37"));
+    // Sent again: the same refund; GET by its code reads it.
+    let (status, _, again) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/INV-1/refund",
+        &h,
+        &json!({"refundTransactionCode": "RET-1", "refundDate": "2026-12-03",
+            "refundType": "Percentage", "refundPercentage": 50}),
+    );
+    assert_eq!(
+        (status, &again["levyRefundId"]),
+        (200, &r["levyRefundId"]),
+        "{again}"
+    );
+    let (status, _, got) = send(
+        &svc,
+        "GET",
+        "/api/v2/companies/DEFAULT/transactions/RET-1",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(
+        (status, &got["type"]),
+        (200, &json!("ReturnInvoice")),
+        "{got}"
+    );
+    // A committed ReturnInvoice of line 1, $20 of it: 20% of its 975 cents, 195.
+    let (status, _, ret) = send(
+        &svc,
+        "POST",
+        create,
+        &h,
+        &json!({"type": "ReturnInvoice", "commit": true, "code": "RET-2", "referenceCode": "INV-1",
+            "date": "2026-12-04", "customerCode": "ABC",
+            "lines": [{"number": "1", "amount": -20}]}),
+    );
+    assert_eq!(status, 200, "{ret}");
+    assert_eq!(d(&ret["totalTax"]), cents("-1.95"));
+    // TaxOnly is refused, naming refundType; a return of an unknown invoice, naming
+    // referenceCode.
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/INV-1/refund",
+        &h,
+        &json!({"refundType": "TaxOnly"}),
+    );
+    assert_eq!(
+        (status, &e["error"]["details"][0]["refersTo"]),
+        (400, &json!("refundType")),
+        "{e}"
+    );
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        create,
+        &h,
+        &json!({"type": "ReturnInvoice", "commit": true, "referenceCode": "NOPE",
+            "lines": [{"number": "1", "amount": -20}]}),
+    );
+    assert_eq!(
+        (status, &e["error"]["details"][0]["refersTo"]),
+        (404, &json!("referenceCode")),
+        "{e}"
+    );
+
+    // Void: a second invoice deleted, answered Cancelled, and read back so.
+    let (status, _, _) = send(&svc, "POST", create, &h, &avatax_invoice("INV-2"));
+    assert_eq!(status, 200);
+    let (status, _, v) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/INV-2/void",
+        &h,
+        &json!({"code": "DocVoided"}),
+    );
+    assert_eq!((status, &v["status"]), (200, &json!("Cancelled")), "{v}");
+    let (status, _, got) = send(
+        &svc,
+        "GET",
+        "/api/v2/companies/DEFAULT/transactions/INV-2",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(
+        (status, &got["status"]),
+        (200, &json!("Cancelled")),
+        "{got}"
+    );
+    // The test mode does not see the live mode's documents.
+    let (status, _, e) = send(
+        &svc,
+        "GET",
+        "/api/v2/companies/DEFAULT/transactions/INV-1",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(
+        (status, &e["error"]["code"]),
+        (404, &json!("EntityNotFoundError")),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_rates_lookups_store_nothing() {
+    // With room for one stored calculation, any number of rates lookups leave it free: the
+    // taxes call after them is stored, the one after that is over the quota (429).
+    let svc = default_service().with_limits(Limits {
+        stored_calculations: 1,
+        ..Limits::NONE
+    });
+    let tj = bearer(TEST_KEY);
+    let av = basic("1", TEST_KEY);
+    for _ in 0..3 {
+        let (status, _, body) = send(
+            &svc,
+            "GET",
+            "/v2/rates/37203?state=TN",
+            &[("Authorization", &tj)],
+            &Value::Null,
+        );
+        assert_eq!(status, 200, "{body}");
+        assert!(body["rate"].get("levy_calculation_id").is_none(), "{body}");
+        let (status, _, body) = send(
+            &svc,
+            "GET",
+            "/api/v2/taxrates/bypostalcode?country=US&postalCode=37203",
+            &[("Authorization", &av)],
+            &Value::Null,
+        );
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(d(&body["totalRate"]), cents("0.0975"));
+    }
+    let order = taxjar_nashville("0", json!([{"quantity": 1, "unit_price": 100}]));
+    let (status, _, body) = send(&svc, "POST", "/v2/taxes", &[("Authorization", &tj)], &order);
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = send(&svc, "POST", "/v2/taxes", &[("Authorization", &tj)], &order);
+    assert_eq!(
+        (status, &body["levy_code"]),
+        (429, &json!("CALCULATION_QUOTA_EXCEEDED")),
+        "{body}"
+    );
+}
+
+#[test]
+fn a_recorded_sale_that_levy_does_not_collect_says_why() {
+    // Registered in California only: a Nashville order (TaxJar) and invoice (AvaTax) are
+    // recorded with no tax, and the answer carries levy's NOT_REGISTERED note.
+    let svc = default_service();
+    let (status, _, made) = send(
+        &svc,
+        "POST",
+        "/tax/registrations",
+        &[
+            ("Authorization", &bearer(TEST_KEY)),
+            ("X-API-Version", "2026-03-01"),
+        ],
+        &json!({"country": "US", "region": "CA"}),
+    );
+    assert_eq!(status, 200, "{made}");
+    let (status, _, o) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &[("Authorization", &bearer(TEST_KEY))],
+        &taxjar_order("o-1", "0"),
+    );
+    assert_eq!(status, 200, "{o}");
+    assert_eq!(d(&o["order"]["sales_tax"]), cents("0"));
+    assert!(
+        o["order"]["levy_messages"]
+            .to_string()
+            .contains("NOT_REGISTERED"),
+        "{o}"
+    );
+    let (status, _, t) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &avatax_invoice("INV-1"),
+    );
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(d(&t["totalTax"]), cents("0"));
+    assert!(t["messages"].to_string().contains("NOT_REGISTERED"), "{t}");
 }

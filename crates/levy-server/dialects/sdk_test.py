@@ -227,6 +227,51 @@ except TaxJarResponseError as e:
     check(e.full_response["status_code"] == 400 and "shipping" in e.full_response["detail"],
           "TaxJar: a missing shipping is 400 naming it")
 
+# Recording: an order is a levy transaction of levy's own tax, a refund a levy refund of
+# it, taxed as of its transaction_date. The live key: its mode has no registration, so it
+# collects everywhere on any date (the test mode's Tennessee registration starts now, after
+# the order's day). The Nashville sale of $100.00 of clothing and $10.00 of shipping owes
+# $10.73 (worked by hand in crates/levy-api/tests/dialects.rs).
+recorded = dict(
+    taxjar_order(NASHVILLE, 10, [{"id": "1", "quantity": 1, "unit_price": 100, "product_tax_code": "20010"}]),
+    transaction_id="sdk-order-1",
+    transaction_date="2026/12/01",
+    amount=100,
+    sales_tax=10.73,
+)
+order = live.create_order(recorded)
+check(order.transaction_id == "sdk-order-1" and dollars(order.sales_tax) == Decimal("10.73"),
+      "TaxJar create_order: recorded with levy's $10.73")
+check(live.create_order(recorded).levy_transaction_id == order.levy_transaction_id,
+      "TaxJar create_order sent again: the same transaction, not a second one")
+r = requests.get(
+    BASE + "/tax/transactions/" + order.levy_transaction_id,
+    headers={"Authorization": "Bearer " + LIVE_KEY, "X-API-Version": "2026-03-01"},
+    timeout=10,
+)
+check(r.status_code == 200 and r.json()["reference_order_id"] == "sdk-order-1",
+      "TaxJar order: a levy transaction of its transaction_id")
+check(dollars(live.show_order("sdk-order-1").sales_tax) == Decimal("10.73"), "TaxJar show_order")
+said = live.create_order(dict(recorded, transaction_id="sdk-order-2", sales_tax=5))
+check(dollars(said.sales_tax) == Decimal("10.73") and any("sales_tax 5" in m for m in said.levy_messages),
+      "TaxJar create_order with another sales_tax: levy's recorded, and said so")
+refund = live.create_refund({
+    "transaction_id": "sdk-refund-1", "transaction_reference_id": "sdk-order-1",
+    "transaction_date": "2026/12/05", "to_country": "US", "to_zip": "37203", "to_state": "TN",
+    "amount": -40, "shipping": 0, "sales_tax": -3.9,
+    "line_items": [{"id": "1", "quantity": 1, "unit_price": 40}],
+})
+check(dollars(refund.sales_tax) == Decimal("-3.9"),
+      "TaxJar create_refund: $40 of the $100 line takes back 40% of its $9.75, $3.90")
+check(dollars(live.show_refund("sdk-refund-1").amount) == Decimal("-40"), "TaxJar show_refund")
+check(live.delete_refund("sdk-refund-1").levy_reversed_at is not None, "TaxJar delete_refund: reversed")
+check(live.delete_order("sdk-order-2").levy_deleted_at is not None, "TaxJar delete_order: deleted")
+try:
+    live.show_order("sdk-order-2")
+    check(False, "TaxJar: a deleted order is not found")
+except TaxJarResponseError as e:
+    check(e.full_response["status_code"] == 404, "TaxJar show_order of a deleted order: 404")
+
 # --- AvaTax -----------------------------------------------------------------------------
 
 # The SDK takes an http(s) URL as its environment. The live key: its mode has no
@@ -324,10 +369,53 @@ check(
     refused.status_code == 401 and refused.json()["error"]["code"] == "AuthenticationException",
     "AvaTax: a bad key is 401 AuthenticationException in AvaTax's error shape",
 )
-invoice = av.create_transaction(dict(avatax_document(NASHVILLE, [{"number": "1", "amount": 100}]), type="SalesInvoice", commit=True))
+# Recording: a committed SalesInvoice is a levy transaction of levy's own tax ($100.00 of
+# clothing and $10.00 of freight in Nashville: $10.73, worked by hand in
+# crates/levy-api/tests/dialects.rs).
+lines = [{"number": "1", "amount": 100, "taxCode": "PC040100"}, {"number": "2", "amount": 10, "taxCode": "FR020100"}]
+uncommitted = av.create_transaction(dict(avatax_document(NASHVILLE, lines), type="SalesInvoice", code="SDK-INV-1"))
 check(
-    invoice.status_code == 400 and invoice.json()["error"]["details"][0]["refersTo"] == "type",
-    "AvaTax: a committed SalesInvoice is refused (not yet taken), naming type",
+    uncommitted.status_code == 400 and uncommitted.json()["error"]["details"][0]["refersTo"] == "commit",
+    "AvaTax: an uncommitted SalesInvoice (a saved document levy does not keep) is refused, naming commit",
 )
+invoice_model = dict(avatax_document(NASHVILLE, lines), type="SalesInvoice", code="SDK-INV-1", commit=True)
+invoice = av.create_transaction(invoice_model)
+check(
+    invoice.status_code == 200
+    and invoice.json()["status"] == "Committed"
+    and dollars(invoice.json()["totalTax"]) == Decimal("10.73"),
+    "AvaTax create_transaction SalesInvoice commit: recorded, Committed, $10.73",
+)
+check(
+    av.create_transaction(invoice_model).json()["levyTransactionId"] == invoice.json()["levyTransactionId"],
+    "AvaTax create_transaction sent again: the same transaction, not a second one",
+)
+r = requests.get(
+    BASE + "/tax/transactions/" + invoice.json()["levyTransactionId"],
+    headers={"Authorization": "Bearer " + LIVE_KEY, "X-API-Version": "2026-03-01"},
+    timeout=10,
+)
+check(r.status_code == 200 and r.json()["reference_order_id"] == "SDK-INV-1", "AvaTax invoice: a levy transaction of its code")
+got = av.get_transaction_by_code("DEFAULT", "SDK-INV-1")
+check(got.status_code == 200 and dollars(got.json()["totalTax"]) == Decimal("10.73"), "AvaTax get_transaction_by_code")
+refund = av.refund_transaction(
+    "DEFAULT",
+    "SDK-INV-1",
+    {"refundTransactionCode": "SDK-RET-1", "refundDate": "2026-12-03", "refundType": "Partial", "refundLines": ["2"]},
+)
+check(
+    refund.status_code == 200
+    and refund.json()["type"] == "ReturnInvoice"
+    and dollars(refund.json()["totalTax"]) == Decimal("-0.98"),
+    "AvaTax refund_transaction Partial of line 2: the freight's $0.98 back",
+)
+av.create_transaction(dict(invoice_model, code="SDK-INV-2"))
+voided = av.void_transaction("DEFAULT", "SDK-INV-2", {"code": "DocVoided"})
+check(voided.status_code == 200 and voided.json()["status"] == "Cancelled", "AvaTax void_transaction: Cancelled")
+check(av.get_transaction_by_code("DEFAULT", "SDK-INV-2").json()["status"] == "Cancelled",
+      "AvaTax: a voided invoice reads back Cancelled")
+missing = av.get_transaction_by_code("DEFAULT", "NO-SUCH-DOC")
+check(missing.status_code == 404 and missing.json()["error"]["code"] == "EntityNotFoundError",
+      "AvaTax: an unknown document is 404 EntityNotFoundError")
 
 print(f"{checks} checks passed")

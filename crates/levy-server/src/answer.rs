@@ -71,11 +71,7 @@ impl AppState {
         if self.inline {
             return Some(self.service.handle(&request));
         }
-        if !self
-            .service
-            .blocks_on_commit(&request.method, &request.path)
-            && !self.service.is_large(&request)
-        {
+        if !self.service.blocks_on_commit(&request) && !self.service.is_large(&request) {
             return Some(self.service.answer(&request).finish().await);
         }
         let service = Arc::clone(&self.service);

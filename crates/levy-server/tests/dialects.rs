@@ -296,6 +296,9 @@ fn the_shapes_document_is_served_and_names_what_is_answered() {
     assert_eq!(
         paths,
         vec![
+            "/api/v2/companies/{companyCode}/transactions/{transactionCode}",
+            "/api/v2/companies/{companyCode}/transactions/{transactionCode}/refund",
+            "/api/v2/companies/{companyCode}/transactions/{transactionCode}/void",
             "/api/v2/definitions/taxcodes",
             "/api/v2/taxrates/bypostalcode",
             "/api/v2/transactions/create",
@@ -304,7 +307,91 @@ fn the_shapes_document_is_served_and_names_what_is_answered() {
             "/v2/nexus/regions",
             "/v2/rates/{zip}",
             "/v2/taxes",
+            "/v2/transactions/orders",
+            "/v2/transactions/orders/{transaction_id}",
+            "/v2/transactions/refunds",
+            "/v2/transactions/refunds/{transaction_id}",
         ]
     );
     // That each answer conforms to its schema: tests/openapi.rs.
+}
+
+#[test]
+fn sales_recorded_through_both_shapes_over_http_are_the_ledgers() {
+    // One route, two answers by body: a SalesOrder is a calculation answered on the async
+    // workers, a committed SalesInvoice a transaction whose write blocks (answered on the
+    // blocking pool); both are answered over HTTP, and the invoice is read back.
+    let server = TestServer::start("dialects-record");
+    let av = basic("1", SHOP_TEST);
+    let doc = |kind: &str, commit: bool, code: &str| {
+        json!({"type": kind, "commit": commit, "code": code, "date": "2026-03-15",
+            "customerCode": "C", "addresses": {"singleLocation": {"region": "TN",
+            "country": "US", "postalCode": "37203"}}, "lines": [{"number": "1", "amount": 100}]})
+        .to_string()
+    };
+    let (status, _, order) = send(
+        &server.base,
+        "POST",
+        "/api/v2/transactions/create",
+        &av,
+        &[],
+        Some(&doc("SalesOrder", false, "SO-1")),
+    );
+    assert_eq!(
+        (status, &order["status"]),
+        (200, &json!("Temporary")),
+        "{order}"
+    );
+    let (status, _, invoice) = send(
+        &server.base,
+        "POST",
+        "/api/v2/transactions/create",
+        &av,
+        &[],
+        Some(&doc("SalesInvoice", true, "INV-1")),
+    );
+    assert_eq!(
+        (status, &invoice["status"]),
+        (200, &json!("Committed")),
+        "{invoice}"
+    );
+    // The same tax as the calculation's: the one calculation road.
+    assert_eq!(invoice["totalTax"], order["totalTax"]);
+    let (status, _, got) = send(
+        &server.base,
+        "GET",
+        "/api/v2/companies/X/transactions/INV-1",
+        &av,
+        &[],
+        None,
+    );
+    assert_eq!(
+        (status, &got["levyTransactionId"]),
+        (200, &invoice["levyTransactionId"]),
+        "{got}"
+    );
+    // TaxJar: an order under an Idempotency-Key, sent twice, is one transaction.
+    let tj = format!("Bearer {SHOP_TEST}");
+    let body = r#"{"transaction_id": "o-1", "transaction_date": "2026-03-15", "to_country": "US",
+        "to_zip": "37203", "to_state": "TN", "amount": 100, "shipping": 0, "sales_tax": 0}"#;
+    let (s1, _, first) = send(
+        &server.base,
+        "POST",
+        "/v2/transactions/orders",
+        &tj,
+        &[("Idempotency-Key", "k-1")],
+        Some(body),
+    );
+    let (s2, h2, again) = send(
+        &server.base,
+        "POST",
+        "/v2/transactions/orders",
+        &tj,
+        &[("Idempotency-Key", "k-1")],
+        Some(body),
+    );
+    assert_eq!((s1, s2), (200, 200), "{first} {again}");
+    assert_eq!(first, again);
+    assert!(h2[3].is_some(), "the repeat is a replay of the kept answer");
+    assert_eq!(first["order"]["sales_tax"], invoice["totalTax"]);
 }

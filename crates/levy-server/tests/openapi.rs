@@ -923,6 +923,155 @@ fn dialect_answers_conform_to_their_documented_schemas() {
             panic!("{method} {path}:\n  {e}\n{}", a.text);
         }
     }
+    // The recording operations, in order: each answer against its schema.
+    let order = r#"{"transaction_id": "o-1", "transaction_date": "2026/03/15", "to_country": "US",
+        "to_zip": "37203", "to_state": "TN", "amount": 100, "shipping": 0, "sales_tax": 9.75,
+        "line_items": [{"id": "1", "quantity": 1, "unit_price": 100}]}"#;
+    let refund = r#"{"transaction_id": "r-1", "transaction_reference_id": "o-1",
+        "transaction_date": "2026-03-16", "amount": -40, "shipping": 0, "sales_tax": -3.9,
+        "line_items": [{"id": "1", "quantity": 1, "unit_price": 40}]}"#;
+    let invoice = r#"{"type": "SalesInvoice", "commit": true, "code": "INV-9", "date": "2026-03-15",
+        "customerCode": "C", "addresses": {"singleLocation": {"region": "TN", "country": "US",
+        "postalCode": "37203"}}, "lines": [{"number": "1", "amount": 100}, {"number": "2", "amount": 10}]}"#;
+    let ret = r#"{"type": "ReturnInvoice", "commit": true, "code": "RET-8", "referenceCode": "INV-9",
+        "date": "2026-03-16", "lines": [{"number": "2", "amount": -10}]}"#;
+    let av_refund = r#"{"refundTransactionCode": "RET-9", "refundDate": "2026-03-17",
+        "refundType": "Partial", "refundLines": ["1"]}"#;
+    let company = "/api/v2/companies/{companyCode}/transactions/{transactionCode}";
+    let (refund_t, void_t) = (format!("{company}/refund"), format!("{company}/void"));
+    let recording: [Case<'_>; 14] = [
+        (
+            "post",
+            "/v2/transactions/orders",
+            "/v2/transactions/orders",
+            Some(SHOP_LIVE),
+            Some(order),
+            "200",
+        ),
+        (
+            "get",
+            "/v2/transactions/orders/{transaction_id}",
+            "/v2/transactions/orders/o-1",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "post",
+            "/v2/transactions/refunds",
+            "/v2/transactions/refunds",
+            Some(SHOP_LIVE),
+            Some(refund),
+            "200",
+        ),
+        (
+            "get",
+            "/v2/transactions/refunds/{transaction_id}",
+            "/v2/transactions/refunds/r-1",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "delete",
+            "/v2/transactions/refunds/{transaction_id}",
+            "/v2/transactions/refunds/r-1",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "get",
+            "/v2/transactions/refunds/{transaction_id}",
+            "/v2/transactions/refunds/nope",
+            Some(SHOP_LIVE),
+            None,
+            "404",
+        ),
+        (
+            "post",
+            "/v2/transactions/orders",
+            "/v2/transactions/orders",
+            Some(SHOP_LIVE),
+            Some(r#"{"transaction_id": "o-2"}"#),
+            "400",
+        ),
+        (
+            "post",
+            "/api/v2/transactions/create",
+            "/api/v2/transactions/create",
+            Some(SHOP_LIVE),
+            Some(invoice),
+            "200",
+        ),
+        (
+            "post",
+            "/api/v2/transactions/create",
+            "/api/v2/transactions/create",
+            Some(SHOP_LIVE),
+            Some(ret),
+            "200",
+        ),
+        (
+            "get",
+            company,
+            "/api/v2/companies/DEFAULT/transactions/INV-9",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "post",
+            &refund_t,
+            "/api/v2/companies/DEFAULT/transactions/INV-9/refund",
+            Some(SHOP_LIVE),
+            Some(av_refund),
+            "200",
+        ),
+        (
+            "get",
+            company,
+            "/api/v2/companies/DEFAULT/transactions/RET-9",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "post",
+            &void_t,
+            "/api/v2/companies/DEFAULT/transactions/INV-9/void",
+            Some(SHOP_LIVE),
+            Some(r#"{"code": "DocVoided"}"#),
+            "200",
+        ),
+        (
+            "get",
+            company,
+            "/api/v2/companies/DEFAULT/transactions/NOPE",
+            Some(SHOP_LIVE),
+            None,
+            "404",
+        ),
+    ];
+    for (method, template, path, key, body, status) in recording {
+        let a = c.send(Call {
+            method: &method.to_ascii_uppercase(),
+            path,
+            key,
+            version: None,
+            body: body.map(str::as_bytes),
+            content_type: None,
+        });
+        assert_eq!(a.status.to_string(), status, "{method} {path}: {}", a.text);
+        let schema = schema_of(template, method, status);
+        assert!(
+            schema.is_object(),
+            "{method} {template} {status} is documented"
+        );
+        if let Err(e) = conforms(&doc, &schema, &a.json(), path) {
+            panic!("{method} {path}:\n  {e}\n{}", a.text);
+        }
+    }
     // Errors of each shape: a bad key.
     for (method, template) in [
         ("post", "/v2/taxes"),

@@ -26,6 +26,9 @@ use crate::render::Num;
 use crate::store::{JurisdictionRecord, LineRecord};
 use levy_core::{Address, AutomaticTax, Currency, Date};
 
+/// The path of AvaTax's `CreateTransaction`.
+pub(crate) const CREATE_PATH: &str = "/api/v2/transactions/create";
+
 /// AvaTax's error code for a levy error.
 fn code(e: &ApiError) -> &'static str {
     match e.kind {
@@ -70,7 +73,7 @@ pub(crate) fn error_body(e: &ApiError) -> Value {
 }
 
 /// A field of an object, its name matched without regard to case.
-fn field<'v>(o: &'v Value, name: &str) -> Option<&'v Value> {
+pub(super) fn field<'v>(o: &'v Value, name: &str) -> Option<&'v Value> {
     o.as_object()?
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -79,7 +82,7 @@ fn field<'v>(o: &'v Value, name: &str) -> Option<&'v Value> {
 }
 
 /// A string field (a number is taken as its text).
-fn text(o: &Value, name: &str, path: &str) -> Result<Option<String>, ApiError> {
+pub(super) fn text(o: &Value, name: &str, path: &str) -> Result<Option<String>, ApiError> {
     match field(o, name) {
         None => Ok(None),
         Some(Value::String(s)) => {
@@ -97,7 +100,7 @@ fn text(o: &Value, name: &str, path: &str) -> Result<Option<String>, ApiError> {
 }
 
 /// A number field, exactly.
-fn number(o: &Value, name: &str, path: &str) -> Result<Option<Decimal>, ApiError> {
+pub(super) fn number(o: &Value, name: &str, path: &str) -> Result<Option<Decimal>, ApiError> {
     match field(o, name) {
         None => Ok(None),
         Some(v) => super::decimal_value(v, path),
@@ -147,7 +150,7 @@ fn address(o: &Value, path: &str) -> Result<Address, ApiError> {
 
 /// The transaction's date: `date` (`2026-12-02`, a time after it ignored), its noon UTC
 /// as levy's `transacted_at`.
-fn date(body: &Value) -> Result<(Date, String), ApiError> {
+pub(super) fn date(body: &Value) -> Result<(Date, String), ApiError> {
     let given = text(body, "date", "date")?
         .ok_or_else(|| ApiError::missing("date", "a date, yyyy-mm-dd"))?;
     let day = given.get(..10).unwrap_or("");
@@ -174,7 +177,7 @@ fn date(body: &Value) -> Result<(Date, String), ApiError> {
 }
 
 /// A refusal of a field levy does not take through this shape yet.
-fn not_taken(path: &str, why: &str) -> ApiError {
+pub(super) fn not_taken(path: &str, why: &str) -> ApiError {
     ApiError::field(
         ErrorKind::Error,
         path,
@@ -185,38 +188,76 @@ fn not_taken(path: &str, why: &str) -> ApiError {
 }
 
 /// What a CreateTransactionModel becomes.
-struct Document {
-    input: Input,
-    code: Option<String>,
-    date: String,
-    customer_code: String,
-    currency: String,
+pub(super) struct Document {
+    pub(super) input: Input,
+    pub(super) code: Option<String>,
+    pub(super) date: String,
+    pub(super) customer_code: String,
+    pub(super) currency: String,
     /// Per line: its `number`, `itemCode`, `taxCode` as given, and its quantity.
-    lines: Vec<(String, Option<String>, Option<String>, Decimal)>,
-    messages: Vec<String>,
+    pub(super) lines: Vec<(String, Option<String>, Option<String>, Decimal)>,
+    pub(super) messages: Vec<String>,
 }
 
-fn document(ctx: &Ctx<'_>, body: &Value) -> Result<Document, ApiError> {
-    let kind = text(body, "type", "type")?.unwrap_or_else(|| "SalesOrder".to_string());
-    if !kind.eq_ignore_ascii_case("SalesOrder") {
-        return Err(ApiError::field(
+/// The kinds of document levy takes through `transactions/create`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// A calculation, never saved.
+    SalesOrder,
+    /// A committed sale: a levy transaction.
+    SalesInvoice,
+    /// A committed return of a recorded sale: a levy refund.
+    ReturnInvoice,
+}
+
+/// The kind of a CreateTransactionModel (`type`, `SalesOrder` when absent) with its
+/// `commit`: levy records an invoice committed, or not at all (AvaTax's saved, uncommitted
+/// document has no counterpart in levy's ledger), and never commits an order.
+pub(super) fn kind(body: &Value) -> Result<Kind, ApiError> {
+    let given = text(body, "type", "type")?.unwrap_or_else(|| "SalesOrder".to_string());
+    let commit = flag(body, "commit", "commit")?.unwrap_or(false);
+    let kind = [
+        ("SalesOrder", Kind::SalesOrder),
+        ("SalesInvoice", Kind::SalesInvoice),
+        ("ReturnInvoice", Kind::ReturnInvoice),
+    ]
+    .into_iter()
+    .find(|(name, _)| given.eq_ignore_ascii_case(name))
+    .map(|(_, k)| k)
+    .ok_or_else(|| {
+        ApiError::field(
             ErrorKind::Error,
             "type",
             format!(
-                "type {kind}: levy answers SalesOrder (a calculation) through this shape; a saved, \
-                 committed or returned document is recorded with POST /tax/transactions and \
-                 POST /tax/refunds"
+                "type {given}: levy takes SalesOrder (a calculation), SalesInvoice (a sale, \
+                 committed) and ReturnInvoice (a refund of a recorded sale, committed) through \
+                 this shape"
             ),
-            "SalesOrder",
-            kind.as_str(),
-        ));
-    }
-    if flag(body, "commit", "commit")? == Some(true) {
-        return Err(not_taken(
+            "SalesOrder | SalesInvoice | ReturnInvoice",
+            given.as_str(),
+        )
+    })?;
+    match (kind, commit) {
+        (Kind::SalesOrder, true) => Err(not_taken(
             "commit",
             "a SalesOrder is never committed; send commit false",
-        ));
+        )),
+        (Kind::SalesInvoice | Kind::ReturnInvoice, false) => Err(ApiError::field(
+            ErrorKind::Error,
+            "commit",
+            format!(
+                "commit: levy records a {given} committed, once (a saved, uncommitted \
+                 document is not kept): send commit true to record it, or type SalesOrder to \
+                 calculate only"
+            ),
+            "true",
+            "false",
+        )),
+        (kind, _) => Ok(kind),
     }
+}
+
+pub(super) fn document(ctx: &Ctx<'_>, body: &Value) -> Result<Document, ApiError> {
     for (name, why) in [
         (
             "exemptionNo",
@@ -512,7 +553,7 @@ struct SummaryView<'a> {
 /// One of `messages[]`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct MessageView<'a> {
+pub(super) struct MessageView<'a> {
     summary: std::borrow::Cow<'a, str>,
     details: std::borrow::Cow<'a, str>,
     severity: &'static str,
@@ -523,7 +564,7 @@ struct MessageView<'a> {
 /// The TransactionModel of a SalesOrder.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct TransactionView<'a> {
+pub(super) struct TransactionView<'a> {
     id: u8,
     code: &'a str,
     company_id: u8,
@@ -550,19 +591,64 @@ struct TransactionView<'a> {
     summary: Vec<SummaryView<'a>>,
     messages: Vec<MessageView<'a>>,
     levy_calculation_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    levy_transaction_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    levy_refund_id: Option<&'a str>,
 }
 
-/// The TransactionModel of a calculation, written straight to its serializer.
-fn render(c: &Calculated, doc: &Document) -> Result<Reply, ApiError> {
-    use std::borrow::Cow;
-    let record = &c.record;
-    let place = (record.place.region.as_str(), record.place.country.as_str());
+/// What a TransactionModel is written from: the lines (a calculation's, a transaction's or
+/// a refund's), how the document named them, its fields, and levy's ids.
+pub(super) struct Model<'a> {
+    pub(super) lines: &'a [LineRecord],
+    /// Per line: its `number`, `itemCode` and `taxCode` as given, and its quantity.
+    pub(super) info: Vec<LineInfo<'a>>,
+    pub(super) region: &'a str,
+    pub(super) country: &'a str,
+    pub(super) tax_included: bool,
+    pub(super) total_amount: Decimal,
+    pub(super) total_tax: Decimal,
+    pub(super) code: &'a str,
+    pub(super) date: &'a str,
+    pub(super) customer_code: &'a str,
+    pub(super) currency: &'a str,
+    pub(super) status: &'static str,
+    pub(super) kind: &'static str,
+    pub(super) messages: Vec<MessageView<'a>>,
+    pub(super) calculation_id: &'a str,
+    pub(super) transaction_id: Option<&'a str>,
+    pub(super) refund_id: Option<&'a str>,
+}
+
+/// A line's `number`, `itemCode`, `taxCode` (as given; `None` when the document is read
+/// back from the ledger, which keeps levy's code) and quantity.
+pub(super) type LineInfo<'a> = (
+    std::borrow::Cow<'a, str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Decimal,
+);
+
+/// A warning of `messages[]`.
+pub(super) fn warning(m: std::borrow::Cow<'_, str>) -> MessageView<'_> {
+    MessageView {
+        summary: m.clone(),
+        details: m,
+        severity: "Warning",
+        source: "levy",
+        refers_to: "lines",
+    }
+}
+
+/// The TransactionModel of `m`, written straight to its serializer.
+pub(super) fn model<R>(m: Model<'_>, out: impl FnOnce(&TransactionView<'_>) -> R) -> R {
+    let place = (m.region, m.country);
     let mut taxable_total = Decimal::ZERO;
     let mut exempt_total = Decimal::ZERO;
     // Summary rows by jurisdiction and tax name, in the order first seen.
     let mut summary: Vec<SummaryView<'_>> = Vec::new();
-    let mut lines = Vec::with_capacity(record.lines.len());
-    for (line, (number, item_code, tax_code, quantity)) in record.lines.iter().zip(&doc.lines) {
+    let mut lines = Vec::with_capacity(m.lines.len());
+    for (line, (number, item_code, tax_code, quantity)) in m.lines.iter().zip(&m.info) {
         let taxed = super::taxed(line);
         let taxable = if taxed {
             line.amount_excluding_tax
@@ -611,8 +697,8 @@ fn render(c: &Calculated, doc: &Document) -> Result<Reply, ApiError> {
         lines.push(LineView {
             id: 0,
             line_number: number,
-            item_code: item_code.as_deref().unwrap_or(""),
-            tax_code: tax_code.as_deref().unwrap_or("P0000000"),
+            item_code: item_code.unwrap_or(""),
+            tax_code: tax_code.unwrap_or(&line.product_tax_code),
             levy_tax_code: &line.product_tax_code,
             quantity: Num(*quantity),
             line_amount: Dollars(line.amount_excluding_tax),
@@ -620,7 +706,7 @@ fn render(c: &Calculated, doc: &Document) -> Result<Reply, ApiError> {
             exempt_amount: Dollars(line.amount_excluding_tax - taxable),
             tax: Dollars(line.tax_amount),
             tax_calculated: Dollars(line.tax_amount),
-            tax_included: record.tax_included,
+            tax_included: m.tax_included,
             is_item_taxable: taxed,
             details: line
                 .jurisdictions
@@ -629,15 +715,40 @@ fn render(c: &Calculated, doc: &Document) -> Result<Reply, ApiError> {
                 .collect(),
         });
     }
-    fn warning(m: Cow<'_, str>) -> MessageView<'_> {
-        MessageView {
-            summary: m.clone(),
-            details: m,
-            severity: "Warning",
-            source: "levy",
-            refers_to: "lines",
-        }
-    }
+    out(&TransactionView {
+        id: 0,
+        code: m.code,
+        company_id: 0,
+        date: m.date,
+        tax_date: m.date,
+        status: m.status,
+        kind: m.kind,
+        customer_code: m.customer_code,
+        customer_vendor_code: m.customer_code,
+        currency_code: m.currency,
+        exchange_rate: 1,
+        reconciled: false,
+        locked: false,
+        version: 1,
+        adjustment_reason: "NotAdjusted",
+        total_amount: Dollars(m.total_amount),
+        total_discount: 0,
+        total_exempt: Dollars(exempt_total),
+        total_taxable: Dollars(taxable_total),
+        total_tax: Dollars(m.total_tax),
+        total_tax_calculated: Dollars(m.total_tax),
+        lines,
+        summary,
+        messages: m.messages,
+        levy_calculation_id: m.calculation_id,
+        levy_transaction_id: m.transaction_id,
+        levy_refund_id: m.refund_id,
+    })
+}
+
+/// The messages of a calculation: the translation's, levy's coverage, its other notes.
+fn calculation_messages<'a>(c: &Calculated, doc: &'a Document) -> Vec<MessageView<'a>> {
+    use std::borrow::Cow;
     let mut messages: Vec<MessageView<'_>> = doc
         .messages
         .iter()
@@ -664,42 +775,66 @@ fn render(c: &Calculated, doc: &Document) -> Result<Reply, ApiError> {
             .filter(|n| !n.starts_with("Levy-Coverage"))
             .map(|n| warning(Cow::Owned(n))),
     );
-    Reply::json(&TransactionView {
-        id: 0,
-        code: doc.code.as_deref().unwrap_or(&record.id),
-        company_id: 0,
-        date: &doc.date,
-        tax_date: &doc.date,
-        status: "Temporary",
-        kind: "SalesOrder",
-        customer_code: &doc.customer_code,
-        customer_vendor_code: &doc.customer_code,
-        currency_code: &doc.currency,
-        exchange_rate: 1,
-        reconciled: false,
-        locked: false,
-        version: 1,
-        adjustment_reason: "NotAdjusted",
-        total_amount: Dollars(record.total_excluding_tax),
-        total_discount: 0,
-        total_exempt: Dollars(exempt_total),
-        total_taxable: Dollars(taxable_total),
-        total_tax: Dollars(record.total_tax),
-        total_tax_calculated: Dollars(record.total_tax),
-        lines,
-        summary,
-        messages,
-        levy_calculation_id: &record.id,
-    })
+    messages
+}
+
+/// The document's lines as it named them.
+pub(super) fn doc_info(doc: &Document) -> Vec<LineInfo<'_>> {
+    doc.lines
+        .iter()
+        .map(|(n, item, tax, q)| {
+            (
+                std::borrow::Cow::Borrowed(n.as_str()),
+                item.as_deref(),
+                Some(tax.as_deref().unwrap_or("P0000000")),
+                *q,
+            )
+        })
+        .collect()
+}
+
+/// The TransactionModel of a calculation (a SalesOrder: `Temporary`).
+fn render(c: &Calculated, doc: &Document) -> Result<Reply, ApiError> {
+    let record = &c.record;
+    model(
+        Model {
+            lines: &record.lines,
+            info: doc_info(doc),
+            region: &record.place.region,
+            country: &record.place.country,
+            tax_included: record.tax_included,
+            total_amount: record.total_excluding_tax,
+            total_tax: record.total_tax,
+            code: doc.code.as_deref().unwrap_or(&record.id),
+            date: &doc.date,
+            customer_code: &doc.customer_code,
+            currency: &doc.currency,
+            status: "Temporary",
+            kind: "SalesOrder",
+            messages: calculation_messages(c, doc),
+            calculation_id: &record.id,
+            transaction_id: None,
+            refund_id: None,
+        },
+        |v| Reply::json(v),
+    )
 }
 
 /// `POST /api/v2/transactions/create`: a `SalesOrder`, calculated and recorded as levy's
-/// `POST /tax/calculations` would.
+/// `POST /tax/calculations` would; a committed `SalesInvoice`, calculated and recorded as
+/// a levy transaction ([`super::avatax_records::invoice`]); a committed `ReturnInvoice` of
+/// a recorded invoice, a levy refund of it ([`super::avatax_records::return_invoice`]).
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.query_params(&["$include"])?;
     let body = super::body_object(ctx.req)?;
-    let doc = document(ctx, &body)?;
-    crate::resources::calculations::answer(ctx, &doc.input, |c| render(c, &doc))
+    match kind(&body)? {
+        Kind::SalesOrder => {
+            let doc = document(ctx, &body)?;
+            crate::resources::calculations::answer(ctx, &doc.input, |c| render(c, &doc))
+        }
+        Kind::SalesInvoice => super::avatax_records::invoice(ctx, &body),
+        Kind::ReturnInvoice => super::avatax_records::return_invoice(ctx, &body),
+    }
 }
 
 /// The ping's body: whether the request was authenticated, and how.
@@ -775,8 +910,8 @@ pub(crate) fn is_ping(req: &crate::Request) -> bool {
 
 /// `GET /api/v2/taxrates/bypostalcode?country=US&postalCode=37203`: AvaTax's free rates
 /// lookup (a TaxRateModel: `totalRate` and `rates[]` of `rate`, `name`, `type`), as levy
-/// taxes $100.00 of general merchandise delivered to the postal code (a calculation,
-/// recorded as any is; the TaxJar shape's `GET /v2/rates/{zip}` is the same lookup).
+/// taxes $100.00 of general merchandise delivered to the postal code (a lookup: nothing is
+/// stored; the TaxJar shape's `GET /v2/rates/{zip}` is the same lookup).
 pub(crate) fn rates_by_postal_code(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let mut country = None;
     let mut postal = None;
@@ -794,7 +929,7 @@ pub(crate) fn rates_by_postal_code(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         ..Address::default()
     };
     let (input, _) = super::taxjar::rate_sale(ctx, to, &country)?;
-    crate::resources::calculations::answer(ctx, &input, |c| {
+    crate::resources::calculations::look_up(ctx, &input, |c| {
         let line = &c.record.lines[0];
         let rates: Vec<Value> = line
             .jurisdictions
@@ -820,7 +955,6 @@ pub(crate) fn rates_by_postal_code(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         Reply::json(&json!({
             "totalRate": super::num(super::line_rate(line)),
             "rates": rates,
-            "levyCalculationId": c.record.id,
             "levyMessages": messages,
         }))
     })

@@ -13,8 +13,10 @@
 //! ([`error_response`]).
 
 pub(crate) mod avatax;
+pub(crate) mod avatax_records;
 pub(crate) mod codes;
 pub(crate) mod taxjar;
+pub(crate) mod taxjar_records;
 
 use rust_decimal::Decimal;
 use serde_json::Value;
@@ -50,9 +52,54 @@ pub(crate) const ROUTES: &[(&str, &str, Handler)] = &[
     ("GET", "/v2/rates/{}", taxjar::rates),
     ("GET", "/v2/categories", taxjar::categories),
     ("GET", "/v2/nexus/regions", taxjar::nexus_regions),
+    (
+        "POST",
+        "/v2/transactions/orders",
+        taxjar_records::create_order,
+    ),
+    (
+        "GET",
+        "/v2/transactions/orders/{}",
+        taxjar_records::show_order,
+    ),
+    (
+        "DELETE",
+        "/v2/transactions/orders/{}",
+        taxjar_records::delete_order,
+    ),
+    (
+        "POST",
+        "/v2/transactions/refunds",
+        taxjar_records::create_refund,
+    ),
+    (
+        "GET",
+        "/v2/transactions/refunds/{}",
+        taxjar_records::show_refund,
+    ),
+    (
+        "DELETE",
+        "/v2/transactions/refunds/{}",
+        taxjar_records::delete_refund,
+    ),
     ("GET", "/api/v2/utilities/ping", avatax::ping),
-    ("POST", "/api/v2/transactions/create", avatax::create),
+    ("POST", avatax::CREATE_PATH, avatax::create),
     ("GET", "/api/v2/definitions/taxcodes", avatax::tax_codes),
+    (
+        "GET",
+        "/api/v2/companies/{}/transactions/{}",
+        avatax_records::get,
+    ),
+    (
+        "POST",
+        "/api/v2/companies/{}/transactions/{}/void",
+        avatax_records::void,
+    ),
+    (
+        "POST",
+        "/api/v2/companies/{}/transactions/{}/refund",
+        avatax_records::refund,
+    ),
     (
         "GET",
         "/api/v2/taxrates/bypostalcode",
@@ -61,11 +108,10 @@ pub(crate) const ROUTES: &[(&str, &str, Handler)] = &[
 ];
 
 /// The dialects' writes that hand their commit over ([`crate::handler::Ctx::after_commit`])
-/// rather than block on it: the calculations.
-pub(crate) const DEFERRED_ROUTES: &[(&str, &str)] = &[
-    ("POST", "/v2/taxes"),
-    ("POST", "/api/v2/transactions/create"),
-];
+/// rather than block on it: the calculations. AvaTax's `transactions/create` is one when
+/// its body is a `SalesOrder` only ([`crate::router::blocks_on_commit`] reads its `type`).
+pub(crate) const DEFERRED_ROUTES: &[(&str, &str)] =
+    &[("POST", "/v2/taxes"), ("POST", avatax::CREATE_PATH)];
 
 /// The API key a dialect's request presents, from its `Authorization` header:
 ///

@@ -114,19 +114,19 @@ fn address(body: &Value, side: &str) -> Result<Option<Address>, ApiError> {
 
 /// What a TaxJar taxes body becomes: levy's input, each line's TaxJar id, the shipping,
 /// and the messages of the translation (unknown codes, fields levy decides otherwise).
-struct Order {
-    input: Input,
+pub(super) struct Order {
+    pub(super) input: Input,
     /// Whether the last of the input's lines is the shipping.
-    shipping_line: bool,
+    pub(super) shipping_line: bool,
     ids: Vec<Option<String>>,
     shipping: Decimal,
-    messages: Vec<String>,
+    pub(super) messages: Vec<String>,
 }
 
 /// The id TaxJar's breakdown names the shipping line by, inside levy's lines.
-const SHIPPING_LINE: &str = "shipping";
+pub(super) const SHIPPING_LINE: &str = "shipping";
 
-fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
+pub(super) fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
     let mut messages = Vec::new();
     let to = address(body, "to")?.ok_or_else(|| {
         ApiError::missing(
@@ -565,9 +565,10 @@ pub(crate) fn taxes(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 /// `GET /v2/rates/{zip}` (`country`, `state`, `city`, `street` in the query): the rates of
-/// the place, as levy calculates $100.00 of general merchandise delivered there (a
-/// calculation, recorded as any is): a rate of a band that $100 does not reach is not in
-/// it, and a rate that applies to some products only is not either. As every calculation,
+/// the place, as levy calculates $100.00 of general merchandise delivered there (a lookup:
+/// nothing is stored, [`crate::resources::calculations::look_up`]): a rate of a band that
+/// $100 does not reach is not in it, and a rate that applies to some products only is not
+/// either. As every calculation,
 /// it collects where the account's registrations say: where it has some, none active in
 /// the place, the rates are zero and `levy_messages` says why.
 pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -602,7 +603,7 @@ pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         country: country.clone(),
     };
     let (input, shipping_known) = rate_sale(ctx, to, &country)?;
-    crate::resources::calculations::answer(ctx, &input, |c| {
+    crate::resources::calculations::look_up(ctx, &input, |c| {
         let line = &c.record.lines[0];
         let rate_of = |level| super::num(super::level_of(line, level).1);
         let mut rate = Map::new();
@@ -629,10 +630,6 @@ pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         rate.insert(
             "freight_taxable".into(),
             Value::Bool(c.record.lines.get(1).is_some_and(super::taxable_here)),
-        );
-        rate.insert(
-            "levy_calculation_id".into(),
-            Value::String(c.record.id.clone()),
         );
         rate.insert(
             "levy_coverage".into(),

@@ -116,3 +116,23 @@ pub(crate) fn answer(
     ctx.after_commit(commit)?;
     Ok(reply)
 }
+
+/// A calculation read into `input`, answered and not stored: a lookup of what a sale would
+/// owe (the dialects' rates lookups, [`crate::dialects`]). The same reads of the ledger
+/// and the same calculation as [`answer`], charged against the rate as its lines are, and
+/// the levy headers; no write, so nothing counts against the stored calculations' quota and
+/// nothing is kept under an idempotency key (a `GET` has none).
+pub(crate) fn look_up(
+    ctx: &Ctx<'_>,
+    input: &Input,
+    render: impl FnOnce(&calculate::Calculated) -> Result<Reply, ApiError>,
+) -> Result<Reply, ApiError> {
+    crate::limits::charge_lines(ctx, input.lines.len())?;
+    let now = crate::clock::now();
+    let reads = crate::lookup::calculation_reads(ctx, input, now)?;
+    let table = ctx.service.table.load();
+    let stamp = calculate::Stamp::new(crate::ids::new_id("calc_"), input.lines.len(), now);
+    let calculated = calculate::compute(&table, input, &reads, stamp)?;
+    calculated.set_headers(ctx);
+    render(&calculated)
+}

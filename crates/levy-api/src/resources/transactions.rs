@@ -119,3 +119,99 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
         .map_err(crate::error::deletion_error)?;
     Ok(json!({ "object": "tax.transaction", "id": id, "deleted_at": now }))
 }
+
+/// A sale calculated from `input` and recorded at once as the transaction of `order_id`
+/// (sold at `processed_at`, now when `None`; with the client's `metadata`), for a request shape that records a sale in
+/// one call ([`crate::dialects`]): the calculation is levy's own
+/// ([`crate::calculate::compute`], as `POST /tax/calculations` makes it, counted against
+/// the same rate and quota) and is not stored apart; the transaction names it as its
+/// `calculation_id`. Answered with what `render` makes of the transaction (and of the
+/// calculation, for its notes; `None` for a sale recorded before), kept under the
+/// request's idempotency key in the same commit. The same sale sent again under the same
+/// order id (the same lines, amounts, tax and place: a retry whose answer was lost)
+/// answers the transaction recorded before; another sale under a recorded order id is
+/// `409 DUPLICATE_REFERENCE_ORDER_ID`.
+pub(crate) fn record_sale(
+    ctx: &Ctx<'_>,
+    input: &crate::read::Input,
+    order_id: &str,
+    (processed_at, metadata): (Option<i64>, Option<Map<String, Value>>),
+    render: impl Fn(&TransactionRecord, Option<&crate::calculate::Calculated>) -> Value,
+) -> Result<Reply, ApiError> {
+    crate::limits::charge_lines(ctx, input.lines.len())?;
+    crate::limits::check_quota(ctx.service, ctx.scope)?;
+    let now = crate::clock::now();
+    let reads = crate::lookup::calculation_reads(ctx, input, now)?;
+    let table = ctx.service.table.load();
+    let stamp = crate::calculate::Stamp::new(crate::ids::new_id("calc_"), input.lines.len(), now);
+    let calculated = crate::calculate::compute(&table, input, &reads, stamp)?;
+    calculated.set_headers(ctx);
+    let calc = &calculated.record;
+    let record = TransactionRecord {
+        id: crate::ids::new_id("tr_"),
+        calculation_id: calc.id.clone(),
+        reference_order_id: order_id.to_string(),
+        processed_at: processed_at.unwrap_or(now),
+        created_at: now,
+        currency: calc.currency.clone(),
+        tax_included: calc.tax_included,
+        country: calc.place.country.clone(),
+        region: calc.place.region.clone(),
+        lines: calc.lines.clone(),
+        metadata,
+        deleted_at: None,
+        platform: None,
+        table_hash: Some(calc.table_hash.clone()),
+    };
+    let view = render(&record, Some(&calculated));
+    match crate::idempotency::store(ctx, Write::Transaction(record.clone()), view) {
+        Err(
+            taken @ StoreError::Duplicate {
+                what: RecordKind::Transaction,
+                ..
+            },
+        ) => {
+            let before = ctx
+                .service
+                .store
+                .transaction_of_order(ctx.scope, order_id, "order")?;
+            match before {
+                Some(tx) if same_sale(&tx, &record, processed_at.is_some()) => {
+                    Ok(Reply::Tree(render(&tx, None)))
+                }
+                _ => Err(taken.into()),
+            }
+        }
+        made => Ok(made?),
+    }
+}
+
+/// Whether `stored` is the sale `asked` recorded before: not deleted, not a platform's,
+/// in the same place and currency, line for line the same (client id, tax code, quantity,
+/// amount and tax), with the same metadata, and sold at the same time when the request
+/// gave one.
+fn same_sale(stored: &TransactionRecord, asked: &TransactionRecord, timed: bool) -> bool {
+    let key = |t: &TransactionRecord| {
+        t.lines
+            .iter()
+            .map(|l| {
+                (
+                    l.reference_line_item_id.clone(),
+                    l.product_tax_code.clone(),
+                    l.quantity,
+                    l.amount_excluding_tax,
+                    l.tax_amount,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    stored.deleted_at.is_none()
+        && stored.platform.is_none()
+        && stored.currency == asked.currency
+        && stored.tax_included == asked.tax_included
+        && (stored.country.as_str(), stored.region.as_str())
+            == (asked.country.as_str(), asked.region.as_str())
+        && stored.metadata == asked.metadata
+        && (!timed || stored.processed_at == asked.processed_at)
+        && key(stored) == key(asked)
+}
