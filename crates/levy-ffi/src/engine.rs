@@ -1123,7 +1123,8 @@ impl TaxCodes {
 /// Reads `sale` into `order` (its buffers reused), as the front door takes it: the lines
 /// (their tax codes through `codes`), the terms its flags say, the address and the IP, the
 /// ship-from address, the day (none for 0, now), the currency and its exchange rate, the
-/// delivery.
+/// delivery. `same_address` is the address already read from `sale.address` (by a sale
+/// before it in the same batch), copied instead of reading the C strings again.
 ///
 /// # Safety
 ///
