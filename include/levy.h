@@ -240,6 +240,10 @@ typedef struct LevyBatchResult {
   // `"FULL"`, `"PARTIAL"` or `"STATE_ONLY"`, as `LevySummary.coverage`; NULL when
   // `status` is not `LEVY_OK`. A static string.
   const char *coverage;
+  // Whether the sale is dated after the horizon of an input of the table that it used
+  // (`coverage` is then at most `"PARTIAL"`): `LevySummary.stale_table` of the same sale
+  // by `levy_calculate` names the input. `false` when `status` is not `LEVY_OK`.
+  bool stale_table;
 } LevyBatchResult;
 
 // Order-level figures of a result.
@@ -291,6 +295,12 @@ typedef struct LevySummary {
   // `LevyLine.taxability`); `coverage` is then at most `"PARTIAL"`. Show the operator a
   // warning. A static string.
   const char *taxability;
+  // NULL while every input of the table that the result used is within its horizon;
+  // else the `STALE_TABLE` note (`"STALE_TABLE: cdtfa ca-cdtfa-1-1-26.csv (period
+  // 2026-01-01) is in force to 2026-03-31; rates may have changed since"`): the sale is
+  // dated after the last day that input is known to hold, `coverage` is at most
+  // `"PARTIAL"`. Show the operator a warning, and install a newer table.
+  const char *stale_table;
 } LevySummary;
 
 // One line of a result.

@@ -87,6 +87,13 @@ fn quote_error(e: &QuoteError) -> ApiError {
             "one unit of the sale's currency in the place's (0.0067)",
             "nothing",
         ),
+        QuoteError::BeforeTable { first, date, .. } => ApiError::field(
+            ErrorKind::DateBeforeTable,
+            "transacted_at",
+            e.to_string(),
+            format!("a moment on or after {first}"),
+            date.to_string(),
+        ),
         // The address comes first, the IP is the fallback: the address's error answers.
         other => match other.resolve_error() {
             Some(r) => resolve_error(r),
@@ -178,6 +185,9 @@ pub(crate) struct Calculated {
     pub(crate) taxability: std::borrow::Cow<'static, str>,
     /// `Levy-Place`: what decided among the places that share the location's ZIP code.
     pub(crate) place: &'static str,
+    /// `Levy-Stale-Table`: the input of the table the answer used past its horizon, when
+    /// the sale is dated after one.
+    pub(crate) stale: Option<String>,
 }
 
 impl Calculated {
@@ -189,6 +199,9 @@ impl Calculated {
         ctx.set_header(crate::SOURCING_HEADER, self.sourcing);
         ctx.set_header(crate::TAXABILITY_HEADER, &self.taxability);
         ctx.set_header(crate::PLACE_HEADER, self.place);
+        if let Some(stale) = &self.stale {
+            ctx.set_header(crate::STALE_HEADER, stale);
+        }
     }
 }
 
@@ -693,6 +706,7 @@ struct Notes {
     sourcing: &'static str,
     taxability: std::borrow::Cow<'static, str>,
     place: &'static str,
+    stale: Option<String>,
 }
 
 impl Notes {
@@ -707,6 +721,7 @@ impl Notes {
             },
             taxability: taxability_header(table, calc, date),
             place: table.place_note(quoted.location, date).as_str(),
+            stale: calc.stale.map(|s| s.describe(table)),
         }
     }
 
@@ -718,6 +733,7 @@ impl Notes {
             sourcing: self.sourcing,
             taxability: self.taxability,
             place: self.place,
+            stale: self.stale,
         }
     }
 }

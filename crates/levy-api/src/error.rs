@@ -112,6 +112,9 @@ error_kinds! {
     /// A place the rate table covers no jurisdiction of (levy-core
     /// `ResolveError::Unsupported`).
     UnsupportedLocation = ("UNSUPPORTED_LOCATION", 400),
+    /// `transacted_at` is before the first day the rate table holds the place's state or
+    /// country tax (levy-core `QuoteError::BeforeTable`): what was due then is not known.
+    DateBeforeTable = ("DATE_BEFORE_TABLE", 400),
     /// The sale's currency is not its place's and a rule there has an amount in the place's
     /// currency (a band, a threshold, a cap, a fee): send `Levy-Exchange-Rate` (levy-core
     /// `QuoteError::ExchangeRateRequired`).
@@ -627,6 +630,7 @@ mod tests {
             ErrorKind::MalformedAddress => 400,
             ErrorKind::ZipStateMismatch => 400,
             ErrorKind::UnsupportedLocation => 400,
+            ErrorKind::DateBeforeTable => 400,
             ErrorKind::ExchangeRateRequired => 400,
             ErrorKind::InvalidIpFormat => 400,
             ErrorKind::IpResolutionFailed => 422,

@@ -161,6 +161,36 @@ pub const TAXABILITY_HEADER: &str = "Levy-Taxability";
 /// calculates.
 pub const PLACE_HEADER: &str = "Levy-Place";
 
+/// The response header of a calculation dated after the horizon of an input of the table
+/// that the answer used (see [`levy_core::Stale`]): `STALE_TABLE: cdtfa ca-cdtfa-1-1-26.csv
+/// (period 2026-01-01) is in force to 2026-03-31; rates may have changed since`. Sent only
+/// then, with `Levy-Coverage` at most `PARTIAL`; a fresh answer has no such header.
+pub const STALE_HEADER: &str = "Levy-Stale-Table";
+
+/// The response header sent with every answer once the server's day is past the rate
+/// table's horizon (the earliest of its inputs', [`levy_core::Table::earliest_horizon`]):
+/// `2026-03-31; cdtfa ca-cdtfa-1-1-26.csv`. Some answers may then be out of date (each says
+/// so in `Levy-Stale-Table`): install a newer table. `GET /tax/ping` gives the same in its
+/// `levy_table` field, always.
+pub const TABLE_HORIZON_HEADER: &str = "Levy-Table-Horizon";
+
+/// The table's horizon as [`TABLE_HORIZON_HEADER`] gives it, and whether `now` (Unix
+/// seconds) is past it; `None` for a table without horizons.
+pub fn table_horizon(table: &levy_core::AnyTable, now: i64) -> Option<(String, bool)> {
+    let (horizon, source) = table.earliest_horizon()?;
+    let name = table
+        .data()
+        .manifest
+        .get(source as usize)
+        .map_or(String::new(), |e| {
+            format!("{} {}", e.kind.as_str(), e.name.as_str())
+        });
+    Some((
+        format!("{horizon}; {name}"),
+        levy_core::Date::from_unix_seconds(now) > horizon,
+    ))
+}
+
 /// The response header of a calculation that names the sourcing rule applied:
 /// `DESTINATION`, `ORIGIN`, `MODIFIED_ORIGIN` or `ORIGIN_WITH_USE_TAX` (see
 /// [`levy_core::Sourcing`]); `DESTINATION; origin-unresolved` when an `origin_address` was

@@ -269,6 +269,15 @@ impl Service {
     }
 
     fn dispatch(&self, req: &Request, defer: bool) -> router::Dispatched {
+        let mut dispatched = self.dispatch_guarded(req, defer);
+        if let Some((horizon, true)) = crate::table_horizon(&self.table(), crate::clock::now()) {
+            let headers = &mut dispatched.0.headers;
+            headers.push((crate::TABLE_HORIZON_HEADER.to_string(), horizon));
+        }
+        dispatched
+    }
+
+    fn dispatch_guarded(&self, req: &Request, defer: bool) -> router::Dispatched {
         match catch_unwind(AssertUnwindSafe(|| router::dispatch(self, req, defer))) {
             Ok(r) => r,
             Err(_) => {

@@ -782,9 +782,20 @@ fn a_taxjar_order_is_a_levy_transaction_of_levys_own_tax() {
     );
     assert_eq!(status, 404);
     // The order is taxed as of its transaction_date, as levy's own calculation made for
-    // that moment (transacted_at 1971-01-01, 31536000) taxes the same sale.
+    // that moment (transacted_at 2010-01-01, 1262304000) taxes the same sale.
+    // Before 2002-07-15, the first day of Tennessee's 7% in the default table
+    // (data/us-states.toml), the table cannot say what was due: refused in TaxJar's
+    // error shape, naming the kind, and nothing is recorded.
+    let mut before = taxjar_order("o-6", "10.73");
+    before["transaction_date"] = json!("1971-01-01");
+    let (status, _, e) = send(&svc, "POST", "/v2/transactions/orders", &h, &before);
+    assert_eq!(status, 400, "{e}");
+    assert_eq!(e["levy_code"], "DATE_BEFORE_TABLE", "{e}");
+    assert_eq!(e["error"], "Bad Request", "{e}");
+    let (status, _, _) = send(&svc, "GET", "/v2/transactions/orders/o-6", &h, &Value::Null);
+    assert_eq!(status, 404);
     let mut old = taxjar_order("o-5", "10.73");
-    old["transaction_date"] = json!("1971-01-01");
+    old["transaction_date"] = json!("2010-01-01");
     let (status, _, then) = send(&svc, "POST", "/v2/transactions/orders", &h, &old);
     assert_eq!(status, 200, "{then}");
     let (status, _, native) = send(
@@ -796,7 +807,7 @@ fn a_taxjar_order_is_a_levy_transaction_of_levys_own_tax() {
             "customer": {"address": nashville()},
             "origin_address": {"address_province": "TN", "address_postal_code": "37203",
                 "address_country": "US"},
-            "transacted_at": 31_536_000,
+            "transacted_at": 1_262_304_000,
             "order_details": {"customer_currency_code": "USD", "line_items": [
                 {"amount": 10000, "quantity": 1, "product_category": "CLOTHING",
                     "reference_line_item_id": "1"},

@@ -11,15 +11,27 @@ use serde_json::Value;
 
 /// A calculation of one $100.00 line (10000 cents) of general merchandise delivered to
 /// `zip` in `region`, the address naming `city`: its status, `Levy-Place`,
-/// `Levy-Coverage` and body.
+/// `Levy-Coverage` and body. It is dated within the default table's inputs of the state
+/// (their horizons: `levy info`), so that its coverage is the place's, whatever the day
+/// the test runs: CDTFA's list of 2026-01-01 holds to 2026-03-31, the SST files of
+/// 2026Q2 from 2026-04-01 to 2026-06-30. It ships from Portland, Oregon (the version that
+/// takes the day requires an origin), so every sale is interstate: taxed at the
+/// destination.
 fn calculate(
     svc: &levy_api::Service,
     city: &str,
     region: &str,
     zip: &str,
 ) -> (u16, Option<String>, Option<String>, Value) {
+    let transacted_at = match region {
+        "CA" => 1_772_409_600, // 2026-03-02
+        _ => 1_777_593_600,    // 2026-05-01
+    };
     let body = format!(
-        r#"{{"customer": {{"address": {{"address_line_1": "", "address_city": "{city}",
+        r#"{{"transacted_at": {transacted_at},
+           "origin_address": {{"address_province": "OR", "address_postal_code": "97201",
+            "address_country": "US"}},
+           "customer": {{"address": {{"address_line_1": "", "address_city": "{city}",
             "address_province": "{region}", "address_postal_code": "{zip}",
             "address_country": "US", "address_type": "shipping"}}}},
            "order_details": {{"customer_currency_code": "USD", "tax_included_in_amount": false,
@@ -30,7 +42,11 @@ fn calculate(
         method: "POST".into(),
         path: "/tax/calculations".into(),
         query: String::new(),
-        headers: vec![("Authorization".into(), format!("Bearer {TEST_KEY}"))],
+        // The version that takes `transacted_at`.
+        headers: vec![
+            ("Authorization".into(), format!("Bearer {TEST_KEY}")),
+            ("X-API-Version".into(), "2026-03-01".into()),
+        ],
         body: body.into_bytes(),
         request_id: None,
     });

@@ -119,6 +119,8 @@ pub struct Fees {
     /// The fees, in file order.
     pub fees: Vec<Fee>,
     sha256: String,
+    /// The file's horizon, from its earliest `as_of` ([`crate::horizon`]).
+    horizon: i32,
 }
 
 /// Reads and checks the file's text; `codes` says whether a product tax code exists.
@@ -137,6 +139,7 @@ pub fn parse(text: &str, codes: &dyn Fn(&str) -> bool) -> Result<Fees, CuratedEr
     Ok(Fees {
         fees,
         sha256: sha256_hex(text),
+        horizon: crate::curated::horizon_of_text(text),
     })
 }
 
@@ -370,6 +373,7 @@ pub fn apply(fees: &Fees, b: &mut TableBuilder) -> Result<usize, CuratedError> {
         rows_skipped: 0,
         period: String::new(),
         publication: String::new(),
+        horizon: fees.horizon,
     });
     for (i, fee) in fees.fees.iter().enumerate() {
         let key = format!("fee[{i}]");

@@ -48,13 +48,14 @@ pub fn info<D>(table: &Table<D>) -> String {
     for e in d.manifest.iter() {
         let _ = writeln!(
             s,
-            "  {:<15} {:<40} {} read {} skipped {} period {}",
+            "  {:<15} {:<40} {} read {} skipped {} period {} horizon {}",
             e.kind.as_str(),
             e.name.as_str(),
             &e.sha256.as_str()[..e.sha256.len().min(12)],
             e.rows_read.to_native(),
             e.rows_skipped.to_native(),
-            e.period.as_str()
+            e.period.as_str(),
+            date_text(e.horizon.to_native())
         );
         if !e.publication.is_empty() {
             let _ = writeln!(s, "    from {}", e.publication.as_str());
@@ -62,7 +63,55 @@ pub fn info<D>(table: &Table<D>) -> String {
     }
     counts(&mut s, table);
     coverage(&mut s, table);
+    horizons(&mut s, table);
     s
+}
+
+/// `levy info`'s span of each region: the first day the table holds its state or country
+/// tax (a sale before it is refused), and its horizon, the earliest among its
+/// jurisdictions' (a sale after it is answered at most `PARTIAL`, noted `STALE_TABLE`), with
+/// the input it comes from.
+fn horizons<D>(s: &mut String, table: &Table<D>) {
+    // Region key -> (first day of a state-level tax, earliest horizon and its source).
+    type Span = (Option<Date>, Option<(Date, u32)>);
+    let mut spans: BTreeMap<String, Span> = BTreeMap::new();
+    for j in 0..table.jurisdiction_count() {
+        let id = levy_core::JurisdictionId(j as u32);
+        let Some(jur) = table.jurisdiction(id) else {
+            continue;
+        };
+        let key = match jur.region() {
+            "" => jur.country().to_string(),
+            r => format!("{}-{r}", jur.country()),
+        };
+        let span = spans.entry(key).or_default();
+        let top = matches!(jur.level(), Level::Country | Level::State | Level::Province);
+        if let (true, Some(first)) = (top, table.first_day(id)) {
+            span.0 = Some(span.0.map_or(first, |f| f.min(first)));
+        }
+        if let Some((h, src)) = table.horizon(id) {
+            if span.1.is_none_or(|(o, _)| h < o) {
+                span.1 = Some((h, src));
+            }
+        }
+    }
+    let _ = writeln!(
+        s,
+        "horizons        each region's first day (a sale before it is refused) and horizon \
+         (a sale after it is answered at most PARTIAL, noted STALE_TABLE), with its input"
+    );
+    let manifest = &table.data().manifest;
+    for (key, (first, horizon)) in &spans {
+        let first = first.map_or("-".to_string(), |d| d.to_string());
+        let horizon = match horizon {
+            Some((h, src)) => {
+                let name = manifest.get(*src as usize).map_or("?", |e| e.name.as_str());
+                format!("{h} ({name})")
+            }
+            None => "none".to_string(),
+        };
+        let _ = writeln!(s, "  {key:<7} from {first:<10} to {horizon}");
+    }
 }
 
 /// `levy info`'s counts: jurisdictions by level, rules, codes, places and ranges.

@@ -20,6 +20,7 @@ mod curated_glue;
 mod embedded;
 mod error;
 pub mod fees;
+pub mod horizon;
 mod inspect;
 pub mod local_rates;
 pub mod local_taxes;

@@ -664,15 +664,25 @@ impl Receipt<'_> {
                 place_note(table, location, note, date)
             );
         }
+        if let Some(stale) = &calc.stale {
+            let _ = writeln!(
+                out,
+                "Warning    PARTIAL coverage: {} (build a table from newer sources with \
+                 `levy build`)",
+                stale.describe(table)
+            );
+        }
         self.write_coverage_warning(out);
     }
 
     /// The warning of an answer whose coverage is less than `FULL` for want of local taxes
-    /// (an unknown treatment at a fully covered place is warned of already).
+    /// (an unknown treatment at a fully covered place, or a table past its horizon, is
+    /// warned of already).
     fn write_coverage_warning(&self, out: &mut String) {
         let (location, calc) = (self.location, self.calc);
         match location.coverage.min(calc.coverage) {
             _ if calc.taxability == Taxability::Unknown && location.coverage == Coverage::Full => {}
+            Coverage::Partial if calc.stale.is_some() && location.coverage == Coverage::Full => {}
             Coverage::Full => {}
             Coverage::Partial => {
                 let _ = writeln!(
@@ -807,6 +817,7 @@ fn render_json(
         "zero_reason": calc.zero_reason.map(|z| z.note().as_str()),
         "coverage": calc.coverage.as_str(),
         "place_note": table.place_note(location, date).as_str(),
+        "stale_table": calc.stale.map(|s| s.describe(table)),
         "taxability": calc.taxability.as_str(),
         "sourcing": calc.sourcing.as_str(),
         "rounding": calc.rounding.as_str(),

@@ -229,6 +229,7 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
         .await?;
         let addr = running.local_addr();
         tracing::info!(target: LOG_TARGET, %addr, table = %service.table().header().hash_hex(), "levy listening");
+        warn_if_stale(&service.table());
         {
             use std::io::Write;
             let mut out = std::io::stdout().lock();
@@ -297,6 +298,14 @@ async fn shutdown_signal() {
     }
 }
 
+/// Logs a warning when today is past the table's horizon: some answers may be out of date
+/// (each says so), and every response carries `Levy-Table-Horizon`.
+fn warn_if_stale(table: &levy_core::AnyTable) {
+    if let Some((horizon, true)) = levy_api::table_horizon(table, levy_api::clock::now()) {
+        tracing::warn!(target: LOG_TARGET, horizon = %horizon, "the table is past its horizon: answers that use that input are PARTIAL and say STALE_TABLE; install a newer table (`levy build`, then SIGHUP)");
+    }
+}
+
 /// Re-reads the table file on every SIGHUP and swaps it in.
 #[cfg(unix)]
 async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf>) {
@@ -321,6 +330,7 @@ async fn reload_on_sighup(service: Arc<levy_api::Service>, table: Option<PathBuf
                 let hash = t.header().hash_hex();
                 service.reload_table(Arc::new(t));
                 tracing::info!(target: LOG_TARGET, table = %hash, "SIGHUP: table reloaded");
+                warn_if_stale(&service.table());
             }
             Ok(Err(e)) => {
                 tracing::error!(target: LOG_TARGET, error = %e, "SIGHUP: table reload failed; the old table stays in use")

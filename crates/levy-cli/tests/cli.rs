@@ -1470,3 +1470,91 @@ fn nexus_reports_each_states_crossing_from_the_ledgers_sales() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("INVALID_REGION"));
 }
+
+#[test]
+fn a_table_knows_its_age_from_build_to_calc() {
+    let dir = temp_dir("age");
+    let input = nashville_zip5(&dir);
+    let table = dir.join("t.levy");
+    let o = levy(&[
+        "build",
+        "--out",
+        table.to_str().unwrap(),
+        "--zip5",
+        input.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The ZIP5 table of December 2025 holds December 2025 (levy_build::horizon).
+    let info = stdout(&levy(&["info", table.to_str().unwrap()]));
+    assert!(info.contains("period 2025-12 horizon 2025-12-31"), "{info}");
+    assert!(info.contains("US-TN   from "), "{info}");
+    let calc = |date: &str, json: bool| {
+        let mut args = vec![
+            "calc",
+            "--table",
+            table.to_str().unwrap(),
+            "--postal-code",
+            "37203",
+            "--line",
+            "100.00",
+            "--date",
+            date,
+        ];
+        if json {
+            args.push("--json");
+        }
+        levy(&args)
+    };
+    // Within it: no word of age.
+    let o = calc("2025-12-31", false);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!stdout(&o).contains("STALE_TABLE"), "{}", stdout(&o));
+    // After it: the receipt warns and names the file (the county's rate is the file's,
+    // under the curated single-article band of data/us-rules.toml); the JSON says so too.
+    let o = calc("2026-03-01", false);
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "Warning    PARTIAL coverage: STALE_TABLE: curated us-rules.toml (over the rates \
+             of zip5 TAXRATES_ZIP5_TN202512.csv) is in force to 2025-12-31"
+        ),
+        "{out}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&calc("2026-03-01", true).stdout).unwrap();
+    assert_eq!(v["coverage"], "PARTIAL", "{v}");
+    let note = v["stale_table"].as_str().unwrap();
+    assert!(note.contains("zip5 TAXRATES_ZIP5_TN202512.csv"), "{v}");
+    let v: serde_json::Value = serde_json::from_slice(&calc("2025-12-01", true).stdout).unwrap();
+    assert!(v["stale_table"].is_null(), "{v}");
+    // Before Tennessee's 7% began (2002-07-15, data/us-states.toml): refused, by kind.
+    let o = calc("2001-01-01", false);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("before 2002-07-15"), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn a_zip5_file_named_without_its_month_is_dated_by_the_build() {
+    // SOURCE_DATE_EPOCH 1795824000 is 2026-11-28: a file whose name gives no period is
+    // dated by that day, and a change announced after it begins no sooner than
+    // 2027-04-01 (the first quarter day 61 days on): its horizon is 2027-03-31.
+    let dir = temp_dir("undated");
+    let named = nashville_zip5(&dir);
+    let input = dir.join("rates.csv");
+    std::fs::rename(&named, &input).unwrap();
+    let table = dir.join("t.levy");
+    let o = Command::new(env!("CARGO_BIN_EXE_levy"))
+        .env("SOURCE_DATE_EPOCH", "1795824000")
+        .args(["build", "--out", table.to_str().unwrap(), "--zip5"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let info = stdout(&levy(&["info", table.to_str().unwrap()]));
+    let row = info
+        .lines()
+        .find(|l| l.contains("rates.csv"))
+        .unwrap_or_default();
+    assert!(row.ends_with("period  horizon 2027-03-31"), "{info}");
+}

@@ -63,7 +63,7 @@ pub use builder::{
 };
 pub use calc::{
     AutomaticTax, CalcError, Calculation, Covers, Customer, CustomerType, Delivery, Exemption,
-    FeeOutcome, JurisdictionTax, LineTax, Note, Sale, SaleLine, TaxId, ZeroReason,
+    FeeOutcome, JurisdictionTax, LineTax, Note, Sale, SaleLine, Stale, TaxId, ZeroReason,
     MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
 };
 pub use date::{Date, DateError};

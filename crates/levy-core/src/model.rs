@@ -130,7 +130,7 @@ pub struct FeeRecord {
 }
 
 /// One input of a build.
-#[derive(Archive, Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 #[rkyv(derive(Debug))]
 pub struct SourceEntry {
     /// The kind of input (`zip5`, `sst-rates`, `curated`, ...).
@@ -150,6 +150,29 @@ pub struct SourceEntry {
     /// `Florida Department of Revenue, Form DR-15DSS ...`); empty for an input that is the
     /// publication itself (a rate file, the CDTFA list).
     pub publication: String,
+    /// The last day the input is known to hold what is in force (as [`crate::Date`] days):
+    /// the day before its publisher's next edition is due, or as levy sets it where the
+    /// publisher does not say (see `levy_build::horizon`). A sale dated after it, taxed by
+    /// a rule of this input, is answered at most `PARTIAL` with a [`crate::Stale`] note.
+    /// `i32::MAX` (the default): the input makes no claim that ages (a table made by hand,
+    /// IP ranges, ZIP-to-county relationships).
+    pub horizon: i32,
+}
+
+impl Default for SourceEntry {
+    /// An entry of no kind, name or period, without a horizon.
+    fn default() -> SourceEntry {
+        SourceEntry {
+            kind: String::new(),
+            name: String::new(),
+            sha256: String::new(),
+            rows_read: 0,
+            rows_skipped: 0,
+            period: String::new(),
+            publication: String::new(),
+            horizon: i32::MAX,
+        }
+    }
 }
 
 /// A taxing jurisdiction.

@@ -35,7 +35,8 @@
 //! shared by places, or holding a city tax only a named city brings), and gives each
 //! manifest entry the publication its rates come from when the input names one; version 8
 //! adds per-order fees on retail deliveries (each with its state, conditions, excluded codes
-//! and unknown periods; its amounts are the rules of its own jurisdiction).
+//! and unknown periods; its amounts are the rules of its own jurisdiction); version 9 gives
+//! each manifest entry its horizon, the last day it is known to hold what is in force.
 
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
@@ -46,7 +47,7 @@ use crate::model::{ArchivedTableData, TableData};
 /// The first eight bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"LEVYTABL";
 /// The table format this build of levy reads and writes. Bumped on any layout change.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 /// rkyv layout flags: bit 0 little-endian, bit 1 aligned primitives, bits 8..16 the offset
 /// width in bits (32).
 pub const LAYOUT_FLAGS: u32 = 0b01 | 0b10 | (32 << 8);

@@ -230,6 +230,12 @@ pub struct LevySummary {
     /// `LevyLine.taxability`); `coverage` is then at most `"PARTIAL"`. Show the operator a
     /// warning. A static string.
     pub taxability: *const c_char,
+    /// NULL while every input of the table that the result used is within its horizon;
+    /// else the `STALE_TABLE` note (`"STALE_TABLE: cdtfa ca-cdtfa-1-1-26.csv (period
+    /// 2026-01-01) is in force to 2026-03-31; rates may have changed since"`): the sale is
+    /// dated after the last day that input is known to hold, `coverage` is at most
+    /// `"PARTIAL"`. Show the operator a warning, and install a newer table.
+    pub stale_table: *const c_char,
 }
 
 /// One line of a result.
@@ -335,6 +341,7 @@ struct ResultStrings {
     precision: CString,
     source: CString,
     zero_reason: Option<CString>,
+    stale: Option<CString>,
     effective_rate: CString,
     table_hash: CString,
     address: [CString; 6],
@@ -381,6 +388,7 @@ impl LevyResult {
                 precision: cstring(self.location.precision.as_str()),
                 source: cstring(self.location.source.as_str()),
                 zero_reason: c.zero_reason.map(|z| cstring(z.note().as_str())),
+                stale: c.stale.zip(t).map(|(s, t)| cstring(&s.describe(t))),
                 effective_rate: dec(c.effective_rate()),
                 table_hash: cstring(&c.table_hash_hex()),
                 address: [
@@ -818,6 +826,10 @@ pub struct LevyBatchResult {
     /// `"FULL"`, `"PARTIAL"` or `"STATE_ONLY"`, as `LevySummary.coverage`; NULL when
     /// `status` is not `LEVY_OK`. A static string.
     pub coverage: *const c_char,
+    /// Whether the sale is dated after the horizon of an input of the table that it used
+    /// (`coverage` is then at most `"PARTIAL"`): `LevySummary.stale_table` of the same sale
+    /// by `levy_calculate` names the input. `false` when `status` is not `LEVY_OK`.
+    pub stale_table: bool,
 }
 
 impl LevyBatchResult {
@@ -828,6 +840,7 @@ impl LevyBatchResult {
             total_excluding_tax: 0,
             total_including_tax: 0,
             coverage: std::ptr::null(),
+            stale_table: false,
         }
     }
 
@@ -840,6 +853,7 @@ impl LevyBatchResult {
             total_excluding_tax,
             total_including_tax,
             coverage: coverage_cstr(calc.coverage).as_ptr(),
+            stale_table: calc.stale.is_some(),
         })
     }
 }
@@ -1283,6 +1297,7 @@ pub unsafe extern "C" fn levy_result_summary(
                 levy_core::Rounding::Line => c"LINE".as_ptr(),
             },
             taxability: taxability_cstr(c.taxability).as_ptr(),
+            stale_table: s.stale.as_ref().map_or(std::ptr::null(), |z| z.as_ptr()),
         };
         // SAFETY: out is non-null and valid for writing, per the contract.
         unsafe { out.write(summary) };

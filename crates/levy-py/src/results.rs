@@ -242,6 +242,10 @@ pub struct Calculation {
     pub zero_reason: Option<String>,
     /// `FULL`, `PARTIAL` or `STATE_ONLY`.
     pub coverage: String,
+    /// `None` while every input of the table the answer used is within its horizon; else
+    /// the `STALE_TABLE` note naming the input past it (`coverage` is then at most
+    /// `PARTIAL`).
+    pub stale_table: Option<String>,
     /// `DESTINATION`, `ORIGIN`, `MODIFIED_ORIGIN` or `ORIGIN_WITH_USE_TAX`.
     pub sourcing: String,
     /// `LINE` or `INVOICE`.
@@ -342,6 +346,7 @@ impl Calculation {
             effective_rate: calc.effective_rate().normalize(),
             zero_reason: calc.zero_reason.map(|z| z.note().as_str().to_string()),
             coverage: calc.coverage.as_str().into(),
+            stale_table: calc.stale.map(|s| s.describe(table)),
             sourcing: calc.sourcing.as_str().into(),
             rounding: calc.rounding.as_str().into(),
             table_hash: calc.table_hash_hex(),
@@ -365,6 +370,10 @@ pub struct Source {
     pub rows_skipped: u64,
     /// The period the publisher states (`2025-12`).
     pub period: String,
+    /// The last day the input is known to hold what is in force (`datetime.date`): a sale
+    /// dated after it that uses its rules is answered at most `PARTIAL` with a
+    /// `stale_table` note. `None` for an input that makes no claim that ages (IP ranges).
+    pub horizon: Option<Py<pyo3::types::PyDate>>,
 }
 
 #[pymethods]
@@ -467,6 +476,13 @@ impl TableInfo {
                         rows_read: e.rows_read.to_native(),
                         rows_skipped: e.rows_skipped.to_native(),
                         period: e.period.as_str().into(),
+                        horizon: match e.horizon.to_native() {
+                            i32::MAX => None,
+                            h => {
+                                let (y, m, d) = levy_core::Date(h).ymd();
+                                Some(pyo3::types::PyDate::new(py, y, m as u8, d as u8)?.unbind())
+                            }
+                        },
                     },
                 )
             })

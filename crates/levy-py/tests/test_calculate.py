@@ -162,3 +162,24 @@ def test_no_panic_reaches_python():
     with pytest.raises(levy.InternalError, match="levy panicked.*a bug.*boom") as e:
         _levy._panic_for_tests("boom")
     assert isinstance(e.value, Exception) and isinstance(e.value, levy.LevyError)
+
+
+def test_a_table_says_when_it_is_stale_and_refuses_a_day_before_it(default_table):
+    # Los Angeles 90012 on CDTFA's list effective 2026-01-01: 9.75% of $100.00 = $9.75.
+    # The list holds its quarter (levy_build::horizon: to 2026-03-31).
+    kw = dict(postal_code="90012", province="CA")
+    fresh = default_table.calculate("100.00", date="2026-03-31", **kw)
+    assert fresh.total_tax == Decimal("9.75")
+    assert fresh.stale_table is None
+    stale = default_table.calculate("100.00", date="2026-04-01", **kw)
+    assert stale.total_tax == Decimal("9.75")
+    assert stale.coverage == "PARTIAL"
+    assert stale.stale_table.startswith("STALE_TABLE: cdtfa ca-cdtfa-1-1-26.csv")
+    # California's 7.25% begins in the table on 2017-01-01 (data/us-states.toml).
+    with pytest.raises(levy.LevyError) as e:
+        default_table.calculate("100.00", date="2016-12-31", **kw)
+    assert e.value.kind == "DATE_BEFORE_TABLE"
+    assert "2017-01-01" in str(e.value)
+    cdtfa = [s for s in default_table.info().sources if s.kind == "cdtfa"]
+    assert [s.horizon for s in cdtfa] == [dt.date(2026, 3, 31)]
+    assert all(s.horizon is None for s in default_table.info().sources if s.kind.startswith("ip-"))

@@ -498,6 +498,9 @@ pub(crate) fn notes(c: &crate::calculate::Calculated) -> Vec<String> {
     if c.place != "NONE" {
         out.push(format!("Levy-Place {}", c.place));
     }
+    if let Some(stale) = &c.stale {
+        out.push(stale.clone());
+    }
     if c.taxability != "KNOWN" {
         out.push(format!("Levy-Taxability {}", c.taxability));
     }

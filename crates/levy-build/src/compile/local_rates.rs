@@ -274,6 +274,7 @@ fn publications<'a>(ctx: &mut Ctx, rates: &'a LocalRates, source: u32) -> HashMa
         if let Some(e) = ctx.b.source_mut(index) {
             e.publication = p.to_string();
             e.period = rates.as_of.to_string();
+            e.horizon = crate::horizon::checked(rates.as_of).0;
         }
         out.insert(p, index);
     }

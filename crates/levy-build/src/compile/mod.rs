@@ -149,6 +149,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
         crate::local_taxes::apply(&[], &mut ctx.b);
     }
     let build_time = build_time(opts, ctx.latest_period)?;
+    date_undated(&mut ctx.b, build_time);
     let mut summary = std::mem::take(&mut ctx.summary);
     summary.sources = ctx.b.sources().to_vec();
     let bytes = ctx.b.build(build_time)?;
@@ -157,6 +158,23 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
         .map(|t| t.hash_hex())
         .unwrap_or_default();
     Ok(BuildReport { bytes, summary })
+}
+
+/// The provisional horizon of a rate file whose name gives no period, until the build's
+/// day is known.
+const UNDATED: i32 = i32::MIN;
+
+/// Each rate file whose name gives no period dated by the build's day (see
+/// [`crate::horizon`]).
+fn date_undated(b: &mut TableBuilder, build_time: i64) {
+    let built = Date::from_unix_seconds(build_time);
+    for i in 0..b.sources().len() as u32 {
+        if let Some(e) = b.source_mut(i) {
+            if e.horizon == UNDATED {
+                e.horizon = crate::horizon::checked(built).0;
+            }
+        }
+    }
 }
 
 /// California's statewide split, for CDTFA lists: a fact needed to read any of them, so read
@@ -278,6 +296,12 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
         rows_skipped: 0,
         period: period.as_ref().map(|p| p.0.clone()).unwrap_or_default(),
         publication: String::new(),
+        // An undated rate file waits for the build's day ([`date_undated`]).
+        horizon: match &period {
+            Some((_, start)) => crate::horizon::of_file(kind, Some(*start), *start),
+            None if crate::horizon::dated_by_name(kind) => UNDATED,
+            None => i32::MAX,
+        },
     });
     ctx.source_kinds.push(kind.as_str().to_string());
     let from = period.map(|p| p.1);

@@ -23,6 +23,7 @@ pub(super) fn usps_zips(ctx: &mut Ctx) -> Result<(), BuildError> {
         rows_skipped: 0,
         period: String::new(),
         publication: String::new(),
+        horizon: i32::MAX,
     });
     ctx.source_kinds.push("usps-zips".into());
     let (mut read, mut skipped) = (0u64, 0u64);

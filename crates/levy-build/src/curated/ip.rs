@@ -245,6 +245,7 @@ impl IpRanges {
                     name: name.into(),
                     sha256: sha256_hex(text),
                     rows: 0,
+                    horizon: i32::MAX,
                 });
             }
         }
@@ -277,11 +278,13 @@ impl IpRanges {
                     name: IPV4_FILE.into(),
                     sha256: sha256_hex(v4),
                     rows: 0,
+                    horizon: i32::MAX,
                 },
                 FileEntry {
                     name: IPV6_FILE.into(),
                     sha256: sha256_hex(v6),
                     rows: 0,
+                    horizon: i32::MAX,
                 },
             ],
         })
@@ -311,6 +314,7 @@ impl IpRanges {
                 rows_skipped: 0,
                 period: String::new(),
                 publication: String::new(),
+                horizon: i32::MAX,
             })
             .collect()
     }

@@ -146,6 +146,8 @@ struct FileEntry {
     name: String,
     sha256: String,
     rows: u64,
+    /// Its horizon (see [`crate::horizon`]), from the earliest `as_of` in it.
+    horizon: i32,
 }
 
 /// The manifest entry of a curated file.
@@ -154,7 +156,42 @@ fn file_entry(name: &str, text: &str, rows: usize) -> FileEntry {
         name: name.into(),
         sha256: sha256_hex(text),
         rows: rows as u64,
+        horizon: horizon_of_text(text),
     }
+}
+
+/// The horizon of a curated file's text ([`crate::horizon::checked`] of the earliest
+/// `as_of` date anywhere in it, at any depth); `i32::MAX` for a file that dates no fact
+/// (the taxonomy) or that is not TOML.
+pub(crate) fn horizon_of_text(text: &str) -> i32 {
+    fn earliest(v: &toml::Value, out: &mut Option<levy_core::Date>) {
+        match v {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    if let (true, toml::Value::Datetime(d)) = (k == "as_of", v) {
+                        let day = d.date.and_then(|d| {
+                            levy_core::Date::from_ymd(
+                                i32::from(d.year),
+                                u32::from(d.month),
+                                u32::from(d.day),
+                            )
+                        });
+                        if let Some(day) = day {
+                            *out = Some(out.map_or(day, |o| o.min(day)));
+                        }
+                    }
+                    earliest(v, out);
+                }
+            }
+            toml::Value::Array(a) => a.iter().for_each(|v| earliest(v, out)),
+            _ => {}
+        }
+    }
+    let mut day = None;
+    if let Ok(v) = text.parse::<toml::Value>() {
+        earliest(&v, &mut day);
+    }
+    day.map_or(i32::MAX, |d| crate::horizon::checked(d).0)
 }
 
 /// The curated data in `data/`, parsed and checked.
@@ -257,6 +294,8 @@ impl Curated {
                 name: format!("{}/", crate::matrix::DIR),
                 sha256: sha256_hex(&listing),
                 rows: cells as u64,
+                // The matrix writes no rules: an answer's horizon is its rules' inputs'.
+                horizon: i32::MAX,
             });
         }
         Ok(Curated {
@@ -293,6 +332,7 @@ impl Curated {
                 rows_skipped: 0,
                 period: String::new(),
                 publication: String::new(),
+                horizon: f.horizon,
             })
             .collect()
     }

@@ -128,10 +128,13 @@ impl Curated {
             .filter(|(_, s)| s.kind == "curated")
             .map(|(i, _)| i as u32)
             .collect();
+        // The manifest entry of this file's rules over each published input's rates.
+        let mut over: BTreeMap<u32, u32> = BTreeMap::new();
         for ((_, code, j), ms) in by_target {
             let mods: Vec<&Modifier> = ms.iter().map(|&i| &modifiers[i]).collect();
             overlapping(&mods, j)?;
             let rules = index.entry(j).or_default();
+            let published = newest_published(b, rules, &code, &curated);
             let target = Target {
                 code: &code,
                 jid: JurisdictionId(j),
@@ -142,6 +145,15 @@ impl Curated {
             let (added, removed) = self.rewrite(rules, &target, &mods);
             stats.rules += added;
             stats.rules_replaced += removed;
+            if let Some(p) = published {
+                let entry = *over.entry(p).or_insert_with(|| over_published(b, src, p));
+                for r in rules
+                    .iter_mut()
+                    .filter(|r| r.source == src && r.tax_code == code)
+                {
+                    r.source = entry;
+                }
+            }
         }
         b.retain_rules(|r| !targets.contains(&r.jurisdiction.0));
         for (j, rules) in index {
@@ -487,6 +499,33 @@ fn level_of(v: u8) -> Level {
     .into_iter()
     .find(|l| *l as u8 == v)
     .unwrap_or(Level::District)
+}
+
+/// The published input (not curated) with the latest horizon among those that wrote
+/// `code`'s rules in `rules`: the one whose rates a `general` part takes.
+fn newest_published(
+    b: &TableBuilder,
+    rules: &[RuleSpec],
+    code: &str,
+    curated: &BTreeSet<u32>,
+) -> Option<u32> {
+    rules
+        .iter()
+        .filter(|r| r.tax_code == code && !curated.contains(&r.source))
+        .map(|r| r.source)
+        .max_by_key(|&s| b.sources().get(s as usize).map_or(i32::MAX, |e| e.horizon))
+}
+
+/// A copy of the manifest entry `src` (this file) for its rules over the rates of the
+/// published input `published`: they hold no longer than those rates do, so its horizon
+/// is the earlier of the two, and its publication names the input.
+fn over_published(b: &mut TableBuilder, src: u32, published: u32) -> u32 {
+    let mut entry = b.sources().get(src as usize).cloned().unwrap_or_default();
+    if let Some(p) = b.sources().get(published as usize) {
+        entry.horizon = entry.horizon.min(p.horizon);
+        entry.publication = format!("over the rates of {} {}", p.kind, p.name);
+    }
+    b.add_source(entry)
 }
 
 /// A rule from a part with a resolved rate.

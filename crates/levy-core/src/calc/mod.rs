@@ -63,7 +63,7 @@ mod totals;
 pub use fees::{Delivery, FeeOutcome};
 pub use sale::{
     AutomaticTax, CalcError, Calculation, Covers, Customer, CustomerType, Exemption,
-    JurisdictionTax, LineTax, Note, Sale, SaleLine, TaxId, ZeroReason, MAX_AMOUNT_MINOR,
+    JurisdictionTax, LineTax, Note, Sale, SaleLine, Stale, TaxId, ZeroReason, MAX_AMOUNT_MINOR,
     MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
 };
 

@@ -331,6 +331,55 @@ pub struct Calculation {
     /// The rounding applied: [`Rounding::Invoice`] only when the sale asked for it, its
     /// amounts exclude tax and the destination's state allows it; else [`Rounding::Line`].
     pub rounding: Rounding,
+    /// The input the table was built from that the answer used past its horizon, when the
+    /// sale is dated after one (`coverage` is then at most `PARTIAL`); `None` when every
+    /// input it used is in force on the sale's day. Written by the front door
+    /// ([`crate::quote::Quoter`]), not by [`crate::Table::calculate_into`].
+    pub stale: Option<Stale>,
+}
+
+/// An input of the table that an answer used after its horizon (the `STALE_TABLE` note):
+/// the rates may have changed since, and the table cannot know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stale {
+    /// The input's index in the table's manifest ([`crate::Table::source`]).
+    pub source: u32,
+    /// The last day the input is known to hold what is in force.
+    pub horizon: crate::Date,
+}
+
+impl Stale {
+    /// The note's name, as each front writes it.
+    pub const NOTE: &'static str = "STALE_TABLE";
+
+    /// The note in words: `STALE_TABLE: cdtfa ca-cdtfa-1-1-26.csv (period 2026-01-01) is in
+    /// force to 2026-03-31; rates may have changed since`.
+    pub fn describe<D>(&self, table: &crate::Table<D>) -> String {
+        let (kind, name, period, publication) =
+            match table.data().manifest.get(self.source as usize) {
+                Some(e) => (
+                    e.kind.as_str(),
+                    e.name.as_str(),
+                    e.period.as_str(),
+                    e.publication.as_str(),
+                ),
+                None => ("?", "?", "", ""),
+            };
+        let period = match (
+            period.is_empty(),
+            publication.starts_with("over the rates of "),
+        ) {
+            (true, false) => String::new(),
+            (true, true) => format!(" ({publication})"),
+            (false, false) => format!(" (period {period})"),
+            (false, true) => format!(" (period {period}, {publication})"),
+        };
+        format!(
+            "{}: {kind} {name}{period} is in force to {}; rates may have changed since",
+            Stale::NOTE,
+            self.horizon
+        )
+    }
 }
 
 impl Default for Calculation {
@@ -357,6 +406,7 @@ impl Calculation {
             taxability: Taxability::Known,
             sourcing: Sourcing::Destination,
             rounding: Rounding::Line,
+            stale: None,
         }
     }
 

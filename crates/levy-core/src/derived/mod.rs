@@ -11,10 +11,12 @@
 //! | holiday index: places, their key spans and days; the days any holiday is in force | `holidays` | the first holiday search | a sale on a day without holidays looks no further |
 //! | usual rules: each jurisdiction's keys for `GENERAL_MERCHANDISE` | `usual_rules` | a jurisdiction's first usual line | the usual line indexes its rules instead of searching them |
 //! | taxability index: what the matrix says of each (place, code) | `taxability` | the first line whose code is not a root | a line asks one load per place |
+//! | spans: each jurisdiction's first day and horizon | `spans` | a jurisdiction's first quote | a sale before a state's first day is refused, one after a horizon noted, without reading its rules again |
 
 use std::sync::OnceLock;
 
 mod holidays;
+mod spans;
 mod taxability;
 mod usual_rules;
 mod zip4;
@@ -42,4 +44,9 @@ pub(crate) struct Derived {
     /// What the taxability matrix says of each place and tax code, made on the first line
     /// whose code is not a root.
     taxability: OnceLock<TaxabilityIndex>,
+    /// Each jurisdiction's first day and horizon (see [`spans::Span`]), one slot a
+    /// jurisdiction, each filled on its first quote.
+    spans: OnceLock<spans::Spans>,
+    /// The earliest of the jurisdictions' horizons, worked out on first use.
+    earliest_horizon: OnceLock<Option<(crate::Date, u32)>>,
 }

@@ -67,6 +67,9 @@ quote_kinds! {
     InvalidExchangeRate = "INVALID_EXCHANGE_RATE",
     /// The day of the sale is not a day (`YYYY-MM-DD`).
     InvalidDate = "INVALID_DATE",
+    /// The sale is dated before the first day the table holds its place's state or
+    /// country tax: what was due then is not in the table.
+    DateBeforeTable = "DATE_BEFORE_TABLE",
     /// The IP resolution mode or the rounding is not one levy knows.
     InvalidOption = "INVALID_OPTION",
 }
@@ -153,6 +156,21 @@ pub enum QuoteError {
     /// currency in the place's (`0.0067` for JPY to USD).
     #[error("exchange rate {0} must be a positive number (1 unit of the sale's currency in the place's)")]
     InvalidExchangeRate(rust_decimal::Decimal),
+    /// The sale is dated before the first day the table holds the place's state or country
+    /// tax (`jurisdiction`'s first rule): the table cannot say what was due then. Date the
+    /// sale within the table, or build a table from sources that reach back to it.
+    #[error(
+        "the sale is dated {date}, before {first}, the first day the table holds \
+         {jurisdiction}'s tax: it cannot say what was due then"
+    )]
+    BeforeTable {
+        /// The state's or country's jurisdiction name.
+        jurisdiction: String,
+        /// Its first day in the table.
+        first: crate::Date,
+        /// The sale's day.
+        date: crate::Date,
+    },
 }
 
 fn place_message(address: Option<&ResolveError>, ip: Option<&ResolveError>) -> String {
@@ -183,6 +201,7 @@ impl QuoteError {
                 QuoteErrorKind::ExchangeRateRequired
             }
             QuoteError::InvalidExchangeRate(_) => QuoteErrorKind::InvalidExchangeRate,
+            QuoteError::BeforeTable { .. } => QuoteErrorKind::DateBeforeTable,
         }
     }
 

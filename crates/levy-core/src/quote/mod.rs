@@ -12,6 +12,8 @@
 //! | the ship-from address | resolved on the sale's day; one that cannot be is refused ([`UnresolvedOrigin::Refuse`]) or the sale taxed at the destination ([`UnresolvedOrigin::Destination`], the interface's rule), as the order says |
 //! | the seller's country (reverse charge) | the one the order names, else the resolved origin's |
 //! | the day | the order's; today (UTC) when it names none |
+//! | a day before the table | refused ([`QuoteError::BeforeTable`]) when it is before the first day the table holds the place's state or country tax |
+//! | a day after the table's horizon | answered, at most `PARTIAL`, with the input past its horizon in [`Calculation::stale`] (the `STALE_TABLE` note) |
 //! | another currency than the place's | calculated as given while no rule with an amount touches the sale; else refused ([`QuoteErrorKind::ExchangeRateRequired`]) unless an exchange rate is given, then calculated on converted amounts and answered in the sale's currency (see [`currency`]) |
 //! | per-order fees | added for a retail delivery ([`Order::delivery`]) after the lines |
 //!
@@ -47,9 +49,10 @@
 
 use rust_decimal::Decimal;
 
-use crate::calc::{AutomaticTax, Calculation, Customer, Delivery, FeeOutcome, Sale};
+use crate::calc::{AutomaticTax, Calculation, Customer, Delivery, FeeOutcome, Sale, Stale};
 use crate::date::Date;
-use crate::kinds::{PlaceNote, Rounding};
+use crate::kinds::{Coverage, Level, PlaceNote, Rounding};
+use crate::lookup::JurisdictionId;
 use crate::money::Currency;
 use crate::resolve::{Address, IpMode, Location, ResolveError};
 use crate::table::Table;
@@ -258,6 +261,7 @@ impl Quoter {
     ) -> Result<(&Location, Option<&Location>), QuoteError> {
         self.date = order.date.unwrap_or_else(Date::today);
         locate(table, order, self.date, &mut self.location)?;
+        within_table(table, &self.location, self.date)?;
         self.origin_state = resolve_origin(table, order, self.date, &mut self.origin)?;
         date_the_sale(order, self.date, self.origin());
         Ok((&self.location, self.origin()))
@@ -368,7 +372,9 @@ impl Quoter {
                 if b.locations.len() == used {
                     b.locations.push(Location::default());
                 }
-                if let Err(e) = locate(table, &orders[i], date, &mut b.locations[place]) {
+                let located = locate(table, &orders[i], date, &mut b.locations[place])
+                    .and_then(|()| within_table(table, &b.locations[place], date));
+                if let Err(e) = located {
                     b.place_of.push(usize::MAX);
                     out[i].clear();
                     errors.push((i, e));
@@ -513,9 +519,60 @@ fn finish<D>(
     if let Some(d) = &order.delivery {
         priced.fees = fees(table, location, &order.sale, order, d, calc);
     }
-    match other_currency(table, order, location, calc) {
-        None => Ok(()),
-        Some(place) => convert(table, order, at, place, calc, priced),
+    if let Some(place) = other_currency(table, order, location, calc) {
+        convert(table, order, at, place, calc, priced)?;
+    }
+    mark_stale(table, order.sale.date, calc);
+    Ok(())
+}
+
+/// Refuses a day before the first day the table holds the place's state or country tax
+/// (the earliest of its state-level jurisdictions' first days): the table cannot say what
+/// was due then, and an answer without the state's tax would look complete.
+fn within_table<D>(table: &Table<D>, location: &Location, date: Date) -> Result<(), QuoteError> {
+    let Some(jset) = location.jset else {
+        return Ok(());
+    };
+    let mut first: Option<(Date, JurisdictionId)> = None;
+    for j in table.jset(jset) {
+        let top = table
+            .jurisdiction(j)
+            .is_some_and(|x| matches!(x.level(), Level::Country | Level::State | Level::Province));
+        if let (true, Some(day)) = (top, table.first_day(j)) {
+            if first.is_none_or(|(f, _)| day < f) {
+                first = Some((day, j));
+            }
+        }
+    }
+    match first {
+        Some((first, j)) if date < first => Err(QuoteError::BeforeTable {
+            jurisdiction: table
+                .jurisdiction(j)
+                .map(|x| x.name().to_string())
+                .unwrap_or_default(),
+            first,
+            date,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Notes in `calc` the input past its horizon on `date` (the earliest such) among those
+/// that wrote the rules of its jurisdictions, and caps its coverage at `PARTIAL`.
+fn mark_stale<D>(table: &Table<D>, date: Date, calc: &mut Calculation) {
+    let mut stale: Option<Stale> = None;
+    for line in &calc.lines {
+        for entry in &line.jurisdictions {
+            if let Some((horizon, source)) = table.horizon(entry.jurisdiction) {
+                if date > horizon && stale.is_none_or(|s| horizon < s.horizon) {
+                    stale = Some(Stale { source, horizon });
+                }
+            }
+        }
+    }
+    calc.stale = stale;
+    if stale.is_some() {
+        calc.coverage = calc.coverage.min(Coverage::Partial);
     }
 }
 

@@ -122,6 +122,52 @@ int main(int argc, char **argv) {
     tn_sale.exchange_rate = "-1";
     CHECK_STATUS(levy_calculate(engine, &tn_sale, &tr), LEVY_EXCHANGE_RATE_REQUIRED);
     CHECK_STR(levy_last_error_kind(), "INVALID_EXCHANGE_RATE");
+    /* Los Angeles 90012 on CDTFA's list effective 2026-01-01 (9.75%): 1000 x 9.75% =
+     * 97.5 -> 98. The list holds its quarter (levy_build::horizon: to 2026-03-31); a sale
+     * dated after it says the table is stale, and one before California's 7.25% began in
+     * the table (2017-01-01, data/us-states.toml) is refused. */
+    LevyAddress la = {NULL, NULL, NULL, "CA", "90012", "US"};
+    LevySale la_sale;
+    memset(&la_sale, 0, sizeof la_sale);
+    la_sale.address = &la;
+    la_sale.lines = one;
+    la_sale.line_count = 1;
+    la_sale.transacted_at = 1774915200; /* 2026-03-31 */
+    tr = NULL;
+    CHECK_STATUS(levy_calculate(engine, &la_sale, &tr), LEVY_OK);
+    if (tr != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(tr, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, 98);
+        CHECK(s.stale_table == NULL);
+        levy_result_free(tr);
+    }
+    la_sale.transacted_at = 1775001600; /* 2026-04-01 */
+    tr = NULL;
+    CHECK_STATUS(levy_calculate(engine, &la_sale, &tr), LEVY_OK);
+    if (tr != NULL) {
+        LevySummary s;
+        CHECK_STATUS(levy_result_summary(tr, &s), LEVY_OK);
+        CHECK_I64(s.total_tax, 98);
+        CHECK_STR(s.coverage, "PARTIAL");
+        CHECK(s.stale_table != NULL && contains(s.stale_table, "STALE_TABLE: cdtfa ca-cdtfa-1-1-26.csv"));
+        levy_result_free(tr);
+    }
+    LevySale la_two[2];
+    la_two[0] = la_sale;
+    la_two[1] = la_sale;
+    la_two[1].transacted_at = 1774915200;
+    LevyBatchResult la_out[2];
+    CHECK_STATUS(levy_calculate_batch(engine, la_two, 2, la_out), LEVY_OK);
+    CHECK(la_out[0].stale_table);
+    CHECK(!la_out[1].stale_table);
+    CHECK_STR(la_out[0].coverage, "PARTIAL");
+    la_sale.transacted_at = 1483142400; /* 2016-12-31 */
+    tr = NULL;
+    CHECK_STATUS(levy_calculate(engine, &la_sale, &tr), LEVY_INVALID_SALE);
+    CHECK_STR(levy_last_error_kind(), "DATE_BEFORE_TABLE");
+    CHECK(contains(levy_last_error_message(), "2017-01-01"));
+    CHECK(tr == NULL);
     /* A US ZIP given with country CA is no Canadian postal code: refused, not answered
      * with Canada's 5% GST. */
     LevyAddress us_zip_in_ca = {NULL, NULL, NULL, NULL, "37203", "CA"};

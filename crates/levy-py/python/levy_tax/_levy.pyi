@@ -182,6 +182,9 @@ class Calculation:
     effective_rate: Decimal
     zero_reason: str | None
     coverage: Literal["FULL", "PARTIAL", "STATE_ONLY"]
+    # None while every input of the table the answer used is within its horizon; else the
+    # STALE_TABLE note naming the input past it (coverage is then at most PARTIAL).
+    stale_table: str | None
     sourcing: Literal["DESTINATION", "ORIGIN", "MODIFIED_ORIGIN", "ORIGIN_WITH_USE_TAX"]
     rounding: Literal["LINE", "INVOICE"]
     table_hash: str
@@ -197,6 +200,9 @@ class Source:
     rows_read: int
     rows_skipped: int
     period: str
+    # The last day the input is known to hold what is in force; None when it makes no
+    # claim that ages (IP ranges).
+    horizon: datetime.date | None
 
 @final
 class TableInfo:
