@@ -145,6 +145,25 @@ typedef struct LevyResult LevyResult;
 // `levy_service_open`, freed once by the caller with `levy_service_free`.
 typedef struct LevyService LevyService;
 
+// One input of an engine's table (its manifest entry).
+//
+// Plain data in the caller's memory, filled by `levy_engine_source` or
+// `levy_engine_horizon`; its strings point into the engine and stay valid until
+// `levy_engine_free` (never free them yourself).
+typedef struct LevySource {
+  // The kind of input: `"zip5"`, `"sst-rates"`, `"cdtfa"`, `"local-rates"`,
+  // `"curated"`, `"ip-country"`, ...
+  const char *kind;
+  // Its file name.
+  const char *name;
+  // The period its publisher states (`"2026Q2"`, `"2026-01-01"`), or `""`.
+  const char *period;
+  // The last day it is known to hold what is in force, `"YYYY-MM-DD"`; NULL for an
+  // input that makes no claim that ages (IP ranges). A sale dated after it that uses
+  // its rates has `LevySummary.stale_table` set.
+  const char *horizon;
+} LevySource;
+
 // A postal address. Every field is a NUL-terminated UTF-8 string or NULL (empty).
 //
 // Thread safety and lifetime: plain data owned by the caller; levy copies what it needs
@@ -529,6 +548,38 @@ enum LevyStatus levy_engine_open_mapped(const char *path, struct LevyEngine **ou
 //
 // `out_engine` must be NULL or valid for writing one pointer.
 enum LevyStatus levy_engine_open_default(struct LevyEngine **out_engine);
+
+// The number of inputs of the engine's table (its manifest), for `levy_engine_source`;
+// 0 for NULL.
+//
+// # Safety
+//
+// `engine` must be NULL or a live engine.
+size_t levy_engine_source_count(const struct LevyEngine *engine);
+
+// Fills `*out` with input `index` (0-based) of the engine's table: its kind, name,
+// period and horizon. Thread-safe.
+//
+// Errors: `LEVY_NULL_ARGUMENT`, `LEVY_INDEX_OUT_OF_RANGE`.
+//
+// # Safety
+//
+// `engine` must be NULL or a live engine; `out` NULL or valid for writing.
+enum LevyStatus levy_engine_source(const struct LevyEngine *engine, size_t index, struct LevySource *out);
+
+// The table's horizon: the input whose horizon comes first among those its
+// jurisdictions' rates are from (after that day some answers have
+// `LevySummary.stale_table`). Writes its index to `*out_index` and the input to `*out`;
+// a table without horizons writes `SIZE_MAX` and an input of NULL strings. Compare its
+// `horizon` with today to warn the operator that the table wants replacing.
+//
+// Errors: `LEVY_NULL_ARGUMENT`. Thread-safe.
+//
+// # Safety
+//
+// `engine` must be NULL or a live engine; `out_index` and `out` NULL or valid for
+// writing.
+enum LevyStatus levy_engine_horizon(const struct LevyEngine *engine, size_t *out_index, struct LevySource *out);
 
 // Frees an engine. NULL is accepted and does nothing. Results made from the engine stay
 // valid. The engine must not be used after this call, by any thread.

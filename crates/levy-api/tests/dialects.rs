@@ -1245,3 +1245,50 @@ fn a_recorded_sale_that_levy_does_not_collect_says_why() {
     assert_eq!(d(&t["totalTax"]), cents("0"));
     assert!(t["messages"].to_string().contains("NOT_REGISTERED"), "{t}");
 }
+
+#[test]
+fn an_avatax_sale_past_the_tables_horizon_says_so_and_one_before_it_is_refused() {
+    let svc = default_service();
+    let order = |date: &str| {
+        json!({
+            "type": "SalesOrder", "companyCode": "DEFAULT", "code": "SO-LA", "date": date,
+            "customerCode": "ABC", "commit": false, "currencyCode": "USD",
+            "addresses": {"SingleLocation": {"line1": "200 N Spring St", "city": "Los Angeles",
+                "region": "CA", "country": "US", "postalCode": "90012"}},
+            "lines": [{"number": "1", "quantity": 1, "amount": 100, "taxCode": "P0000000"}]
+        })
+    };
+    let auth = basic("12345", TEST_KEY);
+    let create = |date: &str| {
+        send(
+            &svc,
+            "POST",
+            "/api/v2/transactions/create",
+            &[("Authorization", &auth)],
+            &order(date),
+        )
+    };
+    // CDTFA's list effective 2026-01-01 (Los Angeles 9.75%: $9.75 on $100) holds its
+    // quarter: on 2026-03-31 no word of age; on 2026-04-01 the same tax and a message
+    // naming the list.
+    let stale = |t: &Value| {
+        t["messages"].as_array().unwrap().iter().any(|m| {
+            m["summary"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("STALE_TABLE: cdtfa")
+        })
+    };
+    let (status, _, t) = create("2026-03-31");
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(d(&t["totalTax"]), cents("9.75"), "{t}");
+    assert!(!stale(&t), "{t}");
+    let (status, _, t) = create("2026-04-01");
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(d(&t["totalTax"]), cents("9.75"), "{t}");
+    assert!(stale(&t), "{t}");
+    // Before California's 7.25% begins in the table (2017-01-01, data/us-states.toml).
+    let (status, _, e) = create("2016-12-31");
+    assert_eq!(status, 400, "{e}");
+    assert!(e.to_string().contains("DATE_BEFORE_TABLE"), "{e}");
+}

@@ -55,6 +55,10 @@ pub struct BuildFlags {
     /// compiled into this levy.
     #[arg(long = "data-dir", value_name = "DIR", conflicts_with = "no_curated")]
     pub data_dir: Option<PathBuf>,
+    /// Sign the table with this secret key (`levy signing-key`): writes OUT.sig beside it,
+    /// for `levy update`.
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<PathBuf>,
 }
 
 /// `levy build`: its flags and the inputs in command-line order (sources are layered in
@@ -201,6 +205,13 @@ pub fn run_build(args: &BuildArgs) -> Result<levy_build::Summary, CliError> {
         args.flags.out.display(),
         report.bytes.len()
     );
+    if let Some(key) = &args.flags.sign {
+        let sig = crate::update::sign(&args.flags.out, key).map_err(|e| CliError::Write {
+            path: args.flags.out.display().to_string(),
+            message: e.to_string(),
+        })?;
+        eprintln!("signed {}", sig.display());
+    }
     Ok(report.summary)
 }
 

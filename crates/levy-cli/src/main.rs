@@ -15,6 +15,7 @@ mod report;
 mod serve;
 mod sync;
 mod taxability;
+mod update;
 
 /// The allocator of the `levy` command.
 #[global_allocator]
@@ -45,6 +46,14 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Compare two tables: rates and boundaries added, removed and changed.
     Diff(build_cmd::DiffArgs),
+    /// Take a new table safely: fetch it and its signature from a folder or an http:// URL,
+    /// check the signature against the publisher's public key, open and verify the table,
+    /// print what it changes, then rename it over the old one (on any failure the old
+    /// table stays as it was).
+    Update(update::UpdateArgs),
+    /// Make a new Ed25519 key for signing tables (`levy build --sign`): writes the secret
+    /// key, prints the public key for `levy update --public-key`.
+    SigningKey(update::SigningKeyArgs),
     /// Print a table's taxability matrix: how each place treats each product, with the
     /// source of every cell.
     Taxability(taxability::TaxabilityArgs),
@@ -101,6 +110,26 @@ struct InfoArgs {
     /// With --ledger: print the report as JSON.
     #[arg(long, requires = "ledger")]
     json: bool,
+}
+
+/// `levy update`: what changed, on stdout; the old table stays on any failure.
+fn run_update(args: &update::UpdateArgs) -> Result<(), String> {
+    let u = update::update(args).map_err(|e| e.to_string())?;
+    println!(
+        "updated {}: {} -> {}",
+        args.table.display(),
+        u.old_hash.as_deref().unwrap_or("(none)"),
+        u.new_hash
+    );
+    const SHOWN: usize = 40;
+    let lines: Vec<&str> = u.diff.lines().collect();
+    for l in lines.iter().take(SHOWN) {
+        println!("  {l}");
+    }
+    if lines.len() > SHOWN {
+        println!("  ... {} more lines of `levy diff`", lines.len() - SHOWN);
+    }
+    Ok(())
 }
 
 fn run_info(args: &InfoArgs) -> Result<(), String> {
@@ -194,6 +223,16 @@ fn main() -> ExitCode {
         Command::Info(args) => run_info(&args),
         Command::Diff(args) => build_cmd::run_diff(&args)
             .map(|out| print!("{out}"))
+            .map_err(|e| e.to_string()),
+        Command::Update(args) => run_update(&args),
+        Command::SigningKey(args) => update::new_signing_key(&args)
+            .map(|public| {
+                println!("{public}");
+                eprintln!(
+                    "wrote the secret key to {}; give the public key above to `levy update --public-key`",
+                    args.out.display()
+                );
+            })
             .map_err(|e| e.to_string()),
         Command::Server(command) => serve::run(command).map_err(|e| e.to_string()),
         Command::Sync(args) => return sync::main(&args),

@@ -78,6 +78,74 @@ impl Deref for EngineTable {
 /// `levy_engine_free`.
 pub struct LevyEngine {
     table: EngineTable,
+    /// The manifest's strings as C strings, made on the first `levy_engine_source`.
+    sources: OnceLock<Box<[SourceStrings]>>,
+}
+
+/// One manifest entry's C strings.
+struct SourceStrings {
+    kind: CString,
+    name: CString,
+    period: CString,
+    horizon: Option<CString>,
+}
+
+/// One input of an engine's table (its manifest entry).
+///
+/// Plain data in the caller's memory, filled by `levy_engine_source` or
+/// `levy_engine_horizon`; its strings point into the engine and stay valid until
+/// `levy_engine_free` (never free them yourself).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LevySource {
+    /// The kind of input: `"zip5"`, `"sst-rates"`, `"cdtfa"`, `"local-rates"`,
+    /// `"curated"`, `"ip-country"`, ...
+    pub kind: *const c_char,
+    /// Its file name.
+    pub name: *const c_char,
+    /// The period its publisher states (`"2026Q2"`, `"2026-01-01"`), or `""`.
+    pub period: *const c_char,
+    /// The last day it is known to hold what is in force, `"YYYY-MM-DD"`; NULL for an
+    /// input that makes no claim that ages (IP ranges). A sale dated after it that uses
+    /// its rates has `LevySummary.stale_table` set.
+    pub horizon: *const c_char,
+}
+
+impl LevyEngine {
+    fn new(table: EngineTable) -> LevyEngine {
+        LevyEngine {
+            table,
+            sources: OnceLock::new(),
+        }
+    }
+
+    fn sources(&self) -> &[SourceStrings] {
+        self.sources.get_or_init(|| {
+            self.table
+                .data()
+                .manifest
+                .iter()
+                .map(|e| SourceStrings {
+                    kind: cstring(e.kind.as_str()),
+                    name: cstring(e.name.as_str()),
+                    period: cstring(e.period.as_str()),
+                    horizon: match e.horizon.to_native() {
+                        i32::MAX => None,
+                        h => Some(cstring(&levy_core::Date(h).to_string())),
+                    },
+                })
+                .collect()
+        })
+    }
+
+    fn source(&self, index: usize) -> Option<LevySource> {
+        self.sources().get(index).map(|s| LevySource {
+            kind: s.kind.as_ptr(),
+            name: s.name.as_ptr(),
+            period: s.period.as_ptr(),
+            horizon: s.horizon.as_ref().map_or(std::ptr::null(), |h| h.as_ptr()),
+        })
+    }
 }
 
 /// A postal address. Every field is a NUL-terminated UTF-8 string or NULL (empty).
@@ -526,9 +594,7 @@ pub unsafe extern "C" fn levy_engine_open(
         // SAFETY: the caller passes NULL or a NUL-terminated string.
         let path = unsafe { str_arg(path, "path") }?;
         let table = AnyTable::open_file(path).map_err(table_error)?;
-        let engine = Box::new(LevyEngine {
-            table: EngineTable::Shared(Arc::new(table)),
-        });
+        let engine = Box::new(LevyEngine::new(EngineTable::Shared(Arc::new(table))));
         // SAFETY: out_engine is non-null and valid for writing, per the contract.
         unsafe { out_engine.write(Box::into_raw(engine)) };
         Ok(())
@@ -562,9 +628,7 @@ pub unsafe extern "C" fn levy_engine_open_mapped(
         // SAFETY: the caller promises the file is replaced, never rewritten (the contract
         // above, which is `open_file_mapped`'s).
         let table = unsafe { AnyTable::open_file_mapped(path) }.map_err(table_error)?;
-        let engine = Box::new(LevyEngine {
-            table: EngineTable::Shared(Arc::new(table)),
-        });
+        let engine = Box::new(LevyEngine::new(EngineTable::Shared(Arc::new(table))));
         // SAFETY: out_engine is non-null and valid for writing, per the contract.
         unsafe { out_engine.write(Box::into_raw(engine)) };
         Ok(())
@@ -584,9 +648,7 @@ pub unsafe extern "C" fn levy_engine_open_mapped(
 pub unsafe extern "C" fn levy_engine_open_default(out_engine: *mut *mut LevyEngine) -> LevyStatus {
     ffi_guard!({
         non_null!(out_engine, "out_engine");
-        let engine = Box::new(LevyEngine {
-            table: default_table()?,
-        });
+        let engine = Box::new(LevyEngine::new(default_table()?));
         // SAFETY: out_engine is non-null and valid for writing, per the contract.
         unsafe { out_engine.write(Box::into_raw(engine)) };
         Ok(())
@@ -596,6 +658,95 @@ pub unsafe extern "C" fn levy_engine_open_default(out_engine: *mut *mut LevyEngi
 /// The embedded default table.
 pub(crate) fn default_table() -> Result<EngineTable, Error> {
     Ok(EngineTable::Static(levy_data::default_table()))
+}
+
+/// The number of inputs of the engine's table (its manifest), for `levy_engine_source`;
+/// 0 for NULL.
+///
+/// # Safety
+///
+/// `engine` must be NULL or a live engine.
+#[no_mangle]
+pub unsafe extern "C" fn levy_engine_source_count(engine: *const LevyEngine) -> usize {
+    ffi_guard!(0 => {
+        if engine.is_null() {
+            return 0;
+        }
+        // SAFETY: non-null and live per the contract.
+        unsafe { &*engine }.table.data().manifest.len()
+    })
+}
+
+/// Fills `*out` with input `index` (0-based) of the engine's table: its kind, name,
+/// period and horizon. Thread-safe.
+///
+/// Errors: `LEVY_NULL_ARGUMENT`, `LEVY_INDEX_OUT_OF_RANGE`.
+///
+/// # Safety
+///
+/// `engine` must be NULL or a live engine; `out` NULL or valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn levy_engine_source(
+    engine: *const LevyEngine,
+    index: usize,
+    out: *mut LevySource,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(engine, "engine");
+        non_null!(out, "out");
+        // SAFETY: non-null and live per the contract.
+        let e = unsafe { &*engine };
+        let len = e.table.data().manifest.len();
+        let source = e
+            .source(index)
+            .ok_or_else(|| index_error("source", index, len))?;
+        // SAFETY: out is non-null and valid for writing, per the contract.
+        unsafe { out.write(source) };
+        Ok(())
+    })
+}
+
+/// The table's horizon: the input whose horizon comes first among those its
+/// jurisdictions' rates are from (after that day some answers have
+/// `LevySummary.stale_table`). Writes its index to `*out_index` and the input to `*out`;
+/// a table without horizons writes `SIZE_MAX` and an input of NULL strings. Compare its
+/// `horizon` with today to warn the operator that the table wants replacing.
+///
+/// Errors: `LEVY_NULL_ARGUMENT`. Thread-safe.
+///
+/// # Safety
+///
+/// `engine` must be NULL or a live engine; `out_index` and `out` NULL or valid for
+/// writing.
+#[no_mangle]
+pub unsafe extern "C" fn levy_engine_horizon(
+    engine: *const LevyEngine,
+    out_index: *mut usize,
+    out: *mut LevySource,
+) -> LevyStatus {
+    ffi_guard!({
+        non_null!(engine, "engine");
+        non_null!(out_index, "out_index");
+        non_null!(out, "out");
+        // SAFETY: non-null and live per the contract.
+        let e = unsafe { &*engine };
+        let none = LevySource {
+            kind: std::ptr::null(),
+            name: std::ptr::null(),
+            period: std::ptr::null(),
+            horizon: std::ptr::null(),
+        };
+        let (index, source) = match e.table.earliest_horizon() {
+            Some((_, i)) => (i as usize, e.source(i as usize).unwrap_or(none)),
+            None => (usize::MAX, none),
+        };
+        // SAFETY: both are non-null and valid for writing, per the contract.
+        unsafe {
+            out_index.write(index);
+            out.write(source);
+        }
+        Ok(())
+    })
 }
 
 /// Frees an engine. NULL is accepted and does nothing. Results made from the engine stay
@@ -1518,9 +1669,7 @@ mod tests {
     #[test]
     fn a_freed_result_lets_go_of_the_table_and_is_refilled() {
         let table = levy_testkit::tennessee::Tennessee::c_abi().table();
-        let engine = LevyEngine {
-            table: EngineTable::Shared(Arc::clone(&table)),
-        };
+        let engine = LevyEngine::new(EngineTable::Shared(Arc::clone(&table)));
         let address = tennessee_address(c"37203");
         let line = hundred_dollars();
         let sale = sale_at(&address, &line, 1_772_323_200);
@@ -1580,9 +1729,7 @@ mod tests {
                 .unwrap();
         }
         let table = levy_testkit::tennessee::open(&b.build(0).unwrap());
-        let engine = LevyEngine {
-            table: EngineTable::Shared(table),
-        };
+        let engine = LevyEngine::new(EngineTable::Shared(table));
         let address = tennessee_address(c"37209");
         let line = hundred_dollars();
         // 2026-02-28T12:00Z and 2026-03-01T12:00Z.

@@ -49,11 +49,13 @@ def test_polars_eager_and_lazy(zip5_table):
 def test_duckdb_udf(zip5_table):
     con = duckdb.connect()
     levy_duckdb.register(con, zip5_table)
+    # Dated in December 2025, the month of the ZIP5 files the table is built from (a later
+    # day is past their horizon: PARTIAL, STALE_TABLE).
     con.execute(
         "CREATE TABLE sales AS SELECT * FROM (VALUES"
-        " (1, 100.00, '90210', NULL, DATE '2026-03-02'),"
-        " (2, 20.00, '38103', 'CLOTHING', DATE '2026-03-02'),"
-        " (3, 5.00, '00000', NULL, DATE '2026-03-02'))"
+        " (1, 100.00, '90210', NULL, DATE '2025-12-15'),"
+        " (2, 20.00, '38103', 'CLOTHING', DATE '2025-12-15'),"
+        " (3, 5.00, '00000', NULL, DATE '2025-12-15'))"
         " AS t(id, amount, zip, category, day)"
     )
     rows = con.execute(

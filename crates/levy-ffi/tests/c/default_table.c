@@ -153,6 +153,30 @@ int main(int argc, char **argv) {
         CHECK(s.stale_table != NULL && contains(s.stale_table, "STALE_TABLE: cdtfa ca-cdtfa-1-1-26.csv"));
         levy_result_free(tr);
     }
+    /* The engine lists its inputs with their horizons; its own horizon is the list's. */
+    size_t n_sources = levy_engine_source_count(engine);
+    CHECK(n_sources > 0);
+    int cdtfa_seen = 0;
+    for (size_t i = 0; i < n_sources; i++) {
+        LevySource src;
+        CHECK_STATUS(levy_engine_source(engine, i, &src), LEVY_OK);
+        if (strcmp(src.kind, "cdtfa") == 0) {
+            CHECK_STR(src.name, "ca-cdtfa-1-1-26.csv");
+            CHECK_STR(src.period, "2026-01-01");
+            CHECK_STR(src.horizon, "2026-03-31");
+            cdtfa_seen = 1;
+        }
+        if (strcmp(src.kind, "ip-country") == 0) CHECK(src.horizon == NULL);
+    }
+    CHECK(cdtfa_seen);
+    LevySource past;
+    CHECK_STATUS(levy_engine_source(engine, n_sources, &past), LEVY_INDEX_OUT_OF_RANGE);
+    size_t first = 0;
+    LevySource earliest;
+    CHECK_STATUS(levy_engine_horizon(engine, &first, &earliest), LEVY_OK);
+    CHECK(first < n_sources);
+    CHECK_STR(earliest.horizon, "2026-03-31");
+    CHECK_STR(earliest.name, "ca-cdtfa-1-1-26.csv");
     LevySale la_two[2];
     la_two[0] = la_sale;
     la_two[1] = la_sale;
