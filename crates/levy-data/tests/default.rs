@@ -79,16 +79,27 @@ fn opens_verifies_and_fits_the_budget() {
         .unwrap()
         .filter(|e| e.as_ref().unwrap().path().extension() == Some("toml".as_ref()))
         .count();
-    let local_rates = kinds.len() - first_local - 7;
+    // After the census file: us-rules.toml's rules over each published input whose rates
+    // they rewrite (Tennessee's local cap over data/local/us/TN.toml's entries: an entry
+    // each, holding no longer than those rates, levy_build::horizon), then us-fees.toml.
+    let zip_county = kinds.iter().position(|k| *k == "zip-county").unwrap();
+    let local_rates = zip_county - first_local - 5;
     assert!(local_rates >= files, "{kinds:?}");
     let mut expected = vec!["usps-zips", "cdtfa", "sst-rates", "sst-rates", "sst-rates"];
     expected.extend(std::iter::repeat_n("local-rates", local_rates));
-    expected.extend(["zip-county", "curated"]);
-    assert_eq!(kinds[first_local..], expected);
-    assert_eq!(
-        t.data().manifest.last().unwrap().name.as_str(),
-        "us-fees.toml"
-    );
+    expected.push("zip-county");
+    assert_eq!(kinds[first_local..=zip_county], expected);
+    let after: Vec<(&str, &str, &str)> = t.data().manifest[zip_county + 1..]
+        .iter()
+        .map(|e| (e.kind.as_str(), e.name.as_str(), e.publication.as_str()))
+        .collect();
+    let (fees, over) = after.split_last().unwrap();
+    assert_eq!(*fees, ("curated", "us-fees.toml", ""));
+    assert!(!over.is_empty());
+    for (kind, name, publication) in over {
+        assert_eq!((*kind, *name), ("curated", "us-rules.toml"));
+        assert_eq!(*publication, "local-rates TN.toml");
+    }
 }
 
 #[test]

@@ -518,12 +518,13 @@ fn newest_published(
 
 /// A copy of the manifest entry `src` (this file) for its rules over the rates of the
 /// published input `published`: they hold no longer than those rates do, so its horizon
-/// is the earlier of the two, and its publication names the input.
+/// is the earlier of the two, and its publication names the input (`zip5
+/// TAXRATES_ZIP5_TN202512.csv`).
 fn over_published(b: &mut TableBuilder, src: u32, published: u32) -> u32 {
     let mut entry = b.sources().get(src as usize).cloned().unwrap_or_default();
     if let Some(p) = b.sources().get(published as usize) {
         entry.horizon = entry.horizon.min(p.horizon);
-        entry.publication = format!("over the rates of {} {}", p.kind, p.name);
+        entry.publication = format!("{} {}", p.kind, p.name);
     }
     b.add_source(entry)
 }

@@ -355,24 +355,21 @@ impl Stale {
     /// The note in words: `STALE_TABLE: cdtfa ca-cdtfa-1-1-26.csv (period 2026-01-01) is in
     /// force to 2026-03-31; rates may have changed since`.
     pub fn describe<D>(&self, table: &crate::Table<D>) -> String {
-        let (kind, name, period, publication) =
-            match table.data().manifest.get(self.source as usize) {
-                Some(e) => (
-                    e.kind.as_str(),
-                    e.name.as_str(),
-                    e.period.as_str(),
-                    e.publication.as_str(),
-                ),
-                None => ("?", "?", "", ""),
-            };
-        let period = match (
-            period.is_empty(),
-            publication.starts_with("over the rates of "),
-        ) {
-            (true, false) => String::new(),
-            (true, true) => format!(" ({publication})"),
-            (false, false) => format!(" (period {period})"),
-            (false, true) => format!(" (period {period}, {publication})"),
+        let Some(e) = table.data().manifest.get(self.source as usize) else {
+            return format!("{}: an input is in force to {}", Stale::NOTE, self.horizon);
+        };
+        let (kind, name) = (e.kind.as_str(), e.name.as_str());
+        let mut notes = Vec::new();
+        if !e.period.is_empty() {
+            notes.push(format!("period {}", e.period.as_str()));
+        }
+        // A curated file's rules over a published input's rates name that input.
+        if kind == "curated" && !e.publication.is_empty() {
+            notes.push(format!("over the rates of {}", e.publication.as_str()));
+        }
+        let period = match notes.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", notes.join(", ")),
         };
         format!(
             "{}: {kind} {name}{period} is in force to {}; rates may have changed since",
