@@ -220,6 +220,7 @@ fn bench_ffi(c: &mut Criterion) {
             total_excluding_tax: 0,
             total_including_tax: 0,
             coverage: ptr::null(),
+            stale_table: false,
         };
         BATCH
     ];

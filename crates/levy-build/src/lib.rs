@@ -31,6 +31,7 @@ pub mod parse;
 pub mod rounding;
 pub mod sourcing;
 pub mod states;
+pub mod update;
 
 pub use compile::{
     add_minimal_taxonomy, build, expand, period_of, BadRow, BuildError, BuildOptions, BuildReport,

@@ -16,7 +16,7 @@
 //! system's tools into a folder and update from it. The signature, not the transport, is
 //! what makes the table safe to take.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -105,21 +105,10 @@ fn io(what: impl std::fmt::Display) -> impl Fn(std::io::Error) -> UpdateError {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use levy_build::update::hex;
 
 fn unhex<const N: usize>(text: &str, what: &str) -> Result<[u8; N], UpdateError> {
-    let t = text.trim();
-    let bad = || UpdateError::Key(format!("{what} must be {} hex digits", 2 * N));
-    if t.len() != 2 * N || !t.is_ascii() {
-        return Err(bad());
-    }
-    let mut out = [0u8; N];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(&t[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
-    }
-    Ok(out)
+    levy_build::update::hex_bytes::<N>(text, what).map_err(UpdateError::Key)
 }
 
 /// Reads at most [`MAX_SMALL`] bytes of a small text file.
@@ -300,50 +289,25 @@ fn http_get(
     )
     .map_err(io(&what))?;
     let mut reader = BufReader::new(stream);
-    let mut head = Vec::new();
-    let mut length: Option<u64> = None;
-    let mut status = String::new();
-    loop {
-        let mut line = String::new();
-        let n = (&mut reader)
-            .take(MAX_SMALL)
-            .read_line(&mut line)
-            .map_err(io(&what))?;
-        head.push(line.clone());
-        if n == 0 || head.len() > 200 {
-            return Err(UpdateError::Io {
-                what,
-                message: "the response ended in its head".into(),
-            });
-        }
-        let line = line.trim_end();
-        if status.is_empty() {
-            status = line.to_string();
-            continue;
-        }
-        if line.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                length = v.trim().parse().ok();
-            } else if k.eq_ignore_ascii_case("transfer-encoding") {
-                return Err(UpdateError::Io {
-                    what,
-                    message:
-                        "a chunked response is not read: serve the file with its Content-Length"
-                            .into(),
-                });
-            }
-        }
-    }
-    if status.split_whitespace().nth(1) != Some("200") {
+    let head =
+        levy_build::update::response_head(&mut reader).map_err(|message| UpdateError::Io {
+            what: what.clone(),
+            message,
+        })?;
+    if head.transfer_encoding {
         return Err(UpdateError::Io {
             what,
-            message: format!("the server answered {status:?}"),
+            message: "a chunked response is not read: serve the file with its Content-Length"
+                .into(),
         });
     }
-    let Some(want) = length else {
+    if head.status != Some(200) {
+        return Err(UpdateError::Io {
+            what,
+            message: format!("the server answered {:?}", head.status_line),
+        });
+    }
+    let Some(want) = head.content_length else {
         return Err(UpdateError::Io {
             what,
             message: "the response has no Content-Length, so a cut download could not be told from a whole one".into(),
@@ -463,16 +427,6 @@ pub fn update(args: &UpdateArgs) -> Result<Updated, UpdateError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hex_round_trips_and_refuses_what_is_not_hex() {
-        let b: [u8; 4] = [0, 1, 0xab, 0xff];
-        assert_eq!(hex(&b), "0001abff");
-        assert_eq!(unhex::<4>("0001ABff\n", "x").unwrap(), b);
-        assert!(unhex::<4>("0001abf", "x").is_err());
-        assert!(unhex::<4>("0001abfg", "x").is_err());
-        assert!(unhex::<2>("éé", "x").is_err());
-    }
 
     #[test]
     fn origins() {
