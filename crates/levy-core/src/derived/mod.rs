@@ -47,6 +47,7 @@ pub(crate) struct Derived {
     /// Each jurisdiction's first day and horizon (see [`spans::Span`]), one slot a
     /// jurisdiction, each filled on its first quote.
     spans: OnceLock<spans::Spans>,
-    /// The earliest of the jurisdictions' horizons, worked out on first use.
-    earliest_horizon: OnceLock<Option<(crate::Date, u32)>>,
+    /// The table's bounds in time (the latest first day of a state, the earliest
+    /// horizon), worked out on the first quote.
+    bounds: OnceLock<spans::Bounds>,
 }

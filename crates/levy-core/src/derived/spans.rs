@@ -24,6 +24,19 @@ pub(crate) struct Span {
     pub(crate) horizon: i32,
     /// The manifest index of the input whose horizon that is (`u32::MAX` when none).
     pub(crate) source: u32,
+    /// Whether it is a state's, a province's or a country's: its first day bounds the
+    /// table's answers in its places.
+    pub(crate) top: bool,
+}
+
+/// A table's bounds in time (see [`Table::bounds`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bounds {
+    /// The latest first day among the state and country jurisdictions: a sale on or after
+    /// it is after every one's.
+    pub(crate) latest_first: Date,
+    /// The earliest horizon, with its input: a sale on or before it is within every one.
+    pub(crate) earliest_horizon: Option<(Date, u32)>,
 }
 
 /// One slot a jurisdiction, filled on its first use.
@@ -50,6 +63,12 @@ impl<D> Table<D> {
             first: i32::MIN,
             horizon: i32::MIN,
             source: u32::MAX,
+            top: self.jurisdiction(id).is_some_and(|x| {
+                matches!(
+                    x.level(),
+                    crate::Level::Country | crate::Level::State | crate::Level::Province
+                )
+            }),
         };
         let usual = self.tax_code(super::usual_rules::GENERAL_MERCHANDISE);
         let has_usual =
@@ -84,14 +103,41 @@ impl<D> Table<D> {
             .map(|s| Date(s.first))
     }
 
+    /// The first day of jurisdiction `id` when it is a state's, a province's or a
+    /// country's ([`Table::first_day`]); `None` otherwise.
+    pub(crate) fn top_first_day(&self, id: JurisdictionId) -> Option<Date> {
+        self.span(id)
+            .filter(|s| s.top && s.first != i32::MIN)
+            .map(|s| Date(s.first))
+    }
+
     /// The table's horizon: the earliest of its jurisdictions' ([`Table::horizon`]), with
     /// the manifest index of its input; `None` when no jurisdiction has one. After it, some
     /// answers of the table are noted `STALE_TABLE`. Worked out once, on first use.
     pub fn earliest_horizon(&self) -> Option<(Date, u32)> {
-        *self.derived.earliest_horizon.get_or_init(|| {
-            (0..self.jurisdiction_count() as u32)
-                .filter_map(|j| self.horizon(JurisdictionId(j)))
-                .min_by_key(|(h, _)| *h)
+        self.bounds().earliest_horizon
+    }
+
+    /// The table's bounds in time, worked out once over every jurisdiction: a sale on a day
+    /// within them needs no jurisdiction's span.
+    pub(crate) fn bounds(&self) -> &Bounds {
+        self.derived.bounds.get_or_init(|| {
+            let mut b = Bounds {
+                latest_first: Date(i32::MIN),
+                earliest_horizon: None,
+            };
+            for j in (0..self.jurisdiction_count() as u32).map(JurisdictionId) {
+                let Some(span) = self.span(j) else { continue };
+                if span.top && span.first != i32::MIN {
+                    b.latest_first = b.latest_first.max(Date(span.first));
+                }
+                if let Some((h, src)) = self.horizon(j) {
+                    if b.earliest_horizon.is_none_or(|(e, _)| h < e) {
+                        b.earliest_horizon = Some((h, src));
+                    }
+                }
+            }
+            b
         })
     }
 

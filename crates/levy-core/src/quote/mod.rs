@@ -51,7 +51,7 @@ use rust_decimal::Decimal;
 
 use crate::calc::{AutomaticTax, Calculation, Customer, Delivery, FeeOutcome, Sale, Stale};
 use crate::date::Date;
-use crate::kinds::{Coverage, Level, PlaceNote, Rounding};
+use crate::kinds::{Coverage, PlaceNote, Rounding};
 use crate::lookup::JurisdictionId;
 use crate::money::Currency;
 use crate::resolve::{Address, IpMode, Location, ResolveError};
@@ -533,12 +533,13 @@ fn within_table<D>(table: &Table<D>, location: &Location, date: Date) -> Result<
     let Some(jset) = location.jset else {
         return Ok(());
     };
+    // The usual sale is after every state's first day: one load.
+    if date >= table.bounds().latest_first {
+        return Ok(());
+    }
     let mut first: Option<(Date, JurisdictionId)> = None;
     for j in table.jset(jset) {
-        let top = table
-            .jurisdiction(j)
-            .is_some_and(|x| matches!(x.level(), Level::Country | Level::State | Level::Province));
-        if let (true, Some(day)) = (top, table.first_day(j)) {
+        if let Some(day) = table.top_first_day(j) {
             if first.is_none_or(|(f, _)| day < f) {
                 first = Some((day, j));
             }
@@ -560,6 +561,15 @@ fn within_table<D>(table: &Table<D>, location: &Location, date: Date) -> Result<
 /// Notes in `calc` the input past its horizon on `date` (the earliest such) among those
 /// that wrote the rules of its jurisdictions, and caps its coverage at `PARTIAL`.
 fn mark_stale<D>(table: &Table<D>, date: Date, calc: &mut Calculation) {
+    // The usual sale is within every input's horizon: one load.
+    if table
+        .bounds()
+        .earliest_horizon
+        .is_none_or(|(h, _)| date <= h)
+    {
+        calc.stale = None;
+        return;
+    }
     let mut stale: Option<Stale> = None;
     for line in &calc.lines {
         for entry in &line.jurisdictions {
