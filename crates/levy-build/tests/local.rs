@@ -675,3 +675,77 @@ fn names_lose_their_control_characters_and_a_long_one_is_refused_naming_its_row(
         "{e}"
     );
 }
+
+/// A ZIP5 file's rows for ZIPs the census puts wholly in counties Tennessee's file holds
+/// every local tax of, as published in the December 2025 file of `../shared/data`: Nashville
+/// without Davidson's transit surcharge, two Anderson County ZIPs at its 2.75%, and 37705,
+/// which lies in Anderson and Union (a county the file does not reach).
+const TN_ZIP5: &str = "State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,EstimatedCityRate,EstimatedSpecialRate,RiskLevel
+TN,37203,NASHVILLE,0.092500,0.070000,0.022500,0.000000,0.000000,0
+TN,37705,NORRIS,0.097500,0.070000,0.027500,0.000000,0.000000,0
+TN,37710,ANDERSON,0.097500,0.070000,0.027500,0.000000,0.000000,0
+TN,37716,NORRIS,0.097500,0.070000,0.027500,0.000000,0.000000,0
+";
+
+#[test]
+fn the_counties_own_rates_replace_a_zip5_estimate_whatever_the_order_and_say_where_they_differ() {
+    let dir = levy_testkit::target_temp_dir!("levy-build-local-zip5");
+    let zip5 = dir.join("TAXRATES_ZIP5_TN202512.csv");
+    std::fs::write(&zip5, TN_ZIP5).unwrap();
+    let first = {
+        let mut inputs = vec![Input::new(InputKind::Zip5, zip5.clone())];
+        inputs.extend(default_inputs());
+        inputs
+    };
+    let last = {
+        let mut inputs = default_inputs();
+        inputs.push(Input::new(InputKind::Zip5, zip5.clone()));
+        inputs
+    };
+    let date = day(2025, 12, 15);
+    for (order, inputs) in [("ZIP5 first", first), ("ZIP5 last", last)] {
+        let report = build_with(inputs).expect("builds");
+        let t = Table::open(report.bytes.clone()).unwrap();
+        // Nashville 37203, in Davidson alone: 7% + Davidson's 2.25% + the 0.5% transit
+        // surcharge from 2025-02-01 (Important Notice #24-11) = 9.75% on $100.00, where the
+        // estimate says 9.25%. The two disagree, so the answer is PARTIAL.
+        let loc = t.resolve(&at("37203", ""), date).unwrap();
+        let (cents, js) = on_100(&t, &loc, date);
+        assert_eq!(cents, Decimal::from(975), "{order}");
+        assert!(js.contains("TN:DAVIDSON TRANSIT"), "{order}: {js:?}");
+        assert_eq!(loc.coverage, Coverage::Partial, "{order}");
+        // 37710 and Norris 37716, in Anderson alone: 7% + 2.75% (the Department's list, Jul
+        // 2006), as the estimate says too: FULL.
+        for zip in ["37710", "37716"] {
+            let loc = t.resolve(&at(zip, ""), date).unwrap();
+            assert_eq!(
+                on_100(&t, &loc, date).0,
+                Decimal::from(975),
+                "{order} {zip}"
+            );
+            let js = on_100(&t, &loc, date).1;
+            assert!(js.contains("47001"), "{order} {zip}: {js:?}");
+            assert_eq!(loc.coverage, Coverage::Full, "{order} {zip}");
+        }
+        // Norris 37705 also lies in Union County, whose rate the build does not hold: the
+        // estimate stands (9.75%, its own county jurisdiction).
+        let loc = t.resolve(&at("37705", ""), date).unwrap();
+        let (cents, js) = on_100(&t, &loc, date);
+        assert_eq!(cents, Decimal::from(975), "{order}");
+        assert!(js.contains("47:COUNTY:NORRIS:0.0275"), "{order}: {js:?}");
+        let s = &report.summary;
+        assert!(
+            s.conflicts
+                .iter()
+                .any(|c| c.kind == levy_build::ConflictKind::ZipReassigned
+                    && c.detail.starts_with("ZIP 37203 TN 2025-12-01..")),
+            "{order}: the replaced estimate is listed"
+        );
+        assert!(
+            s.notes.iter().any(|n| n.contains("1 estimates differed")
+                && n.contains("37203 TN from 2025-12-01: 0.0925 -> 0.0975")),
+            "{order}: {:?}",
+            s.notes
+        );
+    }
+}

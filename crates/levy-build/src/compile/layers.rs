@@ -25,7 +25,6 @@ pub(super) struct Ctx {
     pub(super) pending: Vec<RuleSpec>,
     pub(super) pending_iv: HashMap<RuleKey, Vec<(Date, Date, Decimal)>>,
     pub(super) zip_owner: HashMap<u32, u32>,
-    pub(super) source_kinds: Vec<String>,
     /// IP ranges by start: (end, index into `ip_places`). Places are interned, so millions
     /// of ranges of a city database cost a few words each.
     pub(super) ip4: BTreeMap<u32, (u32, u32)>,
@@ -53,7 +52,6 @@ impl Ctx {
             pending: Vec::new(),
             pending_iv: HashMap::new(),
             zip_owner: HashMap::new(),
-            source_kinds: Vec::new(),
             ip4: BTreeMap::new(),
             ip6: BTreeMap::new(),
             ip_places: Vec::new(),
@@ -162,6 +160,15 @@ impl Ctx {
             file: file.to_string(),
             detail,
         });
+    }
+
+    /// The kind of manifest entry `source` (`zip5`, `local-rates`, ...), read from the
+    /// manifest itself: an input may add more than one entry.
+    pub(super) fn source_kind(&self, source: u32) -> Option<&str> {
+        self.b
+            .sources()
+            .get(source as usize)
+            .map(|s| s.kind.as_str())
     }
 
     pub(super) fn jur_code(&self, j: JurisdictionId) -> String {

@@ -11,7 +11,11 @@
 //!   to what is left). Where the replaced rate differs, that is a [`ConflictKind::RuleReplaced`];
 //! * a ZIP code assigned again gets the later source's jurisdictions
 //!   ([`ConflictKind::ZipReassigned`] when they differ);
-//! * an IP range overlapping an earlier one cuts it ([`ConflictKind::IpRangeReplaced`]).
+//! * an IP range overlapping an earlier one cuts it ([`ConflictKind::IpRangeReplaced`]);
+//! * one exception to order: a ZIP5 file is a vendor's estimate, so where the census puts a
+//!   ZIP wholly in counties a local rates file holds every local tax of, the counties' rates
+//!   replace the estimate whichever came first (`PARTIAL` where the two differ; see
+//!   `local_rates::finish`).
 //!
 //! Within one source, the first rule written for a jurisdiction, code and date wins and a
 //! second one is a [`ConflictKind::DuplicateRule`]. Every conflict is listed in the
@@ -130,7 +134,6 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, BuildError> {
         }
         None => None,
     };
-    ctx.source_kinds = ctx.b.sources().iter().map(|s| s.kind.clone()).collect();
     add_minimal_taxonomy(&mut ctx.b)?;
     if opts.usps_zips {
         usps_zips::usps_zips(&mut ctx)?;
@@ -303,7 +306,6 @@ fn ingest(ctx: &mut Ctx, kind: InputKind, path: &Path) -> Result<(), BuildError>
             None => i32::MAX,
         },
     });
-    ctx.source_kinds.push(kind.as_str().to_string());
     let from = period.map(|p| p.1);
     let display = path.display().to_string();
     let io = |e| io_err(path, e);

@@ -25,7 +25,6 @@ pub(super) fn usps_zips(ctx: &mut Ctx) -> Result<(), BuildError> {
         publication: String::new(),
         horizon: i32::MAX,
     });
-    ctx.source_kinds.push("usps-zips".into());
     let (mut read, mut skipped) = (0u64, 0u64);
     let mut cities: BTreeMap<String, BTreeMap<String, (u32, u32)>> = BTreeMap::new();
     for z in zipcodes::database() {

@@ -236,8 +236,8 @@ fn in_two_states(
     let owner_kind = ctx
         .zip_owner
         .get(&row.zip)
-        .and_then(|&s| ctx.source_kinds.get(s as usize));
-    if old.state == row.state || owner_kind.map(String::as_str) != Some(InputKind::Zip5.as_str()) {
+        .and_then(|&s| ctx.source_kind(s));
+    if old.state == row.state || owner_kind != Some(InputKind::Zip5.as_str()) {
         return Ok(false);
     }
     let usps = ctx.usps.get_or_insert_with(usps_index);

@@ -32,7 +32,10 @@ use super::local_rates::{common_districts, local_schedule};
 /// Each on every day but those an earlier source placed the ZIP `FULL` (with every tax: a
 /// ZIP5 file from its month on), which keep that placement; so the order of a ZIP5 file and
 /// this one does not change the table. Counties of states whose rates are not loaded are
-/// skipped. Each ZIP's counties are kept for the cities of the local rates files.
+/// skipped. Each ZIP's counties are kept for the cities of the local rates files, and a ZIP
+/// placed `FULL` by the `complete` counties of a local rates file is kept too: once every
+/// input is read, that placement replaces a ZIP5 file's estimate of the ZIP (see
+/// [`super::local_rates::finish`]).
 pub(super) fn zip_county(
     ctx: &mut Ctx,
     parsed: Parsed<parse::ZipCountyRow>,
@@ -81,6 +84,13 @@ pub(super) fn zip_county(
         let (kept_full, placed) = place(ctx, zip, &state, &placement, source, file)?;
         report.kept_full += usize::from(kept_full);
         report.placed += usize::from(placed);
+        if placement.coverage == Coverage::Full && placement.note == PlaceNote::None {
+            let mut js = vec![ctx.state(&state)?];
+            js.extend(&placement.local);
+            ctx.local
+                .complete_zips
+                .insert(zip, (state.clone(), js, source));
+        }
         ctx.local.zip_counties.insert(zip, (state, counties));
     }
     ctx.summary.notes.push(report.note(file));
