@@ -12,7 +12,6 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::Ctx;
 use crate::read::{positive, Input, VALIDITY_SECONDS};
 use crate::render::{self, LineKind, Num};
 use crate::store::{
@@ -176,7 +175,7 @@ pub(crate) struct Calculated {
     /// The record (not stored).
     pub(crate) record: CalculationRecord,
     /// `Levy-Coverage`: whether the answer holds the location's local taxes.
-    pub(crate) coverage: &'static str,
+    pub(crate) coverage: levy_core::Coverage,
     /// `Levy-Rounding`: the rounding applied.
     pub(crate) rounding: &'static str,
     /// `Levy-Sourcing`: the sourcing rule applied.
@@ -191,17 +190,47 @@ pub(crate) struct Calculated {
 }
 
 impl Calculated {
-    /// Sets the levy headers of the answer (beside the interface's body, which stays as
+    /// The levy headers of the answer (beside the interface's body, which stays as
     /// specified).
-    pub(crate) fn set_headers(&self, ctx: &Ctx<'_>) {
-        ctx.set_header(crate::COVERAGE_HEADER, self.coverage);
-        ctx.set_header(crate::ROUNDING_HEADER, self.rounding);
-        ctx.set_header(crate::SOURCING_HEADER, self.sourcing);
-        ctx.set_header(crate::TAXABILITY_HEADER, &self.taxability);
-        ctx.set_header(crate::PLACE_HEADER, self.place);
-        if let Some(stale) = &self.stale {
-            ctx.set_header(crate::STALE_HEADER, stale);
+    pub(crate) fn headers(&self) -> crate::handler::Headers {
+        self.headers_of(self.coverage, &self.taxability, self.stale.as_deref())
+    }
+
+    /// This calculation's headers with the coverage, taxability and stale input given.
+    fn headers_of(
+        &self,
+        coverage: levy_core::Coverage,
+        taxability: &str,
+        stale: Option<&str>,
+    ) -> crate::handler::Headers {
+        let mut h: crate::handler::Headers = vec![
+            (crate::COVERAGE_HEADER.into(), coverage.as_str().into()),
+            (crate::ROUNDING_HEADER.into(), self.rounding.into()),
+            (crate::SOURCING_HEADER.into(), self.sourcing.into()),
+            (crate::TAXABILITY_HEADER.into(), taxability.into()),
+            (crate::PLACE_HEADER.into(), self.place.into()),
+        ];
+        if let Some(stale) = stale {
+            h.push((crate::STALE_HEADER.into(), stale.into()));
         }
+        h
+    }
+
+    /// The levy headers of an answer made of this calculation and `other`, of the same
+    /// sale (a platform calculation's order and its fee lines): the lesser coverage, what
+    /// either's matrix does not know, the first stale input of either; the rounding,
+    /// sourcing and place are this one's (the sale's, the same for both).
+    pub(crate) fn headers_with(&self, other: &Calculated) -> crate::handler::Headers {
+        let taxability = match (&*self.taxability, &*other.taxability) {
+            (a, "KNOWN") => std::borrow::Cow::Borrowed(a),
+            ("KNOWN", b) => std::borrow::Cow::Borrowed(b),
+            (a, b) => std::borrow::Cow::Owned(format!(
+                "{a}, {}",
+                b.strip_prefix("UNKNOWN; ").unwrap_or(b)
+            )),
+        };
+        let stale = self.stale.as_deref().or(other.stale.as_deref());
+        self.headers_of(self.coverage.min(other.coverage), &taxability, stale)
     }
 }
 
@@ -701,7 +730,7 @@ fn record(
 /// sourcing of the calculation, what the matrix did not know, and which place of a ZIP
 /// code decided.
 struct Notes {
-    coverage: &'static str,
+    coverage: levy_core::Coverage,
     rounding: &'static str,
     sourcing: &'static str,
     taxability: std::borrow::Cow<'static, str>,
@@ -713,7 +742,7 @@ impl Notes {
     fn of(table: &AnyTable, quoted: &Quoted<'_>, date: Date) -> Notes {
         let calc = quoted.calculation;
         Notes {
-            coverage: calc.coverage.as_str(),
+            coverage: calc.coverage,
             rounding: calc.rounding.as_str(),
             sourcing: match quoted.origin_error {
                 Some(_) => "DESTINATION; origin-unresolved",

@@ -1,6 +1,7 @@
-//! What a route's handler sees ([`Ctx`]: the service, the request, its version, key scope,
-//! parameters, and the headers and commit it leaves for the answer) and answers with
-//! ([`Reply`]); the router ([`crate::router`]) finds the handler and renders its answer.
+//! What a route's handler sees ([`Ctx`]: the service, the request, its version, key scope
+//! and parameters) and answers with ([`Reply`]: the body, the headers beside it and the
+//! commit it must wait for); the router ([`crate::router`]) finds the handler and renders
+//! its answer.
 
 use serde_json::Value;
 
@@ -20,38 +21,15 @@ pub(crate) struct Ctx<'a> {
     pub params: Vec<String>,
     /// Query parameters, percent-decoded.
     pub query: Vec<(String, String)>,
-    /// Response headers a handler adds beside its body (levy's own, such as
-    /// `Levy-Coverage`); sent on success only.
-    pub headers: std::cell::RefCell<Vec<(String, String)>>,
     /// Whether the caller awaits a write's commit itself ([`Service::answer`]) rather
-    /// than have the handler wait for it in place.
+    /// than have the handler wait for it in place ([`Reply::after`]).
     pub defer: bool,
-    /// The write the response must not be sent before, when `defer` is set.
-    pub commit: std::cell::RefCell<Option<Commit>>,
     /// The request's idempotency key, until a write keeps its answer under it
     /// ([`crate::idempotency::make`]); one left after a success is kept by the router.
     pub key: std::cell::RefCell<Option<crate::idempotency::Claim>>,
 }
 
 impl Ctx<'_> {
-    /// Sets a response header, replacing an earlier value of the same name.
-    pub fn set_header(&self, name: &str, value: &str) {
-        let mut h = self.headers.borrow_mut();
-        h.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
-        h.push((name.to_string(), value.to_string()));
-    }
-
-    /// Lets the response go once `commit` resolves: waits for it here, or, when the caller
-    /// awaits commits itself, hands it over.
-    pub fn after_commit(&self, commit: Commit) -> Result<(), ApiError> {
-        if self.defer {
-            *self.commit.borrow_mut() = Some(commit);
-            Ok(())
-        } else {
-            commit.wait().map_err(ApiError::from)
-        }
-    }
-
     /// Whether the request is in test mode.
     pub fn testmode(&self) -> bool {
         !self.scope.live
@@ -93,8 +71,23 @@ impl Ctx<'_> {
     }
 }
 
-/// What a handler answers with on success.
-pub(crate) enum Reply {
+/// Response headers beside a body: name and value, in order.
+pub(crate) type Headers = Vec<(String, String)>;
+
+/// What a handler answers with on success: its body, the headers beside it (levy's own,
+/// such as `Levy-Coverage`) and, when the caller awaits commits itself, the write the
+/// response must not be sent before.
+pub(crate) struct Reply {
+    /// The body.
+    pub body: Body,
+    /// Headers beside the body, sent on success only.
+    pub headers: Headers,
+    /// The write the response waits for, when the request's `defer` is set.
+    pub commit: Option<Commit>,
+}
+
+/// A reply's body.
+pub(crate) enum Body {
     /// A JSON tree, written as it is.
     Tree(Value),
     /// A JSON document already written (a calculation, written straight from its view
@@ -104,17 +97,103 @@ pub(crate) enum Reply {
     Csv(Vec<u8>),
 }
 
+impl From<Body> for Reply {
+    fn from(body: Body) -> Reply {
+        Reply {
+            body,
+            headers: Vec::new(),
+            commit: None,
+        }
+    }
+}
+
 impl Reply {
+    /// A reply of a JSON tree.
+    pub(crate) fn tree(tree: Value) -> Reply {
+        Body::Tree(tree).into()
+    }
+
+    /// A reply of a CSV document.
+    pub(crate) fn csv(bytes: Vec<u8>) -> Reply {
+        Body::Csv(bytes).into()
+    }
+
     /// A reply written from `view` now.
     pub(crate) fn json(view: &impl serde::Serialize) -> Result<Reply, ApiError> {
         // Room for a one-line calculation (about 1 KB) from the start, where an empty
         // vector would grow three times on the way.
         let mut out = Vec::with_capacity(2048);
         serde_json::to_writer(&mut out, view)
-            .map(|()| Reply::Json(out))
+            .map(|()| Body::Json(out).into())
             .map_err(|e| ApiError::of(ErrorKind::InternalError, format!("rendering failed: {e}")))
+    }
+
+    /// The reply with `headers` beside its body, each replacing a header of the same name
+    /// it had.
+    pub(crate) fn with_headers(mut self, headers: Headers) -> Reply {
+        for (name, value) in headers {
+            self.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&name));
+            self.headers.push((name, value));
+        }
+        self
+    }
+
+    /// The reply once `commit` resolves: waited for here, or, when the caller awaits
+    /// commits itself (`ctx.defer`), carried with the reply.
+    pub(crate) fn after(mut self, ctx: &Ctx<'_>, commit: Commit) -> Result<Reply, ApiError> {
+        if ctx.defer {
+            self.commit = Some(commit);
+        } else {
+            commit.wait().map_err(ApiError::from)?;
+        }
+        Ok(self)
     }
 }
 
 /// A route's handler: what it sees, what it answers.
 pub(crate) type Handler = fn(&Ctx<'_>) -> Result<Reply, ApiError>;
+
+/// One route: its method, path pattern (`{}` is a parameter) and handler, the first API
+/// version it exists in, and whether its write hands its commit over rather than blocks.
+#[derive(Clone, Copy)]
+pub(crate) struct Route {
+    pub method: &'static str,
+    pub pattern: &'static str,
+    pub handler: Handler,
+    /// In an earlier version the route answers `404 NOT_FOUND`, as a path that does not
+    /// exist.
+    pub since: ApiVersion,
+    /// Whether [`crate::Service::answer`] hands the route's write over to be awaited
+    /// ([`crate::Answer::finish`]) instead of the handler waiting for its commit in place
+    /// ([`Reply::after`]): the calculations.
+    pub deferred: bool,
+}
+
+/// A route of every version whose writes, if any, block on their commit.
+pub(crate) const fn route(method: &'static str, pattern: &'static str, handler: Handler) -> Route {
+    Route {
+        method,
+        pattern,
+        handler,
+        since: ApiVersion::V2024_09_01,
+        deferred: false,
+    }
+}
+
+impl Route {
+    /// The route from API version `version` on.
+    pub(crate) const fn since(self, version: ApiVersion) -> Route {
+        Route {
+            since: version,
+            ..self
+        }
+    }
+
+    /// The route, whose write hands its commit over.
+    pub(crate) const fn deferred(self) -> Route {
+        Route {
+            deferred: true,
+            ..self
+        }
+    }
+}

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::{Ctx, Reply};
+use crate::handler::{Body, Ctx, Headers, Reply};
 use crate::keys::Scope;
 use crate::service::Service;
 use crate::store::{Answered, Keep, KeptAnswer, KeptCount, Made, Quote, StoreError, Write};
@@ -305,18 +305,23 @@ impl Keys {
     }
 }
 
-/// The answer a handler made, for keeping: its body as text, the headers it set.
-fn answered(reply: Reply, headers: Vec<(String, String)>) -> Result<Answered, String> {
-    let body = match reply {
-        Reply::Tree(tree) => serde_json::to_string(&tree).map_err(|e| e.to_string())?,
-        Reply::Json(bytes) => String::from_utf8(bytes).map_err(|e| e.to_string())?,
-        Reply::Csv(_) => return Err("a CSV answer is not kept under a key".to_string()),
+/// The answer a handler made, for keeping: its body as text, the headers beside it.
+fn answered(reply: Reply) -> Result<Answered, String> {
+    let body = match reply.body {
+        Body::Tree(tree) => serde_json::to_string(&tree).map_err(|e| e.to_string())?,
+        Body::Json(bytes) => String::from_utf8(bytes).map_err(|e| e.to_string())?,
+        Body::Csv(_) => return Err("a CSV answer is not kept under a key".to_string()),
     };
     Ok(Answered {
         status: 200,
-        headers,
+        headers: reply.headers,
         body,
     })
+}
+
+/// The reply of an answer kept under a key: its body, with the headers kept beside it.
+fn kept_reply(kept: KeptAnswer) -> Reply {
+    Reply::from(Body::Json(kept.body.into_bytes())).with_headers(kept.headers)
 }
 
 /// Makes a handler's `write` and answers with what `render` makes of it. Under an
@@ -328,22 +333,31 @@ pub(crate) fn make(
     write: Write,
     render: impl FnOnce(&Made) -> Option<Value> + Send + 'static,
 ) -> Result<Reply, StoreError> {
+    make_with(ctx, write, Vec::new(), render)
+}
+
+/// As [`make`], the answer with `headers` beside its body (kept with it under a key).
+pub(crate) fn make_with(
+    ctx: &Ctx<'_>,
+    write: Write,
+    headers: Headers,
+    render: impl FnOnce(&Made) -> Option<Value> + Send + 'static,
+) -> Result<Reply, StoreError> {
     let unexpected = || "the ledger's write made another record than its answer names";
     let store = &ctx.service.store;
     let Some(claim) = ctx.key.borrow_mut().take() else {
         let (made, _) = store.make(ctx.scope, write, None)?;
         return render(&made)
-            .map(Reply::Tree)
+            .map(|tree| Reply::tree(tree).with_headers(headers))
             .ok_or_else(|| StoreError::Internal(unexpected().into()));
     };
-    let headers = ctx.headers.borrow().clone();
     let keep = Keep {
         key: claim.key.clone(),
         request: claim.request.clone(),
         at: crate::clock::now(),
         render: Box::new(move |made| {
             let tree = render(made).ok_or_else(|| unexpected().to_string())?;
-            answered(Reply::Tree(tree), headers)
+            answered(Reply::tree(tree).with_headers(headers))
         }),
     };
     let (_, kept) = store.make(ctx.scope, write, Some(keep)).inspect_err(|_| {
@@ -353,7 +367,7 @@ pub(crate) fn make(
     })?;
     let kept = kept.ok_or_else(|| StoreError::Internal("no answer was kept".into()))?;
     ctx.service.kept.counted(ctx.scope, &kept);
-    Ok(Reply::Json(kept.body.into_bytes()))
+    Ok(kept_reply(kept))
 }
 
 /// Makes a handler's `write` of a record it made itself, answered with `view`, the
@@ -362,9 +376,19 @@ pub(crate) fn store(ctx: &Ctx<'_>, write: Write, view: Value) -> Result<Reply, S
     make(ctx, write, move |_| Some(view))
 }
 
+/// As [`store`], the answer with `headers` beside its body.
+pub(crate) fn store_with(
+    ctx: &Ctx<'_>,
+    write: Write,
+    view: Value,
+    headers: Headers,
+) -> Result<Reply, StoreError> {
+    make_with(ctx, write, headers, move |_| Some(view))
+}
+
 /// Stores a calculation (or platform calculation) without waiting, answered with `reply`
-/// (and the headers the handler set): under an idempotency key, the answer is kept in the
-/// same commit. The commit is the handler's to wait for ([`Ctx::after_commit`]).
+/// (its body and headers): under an idempotency key, the answer is kept in the same
+/// commit. The commit is the handler's to wait for ([`Reply::after`]).
 pub(crate) fn submit(
     ctx: &Ctx<'_>,
     quote: Quote<'_>,
@@ -378,17 +402,16 @@ pub(crate) fn submit(
         };
         return Ok((commit, reply));
     };
-    let headers = ctx.headers.borrow().clone();
     let kept = Keep {
         key: claim.key,
         request: claim.request,
         at: crate::clock::now(),
-        render: Box::new(move |_| answered(reply, headers)),
+        render: Box::new(move |_| answered(reply)),
     }
     .answer(&Made::Stored)?;
     let commit = store.submit_kept(ctx.scope, quote, &kept)?;
     ctx.service.kept.counted(ctx.scope, &kept);
-    Ok((commit, Reply::Json(kept.body.into_bytes())))
+    Ok((commit, kept_reply(kept)))
 }
 
 /// Keeps `response`, a success the handler made with writes of their own (a sync batch),

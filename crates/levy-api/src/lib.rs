@@ -54,6 +54,7 @@ mod calculate;
 pub mod clock;
 mod dialects;
 mod error;
+mod front;
 mod handler;
 mod idempotency;
 mod ids;
@@ -77,6 +78,7 @@ mod version;
 
 pub use calculate::{NOT_REGISTERED_NOTE, NO_COLLECTION_RATE_TYPE};
 pub use error::{ApiError, ErrorKind};
+pub use front::{body_too_large, Answer};
 pub use idempotency::{KeyLimits, IDEMPOTENCY_KEY_HEADER, MAX_KEY_CHARS, REPLAYED_HEADER};
 pub use import::{import_certificates, ImportReport, ImportedItem};
 pub use import_file::{import_file, ImportFile};
@@ -96,7 +98,7 @@ pub use resources::reports::{
     csv as liability_csv, period as liability_period, render as liability_json, Layout, SST_MEMBERS,
 };
 pub use router::{error_response, error_response_at};
-pub use service::{Answer, Service, ServiceConfig, TableSource, DEFAULT_BODY_LIMIT};
+pub use service::{Service, ServiceConfig, TableSource, DEFAULT_BODY_LIMIT};
 pub use store::rules as ledger;
 pub use store::Commit;
 pub use store::NexusTotal;

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::dialects::Dialect;
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::{Ctx, Handler, Reply};
+use crate::handler::{route, Body, Ctx, Reply, Route};
 use crate::idempotency::Before;
 use crate::keys::Scope;
 use crate::resources::{
@@ -18,64 +18,95 @@ use crate::{render, ApiVersion, Request, Response};
 /// A handler that answers with a [`Value`], as a [`Handler`].
 macro_rules! tree {
     ($handler:path) => {
-        |ctx: &Ctx<'_>| $handler(ctx).map(Reply::Tree)
+        |ctx: &Ctx<'_>| $handler(ctx).map(Reply::tree)
     };
 }
 
-/// Method, path pattern (`{}` is a parameter), handler.
-const ROUTES: &[(&str, &str, Handler)] = &[
-    ("GET", "/tax/ping", tree!(ping::get)),
-    ("POST", "/tax/customers", customers::create),
-    ("GET", "/tax/customers/{}", tree!(customers::get)),
-    ("DELETE", "/tax/customers/{}", tree!(customers::delete)),
-    ("POST", "/tax/products", products::create),
-    ("GET", "/tax/products", tree!(products::list)),
-    ("GET", "/tax/products/{}", tree!(products::get)),
-    ("DELETE", "/tax/products/{}", tree!(products::delete)),
-    ("POST", "/tax/calculations", calculations::create),
-    ("POST", "/tax/transactions", transactions::create),
-    ("GET", "/tax/transactions/{}", tree!(transactions::get)),
-    (
+/// Every route of the interface, in every version (see [`Route`]).
+const ROUTES: &[Route] = &[
+    route("GET", "/tax/ping", tree!(ping::get)),
+    route("POST", "/tax/customers", customers::create),
+    route("GET", "/tax/customers/{}", tree!(customers::get)),
+    route("DELETE", "/tax/customers/{}", tree!(customers::delete)),
+    route("POST", "/tax/products", products::create),
+    route("GET", "/tax/products", tree!(products::list)),
+    route("GET", "/tax/products/{}", tree!(products::get)),
+    route("DELETE", "/tax/products/{}", tree!(products::delete)),
+    route("POST", "/tax/calculations", calculations::create).deferred(),
+    route("POST", "/tax/transactions", transactions::create),
+    route("GET", "/tax/transactions/{}", tree!(transactions::get)),
+    route(
         "DELETE",
         "/tax/transactions/{}",
         tree!(transactions::delete),
     ),
-    ("GET", "/tax/transactions/{}/refunds", tree!(refunds::list)),
-    ("POST", "/tax/refunds", refunds::create),
-    ("POST", "/tax/refund_reversals", refunds::reverse),
+    route("GET", "/tax/transactions/{}/refunds", tree!(refunds::list)),
+    route("POST", "/tax/refunds", refunds::create),
+    route("POST", "/tax/refund_reversals", refunds::reverse),
     // levy extension: a till's offline records (`levy sync`).
-    ("POST", "/tax/sync", tree!(sync::create)),
+    route("POST", "/tax/sync", tree!(sync::create)),
     // levy extension: where the account is registered to collect.
-    ("POST", "/tax/registrations", registrations::create),
-    ("GET", "/tax/registrations", tree!(registrations::list)),
-    ("GET", "/tax/registrations/{}", tree!(registrations::get)),
-    (
+    route("POST", "/tax/registrations", registrations::create),
+    route("GET", "/tax/registrations", tree!(registrations::list)),
+    route("GET", "/tax/registrations/{}", tree!(registrations::get)),
+    route(
         "POST",
         "/tax/registrations/{}/expire",
         registrations::expire,
     ),
     // levy extension: what a period owes, per jurisdiction.
-    ("GET", "/tax/reports/liability", reports::liability),
+    route("GET", "/tax/reports/liability", reports::liability),
     // levy extension: economic nexus, per state.
-    ("GET", "/tax/nexus", tree!(nexus::get)),
+    route("GET", "/tax/nexus", tree!(nexus::get)),
+    route("POST", "/tax/merchants", merchants::create).since(ApiVersion::V2026_01_01),
+    route("GET", "/tax/merchants", tree!(merchants::list)).since(ApiVersion::V2026_01_01),
+    route("GET", "/tax/merchants/{}", tree!(merchants::get)).since(ApiVersion::V2026_01_01),
+    route("POST", "/tax/merchants/{}", merchants::update).since(ApiVersion::V2026_01_01),
+    route("DELETE", "/tax/merchants/{}", tree!(merchants::delete)).since(ApiVersion::V2026_01_01),
+    route("POST", "/tax/platform/calculations", platform::calculate)
+        .since(ApiVersion::V2026_01_01)
+        .deferred(),
+    route("POST", "/tax/platform/transactions", platform::transact).since(ApiVersion::V2026_01_01),
+    route(
+        "GET",
+        "/tax/certificate-requests",
+        tree!(certificates::list_requests),
+    )
+    .since(ApiVersion::V2026_03_01),
+    route(
+        "GET",
+        "/tax/certificate-requests/{}",
+        tree!(certificates::get_request),
+    )
+    .since(ApiVersion::V2026_03_01),
+    route(
+        "DELETE",
+        "/tax/certificate-requests/{}",
+        tree!(certificates::cancel_request),
+    )
+    .since(ApiVersion::V2026_03_01),
+    route("GET", "/tax/certificates", tree!(certificates::list)).since(ApiVersion::V2026_03_01),
+    route("GET", "/tax/certificates/{}", tree!(certificates::get)).since(ApiVersion::V2026_03_01),
 ];
 
-/// The routes whose write [`Service::answer`] hands over to be awaited
-/// ([`crate::Answer::finish`]) instead of waiting for its commit in place: the handlers
-/// that call [`Ctx::after_commit`].
-const DEFERRED_ROUTES: &[(&str, &str)] = &[
-    ("POST", "/tax/calculations"),
-    ("POST", "/tax/platform/calculations"),
-];
+/// The routes a path is answered by: the dialects' for a dialect's path, else the
+/// interface's.
+fn routes_of(dialect: Option<Dialect>) -> &'static [Route] {
+    match dialect {
+        Some(_) => crate::dialects::ROUTES,
+        None => ROUTES,
+    }
+}
 
 /// Whether answering `method` `path` may block the calling thread until a ledger write is
 /// flushed, even through [`Service::answer`], whatever the body: every write but those of
-/// [`DEFERRED_ROUTES`]. Reads (`GET`) write nothing. A path that is none of the
+/// the [`Route::deferred`] routes. Reads (`GET`) write nothing. A path that is none of the
 /// interface's writes nothing either, but only the routes above are known not to block.
 fn route_blocks(method: &str, path: &str) -> bool {
     method != "GET"
-        && !DEFERRED_ROUTES.contains(&(method, path))
-        && !crate::dialects::DEFERRED_ROUTES.contains(&(method, path))
+        && !routes_of(crate::dialects::of_path(path))
+            .iter()
+            .any(|r| r.deferred && r.method == method && match_path(r.pattern, path).is_some())
 }
 
 /// Whether answering `req` may block the calling thread until a ledger write is flushed,
@@ -90,83 +121,6 @@ pub(crate) fn blocks_on_commit(req: &Request) -> bool {
     }
     route_blocks(&req.method, &req.path)
 }
-
-/// Routes that exist from an API version on: method, pattern, handler, first version. In
-/// an earlier version they answer `404 NOT_FOUND`, as a path that does not exist.
-const VERSIONED_ROUTES: &[(&str, &str, Handler, ApiVersion)] = &[
-    (
-        "POST",
-        "/tax/merchants",
-        merchants::create,
-        ApiVersion::V2026_01_01,
-    ),
-    (
-        "GET",
-        "/tax/merchants",
-        tree!(merchants::list),
-        ApiVersion::V2026_01_01,
-    ),
-    (
-        "GET",
-        "/tax/merchants/{}",
-        tree!(merchants::get),
-        ApiVersion::V2026_01_01,
-    ),
-    (
-        "POST",
-        "/tax/merchants/{}",
-        merchants::update,
-        ApiVersion::V2026_01_01,
-    ),
-    (
-        "DELETE",
-        "/tax/merchants/{}",
-        tree!(merchants::delete),
-        ApiVersion::V2026_01_01,
-    ),
-    (
-        "POST",
-        "/tax/platform/calculations",
-        platform::calculate,
-        ApiVersion::V2026_01_01,
-    ),
-    (
-        "POST",
-        "/tax/platform/transactions",
-        platform::transact,
-        ApiVersion::V2026_01_01,
-    ),
-    (
-        "GET",
-        "/tax/certificate-requests",
-        tree!(certificates::list_requests),
-        ApiVersion::V2026_03_01,
-    ),
-    (
-        "GET",
-        "/tax/certificate-requests/{}",
-        tree!(certificates::get_request),
-        ApiVersion::V2026_03_01,
-    ),
-    (
-        "DELETE",
-        "/tax/certificate-requests/{}",
-        tree!(certificates::cancel_request),
-        ApiVersion::V2026_03_01,
-    ),
-    (
-        "GET",
-        "/tax/certificates",
-        tree!(certificates::list),
-        ApiVersion::V2026_03_01,
-    ),
-    (
-        "GET",
-        "/tax/certificates/{}",
-        tree!(certificates::get),
-        ApiVersion::V2026_03_01,
-    ),
-];
 
 /// The certificate document path: answered without an API key, authorized by the
 /// signature of its pre-signed URL.
@@ -448,12 +402,17 @@ fn answer(
         Ok(Before::Route(keyed)) => keyed.unzip(),
         Err(e) => return error_for(&e, version, dialect, id),
     };
-    match route(service, req, (version, dialect, scope), defer, claim) {
-        Ok((body, headers, commit, claim)) => {
+    match run_route(service, req, (version, dialect, scope), defer, claim) {
+        Ok((reply, claim)) => {
+            let Reply {
+                body,
+                headers,
+                commit,
+            } = reply;
             let mut r = match body {
-                Reply::Tree(tree) => json_response(200, &tree),
-                Reply::Json(bytes) => json_bytes_response(200, bytes),
-                Reply::Csv(bytes) => Response {
+                Body::Tree(tree) => json_response(200, &tree),
+                Body::Json(bytes) => json_bytes_response(200, bytes),
+                Body::Csv(bytes) => Response {
                     status: 200,
                     headers: vec![("Content-Type".into(), "text/csv; charset=utf-8".into())],
                     body: bytes,
@@ -527,16 +486,11 @@ fn authenticate(
         .ok_or_else(|| ApiError::of(ErrorKind::Unauthorized, "the API key is not valid"))
 }
 
-/// A handler's body, the headers it set, the commit it left to the caller, and the
-/// request's idempotency key when no write of the handler kept the answer under it.
-type Routed = (
-    Reply,
-    Vec<(String, String)>,
-    Option<Commit>,
-    Option<crate::idempotency::Claim>,
-);
+/// A handler's reply, and the request's idempotency key when no write of the handler kept
+/// the answer under it.
+type Routed = (Reply, Option<crate::idempotency::Claim>);
 
-fn route(
+fn run_route(
     service: &Service,
     req: &Request,
     (version, dialect, scope): (ApiVersion, Option<Dialect>, &Scope),
@@ -544,34 +498,22 @@ fn route(
     mut key: Option<crate::idempotency::Claim>,
 ) -> Result<Routed, ApiError> {
     if req.body.len() > service.body_limit {
-        return Err(ApiError::of(
-            ErrorKind::RequestTooLarge,
-            format!(
-                "the request body is larger than {} bytes",
-                service.body_limit
-            ),
-        ));
+        let message = crate::body_too_large(service.body_limit);
+        return Err(ApiError::of(ErrorKind::RequestTooLarge, message));
     }
     let mut allowed = Vec::new();
     let mut later: Option<ApiVersion> = None;
     // Methods of this path that exist only in later versions.
     let mut later_methods = Vec::new();
     // A dialect's path is answered by the dialects' routes only, the interface's by its own.
-    let own: &[(&str, &str, Handler)] = if dialect.is_some() {
-        crate::dialects::ROUTES
-    } else {
-        ROUTES
-    };
-    let versioned: &[(&str, &str, Handler, ApiVersion)] = if dialect.is_some() {
-        &[]
-    } else {
-        VERSIONED_ROUTES
-    };
-    let routes = own
-        .iter()
-        .map(|&(m, p, h)| (m, p, h, ApiVersion::V2024_09_01))
-        .chain(versioned.iter().copied());
-    for (method, pattern, handler, since) in routes {
+    for r in routes_of(dialect) {
+        let Route {
+            method,
+            pattern,
+            handler,
+            since,
+            ..
+        } = *r;
         if let Some(params) = match_path(pattern, &req.path) {
             if since > version {
                 later = Some(later.map_or(since, |l| l.min(since)));
@@ -589,18 +531,11 @@ fn route(
                     scope,
                     params,
                     query: parse_query(&req.query)?,
-                    headers: Default::default(),
                     defer,
-                    commit: Default::default(),
                     key: std::cell::RefCell::new(key.take()),
                 };
-                let body = handler(&ctx)?;
-                return Ok((
-                    body,
-                    ctx.headers.into_inner(),
-                    ctx.commit.into_inner(),
-                    ctx.key.into_inner(),
-                ));
+                let reply = handler(&ctx)?;
+                return Ok((reply, ctx.key.into_inner()));
             }
             allowed.push(method);
         }
@@ -647,30 +582,31 @@ mod tests {
 
     #[test]
     fn only_writes_other_than_calculations_block_on_a_commit() {
-        // Every deferred route is a route; every read and deferred write is answered
-        // without blocking, every other write (and any unknown write) may block.
-        let routes = ROUTES
-            .iter()
-            .map(|(m, p, _)| (*m, *p))
-            .chain(VERSIONED_ROUTES.iter().map(|(m, p, _, _)| (*m, *p)));
-        for (method, pattern) in routes {
-            let path = pattern.replace("{}", "x_1");
-            let deferred = DEFERRED_ROUTES.contains(&(method, pattern));
+        // Every read and deferred write is answered without blocking, every other write
+        // (and any unknown write) may block; the deferred writes are the calculations.
+        let mut deferred = Vec::new();
+        for r in ROUTES.iter().chain(crate::dialects::ROUTES) {
+            let path = r.pattern.replace("{}", "x_1");
             assert_eq!(
-                route_blocks(method, &path),
-                method != "GET" && !deferred,
-                "{method} {pattern}"
+                route_blocks(r.method, &path),
+                r.method != "GET" && !r.deferred,
+                "{} {}",
+                r.method,
+                r.pattern
             );
+            if r.deferred {
+                deferred.push(r.pattern);
+            }
         }
-        for route in DEFERRED_ROUTES {
-            assert!(
-                ROUTES.iter().any(|(m, p, _)| (*m, *p) == *route)
-                    || VERSIONED_ROUTES
-                        .iter()
-                        .any(|(m, p, _, _)| (*m, *p) == *route),
-                "{route:?}"
-            );
-        }
+        assert_eq!(
+            deferred,
+            [
+                "/tax/calculations",
+                "/tax/platform/calculations",
+                "/v2/taxes",
+                crate::dialects::avatax::CREATE_PATH
+            ]
+        );
         assert!(!route_blocks("GET", "/no/such/path"));
         assert!(route_blocks("POST", "/tax/calculations/extra"));
         assert!(route_blocks("DELETE", "/tax/calculations"));

@@ -470,3 +470,93 @@ fn duplicate_order_id_stores_nothing() {
         (400, "UNRECOGNIZED_FIELD")
     );
 }
+
+/// A platform calculation's status and levy headers (`Levy-Taxability`, `Levy-Coverage`,
+/// `Idempotent-Replayed`), with `order` and `fee` the codes of its one order line and one
+/// fee line, under `key` when given.
+fn platform_headers(
+    svc: &Service,
+    merchant: &str,
+    (order, fee): (&str, &str),
+    key: Option<&str>,
+) -> (u16, [Option<String>; 3]) {
+    let body = format!(
+        r#"{{"customer": {{"address": {{"address_line_1": "", "address_city": "NASHVILLE",
+              "address_province": "TN", "address_postal_code": "37203", "address_country": "US"}}}},
+           "merchant": {{"merchant_id": "{merchant}"}},
+           "order_details": {{"customer_currency_code": "USD", "tax_included_in_amount": false,
+             "line_items": [{{"amount": 10000, "product_category": "{order}", "reference_line_item_id": "o"}}]}},
+           "fee_details": {{"line_items": [{{"amount": 500, "product_category": "{fee}", "reference_line_item_id": "f"}}]}},
+           "roles": ["payment_processor"]}}"#
+    );
+    let mut headers = vec![
+        ("Authorization".to_string(), format!("Bearer {TEST_KEY}")),
+        ("X-API-Version".to_string(), "2026-01-01".to_string()),
+    ];
+    if let Some(k) = key {
+        headers.push((levy_api::IDEMPOTENCY_KEY_HEADER.to_string(), k.to_string()));
+    }
+    let r = svc.handle(&levy_api::Request {
+        method: "POST".into(),
+        path: "/tax/platform/calculations".into(),
+        query: String::new(),
+        headers,
+        body: body.into_bytes(),
+        request_id: None,
+    });
+    let get = |name: &str| {
+        r.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    (
+        r.status,
+        [
+            get(levy_api::TAXABILITY_HEADER),
+            get(levy_api::COVERAGE_HEADER),
+            get(levy_api::REPLAYED_HEADER),
+        ],
+    )
+}
+
+#[test]
+fn the_headers_speak_for_the_order_and_its_fees_and_are_kept_under_a_key() {
+    // The fixture table without its matrix: general merchandise (a root) is known at both
+    // levels of Nashville, clothing at neither (as in tests/taxability.rs). Whichever of
+    // the order and the fee lines holds the clothing, the answer's headers say the matrix
+    // does not know it, and its coverage is at most PARTIAL: the fee lines' headers do not
+    // stand for the whole answer.
+    let svc = service_over(
+        levy_testkit::tennessee::Tennessee {
+            matrix: false,
+            ..Default::default()
+        }
+        .table(),
+    );
+    merchant(&svc, TEST_KEY, "shop-headers");
+    let m = "shop-headers";
+    let unknown = "UNKNOWN; CLOTHING in US-TN state, CLOTHING in US-TN local";
+    for codes in [
+        ("CLOTHING", "GENERAL_MERCHANDISE"),
+        ("GENERAL_MERCHANDISE", "CLOTHING"),
+    ] {
+        let (status, [taxability, coverage, _]) = platform_headers(&svc, m, codes, None);
+        assert_eq!(status, 200, "{codes:?}");
+        assert_eq!(taxability.as_deref(), Some(unknown), "{codes:?}");
+        assert_eq!(coverage.as_deref(), Some("PARTIAL"), "{codes:?}");
+    }
+    let known = ("GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE");
+    let (_, [taxability, coverage, _]) = platform_headers(&svc, m, known, None);
+    assert_eq!(
+        (taxability.as_deref(), coverage.as_deref()),
+        (Some("KNOWN"), Some("FULL"))
+    );
+    // Under an idempotency key the headers are kept with the answer: the replay has them.
+    let codes = ("CLOTHING", "GENERAL_MERCHANDISE");
+    let first = platform_headers(&svc, m, codes, Some("plat-headers-1"));
+    let again = platform_headers(&svc, m, codes, Some("plat-headers-1"));
+    assert_eq!(first.1[..2], again.1[..2]);
+    assert_eq!(again.1[0].as_deref(), Some(unknown));
+    assert_eq!(again.1[2].as_deref(), Some("true"));
+}

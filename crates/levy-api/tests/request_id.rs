@@ -180,7 +180,7 @@ fn the_body_limit_is_1_mib_unless_raised() {
     assert_eq!(
         json(&r)["error"]["error_message"],
         json!(format!(
-            "the request body is larger than {} bytes",
+            "the request body is larger than the limit of {} bytes",
             2 * DEFAULT_BODY_LIMIT
         ))
     );

@@ -103,7 +103,7 @@ impl AppState {
                     "request body over the limit"
                 );
                 layers::drain(body).await;
-                let message = layers::too_large_message(self.body_limit);
+                let message = levy_api::body_too_large(self.body_limit);
                 (HttpErrorKind::RequestTooLarge, message)
             }
             ReadError::TimedOut => {

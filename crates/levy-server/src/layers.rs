@@ -143,7 +143,7 @@ pub(crate) async fn refuse_declared_oversize(
     }
     closing(errors::render_for(
         HttpErrorKind::RequestTooLarge,
-        &too_large_message(limit),
+        &levy_api::body_too_large(limit),
         (&parts.headers, parts.uri.path()),
     ))
 }
@@ -162,11 +162,6 @@ fn expects_continue(headers: &HeaderMap) -> bool {
         .get_all(header::EXPECT)
         .iter()
         .any(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
-}
-
-/// The message of a 413: the limit in force, which a client needs to split its request.
-pub(crate) fn too_large_message(limit: usize) -> String {
-    format!("the request body is larger than the limit of {limit} bytes")
 }
 
 /// `response` with `Connection: close`: the connection is not reused after a body the

@@ -755,13 +755,13 @@ fn calculation_messages<'a>(c: &Calculated, doc: &'a Document) -> Vec<MessageVie
         .map(|m| warning(Cow::Borrowed(m.as_str())))
         .collect();
     messages.push(MessageView {
-        summary: Cow::Owned(format!("Levy-Coverage {}", c.coverage)),
-        details: Cow::Borrowed(match c.coverage {
+        summary: Cow::Owned(format!("Levy-Coverage {}", c.coverage.as_str())),
+        details: Cow::Borrowed(match c.coverage.as_str() {
             "FULL" => "levy's answer holds every tax of the place it knows",
             "PARTIAL" => "levy's answer may not hold every local tax of the place",
             _ => "levy's answer holds the state's taxes only",
         }),
-        severity: if c.coverage == "FULL" {
+        severity: if c.coverage.as_str() == "FULL" {
             "Success"
         } else {
             "Warning"
@@ -873,7 +873,7 @@ pub(crate) fn ping_body(authenticated: Option<&crate::Request>) -> Value {
 /// `GET /api/v2/utilities/ping`, authenticated (an unauthenticated ping is answered by the
 /// router, `authenticated: false`, as AvaTax answers it).
 pub(crate) fn ping(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    Ok(Reply::Tree(ping_body(Some(ctx.req))))
+    Ok(Reply::tree(ping_body(Some(ctx.req))))
 }
 
 /// `GET /api/v2/definitions/taxcodes`: the AvaTax system tax codes levy maps
@@ -898,7 +898,7 @@ pub(crate) fn tax_codes(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             })
         })
         .collect();
-    Ok(Reply::Tree(
+    Ok(Reply::tree(
         json!({ "@recordsetCount": list.len(), "value": list }),
     ))
 }
@@ -948,8 +948,8 @@ pub(crate) fn rates_by_postal_code(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             .map(|n| json!({ "summary": n, "severity": "Warning", "source": "levy" }))
             .collect();
         messages.push(json!({
-            "summary": format!("Levy-Coverage {}", c.coverage),
-            "severity": if c.coverage == "FULL" { "Success" } else { "Warning" },
+            "summary": format!("Levy-Coverage {}", c.coverage.as_str()),
+            "severity": if c.coverage.as_str() == "FULL" { "Success" } else { "Warning" },
             "source": "levy",
         }));
         Reply::json(&json!({

@@ -182,7 +182,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.query_params(&["$include"])?;
     let code = &ctx.params[1];
     if let Some(tx) = invoice_of(ctx, code)? {
-        return Ok(Reply::Tree(invoice_value(&tx, ledger_info(&tx.lines), &[])));
+        return Ok(Reply::tree(invoice_value(&tx, ledger_info(&tx.lines), &[])));
     }
     let r = ctx
         .service
@@ -194,7 +194,7 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .store
         .transaction(ctx.scope, &r.transaction_id)?
         .ok_or_else(|| not_found(code))?;
-    Ok(Reply::Tree(refund_value(&r, &tx, code)))
+    Ok(Reply::tree(refund_value(&r, &tx, code)))
 }
 
 /// `POST companies/{companyCode}/transactions/{code}/void` (a VoidTransactionModel,
@@ -229,7 +229,7 @@ pub(crate) fn void(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             .map_err(crate::error::deletion_error)?;
         tx.deleted_at = Some(now);
     }
-    Ok(Reply::Tree(invoice_value(&tx, ledger_info(&tx.lines), &[])))
+    Ok(Reply::tree(invoice_value(&tx, ledger_info(&tx.lines), &[])))
 }
 
 /// The part `of` of a line's tax an amount of it is, rounded half away from zero to the
@@ -275,7 +275,7 @@ fn record_refund(
     // remains (which it took).
     if let Some(r) = ctx.service.store.refund(ctx.scope, &refund_id(&code))? {
         return if r.transaction_id == tx.id {
-            Ok(Reply::Tree(refund_value(&r, &tx, &code)))
+            Ok(Reply::tree(refund_value(&r, &tx, &code)))
         } else {
             Err(StoreError::Duplicate {
                 what: RecordKind::Refund,
@@ -299,7 +299,7 @@ fn record_refund(
                 ..
             },
         ) => match ctx.service.store.refund(ctx.scope, &refund_id(&code))? {
-            Some(r) if r.transaction_id == tx.id => Ok(Reply::Tree(refund_value(&r, &tx, &code))),
+            Some(r) if r.transaction_id == tx.id => Ok(Reply::tree(refund_value(&r, &tx, &code))),
             _ => Err(taken.into()),
         },
         made => Ok(made?),

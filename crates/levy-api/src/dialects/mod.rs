@@ -22,7 +22,7 @@ use rust_decimal::Decimal;
 use serde_json::Value;
 
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::Handler;
+use crate::handler::{route, Route};
 use crate::store::{JurisdictionRecord, LineRecord};
 use crate::{Request, Response};
 
@@ -46,72 +46,68 @@ pub(crate) fn of_path(path: &str) -> Option<Dialect> {
     }
 }
 
-/// The routes of the dialects: method, path pattern (`{}` is a parameter), handler.
-pub(crate) const ROUTES: &[(&str, &str, Handler)] = &[
-    ("POST", "/v2/taxes", taxjar::taxes),
-    ("GET", "/v2/rates/{}", taxjar::rates),
-    ("GET", "/v2/categories", taxjar::categories),
-    ("GET", "/v2/nexus/regions", taxjar::nexus_regions),
-    (
+/// The routes of the dialects (see [`Route`]): the calculations hand their commit over
+/// rather than block on it; AvaTax's `transactions/create` is one when its body is a
+/// `SalesOrder` only ([`crate::router::blocks_on_commit`] reads its `type`).
+pub(crate) const ROUTES: &[Route] = &[
+    route("POST", "/v2/taxes", taxjar::taxes).deferred(),
+    route("GET", "/v2/rates/{}", taxjar::rates),
+    route("GET", "/v2/categories", taxjar::categories),
+    route("GET", "/v2/nexus/regions", taxjar::nexus_regions),
+    route(
         "POST",
         "/v2/transactions/orders",
         taxjar_records::create_order,
     ),
-    (
+    route(
         "GET",
         "/v2/transactions/orders/{}",
         taxjar_records::show_order,
     ),
-    (
+    route(
         "DELETE",
         "/v2/transactions/orders/{}",
         taxjar_records::delete_order,
     ),
-    (
+    route(
         "POST",
         "/v2/transactions/refunds",
         taxjar_records::create_refund,
     ),
-    (
+    route(
         "GET",
         "/v2/transactions/refunds/{}",
         taxjar_records::show_refund,
     ),
-    (
+    route(
         "DELETE",
         "/v2/transactions/refunds/{}",
         taxjar_records::delete_refund,
     ),
-    ("GET", "/api/v2/utilities/ping", avatax::ping),
-    ("POST", avatax::CREATE_PATH, avatax::create),
-    ("GET", "/api/v2/definitions/taxcodes", avatax::tax_codes),
-    (
+    route("GET", "/api/v2/utilities/ping", avatax::ping),
+    route("POST", avatax::CREATE_PATH, avatax::create).deferred(),
+    route("GET", "/api/v2/definitions/taxcodes", avatax::tax_codes),
+    route(
         "GET",
         "/api/v2/companies/{}/transactions/{}",
         avatax_records::get,
     ),
-    (
+    route(
         "POST",
         "/api/v2/companies/{}/transactions/{}/void",
         avatax_records::void,
     ),
-    (
+    route(
         "POST",
         "/api/v2/companies/{}/transactions/{}/refund",
         avatax_records::refund,
     ),
-    (
+    route(
         "GET",
         "/api/v2/taxrates/bypostalcode",
         avatax::rates_by_postal_code,
     ),
 ];
-
-/// The dialects' writes that hand their commit over ([`crate::handler::Ctx::after_commit`])
-/// rather than block on it: the calculations. AvaTax's `transactions/create` is one when
-/// its body is a `SalesOrder` only ([`crate::router::blocks_on_commit`] reads its `type`).
-pub(crate) const DEFERRED_ROUTES: &[(&str, &str)] =
-    &[("POST", "/v2/taxes"), ("POST", avatax::CREATE_PATH)];
 
 /// The API key a dialect's request presents, from its `Authorization` header:
 ///
@@ -489,10 +485,10 @@ pub(crate) fn taxed(line: &LineRecord) -> bool {
 /// and every entry the seller does not collect.
 pub(crate) fn notes(c: &crate::calculate::Calculated) -> Vec<String> {
     let mut out = Vec::new();
-    if c.coverage != "FULL" {
+    if c.coverage != levy_core::Coverage::Full {
         out.push(format!(
             "Levy-Coverage {}: the answer may not hold every local tax of the place",
-            c.coverage
+            c.coverage.as_str()
         ));
     }
     if c.place != "NONE" {

@@ -550,7 +550,7 @@ fn render(c: &Calculated, order: &Order) -> Result<Reply, ApiError> {
             },
             breakdown,
             levy_calculation_id: &c.record.id,
-            levy_coverage: c.coverage,
+            levy_coverage: c.coverage.as_str(),
             levy_messages: messages,
         },
     })
@@ -633,7 +633,7 @@ pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         );
         rate.insert(
             "levy_coverage".into(),
-            Value::String(c.coverage.to_string()),
+            Value::String(c.coverage.as_str().to_string()),
         );
         let mut messages = super::notes(c);
         if !shipping_known {
@@ -734,7 +734,7 @@ pub(crate) fn categories(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             })
         })
         .collect();
-    Ok(Reply::Tree(json!({ "categories": list })))
+    Ok(Reply::tree(json!({ "categories": list })))
 }
 
 /// US states and Canadian provinces by code, for `nexus/regions`.
@@ -855,5 +855,5 @@ pub(crate) fn nexus_regions(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             })
         })
         .collect();
-    Ok(Reply::Tree(json!({ "regions": regions })))
+    Ok(Reply::tree(json!({ "regions": regions })))
 }

@@ -177,7 +177,7 @@ pub(crate) fn create_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 pub(crate) fn show_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.query_params(&[])?;
     let tx = order_of(ctx, &ctx.params[0])?;
-    Ok(Reply::Tree(render_order(&tx, &[])))
+    Ok(Reply::tree(render_order(&tx, &[])))
 }
 
 /// `DELETE /v2/transactions/orders/{id}`: the levy transaction deleted (its sales taken
@@ -191,7 +191,7 @@ pub(crate) fn delete_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .delete_transaction(ctx.scope, &tx.id, now)
         .map_err(crate::error::deletion_error)?;
     tx.deleted_at = Some(now);
-    Ok(Reply::Tree(render_order(&tx, &[])))
+    Ok(Reply::tree(render_order(&tx, &[])))
 }
 
 /// The levy refund id of a TaxJar refund's `transaction_id`: one a refund id, so that a
@@ -357,7 +357,7 @@ pub(crate) fn create_refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     // remains (which it took).
     if let Some(r) = ctx.service.store.refund(ctx.scope, &refund_id(&id))? {
         return if r.transaction_id == order.id && r.reversed_at.is_none() {
-            Ok(Reply::Tree(render_refund(&r, &order, &id)))
+            Ok(Reply::tree(render_refund(&r, &order, &id)))
         } else {
             Err(StoreError::Duplicate {
                 what: RecordKind::Refund,
@@ -423,7 +423,7 @@ pub(crate) fn create_refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             // Sent before: the refund recorded under this id, if it is of the same order.
             match ctx.service.store.refund(ctx.scope, &refund_id(&id))? {
                 Some(r) if r.transaction_id == order.id && r.reversed_at.is_none() => {
-                    Ok(Reply::Tree(render_refund(&r, &order, &id)))
+                    Ok(Reply::tree(render_refund(&r, &order, &id)))
                 }
                 _ => Err(taken.into()),
             }
@@ -458,7 +458,7 @@ pub(crate) fn show_refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.query_params(&[])?;
     let id = &ctx.params[0];
     let (r, order) = refund_of(ctx, id)?;
-    Ok(Reply::Tree(render_refund(&r, &order, id)))
+    Ok(Reply::tree(render_refund(&r, &order, id)))
 }
 
 /// `DELETE /v2/transactions/refunds/{id}`: the levy refund reversed (as

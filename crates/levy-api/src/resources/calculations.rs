@@ -109,12 +109,10 @@ pub(crate) fn answer(
     let table = ctx.service.table.load();
     let stamp = calculate::Stamp::new(crate::ids::new_id("calc_"), input.lines.len(), now);
     let calculated = calculate::compute(&table, input, &reads, stamp)?;
-    calculated.set_headers(ctx);
-    let reply = render(&calculated)?;
+    let reply = render(&calculated)?.with_headers(calculated.headers());
     let quote = crate::store::Quote::Calculation(&calculated.record);
     let (commit, reply) = crate::idempotency::submit(ctx, quote, reply)?;
-    ctx.after_commit(commit)?;
-    Ok(reply)
+    reply.after(ctx, commit)
 }
 
 /// A calculation read into `input`, answered and not stored: a lookup of what a sale would
@@ -133,6 +131,5 @@ pub(crate) fn look_up(
     let table = ctx.service.table.load();
     let stamp = calculate::Stamp::new(crate::ids::new_id("calc_"), input.lines.len(), now);
     let calculated = calculate::compute(&table, input, &reads, stamp)?;
-    calculated.set_headers(ctx);
-    render(&calculated)
+    Ok(render(&calculated)?.with_headers(calculated.headers()))
 }

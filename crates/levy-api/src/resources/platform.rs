@@ -240,13 +240,15 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let table = ctx.service.table.load();
     let stamp = calculate::Stamp::new(id.clone(), input.lines.len(), now);
     let order = calculate::compute(&table, &input, &order_reads, stamp)?;
-    order.set_headers(ctx);
+    // The headers speak for the whole answer: the order's, and its fee lines' where they
+    // say less (a lesser coverage, a code the matrix does not know).
+    let mut headers = order.headers();
     let mut fees = Vec::new();
     if !fee_lines.is_empty() {
         let stamp = calculate::Stamp::new(id.clone(), fee_lines.len(), now);
         input.lines = fee_lines;
         let calculated = calculate::compute(&table, &input, &fee_reads, stamp)?;
-        calculated.set_headers(ctx);
+        headers = order.headers_with(&calculated);
         fees = calculated.record.lines;
     }
     let record = PlatformCalculationRecord {
@@ -257,11 +259,10 @@ pub(crate) fn calculate(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         order: order.record,
         fee_lines: fees,
     };
-    let reply = Reply::Tree(render(&record, ctx));
+    let reply = Reply::tree(render(&record, ctx)).with_headers(headers);
     let quote = crate::store::Quote::Platform(&record);
     let (commit, reply) = crate::idempotency::submit(ctx, quote, reply)?;
-    ctx.after_commit(commit)?;
-    Ok(reply)
+    reply.after(ctx, commit)
 }
 
 /// What a `POST /tax/platform/transactions` asks.
@@ -309,7 +310,7 @@ fn recorded(ctx: &Ctx<'_>, asked: &Asked) -> Result<Option<Reply>, ApiError> {
     let fee = store.transaction_of_order(ctx.scope, &asked.order_id, "fee")?;
     let mut txs = vec![order];
     txs.extend(fee.filter(|t| asked.recorded_as(t, "fee")));
-    Ok(Some(Reply::Tree(answer(ctx, &txs))))
+    Ok(Some(Reply::tree(answer(ctx, &txs))))
 }
 
 /// `POST /tax/platform/transactions`: records the order (every role) and, for a

@@ -446,7 +446,7 @@ pub(crate) fn liability(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let report = ctx.service.store.liability(ctx.scope, &period)?;
     if csv_asked {
         let layout = Layout::of(period.region.as_deref());
-        return Ok(Reply::Csv(csv(&report, layout).into_bytes()));
+        return Ok(Reply::csv(csv(&report, layout).into_bytes()));
     }
-    Ok(Reply::Tree(render(&report, &period)))
+    Ok(Reply::tree(render(&report, &period)))
 }

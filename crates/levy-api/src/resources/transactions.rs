@@ -98,7 +98,7 @@ fn recorded(ctx: &Ctx<'_>, asked: &Asked) -> Result<Option<Reply>, ApiError> {
         .transaction_of_order(ctx.scope, &asked.order_id, "order")?;
     Ok(found
         .filter(|tx| asked.recorded_as(tx))
-        .map(|tx| Reply::Tree(crate::render::transaction(&tx, ctx.version, ctx.testmode()))))
+        .map(|tx| Reply::tree(crate::render::transaction(&tx, ctx.version, ctx.testmode()))))
 }
 
 /// `GET /tax/transactions/{id}`.
@@ -145,7 +145,7 @@ pub(crate) fn record_sale(
     let table = ctx.service.table.load();
     let stamp = crate::calculate::Stamp::new(crate::ids::new_id("calc_"), input.lines.len(), now);
     let calculated = crate::calculate::compute(&table, input, &reads, stamp)?;
-    calculated.set_headers(ctx);
+    let headers = calculated.headers();
     let calc = &calculated.record;
     let record = TransactionRecord {
         id: crate::ids::new_id("tr_"),
@@ -164,7 +164,8 @@ pub(crate) fn record_sale(
         table_hash: Some(calc.table_hash.clone()),
     };
     let view = render(&record, Some(&calculated));
-    match crate::idempotency::store(ctx, Write::Transaction(record.clone()), view) {
+    let write = Write::Transaction(record.clone());
+    match crate::idempotency::store_with(ctx, write, view, headers.clone()) {
         Err(
             taken @ StoreError::Duplicate {
                 what: RecordKind::Transaction,
@@ -177,7 +178,7 @@ pub(crate) fn record_sale(
                 .transaction_of_order(ctx.scope, order_id, "order")?;
             match before {
                 Some(tx) if same_sale(&tx, &record, processed_at.is_some()) => {
-                    Ok(Reply::Tree(render(&tx, None)))
+                    Ok(Reply::tree(render(&tx, None)).with_headers(headers))
                 }
                 _ => Err(taken.into()),
             }
