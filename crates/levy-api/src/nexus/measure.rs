@@ -156,7 +156,10 @@ pub struct Measured {
     /// figure; with `or`, the larger of the two; with `and`, the smaller. Not capped.
     pub percent: Decimal,
     /// The month in which the running total from the span's first month first passed the
-    /// threshold, when the span's total passes it.
+    /// threshold. A crossing, once made, stays made for the span: refunds in later months
+    /// that bring its total back under the threshold do not undo it (the seller was
+    /// obliged from then on; New Jersey, for one, keeps a seller collecting for the rest of
+    /// the year and the next).
     pub crossed: Option<Month>,
 }
 
@@ -264,7 +267,7 @@ fn measure(row: &Threshold, span: Span, months: &[MonthTotal]) -> Measured {
         sales,
         count,
         percent: percent(row, sales, count),
-        crossed: first_pass.filter(|_| passes(row, sales, count)),
+        crossed: first_pass,
     }
 }
 
@@ -281,6 +284,37 @@ mod tests {
             first: Month::parse(a).unwrap(),
             last: Month::parse(b).unwrap(),
         }
+    }
+
+    #[test]
+    fn a_crossing_stays_made_after_later_refunds() {
+        // New Jersey (data/us-nexus.toml, N.J.S.A. 54:32B-3.5): more than $100,000 or 200
+        // or more transactions in the current or prior calendar year. $60,000 in August and
+        // $50,000 in September 2026 cross in September ($110,000); $20,000 of refunds in
+        // October bring the year to $90,000. On November 15 the seller stands crossed since
+        // September, at 90%.
+        let nj = crate::nexus::Thresholds::shipped()
+            .in_force(d(2026, 11, 15))
+            .find(|t| t.state == "NJ")
+            .unwrap()
+            .clone();
+        let month = |m: &str, dollars: i64, count: i64| MonthTotal {
+            month: Month::parse(m).unwrap(),
+            sales: Decimal::from(dollars),
+            count,
+        };
+        let months = [
+            month("2026-08", 60_000, 30),
+            month("2026-09", 50_000, 25),
+            month("2026-10", -20_000, -10),
+        ];
+        let e = evaluate(&nj, d(2026, 11, 15), &months);
+        assert_eq!(e.standing, Standing::Exposed(Month::parse("2026-09").unwrap()));
+        assert_eq!(e.percent, Some(Decimal::from(90)));
+        // Never past the threshold: $99,000 with a refund after is below, not crossed.
+        let months = [month("2026-08", 60_000, 30), month("2026-09", 39_000, 20)];
+        let e = evaluate(&nj, d(2026, 11, 15), &months);
+        assert_eq!(e.standing, Standing::Approaching);
     }
 
     #[test]
