@@ -102,7 +102,9 @@ fn quote_error(e: &QuoteError) -> ApiError {
 }
 
 /// The entries of a line. The first `gaps` of `exemptions` are where the seller does not
-/// collect ([`registration_gaps`]): an entry they zeroed says so, at rate zero, on `date`.
+/// collect ([`registration_gaps`]): an entry they zeroed that would have been taxed says so,
+/// at rate zero, on `date`; one whose rule taxes nothing there reads as it would for a
+/// registered seller.
 fn jurisdictions(
     table: &AnyTable,
     line: &levy_core::LineTax,
@@ -140,11 +142,19 @@ fn jurisdictions(
                     .map(|e| e.reference.clone()),
             };
             if j.exemption.is_some_and(|i| i < gaps) {
-                entry.tax_rate = Decimal::ZERO;
-                entry.tax_due = Decimal::ZERO;
-                entry.fee = Decimal::ZERO;
-                entry.rate_type = NO_COLLECTION_RATE_TYPE.to_string();
-                entry.note = not_registered_note(jur.as_ref(), date);
+                if j.rate.is_zero() && j.fee.is_zero() {
+                    // Nothing would be collected here registered or not (a product the
+                    // place exempts): the entry says so as it would for a registered
+                    // seller, so that it reads as exempt, not as a taxable sale the seller
+                    // did not collect on (which counts toward a taxable-sales threshold).
+                    entry.note = levy_core::Note::RateFrac.as_str().to_string();
+                } else {
+                    entry.tax_rate = Decimal::ZERO;
+                    entry.tax_due = Decimal::ZERO;
+                    entry.fee = Decimal::ZERO;
+                    entry.rate_type = NO_COLLECTION_RATE_TYPE.to_string();
+                    entry.note = not_registered_note(jur.as_ref(), date);
+                }
             }
             entry
         })

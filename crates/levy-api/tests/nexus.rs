@@ -30,6 +30,8 @@ fn zip(state: &str) -> &'static str {
         "NY" => "10001",
         "IL" => "60601",
         "TX" => "78701",
+        "MO" => "64105",
+        "TN" => "37203",
         other => panic!("no ZIP for {other}"),
     }
 }
@@ -446,4 +448,38 @@ fn a_ledger_from_before_the_monthly_sales_answers_from_its_transactions() {
     // Opened again, it computes them from its transactions and refunds: the same answer.
     let svc = open();
     assert_eq!(state(&svc, LIVE_KEY, "CA", "2026-02-10"), before);
+}
+
+#[test]
+fn a_taxable_sales_state_counts_what_the_seller_did_not_collect_where_it_is_not_registered() {
+    // Missouri (RSMo 144.605, data/us-nexus.toml): more than $100,000 of taxable sales in
+    // the twelve months ending on the last quarter-end. The account is registered in
+    // Tennessee only, so its Kansas City sales are answered NOT_REGISTERED, nothing
+    // collected; they are taxable there all the same, and count. $70,000 and $50,000 in
+    // July 2026 pass $100,000 in July; on 2026-10-15 the twelve months are 2025-10..2026-09.
+    let svc = default_service();
+    let (s, r) = post(
+        &svc,
+        "/tax/registrations",
+        LIVE_KEY,
+        V3,
+        &json!({"country": "US", "region": "TN", "active_from": mid_month("2025-01")}).to_string(),
+    );
+    assert_eq!(s, 200, "{r}");
+    let at = mid_month("2026-07");
+    let tx = sell(&svc, LIVE_KEY, "MO", 7_000_000, at, "mo-1");
+    sell(&svc, LIVE_KEY, "MO", 5_000_000, at, "mo-2");
+    assert_eq!(tx["line_items"][0]["tax_amount"], 0, "{tx}");
+    let note = tx["line_items"][0]["tax_jurisdictions"][0]["note"]
+        .as_str()
+        .unwrap();
+    assert!(note.starts_with("NOT_REGISTERED"), "{tx}");
+    let mo = state(&svc, LIVE_KEY, "MO", "2026-10-15");
+    assert_eq!(
+        periods(&mo),
+        [p("2025-10-01", "2026-09-30", "120000.00", 2)]
+    );
+    assert_eq!(mo["status"], "exposed", "{mo}");
+    assert_eq!(mo["exposed_since"], "2026-07-01");
+    assert_eq!(mo["percent"], "120.00");
 }

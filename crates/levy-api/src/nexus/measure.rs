@@ -309,7 +309,10 @@ mod tests {
             month("2026-10", -20_000, -10),
         ];
         let e = evaluate(&nj, d(2026, 11, 15), &months);
-        assert_eq!(e.standing, Standing::Exposed(Month::parse("2026-09").unwrap()));
+        assert_eq!(
+            e.standing,
+            Standing::Exposed(Month::parse("2026-09").unwrap())
+        );
         assert_eq!(e.percent, Some(Decimal::from(90)));
         // Never past the threshold: $99,000 with a refund after is below, not crossed.
         let months = [month("2026-08", 60_000, 30), month("2026-09", 39_000, 20)];

@@ -5,8 +5,8 @@
 //! were kept computes them once from its records ([`months_of`]).
 //!
 //! - A transaction adds its sales (every line's amount excluding tax: gross sales), its
-//!   taxable sales (the lines with tax) and one transaction to the month of its
-//!   `transacted_at`.
+//!   taxable sales (the lines with tax, or taxable where the seller does not collect) and
+//!   one transaction to the month of its `transacted_at`.
 //! - A refund takes its sales off the month of its own `processed_at`, so a refund in a
 //!   later month lowers that later month. It takes the transaction out of the count only
 //!   when it leaves nothing of it to refund (a full refund, or the last of partial ones); a
@@ -44,8 +44,17 @@ pub fn month_key(secs: i64) -> String {
     format!("{y:04}-{m:02}")
 }
 
+/// Whether a line is a taxable sale, as a taxable-sales threshold counts it: taxed, or
+/// taxable where the seller does not collect (an entry `NOT_REGISTERED`: its rule would tax
+/// the line there; a zero-rate rule reads as exempt instead). What is not collected still
+/// counts toward a state's threshold, else a seller would never cross where it has not
+/// registered yet.
 fn taxable(line: &LineRecord) -> bool {
     line.tax_amount > Decimal::ZERO
+        || line
+            .jurisdictions
+            .iter()
+            .any(|j| j.note.starts_with("NOT_REGISTERED"))
 }
 
 /// Whether nothing remains of `tx` to refund (`left` as [`Refunded::remaining`] gives
