@@ -140,6 +140,7 @@ fn jurisdictions(
                     .filter(|i| *i >= gaps)
                     .and_then(|i| exemptions.get(i))
                     .map(|e| e.reference.clone()),
+                taxable_base: Some(j.taxable_base),
             };
             if j.exemption.is_some_and(|i| i < gaps) {
                 if j.rate.is_zero() && j.fee.is_zero() {

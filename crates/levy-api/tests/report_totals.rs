@@ -68,6 +68,7 @@ fn entry(code: &str, rate: Decimal, due: Decimal, note: &str) -> JurisdictionRec
         note: note.into(),
         rule_id: 1,
         exemption_certificate_id: None,
+        taxable_base: None,
     }
 }
 

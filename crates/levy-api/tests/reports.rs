@@ -56,6 +56,7 @@ fn entry(
         note: note.into(),
         rule_id: 1,
         exemption_certificate_id: None,
+        taxable_base: None,
     }
 }
 

@@ -147,7 +147,22 @@ fn line(field: &str, l: &LineRecord, refund: bool, tax_included: bool) -> Result
         ));
     }
     for (k, j) in l.jurisdictions.iter().enumerate() {
-        jurisdiction(&format!("{field}.jurisdictions[{k}]"), j)?;
+        let field = format!("{field}.jurisdictions[{k}]");
+        jurisdiction(&field, j)?;
+        if let Some(base) = j.taxable_base {
+            // The taxed part of the line: between nothing and the whole line, on the
+            // line's side of zero.
+            let (lo, hi) = if refund {
+                (l.amount_excluding_tax, Decimal::ZERO)
+            } else {
+                (Decimal::ZERO, l.amount_excluding_tax)
+            };
+            if base < lo || base > hi {
+                return Err(format!(
+                    "{field}.taxable_base is {base}: the taxed part of a line is from {lo} to {hi}"
+                ));
+            }
+        }
     }
     if !refund && !tax_included {
         // A sale's line tax is its jurisdictions' tax due, rounded once (an amount with

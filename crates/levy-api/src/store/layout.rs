@@ -6,6 +6,10 @@
 //! jurisdictions takes about a third of the bytes, and the work of a request's most
 //! frequent write (writing JSON, then compressing all of it) shrinks with it.
 //!
+//! Layout 2 is layout 1 with each jurisdiction entry's taxable base after its other fields
+//! (a byte 0 when absent, else a byte 1 and the decimal); layout 1 records are still read
+//! (their entries have no base).
+//!
 //! Layout 1, fields in the order of [`CalculationRecord`]'s declaration:
 //!
 //! - a string is its length in bytes (LEB128) and its UTF-8 bytes; an optional string is
@@ -32,7 +36,7 @@ use super::StoreError;
 use crate::store::CustomerKind;
 use crate::store::{CalculationRecord, JurisdictionRecord, LineRecord, PlaceRecord};
 
-/// Appends `record` in layout 1 to `out`. Fails only if its metadata cannot be written as
+/// Appends `record` in layout 2 (the newest) to `out`. Fails only if its metadata cannot be written as
 /// JSON (a map of JSON values always can).
 pub(super) fn write_calculation(
     out: &mut Vec<u8>,
@@ -116,10 +120,10 @@ pub(super) fn write_calculation(
     Ok(())
 }
 
-/// Reads a record in layout 1 that fills `bytes` exactly. Anything else (cut short, a
+/// Reads a record in layout `layout` (1 or 2) that fills `bytes` exactly. Anything else (cut short, a
 /// length past the end, text that is not UTF-8, a decimal or flag out of range, bytes
 /// left over) is a damaged record.
-pub(super) fn read_calculation(bytes: &[u8]) -> Result<CalculationRecord, StoreError> {
+pub(super) fn read_calculation(bytes: &[u8], layout: u8) -> Result<CalculationRecord, StoreError> {
     let mut r = Reader(bytes);
     let id = r.string()?;
     let created_at = r.i64()?;
@@ -145,7 +149,7 @@ pub(super) fn read_calculation(bytes: &[u8]) -> Result<CalculationRecord, StoreE
     let n = r.len()?;
     let mut lines = Vec::with_capacity(n.min(1024));
     for _ in 0..n {
-        lines.push(r.line()?);
+        lines.push(r.line(layout)?);
     }
     let total_tax = r.decimal()?;
     let total_excluding_tax = r.decimal()?;
@@ -276,6 +280,7 @@ impl Writer<'_> {
             note,
             rule_id,
             exemption_certificate_id,
+            taxable_base,
         } = j;
         for d in [tax_rate, tax_due, fee] {
             self.decimal(d);
@@ -293,6 +298,14 @@ impl Writer<'_> {
         }
         self.0.extend_from_slice(&rule_id.to_le_bytes());
         self.opt_str(exemption_certificate_id.as_deref());
+        // Layout 2: the taxable base, a byte 0 when absent, else 1 and the decimal.
+        match taxable_base {
+            None => self.0.push(0),
+            Some(d) => {
+                self.0.push(1);
+                self.decimal(d);
+            }
+        }
     }
 }
 
@@ -398,7 +411,7 @@ impl Reader<'_> {
         Ok(Decimal::deserialize(b))
     }
 
-    fn line(&mut self) -> Result<LineRecord, StoreError> {
+    fn line(&mut self, layout: u8) -> Result<LineRecord, StoreError> {
         let line_item_id = self.string()?;
         let reference_product_id = self.opt_string()?;
         let reference_product_name = self.opt_string()?;
@@ -424,6 +437,14 @@ impl Reader<'_> {
                 note: self.string()?,
                 rule_id: self.u32()?,
                 exemption_certificate_id: self.opt_string()?,
+                taxable_base: match layout {
+                    1 => None,
+                    _ => match self.byte()? {
+                        0 => None,
+                        1 => Some(self.decimal()?),
+                        _ => return Err(damaged("flag out of range")),
+                    },
+                },
             });
         }
         Ok(LineRecord {

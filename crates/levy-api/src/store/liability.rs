@@ -108,6 +108,10 @@ pub struct EntryView<'a> {
     /// `RATE_FRAC`, `CUSTOMER_EXEMPT`, …
     #[serde(borrow)]
     pub note: Cow<'a, str>,
+    /// The part of the line's amount the entry taxed; `None` on records from before it
+    /// was kept.
+    #[serde(default)]
+    pub taxable_base: Option<Decimal>,
 }
 
 impl<'a> EntryView<'a> {
@@ -121,6 +125,7 @@ impl<'a> EntryView<'a> {
             jurisdiction_code: Cow::Borrowed(&e.jurisdiction_code),
             authority_type: Cow::Borrowed(&e.authority_type),
             note: Cow::Borrowed(&e.note),
+            taxable_base: e.taxable_base,
         }
     }
 }
@@ -216,8 +221,11 @@ impl Amounts {
 pub const PLACES: u32 = 10;
 
 /// What one entry of a line puts in its jurisdiction's row: the line's gross `gross`
-/// split by the entry's `note`, `tax_rate`, `tax_due` and `fee` (each to [`PLACES`]).
-pub fn entry_amounts(gross: Decimal, e: &EntryView<'_>) -> Amounts {
+/// split by the entry's `note`, `tax_rate`, `tax_due` and `fee` (each to [`PLACES`]); of a
+/// taxed entry, its taxed part `base` (the entry's taxable base, times the same sign as
+/// `gross`; `None` for a record from before bases were kept, the whole line) is taxable
+/// and the rest of the line exempt for the product (over a cap, outside a band).
+pub fn entry_amounts(gross: Decimal, base: Option<Decimal>, e: &EntryView<'_>) -> Amounts {
     let note = e.note.split(':').next().unwrap_or("").trim();
     let gross = gross.round_dp(PLACES);
     let mut a = Amounts {
@@ -243,7 +251,11 @@ pub fn entry_amounts(gross: Decimal, e: &EntryView<'_>) -> Amounts {
         }
         "BELOW_THRESHOLD" => a.exempt_product = gross,
         _ if e.tax_rate.is_zero() && e.tax_due.is_zero() => a.exempt_product = gross,
-        _ => a.taxable = gross,
+        _ => {
+            let taxed = base.map_or(gross, |b| b.round_dp(PLACES));
+            a.taxable = taxed;
+            a.exempt_product = gross - taxed;
+        }
     }
     a
 }
@@ -418,7 +430,8 @@ impl Tally {
             total.sales += (sign * line.amount_excluding_tax).round_dp(PLACES);
             total.collected += (sign * line.tax_amount).round_dp(PLACES);
             for e in &line.jurisdictions {
-                let mut a = entry_amounts(sign * line.amount_excluding_tax, e);
+                let base = e.taxable_base.map(|b| sign * b);
+                let mut a = entry_amounts(sign * line.amount_excluding_tax, base, e);
                 a.tax *= sign;
                 a.fees *= sign;
                 total.tax_due += a.tax;
@@ -618,6 +631,7 @@ mod tests {
             note: note.into(),
             rule_id: 0,
             exemption_certificate_id: None,
+            taxable_base: None,
         }
     }
 
@@ -626,33 +640,54 @@ mod tests {
         let g = dec("10000");
         let taxed = entry_amounts(
             g,
+            None,
             &EntryView::of(&entry(dec("0.07"), dec("700"), "RATE_FRAC")),
         );
         assert_eq!((taxed.taxable, taxed.tax), (g, dec("700")));
         let cert = entry_amounts(
             g,
+            None,
             &EntryView::of(&entry(dec("0.07"), dec("0"), "EXEMPTION_CERTIFICATE")),
         );
         assert_eq!((cert.exempt_customer, cert.taxable), (g, dec("0")));
-        let holiday = entry_amounts(g, &EntryView::of(&entry(dec("0"), dec("0"), "HOLIDAY")));
+        let holiday = entry_amounts(
+            g,
+            None,
+            &EntryView::of(&entry(dec("0"), dec("0"), "HOLIDAY")),
+        );
         assert_eq!(holiday.exempt_holiday, g);
-        let food = entry_amounts(g, &EntryView::of(&entry(dec("0"), dec("0"), "RATE_FRAC")));
+        let food = entry_amounts(
+            g,
+            None,
+            &EntryView::of(&entry(dec("0"), dec("0"), "RATE_FRAC")),
+        );
         assert_eq!(food.exempt_product, g);
         let unreg = entry_amounts(
             g,
+            None,
             &EntryView::of(&entry(dec("0.07"), dec("0"), "NOT_REGISTERED: in TN")),
         );
         assert_eq!(unreg.not_collected, g);
-        // A band not reached is taxable at nothing, not exempt.
-        let band = entry_amounts(
-            g,
-            &EntryView::of(&entry(dec("0.0275"), dec("0"), "PROGRESSIVE_RATE")),
-        );
+        // A band not reached: on a record from before bases were kept, taxable at nothing;
+        // with its base (nothing taxed), the line is outside the band, exempt for it.
+        let sat = entry(dec("0.0275"), dec("0"), "PROGRESSIVE_RATE");
+        let band = entry_amounts(g, None, &EntryView::of(&sat));
         assert_eq!((band.taxable, band.exempt_product), (g, dec("0")));
+        let band = entry_amounts(g, Some(dec("0")), &EntryView::of(&sat));
+        assert_eq!((band.taxable, band.exempt_product), (dec("0"), g));
+        // Tennessee's single article tax on a $2,000.00 item: 2.75% of the $400.00 between
+        // $1,600.00 and $3,200.00 (Tenn. Code Ann. 67-6-202(a)), $11.00; the rest of the
+        // line is outside the band.
+        let sat = entry(dec("0.0275"), dec("1100"), "PROGRESSIVE_RATE");
+        let band = entry_amounts(dec("200000"), Some(dec("40000")), &EntryView::of(&sat));
+        assert_eq!(
+            (band.gross, band.taxable, band.exempt_product, band.tax),
+            (dec("200000"), dec("40000"), dec("160000"), dec("1100"))
+        );
         // Colorado's retail delivery fee: 29 cents, a fee, no sales.
         let mut fee = entry(dec("0"), dec("29"), "PER_ORDER_FEE");
         fee.fee = dec("29");
-        let f = entry_amounts(g, &EntryView::of(&fee));
+        let f = entry_amounts(g, None, &EntryView::of(&fee));
         assert_eq!((f.fees, f.tax, f.gross), (dec("29"), dec("0"), dec("0")));
     }
 

@@ -5,7 +5,7 @@
 //! are most of what the ledger writes. Their sealed JSON (about 1.5 KB for one line in two
 //! jurisdictions) is mostly the names of fields and words that every calculation repeats.
 //!
-//! Stored form (a BLOB in the `data` column), format 3 ([`FORMAT_LAYOUT_1_DICT_2`]): one
+//! Stored form (a BLOB in the `data` column), format 4 ([`FORMAT_LAYOUT_2_DICT_2`]): one
 //! format byte, the first 128 bits of the BLAKE3 hash of all that follows it, the
 //! uncompressed length as a little-endian `u32`, then an LZ4 block of the calculation in
 //! its binary layout ([`layout`], about a third of its JSON) compressed with [`DICT_2`] as
@@ -13,8 +13,9 @@
 //! damaged byte anywhere after the format byte is an error, never a changed amount, and a
 //! damaged format byte reads as another form, which then fails.
 //!
-//! Read as well, as earlier releases wrote them: format 2 ([`FORMAT_LZ4_DICT_1_SUMMED`]:
-//! as format 3, but the block holds the record's JSON compressed with [`DICT_1`]; still
+//! Read as well, as earlier releases wrote them: format 3 ([`FORMAT_LAYOUT_1_DICT_2`]: as
+//! format 4, in layout 1, whose entries have no taxable base), format 2 ([`FORMAT_LZ4_DICT_1_SUMMED`]:
+//! as format 4, but the block holds the record's JSON compressed with [`DICT_1`]; still
 //! written for platform calculations), format 1 ([`FORMAT_LZ4_DICT_1`]: the format byte, the
 //! length, then the LZ4 block of the sealed JSON, whose seal is checked when it is read)
 //! and sealed JSON text (a TEXT value). Every form is read back as sealed JSON text, which
@@ -39,8 +40,12 @@ pub(super) const FORMAT_LZ4_DICT_1: u8 = 1;
 pub(super) const FORMAT_LZ4_DICT_1_SUMMED: u8 = 2;
 
 /// The format byte of a digest and an LZ4 block of a calculation in binary layout 1
-/// ([`layout`]) compressed against [`DICT_2`].
+/// ([`layout`]) compressed against [`DICT_2`] (read, no longer written).
 pub(super) const FORMAT_LAYOUT_1_DICT_2: u8 = 3;
+
+/// The format byte of a digest and an LZ4 block of a calculation in binary layout 2 (layout
+/// 1 with each entry's taxable base) compressed against [`DICT_2`].
+pub(super) const FORMAT_LAYOUT_2_DICT_2: u8 = 4;
 
 /// The bytes of the digest of formats 2 and 3: the first 128 bits of BLAKE3, as the seal's.
 const SUM_BYTES: usize = 16;
@@ -98,14 +103,14 @@ pub(super) fn pack_record<T: Serialize>(record: &T) -> Result<Vec<u8>, StoreErro
     })
 }
 
-/// A calculation in its stored form (format 3): its binary layout ([`layout`]) compressed
+/// A calculation in its stored form (format 4): its binary layout ([`layout`]) compressed
 /// against [`DICT_2`], the digest taken over the compressed bytes. Should compression
 /// fail, it is stored as sealed JSON, uncompressed.
 pub(super) fn pack_calculation(record: &CalculationRecord) -> Result<Vec<u8>, StoreError> {
     BUFFERS.with_borrow_mut(|(raw, room)| {
         raw.clear();
         layout::write_calculation(raw, record)?;
-        let packed = match summed_block(FORMAT_LAYOUT_1_DICT_2, raw, room, DICT_2) {
+        let packed = match summed_block(FORMAT_LAYOUT_2_DICT_2, raw, room, DICT_2) {
             Some(packed) => packed,
             None => to_json(record)?.into_bytes(),
         };
@@ -204,7 +209,12 @@ fn unpack_blob(b: &[u8]) -> Result<String, StoreError> {
             }
             seal(&decompress(len, block)?)
         }
-        FORMAT_LAYOUT_1_DICT_2 => {
+        FORMAT_LAYOUT_1_DICT_2 | FORMAT_LAYOUT_2_DICT_2 => {
+            let layout = if *format == FORMAT_LAYOUT_1_DICT_2 {
+                1
+            } else {
+                2
+            };
             let (sum, rest) = rest
                 .split_first_chunk::<SUM_BYTES>()
                 .ok_or_else(|| damaged("truncated packed record"))?;
@@ -214,7 +224,8 @@ fn unpack_blob(b: &[u8]) -> Result<String, StoreError> {
             if *sum != summed(len, block) {
                 return Err(damaged("digest mismatch"));
             }
-            let record = layout::read_calculation(&decompress_bytes(len, block, DICT_2)?)?;
+            let raw = decompress_bytes(len, block, DICT_2)?;
+            let record = layout::read_calculation(&raw, layout)?;
             to_json(&record)
         }
         // Uncompressed sealed JSON, kept when compression failed.
@@ -318,20 +329,20 @@ mod tests {
     #[test]
     fn a_calculation_packs_to_its_binary_layout_with_a_digest_of_its_compressed_bytes() {
         let packed = pack_calculation(&sample_record()).unwrap();
-        assert_eq!(packed[0], FORMAT_LAYOUT_1_DICT_2);
+        assert_eq!(packed[0], FORMAT_LAYOUT_2_DICT_2);
         // As format 2: the digest is the first 128 bits of BLAKE3 over everything after it.
         assert_eq!(packed[1..17], blake3::hash(&packed[17..]).as_bytes()[..16]);
-        // 1,513 bytes of sealed JSON; measured 348 bytes packed (format 2: 500). Bound at a
-        // quarter.
+        // 1,513 bytes of sealed JSON; measured 348 bytes packed in format 3 (format 2:
+        // 500). Bound at a quarter.
         assert!(packed.len() < SAMPLE.len() / 4, "{} bytes", packed.len());
         // Read back as the readers take every form: the sealed JSON, exactly.
         assert_eq!(unpack(ValueRef::Blob(&packed)).unwrap(), SAMPLE);
         // The layout and its dictionary are fixed for ever: the sample packs to the same
-        // bytes as when format 3 was made (BLAKE3 of the packed bytes, taken then).
+        // bytes as when format 4 was made (BLAKE3 of the packed bytes, taken then).
         assert_eq!(
             blake3::hash(&packed).to_hex().as_str(),
-            SAMPLE_FORMAT_3_BLAKE3,
-            "layout 1 or calculation-dict-2.txt changed: add a new format byte instead"
+            SAMPLE_FORMAT_4_BLAKE3,
+            "layout 2 or calculation-dict-2.txt changed: add a new format byte instead"
         );
         assert_eq!(
             blake3::hash(DICT_2).to_hex().as_str(),
@@ -340,8 +351,38 @@ mod tests {
         );
     }
 
-    const SAMPLE_FORMAT_3_BLAKE3: &str =
-        "15b7896456c315b65c14cc49c69a0ad7e8ae03907b6bfda0e0e3525e5ea0a9ea";
+    #[test]
+    fn a_format_3_calculation_is_still_read_exactly() {
+        // The sample as format 3 (layout 1) packed it, byte for byte, when format 3 was
+        // written: read back as the same sealed JSON, its entries without a base.
+        let packed = hex::decode(SAMPLE_FORMAT_3).unwrap();
+        assert_eq!(packed[0], FORMAT_LAYOUT_1_DICT_2);
+        assert_eq!(
+            blake3::hash(&packed).to_hex().as_str(),
+            "15b7896456c315b65c14cc49c69a0ad7e8ae03907b6bfda0e0e3525e5ea0a9ea"
+        );
+        assert_eq!(unpack(ValueRef::Blob(&packed)).unwrap(), SAMPLE);
+        // Read as layout 2, the same bytes are damaged (an entry's base flag is missing).
+        let mut as_4 = packed.clone();
+        as_4[0] = FORMAT_LAYOUT_2_DICT_2;
+        assert!(unpack(ValueRef::Blob(&as_4)).is_err());
+    }
+
+    /// The sample packed in format 3.
+    const SAMPLE_FORMAT_3: &str = concat!(
+        "0339abab36b263bc389fcc1c7ba455d10f2402000011254201f11c30316132303963386565353165",
+        "396566326432633662653931653130346464668c8d046b000000000cdf050800041000c403555344",
+        "00046175746f00087f01170b670112060c0013074d01f90d0000094e41534856494c4c4502544e05",
+        "333732303102555301236c698400f309626562643731383936343362316666386165353300000013",
+        "6501088701100190006000000002102708003102bc02070091cc29020000020001070e0002150023",
+        "001740000c5001400954454e32026545450234371f0d000f67010311053d00110557011509580110",
+        "fe680064000004000213920046000000224c00013600f0002053494e474c452041525449434c45e3",
+        "010f2300107f0634373a5341549900191c10e80114039600042101032f01f015cc29015bb6efade0",
+        "f0336aa03d3529e2c068faceec93897755c24fd4d019d586a9eddf00",
+    );
+
+    const SAMPLE_FORMAT_4_BLAKE3: &str =
+        "812beccdf9e69283ade31917c315fe7c4447ac8d0cae27e84ad1640aa3747a35";
     const DICT_2_BLAKE3: &str = "22c81903e1160c56ad05cbc2688f956c20aa7dde2312685ff8669660009cd774";
 
     /// A calculation with every optional field set and values at the edges of their types.
@@ -367,6 +408,8 @@ mod tests {
         line.quantity = u32::MAX;
         line.jurisdictions[1].exemption_certificate_id = Some("cert_9".into());
         line.jurisdictions[0].rule_id = u32::MAX;
+        line.jurisdictions[0].taxable_base = Some(d("9999.5000"));
+        line.jurisdictions[1].taxable_base = Some(rust_decimal::Decimal::ZERO);
         let mut bare = line.clone();
         bare.jurisdictions.clear();
         r.lines = vec![line, bare, r.lines[0].clone()];
@@ -379,7 +422,7 @@ mod tests {
             let mut raw = Vec::new();
             layout::write_calculation(&mut raw, &record).unwrap();
             assert_eq!(
-                layout::read_calculation(&raw).map_err(|e| format!("{e:?}")),
+                layout::read_calculation(&raw, 2).map_err(|e| format!("{e:?}")),
                 Ok(record.clone())
             );
             // Through the ledger's form: the same sealed JSON that format 2 gives.
@@ -452,13 +495,16 @@ mod tests {
         let mut raw = Vec::new();
         layout::write_calculation(&mut raw, &full_record()).unwrap();
         for n in 0..raw.len() {
-            assert!(layout::read_calculation(&raw[..n]).is_err(), "cut at {n}");
+            assert!(
+                layout::read_calculation(&raw[..n], 2).is_err(),
+                "cut at {n}"
+            );
         }
         for i in 0..raw.len() {
             for bit in 0..8 {
                 let mut b = raw.clone();
                 b[i] ^= 1 << bit;
-                let _ = layout::read_calculation(&b);
+                let _ = layout::read_calculation(&b, 2);
             }
         }
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -471,11 +517,11 @@ mod tests {
                     x as u8
                 })
                 .collect();
-            let _ = layout::read_calculation(&bytes);
+            let _ = layout::read_calculation(&bytes, 2);
         }
         // A length that claims more than the record holds is refused before anything is
         // allocated for it.
-        assert!(layout::read_calculation(&[0xFF, 0xFF, 0xFF, 0xFF, 0x0F]).is_err());
+        assert!(layout::read_calculation(&[0xFF, 0xFF, 0xFF, 0xFF, 0x0F], 2).is_err());
     }
 
     #[test]

@@ -252,6 +252,14 @@ pub struct JurisdictionRecord {
     /// The exemption certificate that zeroed this entry, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exemption_certificate_id: Option<String>,
+    /// The part of the line's amount excluding tax this entry taxed, minor units,
+    /// unrounded: after the rule's caps and bands, thresholds, holidays and exemptions (the
+    /// first $5,000 of an item for a Florida surtax, $1,600.01 to $3,200 for Tennessee's
+    /// single article tax; zero where nothing was taxed). A report sums it as the
+    /// jurisdiction's taxable sales. `None` on records from before it was kept: the
+    /// report then counts the line's whole amount.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taxable_base: Option<Decimal>,
 }
 
 /// One line of a calculation, transaction or refund.

@@ -112,8 +112,9 @@ fn partial(
     Ok((out, "partial"))
 }
 
-/// The refunded line: the transaction's line with the refunded amounts, and each
-/// jurisdiction's tax due scaled by the share of the line's tax refunded.
+/// The refunded line: the transaction's line with the refunded amounts, each
+/// jurisdiction's tax due scaled by the share of the line's tax refunded and its taxable
+/// base by the share of the line's amount.
 fn refund_line(line: &LineRecord, quantity: u32, sales: Decimal, tax: Decimal) -> LineRecord {
     let mut out = line.clone();
     out.quantity = quantity;
@@ -121,6 +122,15 @@ fn refund_line(line: &LineRecord, quantity: u32, sales: Decimal, tax: Decimal) -
     out.tax_amount = tax;
     out.amount_including_tax = sales + tax;
     for j in &mut out.jurisdictions {
+        // The taxed part of the refund: the entry's base, in the share of the line's
+        // amount refunded.
+        j.taxable_base = j.taxable_base.map(|base| {
+            if line.amount_excluding_tax.is_zero() {
+                Decimal::ZERO
+            } else {
+                (base * sales / line.amount_excluding_tax).normalize()
+            }
+        });
         if line.tax_amount.is_zero() {
             j.tax_due = Decimal::ZERO;
             j.fee = Decimal::ZERO;

@@ -582,7 +582,7 @@ mod packed_calculation_tests {
         // JSON.
         let json = to_json(&record).unwrap();
         assert_eq!(kind, "blob");
-        assert_eq!(format, [crate::store::pack::FORMAT_LAYOUT_1_DICT_2]);
+        assert_eq!(format, [crate::store::pack::FORMAT_LAYOUT_2_DICT_2]);
         assert!((len as usize) < json.len() / 4, "{len} of {}", json.len());
         drop(conn);
         // A calculation an earlier levy packed in format 2 or 1, or stored as sealed JSON
