@@ -35,7 +35,8 @@ pub enum Layout {
     /// Texas Form 01-114's worksheet: per outlet and local code, total sales, taxable
     /// sales, tax.
     Texas,
-    /// California CDTFA-401 Schedule B: per district, its taxable sales and tax.
+    /// California's CDTFA-531-A2, Schedule A2 (Computation Schedule for District Tax): per
+    /// district tax area, its taxable amount and district tax.
     California,
     /// The Streamlined Simplified Electronic Return: per FIPS jurisdiction code, gross
     /// sales, deductions, taxable sales, tax.
@@ -326,10 +327,11 @@ fn texas_csv(out: &mut String, report: &Liability) {
     }
 }
 
-/// California (CDTFA-401, Schedule B): a line per district tax jurisdiction (the table's
-/// `06:CDTFA:…` codes; CDTFA's own tax area codes are not in the tables) with its taxable
-/// sales and tax; the state and uniform local lines, which Schedule B does not hold, are
-/// written first with their authority type so that the return's lines reconcile too.
+/// California (CDTFA-531-A2, Schedule A2, Computation Schedule for District Tax, filed with
+/// the CDTFA-401): a line per district tax area (the table's `06:CDTFA:…` codes; CDTFA's
+/// own three-digit district codes are not in the tables) with its taxable amount (A8) and
+/// district tax (A10); the state and uniform local lines, which Schedule A2 does not hold,
+/// are written first with their authority type so that the return's lines reconcile too.
 fn california_csv(out: &mut String, report: &Liability) {
     line(
         out,
