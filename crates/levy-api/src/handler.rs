@@ -30,6 +30,12 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// A request header a calculation reads beside its body (`Levy-Rounding`,
+    /// `Levy-Exchange-Rate`), in whatever request shape it came, when it was sent.
+    pub fn asked(&self, header: &str) -> Option<String> {
+        self.req.header(header).map(str::to_string)
+    }
+
     /// Whether the request is in test mode.
     pub fn testmode(&self) -> bool {
         !self.scope.live

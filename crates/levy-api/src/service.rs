@@ -274,7 +274,11 @@ impl Service {
         live: bool,
         period: &Period,
     ) -> Result<Liability, ApiError> {
-        self.report(account, live, |store, scope| store.liability(scope, period))
+        self.report(account, live, |store, scope| {
+            let mut report = store.liability(scope, period)?;
+            crate::resources::reports::mark_registered(store, scope, period, &mut report)?;
+            Ok(report)
+        })
     }
 
     /// The liability report of `period` recounted from every record of the ledger instead
@@ -287,7 +291,9 @@ impl Service {
         period: &Period,
     ) -> Result<Liability, ApiError> {
         self.report(account, live, |store, scope| {
-            store.liability_recount(scope, period)
+            let mut report = store.liability_recount(scope, period)?;
+            crate::resources::reports::mark_registered(store, scope, period, &mut report)?;
+            Ok(report)
         })
     }
 

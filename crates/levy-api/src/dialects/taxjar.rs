@@ -306,11 +306,8 @@ pub(super) fn order(ctx: &Ctx<'_>, body: &Value) -> Result<Order, ApiError> {
             transacted_at: None,
             metadata: None,
             per_unit: false,
-            rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
-            exchange_rate: ctx
-                .req
-                .header(crate::EXCHANGE_RATE_HEADER)
-                .map(str::to_string),
+            rounding: ctx.asked(crate::ROUNDING_HEADER),
+            exchange_rate: ctx.asked(crate::EXCHANGE_RATE_HEADER),
             seller: None,
             delivery: true,
         },

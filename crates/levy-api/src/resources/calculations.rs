@@ -66,11 +66,8 @@ fn parse(ctx: &Ctx<'_>) -> Result<Input, ApiError> {
             transacted_at,
             metadata,
             per_unit: false,
-            rounding: ctx.req.header(crate::ROUNDING_HEADER).map(str::to_string),
-            exchange_rate: ctx
-                .req
-                .header(crate::EXCHANGE_RATE_HEADER)
-                .map(str::to_string),
+            rounding: ctx.asked(crate::ROUNDING_HEADER),
+            exchange_rate: ctx.asked(crate::EXCHANGE_RATE_HEADER),
             seller: None,
             delivery: shipping,
         })

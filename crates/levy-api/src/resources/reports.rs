@@ -154,6 +154,7 @@ fn state(key: &(String, String), s: &StateTotal) -> Value {
         "fees": num(s.fees),
         "rounding": num(s.rounding),
         "collected": num(s.collected),
+        "registered": s.registered,
     })
 }
 
@@ -409,6 +410,30 @@ fn ordered<'a>(report: &'a Liability, region: &'a str) -> Vec<(&'a RowKey, &'a R
     rows
 }
 
+/// Marks in `report` the states where the account of `scope` is registered in `period`
+/// ([`Liability::mark_registered`]), from every registration of the scope.
+pub(crate) fn mark_registered(
+    store: &dyn crate::store::Store,
+    scope: &crate::store::Scope,
+    period: &Period,
+    report: &mut Liability,
+) -> Result<(), crate::store::StoreError> {
+    let filter = crate::store::RegistrationFilter::default();
+    let mut all: Vec<crate::store::RegistrationRecord> = Vec::new();
+    loop {
+        let cursor = all.last().map(|r| r.id.clone());
+        let page = super::registrations::PAGE;
+        let got = store.list_registrations(scope, cursor.as_deref(), &filter, page)?;
+        let done = got.len() < page;
+        all.extend(got);
+        if done {
+            break;
+        }
+    }
+    report.mark_registered(period, &all);
+    Ok(())
+}
+
 /// `GET /tax/reports/liability?from=YYYY-MM-DD&to=YYYY-MM-DD[&region=XX][&format=json|csv]`.
 pub(crate) fn liability(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let (mut from, mut to, mut region, mut format) = (None, None, None, "json");
@@ -445,7 +470,8 @@ pub(crate) fn liability(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         }
     };
     let period = period(from, to, region)?;
-    let report = ctx.service.store.liability(ctx.scope, &period)?;
+    let mut report = ctx.service.store.liability(ctx.scope, &period)?;
+    mark_registered(&*ctx.service.store, ctx.scope, &period, &mut report)?;
     if csv_asked {
         let layout = Layout::of(period.region.as_deref());
         return Ok(Reply::csv(csv(&report, layout).into_bytes()));

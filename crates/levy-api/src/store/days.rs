@@ -371,6 +371,7 @@ pub fn from_days(rows: Vec<DayRow>, totals: Vec<DayTotal>) -> Liability {
                     tax_due: s.tax_due,
                     fees: s.fees,
                     rounding: s.collected - s.tax_due - s.fees,
+                    registered: false,
                 };
                 (k, total)
             })

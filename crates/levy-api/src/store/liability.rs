@@ -34,7 +34,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 
-use super::records::{JurisdictionRecord, LineRecord, RefundRecord};
+use super::records::{
+    JurisdictionRecord, LineRecord, RefundRecord, RegistrationKind, RegistrationRecord,
+};
 
 /// What a report reads of a stored transaction, borrowed from its sealed text where it
 /// can be: the rest of the record is skipped, not built.
@@ -321,6 +323,10 @@ pub struct StateTotal {
     pub fees: Decimal,
     /// `collected − tax_due − fees`: what rounding each line's tax once added.
     pub rounding: Decimal,
+    /// Whether the account (itself, not a platform's merchant) holds a `sales_tax`
+    /// registration there active on some day of the period: a state it must file for, with
+    /// sales or without (a zero return). Set by [`Liability::mark_registered`].
+    pub registered: bool,
 }
 
 /// A liability report being built, or built.
@@ -335,6 +341,28 @@ pub struct Liability {
     pub table_hashes: BTreeMap<String, u64>,
     /// The currencies of the transactions it covers.
     pub currencies: BTreeSet<String>,
+}
+
+impl Liability {
+    /// Marks the states of `registrations` (the account's own `sales_tax` registrations)
+    /// active on some day of `period`, and in its region when it has one: each is
+    /// `registered`, and one without sales in the period gets a row of zeros, so that a
+    /// registered state with nothing to report still has its (zero) return.
+    pub fn mark_registered(&mut self, period: &Period, registrations: &[RegistrationRecord]) {
+        for r in registrations {
+            let overlaps =
+                r.active_from < period.to && r.expires_at.is_none_or(|e| e > period.from);
+            let own = r.merchant_id.is_none() && r.kind == RegistrationKind::SalesTax;
+            let place = period.region.is_none() || r.country == "US";
+            if !(own && overlaps && place && period.covers(&r.region)) {
+                continue;
+            }
+            self.states
+                .entry((r.country.clone(), r.region.clone()))
+                .or_default()
+                .registered = true;
+        }
+    }
 }
 
 /// Which way a refund's booking counts.
