@@ -23,7 +23,8 @@ pub fn scope() -> Scope {
     }
 }
 
-fn entry(code: &str, kind: &str, rate: Decimal, due: Decimal) -> JurisdictionRecord {
+/// An entry that taxed the whole line, `base`, as the calculations write it.
+fn entry(code: &str, kind: &str, rate: Decimal, due: Decimal, base: Decimal) -> JurisdictionRecord {
     JurisdictionRecord {
         tax_rate: rate,
         tax_due: due,
@@ -37,6 +38,7 @@ fn entry(code: &str, kind: &str, rate: Decimal, due: Decimal) -> JurisdictionRec
         note: "RATE_FRAC".into(),
         rule_id: 1,
         exemption_certificate_id: None,
+        taxable_base: Some(base),
     }
 }
 
@@ -69,7 +71,7 @@ pub fn transaction(i: u64, n: u64) -> TransactionRecord {
                     let rate = Decimal::new(bp, 4);
                     let due = sales * rate;
                     due_sum += due;
-                    entry(code, kind, rate, due)
+                    entry(code, kind, rate, due, sales)
                 })
                 .collect();
             let tax = due_sum.round();

@@ -193,6 +193,9 @@ error_kinds! {
     /// A refund whose `refund_processed_at` is before its transaction's
     /// `transaction_processed_at`: it would be booked in a period before the sale's.
     RefundBeforeSale = ("REFUND_BEFORE_SALE", 400),
+    /// A sale or refund dated further back than the service's backdating limit
+    /// ([`crate::Service::with_backdating_limit`]).
+    BackdatedPastLimit = ("BACKDATED_PAST_LIMIT", 400),
     /// A refund line that matches no line of the transaction.
     LineItemNotFound = ("LINE_ITEM_NOT_FOUND", 400),
     /// A refund line that matches several lines of the transaction.
@@ -663,6 +666,7 @@ mod tests {
             ErrorKind::RefundAlreadyReversed => 409,
             ErrorKind::RefundExceedsTransaction => 400,
             ErrorKind::RefundBeforeSale => 400,
+            ErrorKind::BackdatedPastLimit => 400,
             ErrorKind::LineItemNotFound => 400,
             ErrorKind::AmbiguousLineItem => 400,
             ErrorKind::DuplicateCustomer => 409,

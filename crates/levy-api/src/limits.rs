@@ -49,6 +49,35 @@ pub struct Limits {
     pub large_requests: u32,
 }
 
+/// Refuses a record dated `at` (Unix seconds, the request's `field`) more than the
+/// service's backdating limit before `now` ([`crate::Service::with_backdating_limit`]).
+pub(crate) fn check_backdating(
+    service: &crate::Service,
+    field: &str,
+    at: i64,
+    now: i64,
+) -> Result<(), crate::ApiError> {
+    let Some(days) = service.backdating_days else {
+        return Ok(());
+    };
+    let earliest = now - i64::from(days) * 86_400;
+    if at >= earliest {
+        return Ok(());
+    }
+    let day = |s: i64| levy_core::Date::from_unix_seconds(s).to_string();
+    Err(crate::ApiError::field(
+        crate::ErrorKind::BackdatedPastLimit,
+        field,
+        format!(
+            "{field} {} is more than {days} days before now: this service records sales and refunds dated from {} on (its backdating limit); record a correction dated today instead, such as a refund",
+            day(at),
+            day(earliest)
+        ),
+        format!("a time from {} on", day(earliest)),
+        at.to_string(),
+    ))
+}
+
 /// The body size over which a request is large, 16 KiB: a calculation of some 40 lines
 /// (one line is some 100 to 400 bytes of JSON).
 pub const LARGE_BODY: usize = 16 << 10;

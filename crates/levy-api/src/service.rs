@@ -49,6 +49,9 @@ pub struct Service {
     pub(crate) limits: crate::limits::Limits,
     /// The largest request body answered; a larger one is `413 REQUEST_TOO_LARGE`.
     pub(crate) body_limit: usize,
+    /// How many days before now a sale or refund recorded through the interface may be
+    /// dated ([`Service::with_backdating_limit`]); `None`: any day.
+    pub(crate) backdating_days: Option<u32>,
     pub(crate) rate: crate::limits::RateLimiter,
     /// Requests of each account and mode being answered ([`crate::Limits::concurrent_requests`]).
     pub(crate) in_flight: crate::limits::InFlight,
@@ -99,6 +102,7 @@ impl Service {
             key_source: config.keys.clone(),
             limits: crate::limits::Limits::NONE,
             body_limit: DEFAULT_BODY_LIMIT,
+            backdating_days: None,
             rate: crate::limits::RateLimiter::default(),
             in_flight: crate::limits::InFlight::default(),
             large: crate::limits::FairQueue::default(),
@@ -145,6 +149,22 @@ impl Service {
     pub fn with_body_limit(mut self, bytes: usize) -> Service {
         self.body_limit = bytes;
         self
+    }
+
+    /// The service refusing a sale or refund dated more than `days` days before the moment
+    /// it is recorded (`transaction_processed_at`, `refund_processed_at`, and the dates of
+    /// the AvaTax and TaxJar shapes), `400 BACKDATED_PAST_LIMIT`: a period filed is not
+    /// reopened by a late record by mistake. A till's records sent by `levy sync` are not
+    /// held to it (made offline, they are late by nature). By default there is no limit;
+    /// `levy serve --max-backdate-days` sets one.
+    pub fn with_backdating_limit(mut self, days: u32) -> Service {
+        self.backdating_days = Some(days);
+        self
+    }
+
+    /// The backdating limit in days ([`Service::with_backdating_limit`]), if any.
+    pub fn backdating_limit(&self) -> Option<u32> {
+        self.backdating_days
     }
 
     /// The largest request body answered, in bytes ([`Service::with_body_limit`]).

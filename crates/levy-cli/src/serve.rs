@@ -57,6 +57,12 @@ pub struct ServeArgs {
     /// limit, which the HTTP server reads, so both take bodies up to this size.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
+    /// Refuse a sale or refund dated more than this many days before it is recorded
+    /// (`400 BACKDATED_PAST_LIMIT`), so that a late record does not reopen a period already
+    /// filed by mistake; `levy sync`'s till records are not held to it. No limit by
+    /// default.
+    #[arg(long, value_name = "DAYS")]
+    pub max_backdate_days: Option<u32>,
     /// Seconds a client has to send a request's headers, and a kept-alive connection may
     /// sit idle, before the connection is closed.
     #[arg(long, value_name = "SECONDS", default_value_t = levy_server::DEFAULT_HEADER_TIMEOUT.as_secs())]
@@ -207,12 +213,14 @@ pub fn run_serve(args: ServeArgs) -> Result<(), CliError> {
         concurrent_requests: args.max_concurrent_requests,
         large_requests: args.max_large_requests,
     };
-    let service = Arc::new(
-        levy_api::Service::open(config)
-            .map_err(|e| CliError::Service(e.to_string()))?
-            .with_limits(limits)
-            .with_body_limit(args.body_limit),
-    );
+    let mut service = levy_api::Service::open(config)
+        .map_err(|e| CliError::Service(e.to_string()))?
+        .with_limits(limits)
+        .with_body_limit(args.body_limit);
+    if let Some(days) = args.max_backdate_days {
+        service = service.with_backdating_limit(days);
+    }
+    let service = Arc::new(service);
     let runtime = levy_server::runtime_builder().build()?;
     runtime.block_on(async move {
         let options = ServeOptions {

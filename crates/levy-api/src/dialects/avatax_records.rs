@@ -138,6 +138,9 @@ pub(super) fn invoice(ctx: &Ctx<'_>, body: &Value) -> Result<Reply, ApiError> {
     let mut metadata = Map::new();
     metadata.insert(CUSTOMER.into(), Value::String(doc.customer_code.clone()));
     let info = avatax::doc_info(&doc);
+    if let Some(at) = doc.input.transacted_at {
+        crate::limits::check_backdating(ctx.service, "date", at, crate::clock::now())?;
+    }
     crate::resources::transactions::record_sale(
         ctx,
         &doc.input,
@@ -347,6 +350,12 @@ pub(crate) fn refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         processed_at: refund_time(&body, "refundDate")?,
         created_at: crate::clock::now(),
     };
+    crate::limits::check_backdating(
+        ctx.service,
+        "refundDate",
+        stamp.processed_at,
+        stamp.created_at,
+    )?;
     let kind = text(&body, "refundType", "refundType")?
         .ok_or_else(|| ApiError::missing("refundType", "Full | Partial | Percentage"))?;
     let numbers: Option<Vec<String>> = match field(&body, "refundLines") {
@@ -506,6 +515,7 @@ pub(super) fn return_invoice(ctx: &Ctx<'_>, body: &Value) -> Result<Reply, ApiEr
             tax: -share(line, minor),
         });
     }
+    crate::limits::check_backdating(ctx.service, "date", processed_at, crate::clock::now())?;
     let stamp = RefundStamp {
         id: refund_id(&code),
         processed_at,

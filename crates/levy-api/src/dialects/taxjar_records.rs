@@ -134,6 +134,7 @@ pub(crate) fn create_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let asked_amount = decimal(&body, "amount", "amount")?.ok_or_else(|| {
         ApiError::missing("amount", "number (the order's total, shipping excluded)")
     })?;
+    crate::limits::check_backdating(ctx.service, "transaction_date", at, crate::clock::now())?;
     let mut order = super::taxjar::order(ctx, &body)?;
     // The tax of the day of the sale: its rates and rules, as a calculation made for it.
     order.input.transacted_at = Some(at);
@@ -383,6 +384,7 @@ pub(crate) fn create_refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         processed_at: at,
         created_at: crate::clock::now(),
     };
+    crate::limits::check_backdating(ctx.service, "transaction_date", at, stamp.created_at)?;
     let whole =
         super::to_minor(amount) == order_amount && super::to_minor(shipping) == order_shipping;
     let ask = if !has_items && whole {

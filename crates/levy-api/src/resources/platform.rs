@@ -336,6 +336,9 @@ pub(crate) fn transact(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         processed_at: read::opt_unix_seconds("transaction_processed_at", asked.processed_at)?,
         ..asked
     };
+    if let Some(at) = asked.processed_at {
+        crate::limits::check_backdating(ctx.service, "transaction_processed_at", at, now)?;
+    }
     let found = ctx
         .service
         .store

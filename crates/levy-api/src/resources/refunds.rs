@@ -152,6 +152,9 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             }
             Ok((tx, full, processed_at, lines))
         })?;
+    if let Some(at) = processed_at {
+        crate::limits::check_backdating(ctx.service, "refund_processed_at", at, now)?;
+    }
     let stamp = RefundStamp {
         id: crate::ids::new_id("ref_tr_"),
         processed_at: processed_at.unwrap_or(now),

@@ -49,6 +49,9 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         )?,
         ..asked
     };
+    if let Some(at) = asked.processed_at {
+        crate::limits::check_backdating(ctx.service, "transaction_processed_at", at, now)?;
+    }
     let Some(calc) = ctx
         .service
         .store
