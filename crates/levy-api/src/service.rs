@@ -268,21 +268,7 @@ impl Service {
         filter: &RegistrationFilter,
     ) -> Result<Vec<RegistrationRecord>, ApiError> {
         let scope = self.account_scope(account, live)?;
-        let mut all: Vec<RegistrationRecord> = Vec::new();
-        loop {
-            let cursor = all.last().map(|r| r.id.clone());
-            let page = self.store.list_registrations(
-                &scope,
-                cursor.as_deref(),
-                filter,
-                registrations::PAGE,
-            )?;
-            let done = page.len() < registrations::PAGE;
-            all.extend(page);
-            if done {
-                return Ok(all);
-            }
-        }
+        Ok(registrations::all(&*self.store, &scope, filter)?)
     }
 
     /// The liability report of `account` in a mode for `period` (made by

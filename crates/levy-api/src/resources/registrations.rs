@@ -17,6 +17,24 @@ use crate::store::{Made, RegistrationFilter, RegistrationKind, RegistrationRecor
 
 /// Registrations per list page.
 pub(crate) const PAGE: usize = 50;
+
+/// Every registration of `scope` that `filter` shows, read a page at a time.
+pub(crate) fn all(
+    store: &dyn crate::store::Store,
+    scope: &Scope,
+    filter: &RegistrationFilter,
+) -> Result<Vec<RegistrationRecord>, crate::store::StoreError> {
+    let mut all: Vec<RegistrationRecord> = Vec::new();
+    loop {
+        let cursor = all.last().map(|r| r.id.clone());
+        let page = store.list_registrations(scope, cursor.as_deref(), filter, PAGE)?;
+        let done = page.len() < PAGE;
+        all.extend(page);
+        if done {
+            return Ok(all);
+        }
+    }
+}
 /// Most local jurisdictions on one registration.
 pub const MAX_LOCALS: usize = 100;
 /// Longest local jurisdiction code, in characters.

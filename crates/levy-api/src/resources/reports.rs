@@ -419,17 +419,7 @@ pub(crate) fn mark_registered(
     report: &mut Liability,
 ) -> Result<(), crate::store::StoreError> {
     let filter = crate::store::RegistrationFilter::default();
-    let mut all: Vec<crate::store::RegistrationRecord> = Vec::new();
-    loop {
-        let cursor = all.last().map(|r| r.id.clone());
-        let page = super::registrations::PAGE;
-        let got = store.list_registrations(scope, cursor.as_deref(), &filter, page)?;
-        let done = got.len() < page;
-        all.extend(got);
-        if done {
-            break;
-        }
-    }
+    let all = super::registrations::all(store, scope, &filter)?;
     report.mark_registered(period, &all);
     Ok(())
 }
