@@ -24,9 +24,10 @@ pub(crate) struct Ctx<'a> {
     /// Whether the caller awaits a write's commit itself ([`Service::answer`]) rather
     /// than have the handler wait for it in place ([`Reply::after`]).
     pub defer: bool,
-    /// The request's idempotency key, until a write keeps its answer under it
-    /// ([`crate::idempotency::make`]); one left after a success is kept by the router.
-    pub key: std::cell::RefCell<Option<crate::idempotency::Claim>>,
+    /// The request's idempotency key, when it has one: a write keeps its answer under it
+    /// in the same commit ([`crate::idempotency::make`]) and says so in its [`Reply`];
+    /// the router keeps any other success under it afterwards.
+    pub key: Option<&'a crate::idempotency::Claim>,
 }
 
 impl Ctx<'_> {
@@ -90,6 +91,9 @@ pub(crate) struct Reply {
     pub headers: Headers,
     /// The write the response waits for, when the request's `defer` is set.
     pub commit: Option<Commit>,
+    /// Whether this answer is already kept under the request's idempotency key, by the
+    /// write that made it: the router keeps only a reply that is not.
+    pub kept: bool,
 }
 
 /// A reply's body.
@@ -109,6 +113,7 @@ impl From<Body> for Reply {
             body,
             headers: Vec::new(),
             commit: None,
+            kept: false,
         }
     }
 }

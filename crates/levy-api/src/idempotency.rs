@@ -321,7 +321,10 @@ fn answered(reply: Reply) -> Result<Answered, String> {
 
 /// The reply of an answer kept under a key: its body, with the headers kept beside it.
 fn kept_reply(kept: KeptAnswer) -> Reply {
-    Reply::from(Body::Json(kept.body.into_bytes())).with_headers(kept.headers)
+    Reply {
+        kept: true,
+        ..Reply::from(Body::Json(kept.body.into_bytes())).with_headers(kept.headers)
+    }
 }
 
 /// Makes a handler's `write` and answers with what `render` makes of it. Under an
@@ -345,7 +348,7 @@ pub(crate) fn make_with(
 ) -> Result<Reply, StoreError> {
     let unexpected = || "the ledger's write made another record than its answer names";
     let store = &ctx.service.store;
-    let Some(claim) = ctx.key.borrow_mut().take() else {
+    let Some(claim) = ctx.key else {
         let (made, _) = store.make(ctx.scope, write, None)?;
         return render(&made)
             .map(|tree| Reply::tree(tree).with_headers(headers))
@@ -360,11 +363,9 @@ pub(crate) fn make_with(
             answered(Reply::tree(tree).with_headers(headers))
         }),
     };
-    let (_, kept) = store.make(ctx.scope, write, Some(keep)).inspect_err(|_| {
-        // Nothing was kept: the handler's answer, should it answer otherwise (a sale
-        // recorded before), is kept by the router.
-        *ctx.key.borrow_mut() = Some(claim);
-    })?;
+    // Should the write fail, nothing was kept: the handler's answer, should it answer
+    // otherwise (a sale recorded before), is kept by the router.
+    let (_, kept) = store.make(ctx.scope, write, Some(keep))?;
     let kept = kept.ok_or_else(|| StoreError::Internal("no answer was kept".into()))?;
     ctx.service.kept.counted(ctx.scope, &kept);
     Ok(kept_reply(kept))
@@ -395,7 +396,7 @@ pub(crate) fn submit(
     reply: Reply,
 ) -> Result<(crate::store::Commit, Reply), ApiError> {
     let store = &ctx.service.store;
-    let Some(claim) = ctx.key.borrow_mut().take() else {
+    let Some(claim) = ctx.key else {
         let commit = match quote {
             Quote::Calculation(c) => store.submit_calculation(ctx.scope, c)?,
             Quote::Platform(p) => store.submit_platform_calculation(ctx.scope, p)?,
@@ -403,8 +404,8 @@ pub(crate) fn submit(
         return Ok((commit, reply));
     };
     let kept = Keep {
-        key: claim.key,
-        request: claim.request,
+        key: claim.key.clone(),
+        request: claim.request.clone(),
         at: crate::clock::now(),
         render: Box::new(move |_| answered(reply)),
     }

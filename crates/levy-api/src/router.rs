@@ -402,12 +402,19 @@ fn answer(
         Ok(Before::Route(keyed)) => keyed.unzip(),
         Err(e) => return error_for(&e, version, dialect, id),
     };
-    match run_route(service, req, (version, dialect, scope), defer, claim) {
-        Ok((reply, claim)) => {
+    match run_route(
+        service,
+        req,
+        (version, dialect, scope),
+        defer,
+        claim.as_ref(),
+    ) {
+        Ok(reply) => {
             let Reply {
                 body,
                 headers,
                 commit,
+                kept,
             } = reply;
             let mut r = match body {
                 Body::Tree(tree) => json_response(200, &tree),
@@ -419,9 +426,11 @@ fn answer(
                 },
             };
             r.headers.extend(headers);
-            if let Some(claim) = claim {
-                // A handler whose writes were its own (a sync batch): its answer is kept now.
-                crate::idempotency::keep_after(service, scope, claim, &r);
+            match claim {
+                // A handler whose writes were its own (a sync batch), or that answered
+                // without the write that would have kept it: its answer is kept now.
+                Some(claim) if !kept => crate::idempotency::keep_after(service, scope, claim, &r),
+                _ => {}
             }
             *pending = commit.map(|commit| Pending {
                 commit,
@@ -486,17 +495,13 @@ fn authenticate(
         .ok_or_else(|| ApiError::of(ErrorKind::Unauthorized, "the API key is not valid"))
 }
 
-/// A handler's reply, and the request's idempotency key when no write of the handler kept
-/// the answer under it.
-type Routed = (Reply, Option<crate::idempotency::Claim>);
-
 fn run_route(
     service: &Service,
     req: &Request,
     (version, dialect, scope): (ApiVersion, Option<Dialect>, &Scope),
     defer: bool,
-    mut key: Option<crate::idempotency::Claim>,
-) -> Result<Routed, ApiError> {
+    key: Option<&crate::idempotency::Claim>,
+) -> Result<Reply, ApiError> {
     if req.body.len() > service.body_limit {
         let message = crate::body_too_large(service.body_limit);
         return Err(ApiError::of(ErrorKind::RequestTooLarge, message));
@@ -532,10 +537,9 @@ fn run_route(
                     params,
                     query: parse_query(&req.query)?,
                     defer,
-                    key: std::cell::RefCell::new(key.take()),
+                    key,
                 };
-                let reply = handler(&ctx)?;
-                return Ok((reply, ctx.key.into_inner()));
+                return handler(&ctx);
             }
             allowed.push(method);
         }
