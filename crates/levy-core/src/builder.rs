@@ -9,11 +9,13 @@ use std::collections::{BTreeMap, HashMap};
 use rust_decimal::Decimal;
 
 use crate::date::Date;
+use crate::kinds::TaxabilityLevels;
 use crate::kinds::{Coverage, Level, PlaceNote, Sourcing, TaxType};
 use crate::lookup::JurisdictionId;
+use crate::model::store_decimal;
 use crate::model::*;
-use crate::table::{encode, store_decimal};
-use crate::taxability::{TaxabilityLevels, Treatment};
+use crate::table::encode;
+use crate::taxability::Treatment;
 
 /// Why a table could not be built. Each variant names the offending item.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -1777,8 +1779,8 @@ fn ipv4_index(ipv4: &[Ipv4Record], bits: u8) -> Vec<u32> {
 
 /// What the hot path reads of a rule (see [`RuleKey`]).
 fn rule_key(r: &RuleRecord) -> RuleKey {
-    let rate = crate::table::load_decimal(&r.rate);
-    let none = crate::table::store_decimal(Decimal::MAX);
+    let rate = crate::model::load_decimal(&r.rate);
+    let none = crate::model::store_decimal(Decimal::MAX);
     let plain = r.base_min == [0; 16]
         && r.unit_min == [0; 16]
         && r.fee == [0; 16]

@@ -344,3 +344,35 @@ impl PlaceNote {
         }
     }
 }
+
+/// The levels of a place a cell speaks for, as bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct TaxabilityLevels(pub u8);
+
+impl TaxabilityLevels {
+    /// The level's name for a place of `country`: `state` or `local` in the US, `federal`
+    /// or `provincial` in Canada, `country` elsewhere (`all` for both levels).
+    pub fn name(self, country: &str) -> &'static str {
+        match (country, self.0) {
+            (_, 3) => "all",
+            ("US", 1) => "state",
+            ("US", _) => "local",
+            ("CA", 1) => "federal",
+            ("CA", _) => "provincial",
+            _ => "country",
+        }
+    }
+
+    /// The place's own tax: a US state's, Canada's federal GST, a country's VAT or GST.
+    pub const UPPER: TaxabilityLevels = TaxabilityLevels(1);
+    /// The taxes below it: a US state's county, city and district taxes; a Canadian
+    /// province's own tax (PST, RST, QST) or the provincial part of its HST.
+    pub const LOWER: TaxabilityLevels = TaxabilityLevels(2);
+    /// Both.
+    pub const ALL: TaxabilityLevels = TaxabilityLevels(3);
+
+    /// Whether every level of `other` is in `self`.
+    pub fn contains(self, other: TaxabilityLevels) -> bool {
+        self.0 & other.0 == other.0
+    }
+}

@@ -44,6 +44,7 @@ mod builder;
 mod calc;
 mod date;
 mod derived;
+mod indexes;
 mod kinds;
 mod lookup;
 pub mod model;
@@ -67,7 +68,9 @@ pub use calc::{
     MAX_AMOUNT_MINOR, MAX_QUANTITY, MAX_RATE, MAX_RULE_AMOUNT,
 };
 pub use date::{Date, DateError};
-pub use kinds::{Coverage, Level, PlaceNote, Rounding, Sourced, Sourcing, TaxType};
+pub use kinds::{
+    Coverage, Level, PlaceNote, Rounding, Sourced, Sourcing, TaxType, TaxabilityLevels,
+};
 pub use lookup::{JsetId, Jurisdiction, JurisdictionId, Rule, RuleId, TaxCodeId};
 pub use money::{round_minor, Currency};
 pub use quote::{Order, QuoteError, QuoteErrorKind, Quoted, Quoter};
@@ -76,7 +79,7 @@ pub use resolve::{
 };
 pub use rust_decimal::Decimal;
 pub use table::{computed_hash_hex, AlignedBytes, Header, Table, TableBytes, TableError};
-pub use taxability::{Taxability, TaxabilityCell, TaxabilityLevels, Treatment};
+pub use taxability::{Taxability, TaxabilityCell, Treatment};
 
 /// Table bytes from any of the usual places, so that one table type serves embedded,
 /// mapped and in-memory tables alike.

@@ -7,9 +7,9 @@ use rust_decimal::Decimal;
 
 use crate::kinds::{Level, TaxType};
 use crate::model::{
-    ArchivedJurisdictionRecord, ArchivedRuleKey, ArchivedRuleRecord, ArchivedZipRecord,
+    load_decimal, ArchivedJurisdictionRecord, ArchivedRuleKey, ArchivedRuleRecord,
+    ArchivedTableData, ArchivedZipCity, ArchivedZipRecord,
 };
-use crate::table::{load_decimal, Table};
 
 /// `Decimal::MAX.serialize()`: flags 0 (positive, scale 0), then a mantissa of 96 one bits.
 pub(crate) const MAX_BYTES: [u8; 16] = [
@@ -181,24 +181,22 @@ impl ArchivedRuleKey {
     }
 }
 
-impl<D> Table<D> {
+impl ArchivedTableData {
     /// A jurisdiction by id.
     pub fn jurisdiction(&self, id: JurisdictionId) -> Option<Jurisdiction<'_>> {
-        self.data()
-            .jurisdictions
+        self.jurisdictions
             .get(id.0 as usize)
             .map(|rec| Jurisdiction { rec })
     }
 
     /// How many jurisdictions the table has; ids run from 0 below this.
     pub fn jurisdiction_count(&self) -> usize {
-        self.data().jurisdictions.len()
+        self.jurisdictions.len()
     }
 
     /// Finds a jurisdiction by code (linear; for tools and tests, not the hot path).
     pub fn jurisdiction_by_code(&self, code: &str) -> Option<JurisdictionId> {
-        self.data()
-            .jurisdictions
+        self.jurisdictions
             .iter()
             .position(|j| j.code.as_str() == code)
             .map(|i| JurisdictionId(i as u32))
@@ -206,7 +204,7 @@ impl<D> Table<D> {
 
     /// A rule by id.
     pub fn rule(&self, id: RuleId) -> Option<Rule<'_>> {
-        self.data().rules.get(id.0 as usize).map(|rec| Rule { rec })
+        self.rules.get(id.0 as usize).map(|rec| Rule { rec })
     }
 
     /// The rules of one jurisdiction, every tax code and date.
@@ -216,8 +214,8 @@ impl<D> Table<D> {
     }
 
     pub(crate) fn rule_span(&self, id: JurisdictionId) -> (usize, usize) {
-        let starts = &self.data().rule_start;
-        let n = self.data().rules.len();
+        let starts = &self.rule_start;
+        let n = self.rules.len();
         let i = id.0 as usize;
         match (starts.get(i), starts.get(i + 1)) {
             (Some(s), Some(e)) => {
@@ -234,9 +232,18 @@ impl<D> Table<D> {
 
     /// The record of US ZIP code `zip5`, if the table knows it.
     pub(crate) fn zip_record(&self, zip5: u32) -> Option<&ArchivedZipRecord> {
-        let d = self.data();
+        let d = self;
         let i = d.zip5.get(zip5 as usize)?.to_native();
         d.zips.get(i as usize)
+    }
+
+    /// The places a buyer may name in ZIP `zip5` (see [`crate::model::TableData::zip_cities`]):
+    /// empty for most ZIPs.
+    pub(crate) fn zip_city_records(&self, zip5: u32) -> &[ArchivedZipCity] {
+        let all = self.zip_cities.as_slice();
+        let start = all.partition_point(|c| c.zip.to_native() < zip5);
+        let len = all[start..].partition_point(|c| c.zip.to_native() == zip5);
+        &all[start..start + len]
     }
 
     /// The compact keys of every rule of `jurisdiction` for `code` (every period), walking
@@ -250,7 +257,7 @@ impl<D> Table<D> {
         let (start, end) = self.rule_span(jurisdiction);
         // The compact keys, parallel to the rules (a damaged table whose key list is short
         // finds no rules rather than reading out of bounds).
-        let keys = self.data().rule_keys.get(start..end).unwrap_or_default();
+        let keys = self.rule_keys.get(start..end).unwrap_or_default();
         let mut found = (0, 0);
         let mut c = Some(code);
         for _ in 0..64 {
@@ -274,7 +281,7 @@ impl<D> Table<D> {
 
     /// A tax code by exact name (`CLOTHING_GENERAL`).
     pub fn tax_code(&self, name: &str) -> Option<TaxCodeId> {
-        let codes = &self.data().tax_codes;
+        let codes = &self.tax_codes;
         codes
             .binary_search_by(|c| c.name.as_str().cmp(name))
             .ok()
@@ -283,54 +290,43 @@ impl<D> Table<D> {
 
     /// The name of a tax code.
     pub fn tax_code_name(&self, id: TaxCodeId) -> Option<&str> {
-        self.data()
-            .tax_codes
-            .get(id.0 as usize)
-            .map(|c| c.name.as_str())
+        self.tax_codes.get(id.0 as usize).map(|c| c.name.as_str())
     }
 
     /// Whether every place's row of the taxability matrix must address a tax code (see
     /// [`crate::model::TaxCodeRecord::matrix`]).
     pub fn tax_code_in_matrix(&self, id: TaxCodeId) -> bool {
-        self.data()
-            .tax_codes
-            .get(id.0 as usize)
-            .is_some_and(|c| c.matrix)
+        self.tax_codes.get(id.0 as usize).is_some_and(|c| c.matrix)
     }
 
     /// The description of a tax code.
     pub fn tax_code_description(&self, id: TaxCodeId) -> Option<&str> {
-        self.data()
-            .tax_codes
+        self.tax_codes
             .get(id.0 as usize)
             .map(|c| c.description.as_str())
     }
 
     /// The Streamlined Library of Definitions term a tax code implements; empty for none.
     pub fn tax_code_sst(&self, id: TaxCodeId) -> Option<&str> {
-        self.data()
-            .tax_codes
-            .get(id.0 as usize)
-            .map(|c| c.sst.as_str())
+        self.tax_codes.get(id.0 as usize).map(|c| c.sst.as_str())
     }
 
     /// The number of tax codes (ids run from 0 below it, in name order).
     pub fn tax_code_count(&self) -> usize {
-        self.data().tax_codes.len()
+        self.tax_codes.len()
     }
 
     /// Whether a code is a delivery charge's (see [`crate::model::TaxCodeRecord::delivery`]).
     pub fn tax_code_is_delivery(&self, id: TaxCodeId) -> bool {
-        self.data()
-            .tax_codes
+        self.tax_codes
             .get(id.0 as usize)
             .is_some_and(|c| c.delivery)
     }
 
     /// The parent of a tax code, if any.
     pub fn tax_code_parent(&self, id: TaxCodeId) -> Option<TaxCodeId> {
-        let p = self.data().tax_codes.get(id.0 as usize)?.parent.to_native();
-        (p != u32::MAX && (p as usize) < self.data().tax_codes.len()).then_some(TaxCodeId(p))
+        let p = self.tax_codes.get(id.0 as usize)?.parent.to_native();
+        (p != u32::MAX && (p as usize) < self.tax_codes.len()).then_some(TaxCodeId(p))
     }
 
     /// Whether `code` is `ancestor` or lies beneath it in the taxonomy.
@@ -350,20 +346,20 @@ impl<D> Table<D> {
     /// The tax code a product category maps to (`CLOTHING` -> its code). Category names
     /// are matched exactly, as the interface sends them.
     pub fn category(&self, name: &str) -> Option<TaxCodeId> {
-        let cats = &self.data().categories;
+        let cats = &self.categories;
         let i = cats.binary_search_by(|c| c.name.as_str().cmp(name)).ok()?;
         let code = cats[i].tax_code.to_native();
-        ((code as usize) < self.data().tax_codes.len()).then_some(TaxCodeId(code))
+        ((code as usize) < self.tax_codes.len()).then_some(TaxCodeId(code))
     }
 
     /// Every category name, sorted.
     pub fn category_names(&self) -> impl Iterator<Item = &str> + '_ {
-        self.data().categories.iter().map(|c| c.name.as_str())
+        self.categories.iter().map(|c| c.name.as_str())
     }
 
     /// The jurisdictions of a set, in level order.
     pub fn jset(&self, id: JsetId) -> impl Iterator<Item = JurisdictionId> + '_ {
-        let d = self.data();
+        let d = self;
         let i = id.0 as usize;
         let span = match (d.jset_start.get(i), d.jset_start.get(i + 1)) {
             (Some(s), Some(e)) => {
@@ -377,11 +373,6 @@ impl<D> Table<D> {
             _ => &d.jset_items[0..0],
         };
         span.iter().map(|j| JurisdictionId(j.to_native()))
-    }
-
-    /// The content hash as lower-case hex.
-    pub fn hash_hex(&self) -> String {
-        self.header().hash_hex()
     }
 }
 
@@ -461,14 +452,14 @@ pub(crate) fn prefetch_slice<T>(items: &[T]) {
     }
 }
 
-impl<D> Table<D> {
+impl ArchivedTableData {
     /// One stage of bringing into cache the records a calculation in jurisdiction set `id`
     /// reads, so that a batch can ask for those of the sales a few places ahead while it
     /// calculates the current one, instead of waiting on each level in turn (set, its
     /// jurisdictions, their rules). Reads only what the previous stage fetched; a hint,
     /// so any id, even one out of range, is harmless.
     pub(crate) fn prefetch_jset(&self, id: JsetId, stage: Prefetch) {
-        let d = self.data();
+        let d = self;
         let i = id.0 as usize;
         match stage {
             Prefetch::SetStart => {

@@ -593,3 +593,21 @@ pub struct IpLocationRecord {
     /// Longitude in millionths of a degree; `i32::MIN` when unknown.
     pub lon_e6: i32,
 }
+
+/// Reads a stored decimal. A malformed value (possible only in a damaged table opened
+/// without `verify`) reads as zero rather than panicking.
+#[inline]
+pub(crate) fn load_decimal(bytes: &[u8; 16]) -> rust_decimal::Decimal {
+    let flags = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let scale = (flags >> 16) & 0xff;
+    if scale > 28 || flags & 0x7f00_ffff != 0 {
+        return rust_decimal::Decimal::ZERO;
+    }
+    rust_decimal::Decimal::deserialize(*bytes)
+}
+
+/// Stores a decimal for a table.
+#[inline]
+pub(crate) fn store_decimal(d: rust_decimal::Decimal) -> [u8; 16] {
+    d.serialize()
+}

@@ -40,7 +40,6 @@
 
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
-use rust_decimal::Decimal;
 
 use crate::model::{ArchivedTableData, TableData};
 
@@ -441,12 +440,30 @@ impl<D> Table<D> {
         &self.header
     }
 
+    /// The content hash as lower-case hex.
+    pub fn hash_hex(&self) -> String {
+        self.header.hash_hex()
+    }
+
     /// The archived table data, read in place.
     pub fn data(&self) -> &ArchivedTableData {
         // SAFETY: `root` was produced from `data`'s bytes at open, either validated or under
         // `open_unchecked`'s contract, and `TableBytes` keeps those bytes fixed while `self`
         // lives; the returned reference borrows `self`.
         unsafe { &*self.root }
+    }
+}
+
+/// A table reads as its archive: the lookups of `crate::lookup` (jurisdictions, rules, tax
+/// codes, sets, ZIP records) are the archive's own, so that what is derived from the
+/// archive (`crate::derived`) reads it without the table, and the table itself is the
+/// file, its checks and what it keeps beside the archive.
+impl<D> std::ops::Deref for Table<D> {
+    type Target = ArchivedTableData;
+
+    #[inline]
+    fn deref(&self) -> &ArchivedTableData {
+        self.data()
     }
 }
 
@@ -465,22 +482,4 @@ impl<D> std::fmt::Debug for Table<D> {
             .field("header", &self.header)
             .finish_non_exhaustive()
     }
-}
-
-/// Reads a stored decimal. A malformed value (possible only in a damaged table opened
-/// without `verify`) reads as zero rather than panicking.
-#[inline]
-pub(crate) fn load_decimal(bytes: &[u8; 16]) -> Decimal {
-    let flags = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    let scale = (flags >> 16) & 0xff;
-    if scale > 28 || flags & 0x7f00_ffff != 0 {
-        return Decimal::ZERO;
-    }
-    Decimal::deserialize(*bytes)
-}
-
-/// Stores a decimal for a table.
-#[inline]
-pub(crate) fn store_decimal(d: Decimal) -> [u8; 16] {
-    d.serialize()
 }

@@ -12,9 +12,10 @@ use rust_decimal::Decimal;
 
 use crate::kinds::{Coverage, Sourced};
 use crate::lookup::{JurisdictionId, RuleId, TaxCodeId};
+use crate::model::load_decimal;
 use crate::model::ArchivedFeeRecord;
 use crate::resolve::Location;
-use crate::table::{load_decimal, Table};
+use crate::table::Table;
 
 use super::{normalized, Calculation, JurisdictionTax, Note, Sale, ZeroReason};
 

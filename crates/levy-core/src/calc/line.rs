@@ -5,13 +5,14 @@ use rust_decimal::Decimal;
 
 use crate::kinds::{Sourced, Sourcing, TaxType};
 use crate::lookup::{Jurisdiction, JurisdictionId, RuleId};
+use crate::model::load_decimal;
 use crate::money::{round_minor, Currency};
 use crate::resolve::Location;
-use crate::table::{load_decimal, Table};
+use crate::table::Table;
 
 use super::applied::{back_out, rule_in_range, Applied, Parts, Scratch, Terms};
+use super::groups::SaleGroups;
 use super::integer::{integer_line, whole_line_totals};
-use super::totals::SaleGroups;
 use super::{normalized, JurisdictionTax, LineTax, Note, Sale, SaleLine, ZeroReason, MAX_RATE};
 
 /// What every line of one calculation shares.

@@ -39,7 +39,8 @@
 //! | `line` | one line's tax, by the direct, integer or decimal path |
 //! | `applied` | a rule as a line applies it, and backing tax out of an amount that includes it |
 //! | `integer` | the integer path, and the usual line straight from the rule keys |
-//! | `totals` | the sale's lines together: per-sale thresholds, delivery shares, rounding, totals |
+//! | `groups` | per-sale thresholds: how a line's rules whose threshold is the sale's total are decided |
+//! | `totals` | the sale's lines together: per-sale threshold groups summed, delivery shares, rounding, totals |
 //! | `fees` | per-order fees on retail deliveries ([`Delivery`], [`FeeOutcome`]) |
 //!
 //! This module holds the entry points ([`Table::calculate`] and its kin) and the usual
@@ -53,6 +54,7 @@ use crate::table::Table;
 
 mod applied;
 mod fees;
+mod groups;
 mod integer;
 mod line;
 mod sale;

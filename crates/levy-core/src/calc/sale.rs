@@ -383,7 +383,24 @@ impl Default for Calculation {
     /// A calculation of nothing yet, in USD, of no table: a buffer for
     /// [`crate::Table::calculate_into`] or [`crate::quote::Quoter::swap_answer`] to fill.
     fn default() -> Calculation {
-        Calculation::empty([0; 32], &crate::quote::Order::new().sale)
+        Calculation::empty([0; 32], &Sale::default())
+    }
+}
+
+impl Default for Sale {
+    /// A sale of no line, in USD, on day 0 (1970-01-01), to a buyer of no exemption, taxed
+    /// by the line: what a front fills sale after sale.
+    fn default() -> Sale {
+        Sale {
+            currency: Currency::USD,
+            tax_included: false,
+            customer: Customer::default(),
+            automatic_tax: AutomaticTax::Auto,
+            date: Date(0),
+            origin_country: None,
+            rounding: Rounding::Line,
+            lines: Vec::new(),
+        }
     }
 }
 

@@ -7,8 +7,9 @@ use crate::date::Date;
 use crate::derived::place_key;
 use crate::kinds::Level;
 use crate::lookup::{JurisdictionId, RuleId, TaxCodeId};
+use crate::model::load_decimal;
 use crate::model::{ArchivedHolidayRecord, ArchivedRuleKey};
-use crate::table::{load_decimal, Table};
+use crate::table::Table;
 
 use super::MAX_RULE_AMOUNT;
 

@@ -11,6 +11,29 @@ use crate::resolve::Location;
 use crate::table::Table;
 
 impl<D> Table<D> {
+    /// How an intrastate sale in a region is sourced, and the cap on local rates that
+    /// [`crate::Sourcing::OriginWithUseTax`] uses; destination for a region the table lacks.
+    pub fn region_sourcing(
+        &self,
+        country: &str,
+        region: &str,
+    ) -> (crate::Sourcing, rust_decimal::Decimal) {
+        match self.region_record(country, region) {
+            Some(r) => (
+                crate::Sourcing::from_u8(r.sourcing),
+                crate::model::load_decimal(&r.local_cap),
+            ),
+            None => (crate::Sourcing::Destination, rust_decimal::Decimal::ZERO),
+        }
+    }
+
+    /// Whether a region allows invoice-level rounding ([`crate::Rounding::Invoice`]); false
+    /// for a region the table lacks.
+    pub fn region_invoice_rounding(&self, country: &str, region: &str) -> bool {
+        self.region_record(country, region)
+            .is_some_and(|r| r.invoice_rounding)
+    }
+
     /// The jurisdictions that tax a sale from `origin` to `dest`, each with the address that
     /// brought it in, and the rule applied; `None` for the destination's own set (the usual
     /// case, which needs no list).

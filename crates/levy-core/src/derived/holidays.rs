@@ -3,9 +3,7 @@
 //! a sale on a day with no holiday anywhere looks no further, and one in a place with no
 //! holiday that day looks at a few entries, not every key.
 
-use crate::date::Date;
 use crate::model::ArchivedHolidayKey;
-use crate::table::Table;
 
 /// A place of the holiday keys as one number that orders places as `(country, region)`
 /// does: the two country bytes, then the region's (at most six; the rest count as the zero
@@ -29,12 +27,12 @@ pub(crate) fn stored_place_key(k: &ArchivedHolidayKey) -> u64 {
     u64::from_be_bytes([c0, c1, r0, r1, r2, r3, r4, r5])
 }
 
-/// What [`Table::holiday_place`] and [`Table::any_holiday_on`] search, built from the
+/// What [`crate::Table::holiday_place`] and [`crate::Table::any_holiday_on`] search, built from the
 /// holiday keys on first use.
 #[derive(Debug, Default)]
 pub(crate) struct HolidayIndex {
     /// The places of the keys, in the keys' order (ascending place in a sound table).
-    places: Box<[HolidayPlace]>,
+    pub(crate) places: Box<[HolidayPlace]>,
     /// The days on which at least one key is in force, as inclusive `(from, to)` day
     /// numbers, ascending and disjoint.
     days: Box<[(i32, i32)]>,
@@ -47,7 +45,7 @@ pub(crate) struct HolidayIndex {
 }
 
 impl HolidayIndex {
-    fn build(keys: &[ArchivedHolidayKey]) -> HolidayIndex {
+    pub(crate) fn build(keys: &[ArchivedHolidayKey]) -> HolidayIndex {
         let mut places: Vec<HolidayPlace> = Vec::new();
         let mut days: Vec<(i32, i32)> = Vec::with_capacity(keys.len());
         for (i, k) in keys.iter().enumerate() {
@@ -102,7 +100,7 @@ impl HolidayIndex {
     const MAX_BITMAP_DAYS: i64 = 1 << 16;
 
     /// Whether any key is in force on `day`.
-    fn any_on(&self, day: i32) -> bool {
+    pub(crate) fn any_on(&self, day: i32) -> bool {
         if !self.bits.is_empty() {
             return usize::try_from(i64::from(day) - i64::from(self.first_day))
                 .ok()
@@ -114,7 +112,7 @@ impl HolidayIndex {
     }
 }
 
-/// One place of a table's holiday keys (see [`Table::holiday_place`]).
+/// One place of a table's holiday keys (see [`crate::Table::holiday_place`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HolidayPlace {
     /// The place, as [`place_key`] numbers it.
@@ -123,30 +121,6 @@ pub(crate) struct HolidayPlace {
     pub(crate) keys: (u32, u32),
     /// The first day any of them starts and the last day any of them ends.
     pub(crate) days: (i32, i32),
-}
-
-impl<D> Table<D> {
-    /// The place `place` (numbered as [`place_key`] does) among the holiday keys, if
-    /// any key is of it. The keys of a place are consecutive in a sound table; in a damaged
-    /// one whose keys are out of order, a place's span may be wrong but is always in bounds.
-    pub(crate) fn holiday_place(&self, place: u64) -> Option<&HolidayPlace> {
-        let places = &self.holiday_index().places;
-        let i = places.partition_point(|p| p.place < place);
-        places.get(i).filter(|p| p.place == place)
-    }
-
-    /// Whether any holiday key of the table, of any place, is in force on `date`: when
-    /// none is (most days of the year), no jurisdiction of a sale can be on a holiday, and
-    /// a line looks no further than this.
-    pub(crate) fn any_holiday_on(&self, date: Date) -> bool {
-        self.holiday_index().any_on(date.0)
-    }
-
-    fn holiday_index(&self) -> &HolidayIndex {
-        self.derived
-            .holidays
-            .get_or_init(|| HolidayIndex::build(&self.data().holiday_keys))
-    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! What a table derives from its archive and keeps in memory beside it: indexes the file
-//! does not hold, each built on its first use from the table's bytes alone (so opening a
-//! table stays as cheap as before, and whichever thread builds one builds the same).
-//! Resolution (`resolve.rs`) and the calculation (`calc/`) read them; this module reads
-//! only the archive (`lookup.rs`, `model.rs`), never what is above it.
+//! does not hold, each built on its first use from the archive alone (so opening a table
+//! stays as cheap as before, and whichever thread builds one builds the same). The table
+//! holds them (`table.rs`) and hands them out (`indexes.rs`); resolution (`resolve/`) and
+//! the calculation (`calc/`) read them there. This module reads only the archive
+//! (`lookup.rs`, `model.rs`), never the table or anything above it.
 //!
 //! | index | module | made on | so that |
 //! |---|---|---|---|
@@ -15,12 +16,12 @@
 
 use std::sync::OnceLock;
 
-mod holidays;
-mod spans;
-mod taxability;
-mod usual_rules;
-mod zip4;
-mod zip_usual;
+pub(crate) mod holidays;
+pub(crate) mod spans;
+pub(crate) mod taxability;
+pub(crate) mod usual_rules;
+pub(crate) mod zip4;
+pub(crate) mod zip_usual;
 
 pub(crate) use holidays::place_key;
 pub(crate) use taxability::{code_span, known_at, place_span, TaxabilityIndex};
@@ -30,24 +31,24 @@ pub(crate) use taxability::{code_span, known_at, place_span, TaxabilityIndex};
 pub(crate) struct Derived {
     /// `zip4_start[z]..zip4_start[z + 1]` are the ZIP+4 ranges of ZIP5 `z`, built on the
     /// first ZIP+4 lookup, turning the search over every range into one over a ZIP's own.
-    zip4_start: OnceLock<Box<[u32]>>,
+    pub(crate) zip4_start: OnceLock<Box<[u32]>>,
     /// The places of the holiday keys, each with its span of keys and the days its
     /// holidays cover, and the days on which any holiday is in force, built on the first
     /// holiday search.
-    holidays: OnceLock<holidays::HolidayIndex>,
+    pub(crate) holidays: OnceLock<holidays::HolidayIndex>,
     /// Each jurisdiction's rule keys for the usual tax code, found on its first usual line
     /// (see [`usual_rules::UsualRules`]).
-    usual: OnceLock<usual_rules::UsualRules>,
+    pub(crate) usual: OnceLock<usual_rules::UsualRules>,
     /// Each ZIP code's usual answer (see [`zip_usual::ZipUsual`]), filled on the ZIP's
     /// first lookup: 8 bytes a possible ZIP code (800 KB), made on the first US ZIP lookup.
-    zip_usual: OnceLock<zip_usual::ZipUsual>,
+    pub(crate) zip_usual: OnceLock<zip_usual::ZipUsual>,
     /// What the taxability matrix says of each place and tax code, made on the first line
     /// whose code is not a root.
-    taxability: OnceLock<TaxabilityIndex>,
+    pub(crate) taxability: OnceLock<TaxabilityIndex>,
     /// Each jurisdiction's first day and horizon (see [`spans::Span`]), one slot a
     /// jurisdiction, each filled on its first quote.
-    spans: OnceLock<spans::Spans>,
+    pub(crate) spans: OnceLock<spans::Spans>,
     /// The table's bounds in time (the latest first day of a state, the earliest
     /// horizon), worked out on the first quote.
-    bounds: OnceLock<spans::Bounds>,
+    pub(crate) bounds: OnceLock<spans::Bounds>,
 }

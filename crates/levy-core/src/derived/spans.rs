@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use crate::date::Date;
 use crate::lookup::JurisdictionId;
-use crate::table::Table;
+use crate::model::ArchivedTableData;
 
 /// A jurisdiction's first day and horizon.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub(crate) struct Span {
     pub(crate) top: bool,
 }
 
-/// A table's bounds in time (see [`Table::bounds`]).
+/// A table's bounds in time (see [`crate::Table::earliest_horizon`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Bounds {
     /// The latest first day among the state and country jurisdictions: a sale on or after
@@ -41,40 +41,40 @@ pub(crate) struct Bounds {
 
 /// One slot a jurisdiction, filled on its first use.
 pub(crate) struct Spans {
-    slots: Box<[OnceLock<Span>]>,
+    pub(crate) slots: Box<[OnceLock<Span>]>,
 }
 
-impl<D> Table<D> {
-    /// The span of jurisdiction `id`, worked out from its rules on first use; `None` for an
-    /// id the table does not hold.
-    pub(crate) fn span(&self, id: JurisdictionId) -> Option<Span> {
-        let spans = self.derived.spans.get_or_init(|| Spans {
-            slots: (0..self.jurisdiction_count())
+impl Spans {
+    /// An empty slot for each jurisdiction of `data`.
+    pub(crate) fn new(data: &ArchivedTableData) -> Spans {
+        Spans {
+            slots: (0..data.jurisdiction_count())
                 .map(|_| OnceLock::new())
                 .collect(),
-        });
-        let slot = spans.slots.get(id.0 as usize)?;
-        Some(*slot.get_or_init(|| self.work_out_span(id)))
+        }
     }
+}
 
-    fn work_out_span(&self, id: JurisdictionId) -> Span {
-        let manifest = &self.data().manifest;
+impl Span {
+    /// The span of jurisdiction `id` of `data`, worked out from its rules.
+    pub(crate) fn work_out(data: &ArchivedTableData, id: JurisdictionId) -> Span {
+        let manifest = &data.manifest;
         let mut span = Span {
             first: i32::MIN,
             horizon: i32::MIN,
             source: u32::MAX,
-            top: self.jurisdiction(id).is_some_and(|x| {
+            top: data.jurisdiction(id).is_some_and(|x| {
                 matches!(
                     x.level(),
                     crate::Level::Country | crate::Level::State | crate::Level::Province
                 )
             }),
         };
-        let usual = self.tax_code(super::usual_rules::GENERAL_MERCHANDISE);
+        let usual = data.tax_code(super::usual_rules::GENERAL_MERCHANDISE);
         let has_usual =
-            usual.is_some() && self.rules_of(id).any(|(_, r)| Some(r.tax_code()) == usual);
+            usual.is_some() && data.rules_of(id).any(|(_, r)| Some(r.tax_code()) == usual);
         let mut any = false;
-        let rates = self
+        let rates = data
             .rules_of(id)
             .filter(|(_, r)| !has_usual || Some(r.tax_code()) == usual);
         for (_, rule) in rates {
@@ -93,60 +93,5 @@ impl<D> Table<D> {
             span.horizon = i32::MAX;
         }
         span
-    }
-
-    /// The first day one of jurisdiction `id`'s rules is in force; `None` when it has no
-    /// rules (or the table does not hold it).
-    pub fn first_day(&self, id: JurisdictionId) -> Option<Date> {
-        self.span(id)
-            .filter(|s| s.first != i32::MIN)
-            .map(|s| Date(s.first))
-    }
-
-    /// The first day of jurisdiction `id` when it is a state's, a province's or a
-    /// country's ([`Table::first_day`]); `None` otherwise.
-    pub(crate) fn top_first_day(&self, id: JurisdictionId) -> Option<Date> {
-        self.span(id)
-            .filter(|s| s.top && s.first != i32::MIN)
-            .map(|s| Date(s.first))
-    }
-
-    /// The table's horizon: the earliest of its jurisdictions' ([`Table::horizon`]), with
-    /// the manifest index of its input; `None` when no jurisdiction has one. After it, some
-    /// answers of the table are noted `STALE_TABLE`. Worked out once, on first use.
-    pub fn earliest_horizon(&self) -> Option<(Date, u32)> {
-        self.bounds().earliest_horizon
-    }
-
-    /// The table's bounds in time, worked out once over every jurisdiction: a sale on a day
-    /// within them needs no jurisdiction's span.
-    pub(crate) fn bounds(&self) -> &Bounds {
-        self.derived.bounds.get_or_init(|| {
-            let mut b = Bounds {
-                latest_first: Date(i32::MIN),
-                earliest_horizon: None,
-            };
-            for j in (0..self.jurisdiction_count() as u32).map(JurisdictionId) {
-                let Some(span) = self.span(j) else { continue };
-                if span.top && span.first != i32::MIN {
-                    b.latest_first = b.latest_first.max(Date(span.first));
-                }
-                if let Some((h, src)) = self.horizon(j) {
-                    if b.earliest_horizon.is_none_or(|(e, _)| h < e) {
-                        b.earliest_horizon = Some((h, src));
-                    }
-                }
-            }
-            b
-        })
-    }
-
-    /// Jurisdiction `id`'s horizon and the manifest index of the input it is from: the
-    /// last day the newest input that wrote its rules is known to hold what is in force.
-    /// `None` when one of those inputs makes no claim that ages, or it has no rules.
-    pub fn horizon(&self, id: JurisdictionId) -> Option<(Date, u32)> {
-        self.span(id)
-            .filter(|s| s.horizon != i32::MAX)
-            .map(|s| (Date(s.horizon), s.source))
     }
 }

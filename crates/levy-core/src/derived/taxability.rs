@@ -2,13 +2,12 @@
 //! a pair, so that a line asks one load per place of its answer; and the reading of the
 //! matrix's keys that builds it and answers the days it leaves open.
 
+use super::holidays::place_key;
 use crate::date::Date;
-use crate::derived::place_key;
 use crate::kinds::Level;
+use crate::kinds::TaxabilityLevels;
 use crate::lookup::TaxCodeId;
-use crate::model::ArchivedTaxabilityKey;
-use crate::table::Table;
-use crate::taxability::TaxabilityLevels;
+use crate::model::{ArchivedTableData, ArchivedTaxabilityKey};
 
 /// What a table's matrix says of each (place, tax code), made on the first question: one
 /// byte per pair, so that a line asks one load per place of its answer.
@@ -32,8 +31,8 @@ impl TaxabilityIndex {
     /// Known on some days and not others: the keys decide.
     pub(crate) const DATED: u8 = 0x80;
 
-    fn build<D>(table: &Table<D>) -> TaxabilityIndex {
-        let d = table.data();
+    pub(crate) fn build(table: &ArchivedTableData) -> TaxabilityIndex {
+        let d = table;
         let keys = &d.taxability_keys;
         let codes = d.tax_codes.len();
         let mut places: Vec<u64> = keys.iter().map(|k| k.place.to_native()).collect();
@@ -88,8 +87,8 @@ pub(crate) fn code_span(keys: &[ArchivedTaxabilityKey], code: u32) -> std::ops::
 /// a key of the code itself for that level in force that day decides (an `unknown` cell
 /// says no); without one, a code outside the matrix asks its parent, a root is known, and
 /// any other code is not.
-pub(crate) fn known_at<D>(
-    table: &Table<D>,
+pub(crate) fn known_at(
+    table: &ArchivedTableData,
     place_keys: &[ArchivedTaxabilityKey],
     code: TaxCodeId,
     bit: u8,
@@ -103,7 +102,7 @@ pub(crate) fn known_at<D>(
         if let Some(first) = own.next() {
             return first.known & bit != 0 || own.any(|k| k.known & bit != 0);
         }
-        match table.data().tax_codes.get(c.0 as usize) {
+        match table.tax_codes.get(c.0 as usize) {
             Some(r) if r.parent.to_native() == u32::MAX => return true,
             Some(r) if !r.matrix => c = TaxCodeId(r.parent.to_native()),
             _ => return false,
@@ -115,8 +114,8 @@ pub(crate) fn known_at<D>(
 /// What one place's keys say of `code`: the levels known on every day, with
 /// [`TaxabilityIndex::DATED`] when some level is known on some days only (then
 /// [`known_at`] decides, day by day).
-fn resolve_status<D>(
-    table: &Table<D>,
+fn resolve_status(
+    table: &ArchivedTableData,
     place_keys: &[ArchivedTaxabilityKey],
     code: TaxCodeId,
 ) -> u8 {
@@ -129,7 +128,7 @@ fn resolve_status<D>(
             days.push(k.from.to_native());
             days.push(k.to.to_native().saturating_add(1));
         }
-        match table.data().tax_codes.get(c.0 as usize) {
+        match table.tax_codes.get(c.0 as usize) {
             Some(r) if r.parent.to_native() != u32::MAX && !r.matrix => {
                 c = TaxCodeId(r.parent.to_native())
             }
@@ -151,13 +150,4 @@ fn resolve_status<D>(
         }
     }
     status
-}
-
-impl<D> Table<D> {
-    /// The table's [`TaxabilityIndex`], made on first use.
-    pub(crate) fn taxability_index(&self) -> &TaxabilityIndex {
-        self.derived
-            .taxability
-            .get_or_init(|| TaxabilityIndex::build(self))
-    }
 }

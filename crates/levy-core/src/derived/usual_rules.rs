@@ -5,27 +5,72 @@
 use rust_decimal::Decimal;
 
 use crate::lookup::{JurisdictionId, TaxCodeId};
-use crate::model::ArchivedRuleKey;
-use crate::table::Table;
+use crate::model::{ArchivedRuleKey, ArchivedTableData};
 
 /// The usual tax code's name: what most lines sell, and what a local-rate cap counts.
 pub(crate) const GENERAL_MERCHANDISE: &str = "GENERAL_MERCHANDISE";
 
 /// Each jurisdiction's rule keys for the usual tax code ([`GENERAL_MERCHANDISE`]), found
 /// on the jurisdiction's first usual line and kept beside the table
-/// (like its ZIP+4 and holiday indexes): what [`Table::code_rule_keys`] would otherwise
+/// (like its ZIP+4 and holiday indexes): what [`ArchivedTableData::search_rule_keys`] would otherwise
 /// search for, line after line, jurisdiction after jurisdiction. One slot of about 56
 /// bytes a jurisdiction, so the memory is bounded by the table's jurisdictions (under 1 MB
 /// for the 16,961 of every state's ZIP5 file), not by its places.
 pub(crate) struct UsualRules {
     /// The usual tax code; `None` when the table has no [`GENERAL_MERCHANDISE`] code.
-    code: Option<TaxCodeId>,
+    pub(crate) code: Option<TaxCodeId>,
     /// One slot a jurisdiction, by id.
-    slots: Box<[std::sync::OnceLock<UsualRule>]>,
+    pub(crate) slots: Box<[std::sync::OnceLock<UsualRule>]>,
+}
+
+impl UsualRules {
+    /// The usual code of `data` found, and an empty slot for each of its jurisdictions.
+    pub(crate) fn new(data: &ArchivedTableData) -> UsualRules {
+        UsualRules {
+            code: data.tax_code(GENERAL_MERCHANDISE),
+            slots: (0..data.jurisdiction_count())
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
+        }
+    }
+}
+
+impl UsualRule {
+    /// `jurisdiction`'s keys for `code` in `data`, searched.
+    pub(crate) fn search(
+        data: &ArchivedTableData,
+        jurisdiction: JurisdictionId,
+        code: TaxCodeId,
+    ) -> UsualRule {
+        let (first, keys) = data.search_rule_keys(jurisdiction, code);
+        let single = match keys {
+            [key] => key.fast_rate().map(|r| (r, key)),
+            _ => None,
+        };
+        UsualRule {
+            rate: single.map_or(Decimal::ZERO, |s| s.0 .0),
+            mantissa: single.map_or(0, |s| s.0 .1),
+            first: first as u32,
+            len: keys.len() as u32,
+            from: keys.first().map_or(0, |k| k.from.to_native()),
+            to: keys.first().map_or(0, |k| k.to.to_native()),
+            // The key's own scale, a byte (`fast_rate` only widened it).
+            scale: single.map_or(0, |s| s.0 .2 as u8),
+            fast: single.is_some(),
+        }
+    }
+
+    /// Its keys in `data`: the span it names.
+    #[inline]
+    pub(crate) fn keys<'a>(&self, data: &'a ArchivedTableData) -> (usize, &'a [ArchivedRuleKey]) {
+        let (first, len) = (self.first as usize, self.len as usize);
+        let keys = data.rule_keys.get(first..first + len);
+        (first, keys.unwrap_or_default())
+    }
 }
 
 /// A jurisdiction's rule keys for the usual code (walking up the taxonomy as
-/// [`Table::code_rule_keys`] does): their span, and when there is one key (a jurisdiction
+/// [`ArchivedTableData::search_rule_keys`] does): their span, and when there is one key (a jurisdiction
 /// whose rate never changed within the table), that key as the integer path reads it, so
 /// that a line need not read the key again.
 #[derive(Clone, Copy, Debug)]
@@ -45,68 +90,4 @@ pub(crate) struct UsualRule {
     pub(crate) scale: u8,
     /// Whether the single key is fast (see [`ArchivedRuleKey::fast_rate`]).
     pub(crate) fast: bool,
-}
-
-impl<D> Table<D> {
-    /// The table's [`UsualRules`]: the usual code found, and empty slots made, on first use.
-    #[inline]
-    fn usual_rules(&self) -> &UsualRules {
-        self.derived.usual.get_or_init(|| UsualRules {
-            code: self.tax_code(GENERAL_MERCHANDISE),
-            slots: (0..self.jurisdiction_count())
-                .map(|_| std::sync::OnceLock::new())
-                .collect(),
-        })
-    }
-
-    /// The usual tax code ([`GENERAL_MERCHANDISE`]); `None` when the table has none.
-    #[inline]
-    pub(crate) fn usual_code(&self) -> Option<TaxCodeId> {
-        self.usual_rules().code
-    }
-
-    /// The slots of [`UsualRules`] when `code` is the usual code.
-    #[inline]
-    pub(crate) fn usual_slots(&self, code: TaxCodeId) -> Option<&[std::sync::OnceLock<UsualRule>]> {
-        let usual = self.usual_rules();
-        (usual.code == Some(code)).then_some(&*usual.slots)
-    }
-
-    /// `jurisdiction`'s [`UsualRule`] for the usual `code` among `slots`, searched on
-    /// first use; `None` for a jurisdiction the table lacks.
-    #[inline]
-    pub(crate) fn usual_rule<'a>(
-        &self,
-        slots: &'a [std::sync::OnceLock<UsualRule>],
-        jurisdiction: JurisdictionId,
-        code: TaxCodeId,
-    ) -> Option<&'a UsualRule> {
-        let slot = slots.get(jurisdiction.0 as usize)?;
-        Some(slot.get_or_init(|| {
-            let (first, keys) = self.search_rule_keys(jurisdiction, code);
-            let single = match keys {
-                [key] => key.fast_rate().map(|r| (r, key)),
-                _ => None,
-            };
-            UsualRule {
-                rate: single.map_or(Decimal::ZERO, |s| s.0 .0),
-                mantissa: single.map_or(0, |s| s.0 .1),
-                first: first as u32,
-                len: keys.len() as u32,
-                from: keys.first().map_or(0, |k| k.from.to_native()),
-                to: keys.first().map_or(0, |k| k.to.to_native()),
-                // The key's own scale, a byte (`fast_rate` only widened it).
-                scale: single.map_or(0, |s| s.0 .2 as u8),
-                fast: single.is_some(),
-            }
-        }))
-    }
-
-    /// The keys of `rule` (a [`UsualRule`]'s span).
-    #[inline]
-    pub(crate) fn usual_keys(&self, rule: &UsualRule) -> (usize, &[ArchivedRuleKey]) {
-        let (first, len) = (rule.first as usize, rule.len as usize);
-        let keys = self.data().rule_keys.get(first..first + len);
-        (first, keys.unwrap_or_default())
-    }
 }

@@ -5,8 +5,7 @@
 use crate::date::Date;
 use crate::kinds::Coverage;
 use crate::lookup::JsetId;
-use crate::model::ArchivedZipRecord;
-use crate::table::Table;
+use crate::model::{ArchivedTableData, ArchivedZipRecord};
 
 /// Each ZIP code's usual answer, by ZIP code: when its record holds one period (one source,
 /// one set: most ZIPs), that period's set, coverage and days, in one word, so that a lookup
@@ -25,14 +24,32 @@ use crate::table::Table;
 /// 65535 still after it.
 #[derive(Debug)]
 pub(crate) struct ZipUsual {
-    words: Box<[std::sync::atomic::AtomicU64]>,
+    pub(crate) words: Box<[std::sync::atomic::AtomicU64]>,
 }
 
 impl ZipUsual {
-    const EMPTY: u64 = 0;
+    /// Empty words, one a ZIP5 slot of `data`.
+    pub(crate) fn new(data: &ArchivedTableData) -> ZipUsual {
+        ZipUsual {
+            words: (0..data.zip5.len())
+                .map(|_| std::sync::atomic::AtomicU64::new(ZipUsual::EMPTY))
+                .collect(),
+        }
+    }
+
+    /// The word of ZIP `zip5`, made from its record on the ZIP's first lookup: out of the
+    /// lookup's way, so that the lookup of a filled word stays as short as it was.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn word_of(data: &ArchivedTableData, zip5: u32) -> u64 {
+        let named_places = !data.zip_city_records(zip5).is_empty();
+        ZipUsual::word(data.zip_record(zip5), named_places)
+    }
+
+    pub(crate) const EMPTY: u64 = 0;
     const NONE: u64 = u64::MAX;
     const SET_BITS: u32 = 29;
-    const DAYS: std::ops::RangeInclusive<i32> = 1..=65534;
+    pub(crate) const DAYS: std::ops::RangeInclusive<i32> = 1..=65534;
 
     /// The word of a ZIP whose record is `zip` (`None`: unknown to the table). A ZIP whose
     /// answer a named city may change (it has places by city name), or whose period carries
@@ -66,7 +83,7 @@ impl ZipUsual {
 
     /// The set and coverage a filled `word` gives on `date`; `None` when it holds no usual
     /// answer or the period is not in force that day.
-    fn answer(word: u64, date: Date) -> Option<(JsetId, Coverage)> {
+    pub(crate) fn answer(word: u64, date: Date) -> Option<(JsetId, Coverage)> {
         if word == Self::NONE {
             return None;
         }
@@ -83,39 +100,5 @@ impl ZipUsual {
             JsetId((word & ((1 << Self::SET_BITS) - 1)) as u32),
             coverage,
         ))
-    }
-}
-
-impl<D> Table<D> {
-    /// The set and coverage of ZIP `zip5` on `date` from its [`ZipUsual`] word (filled from
-    /// the record on first use); `None` when the ZIP has no usual answer that day, and the
-    /// record decides.
-    #[inline]
-    pub(crate) fn zip_usual(&self, zip5: u32, date: Date) -> Option<(JsetId, Coverage)> {
-        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-        if !ZipUsual::DAYS.contains(&date.0) {
-            return None;
-        }
-        let usual = self.derived.zip_usual.get_or_init(|| ZipUsual {
-            words: (0..self.data().zip5.len())
-                .map(|_| AtomicU64::new(ZipUsual::EMPTY))
-                .collect(),
-        });
-        let slot = usual.words.get(zip5 as usize)?;
-        let mut word = slot.load(Relaxed);
-        if word == ZipUsual::EMPTY {
-            word = self.zip_word(zip5);
-            slot.store(word, Relaxed);
-        }
-        ZipUsual::answer(word, date)
-    }
-
-    /// The word of ZIP `zip5`, made from its record on the ZIP's first lookup: out of the
-    /// lookup's way, so that the lookup of a filled word stays as short as it was.
-    #[cold]
-    #[inline(never)]
-    fn zip_word(&self, zip5: u32) -> u64 {
-        let named_places = !self.zip_city_records(zip5).is_empty();
-        ZipUsual::word(self.zip_record(zip5), named_places)
     }
 }

@@ -17,9 +17,10 @@ use rust_decimal::Decimal;
 use crate::calc::{Calculation, Delivery, Sale};
 use crate::date::Date;
 use crate::lookup::JurisdictionId;
+use crate::model::load_decimal;
 use crate::money::{round_minor, Currency};
 use crate::resolve::Location;
-use crate::table::{load_decimal, Table};
+use crate::table::Table;
 
 /// The currency of a country on `date` (ISO 3166-1 alpha-2, upper case): its legal tender
 /// as ISO 4217 lists it (the ISO 4217 maintenance agency's list one, "Current currency &

@@ -49,9 +49,9 @@
 
 use rust_decimal::Decimal;
 
-use crate::calc::{AutomaticTax, Calculation, Customer, Delivery, FeeOutcome, Sale, Stale};
+use crate::calc::{Calculation, Delivery, FeeOutcome, Sale, Stale};
 use crate::date::Date;
-use crate::kinds::{Coverage, PlaceNote, Rounding};
+use crate::kinds::{Coverage, PlaceNote};
 use crate::lookup::JurisdictionId;
 use crate::money::Currency;
 use crate::resolve::{Address, IpMode, Location, ResolveError};
@@ -128,16 +128,7 @@ impl Order {
             exchange_rate: None,
             delivery: None,
             fee_exemptions_from: 0,
-            sale: Sale {
-                currency: Currency::USD,
-                tax_included: false,
-                customer: Customer::default(),
-                automatic_tax: AutomaticTax::Auto,
-                date: Date(0),
-                origin_country: None,
-                rounding: Rounding::Line,
-                lines: Vec::new(),
-            },
+            sale: Sale::default(),
         }
     }
 
