@@ -177,7 +177,8 @@ fn a_batch_answers_each_order_as_the_quoter_does_alone() {
     orders.push(jpy);
     let mut q = Quoter::new();
     let mut out = Vec::new();
-    let errors = q.quote_batch(&t, &mut orders, |_| true, &mut out);
+    // Order 3 gives no address and is not said to be at the one before it.
+    let errors = q.quote_batch(&t, &mut orders, |i| i != 3, &mut out);
     let kinds: Vec<(usize, QuoteErrorKind)> = errors.iter().map(|(i, e)| (*i, e.kind())).collect();
     assert_eq!(
         kinds,
@@ -199,6 +200,45 @@ fn a_batch_answers_each_order_as_the_quoter_does_alone() {
         taxes,
         [d("925"), d("23575"), d("43000"), d("0"), d("0"), d("925")]
     );
+}
+
+#[test]
+fn an_order_said_to_be_at_the_address_before_it_need_not_carry_it() {
+    let t = scenario();
+    let mut q = Quoter::new();
+    let mut out = Vec::new();
+    // A till's batch: the first order carries the address, the next two none, each said
+    // to be at the one before it. $100, $2,500 and $5,000 at 37203 as above.
+    let mut orders: Vec<Order> = [10_000, 250_000, 500_000]
+        .iter()
+        .map(|&a| order_at(&t, "37203", a))
+        .collect();
+    orders[1].address = None;
+    orders[2].address = None;
+    assert!(q.quote_batch(&t, &mut orders, |_| true, &mut out).is_empty());
+    let taxes: Vec<Decimal> = out.iter().map(|c| c.total_tax).collect();
+    assert_eq!(taxes, [d("925"), d("23575"), d("43000")]);
+    // The same orders not said to be at the one before: the two without one are refused.
+    let errors = q.quote_batch(&t, &mut orders, |_| false, &mut out);
+    let kinds: Vec<(usize, QuoteErrorKind)> = errors.iter().map(|(i, e)| (*i, e.kind())).collect();
+    assert_eq!(
+        kinds,
+        [(1, QuoteErrorKind::NoPlace), (2, QuoteErrorKind::NoPlace)]
+    );
+    // At an address that cannot be resolved, those at it are refused as it is: its own
+    // error, not a share of no place, and not the place of an order before it.
+    let mut orders = vec![
+        order_at(&t, "37203", 10_000),
+        order_at(&t, "3720", 10_000),
+        order_at(&t, "37203", 10_000),
+    ];
+    orders[2].address = None;
+    let errors = q.quote_batch(&t, &mut orders, |i| i == 2, &mut out);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!((errors[0].0, errors[1].0), (1, 2));
+    assert_eq!(errors[0].1.kind(), errors[1].1.kind());
+    assert_ne!(errors[1].1.kind(), QuoteErrorKind::NoPlace);
+    assert_eq!(out[0].total_tax, d("925"));
 }
 
 #[test]

@@ -1140,23 +1140,35 @@ unsafe fn calculate_batch(
         if orders.len() == k {
             orders.push(Order::new());
         }
-        // A sale at the address struct of the sale read before it takes that sale's
-        // address as read (its strings cannot change during the call), not its C strings
-        // walked and checked again: a till's batch at its own address.
+        // A sale at the address struct of the sale read before it, at the same time (not
+        // "now"), shares its place (below): its address is not read at all, and the quoter
+        // takes it as the sale before it's. At the same struct at another time, it takes
+        // that sale's address as read (its strings cannot change during the call), not its
+        // C strings walked and checked again.
         let (read, rest) = orders.split_at_mut(k);
-        let same_address =
+        let before =
             (k > 0 && !sale.address.is_null() && sale.address == sales[from[k - 1]].address)
-                .then(|| read[k - 1].address.as_ref())
-                .flatten();
+                .then(|| &sales[from[k - 1]]);
+        let address = match before {
+            None => AddressRead::Read,
+            Some(b) if b.transacted_at == sale.transacted_at && sale.transacted_at != 0 => {
+                AddressRead::Before
+            }
+            Some(_) => match read[..k].iter().rev().find_map(|o| o.address.as_ref()) {
+                Some(a) => AddressRead::Copy(a),
+                None => AddressRead::Read,
+            },
+        };
         // SAFETY: as this function's contract.
-        match unsafe { fill_order(table, sale, &mut rest[0], &mut codes, same_address) } {
+        match unsafe { fill_order(table, sale, &mut rest[0], &mut codes, address) } {
             Ok(()) => from.push(i),
             Err(e) => failed.fail(i, e, out),
         }
     }
     let n = from.len();
     // A sale at the address struct of the sale before it, at the same time (not "now"),
-    // shares its place: the struct's strings cannot change during the call.
+    // shares its place: the struct's strings cannot change during the call. (Exactly the
+    // sales read as `Address::Before`.)
     let same_place = |k: usize| {
         let (a, b) = (&sales[from[k - 1]], &sales[from[k]]);
         a.address == b.address && a.transacted_at == b.transacted_at && b.transacted_at != 0
@@ -1209,7 +1221,15 @@ unsafe fn fill_result(
 ) -> Result<Box<LevyResult>, Error> {
     let Scratch { order, quoter } = scratch;
     // SAFETY: as this function's contract.
-    unsafe { fill_order(table, sale, order, &mut TaxCodes::default(), None) }?;
+    unsafe {
+        fill_order(
+            table,
+            sale,
+            order,
+            &mut TaxCodes::default(),
+            AddressRead::Read,
+        )
+    }?;
     quoter.quote(table, order).map_err(|e| quote_error(&e))?;
     let mut result = spare.unwrap_or_else(|| {
         Box::new(LevyResult {
@@ -1285,11 +1305,22 @@ impl TaxCodes {
     }
 }
 
+/// How a sale of a batch has its address read.
+enum AddressRead<'a> {
+    /// From its C strings.
+    Read,
+    /// Copied from the address of a sale before it at the same struct, read already.
+    Copy(&'a Address),
+    /// Not at all: it is at the address of the sale before it, whose place it shares
+    /// ([`Quoter::quote_batch`] takes an order without an address as that one's).
+    Before,
+}
+
 /// Reads `sale` into `order` (its buffers reused), as the front door takes it: the lines
 /// (their tax codes through `codes`), the terms its flags say, the address and the IP, the
 /// ship-from address, the day (none for 0, now), the currency and its exchange rate, the
-/// delivery. `same_address` is the address already read from `sale.address` (by a sale
-/// before it in the same batch), copied instead of reading the C strings again.
+/// delivery. `address` says how its address is read: from the C strings, copied from a sale
+/// before it in the same batch that read the same struct, or not at all.
 ///
 /// # Safety
 ///
@@ -1299,7 +1330,7 @@ unsafe fn fill_order(
     sale: &LevySale,
     order: &mut Order,
     codes: &mut TaxCodes,
-    same_address: Option<&Address>,
+    address: AddressRead<'_>,
 ) -> Result<(), Error> {
     // SAFETY: as this function's contract.
     let (currency, lines) = unsafe { sale_header(sale) }?;
@@ -1316,17 +1347,17 @@ unsafe fn fill_order(
         }
         None => order.ip = None,
     }
-    // SAFETY (both): non-null and valid per the contract; fields NULL or NUL-terminated.
-    if sale.address.is_null() {
-        order.address = None;
-    } else if let Some(read) = same_address {
-        copy_address(read, order.address_mut());
-    } else {
-        unsafe { fill_address(&*sale.address, order.address_mut()) }?;
+    match address {
+        _ if sale.address.is_null() => order.address = None,
+        AddressRead::Before => order.address = None,
+        AddressRead::Copy(read) => copy_address(read, order.address_mut()),
+        // SAFETY: non-null and valid per the contract; fields NULL or NUL-terminated.
+        AddressRead::Read => unsafe { fill_address(&*sale.address, order.address_mut()) }?,
     }
     if sale.origin.is_null() {
         order.origin = None;
     } else {
+        // SAFETY: non-null and valid per the contract; fields NULL or NUL-terminated.
         unsafe { fill_address(&*sale.origin, order.origin_mut()) }?;
     }
     order.date = (sale.transacted_at != 0).then(|| Date::from_unix_seconds(sale.transacted_at));

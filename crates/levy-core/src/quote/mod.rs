@@ -49,7 +49,7 @@
 
 use rust_decimal::Decimal;
 
-use crate::calc::{Calculation, Delivery, FeeOutcome, Sale, Stale};
+use crate::calc::{CalcError, Calculation, Delivery, FeeOutcome, Sale, Stale};
 use crate::date::Date;
 use crate::kinds::{Coverage, PlaceNote};
 use crate::lookup::JurisdictionId;
@@ -309,7 +309,10 @@ impl Quoter {
     /// `out` are reused, vectors and all. Orders without an origin are calculated together
     /// ([`Table::calculate_batch`], which fetches the next sales' records ahead); an order
     /// for which `same_place(i)` says its address is the previous order's, on the same
-    /// given day, shares that order's place instead of resolving it again.
+    /// given day, shares that order's place instead of resolving it again. Such an order
+    /// need not carry the address itself: one whose `address` is `None` is at the address
+    /// of the order before it (a till's batch at its own address copies it into no order
+    /// but the first).
     pub fn quote_batch<D>(
         &mut self,
         table: &Table<D>,
@@ -327,7 +330,13 @@ impl Quoter {
         }
         let mut b = std::mem::take(&mut self.batch);
         self.place_batch(table, orders, &same_place, &mut b, out, &mut errors);
-        self.price_queued(table, orders, &mut b, out, &mut errors);
+        if b.queued.len() == orders.len() {
+            // Every order queued, in order (the usual batch: no origin, none refused): the
+            // calculations go straight into `out`, not through `b.calcs` and a swap each.
+            self.price_all(table, orders, &b, out, &mut errors);
+        } else {
+            self.price_queued(table, orders, &mut b, out, &mut errors);
+        }
         if b.locations.len().max(b.calcs.len()) <= BATCH_KEPT {
             self.batch = b;
         }
@@ -349,9 +358,18 @@ impl Quoter {
         b.place_of.clear();
         b.queued.clear();
         let mut used = 0;
+        // The order whose address order `i` is at: its own, or, for an order that
+        // `same_place` marks and that carries none, the one before it is at.
+        let mut holder = usize::MAX;
         for i in 0..orders.len() {
             let date = orders[i].date.unwrap_or_else(Date::today);
-            let shares = i > 0 && orders[i].address.is_some() && same_place(i) && {
+            let same = i > 0 && same_place(i);
+            if orders[i].address.is_some() {
+                holder = i;
+            } else if !same {
+                holder = usize::MAX;
+            }
+            let shares = same && holder != usize::MAX && {
                 let prev = b.place_of[i - 1];
                 prev != usize::MAX
                     && orders[i].date.is_some()
@@ -363,7 +381,9 @@ impl Quoter {
                 if b.locations.len() == used {
                     b.locations.push(Location::default());
                 }
-                let located = locate(table, &orders[i], date, &mut b.locations[place])
+                let address = orders.get(holder).and_then(|o| o.address.as_ref());
+                let at = &mut b.locations[place];
+                let located = locate_at(table, (address, orders[i].ip.as_ref()), date, at)
                     .and_then(|()| within_table(table, &b.locations[place], date));
                 if let Err(e) = located {
                     b.place_of.push(usize::MAX);
@@ -396,6 +416,29 @@ impl Quoter {
         }
     }
 
+    /// Every order of a batch, all queued in order, calculated together straight into
+    /// `out`, each then given its fees and its currency's answer.
+    fn price_all<D>(
+        &mut self,
+        table: &Table<D>,
+        orders: &[Order],
+        b: &BatchBuffers,
+        out: &mut Vec<Calculation>,
+        errors: &mut Vec<(usize, QuoteError)>,
+    ) {
+        let (locations, place_of) = (&b.locations, &b.place_of);
+        let items = orders
+            .iter()
+            .zip(place_of)
+            .map(|(order, &place)| (&locations[place], &order.sale));
+        let mut failed = table.calculate_batch(items, out).into_iter().peekable();
+        for (i, calc) in out.iter_mut().enumerate() {
+            let e = failed.next_if(|(at, _)| *at == i).map(|(_, e)| e);
+            let at = &locations[place_of[i]];
+            self.settle(table, (i, &orders[i]), at, calc, e, errors);
+        }
+    }
+
     /// The queued orders of a batch calculated together, each then given its fees and its
     /// currency's answer, into `out`.
     fn price_queued<D>(
@@ -415,23 +458,34 @@ impl Quoter {
         let items = queued
             .iter()
             .map(|&i| (&locations[place_of[i]], &orders[i].sale));
-        let failed = table.calculate_batch(items, calcs);
-        let mut failed = failed.into_iter().peekable();
+        let mut failed = table.calculate_batch(items, calcs).into_iter().peekable();
         for (k, calc) in calcs.iter_mut().enumerate() {
             let i = queued[k];
             std::mem::swap(&mut out[i], calc);
-            if failed.peek().is_some_and(|(at, _)| *at == k) {
-                if let Some((_, e)) = failed.next() {
-                    out[i].clear();
-                    errors.push((i, QuoteError::Sale(e)));
-                }
-                continue;
-            }
-            let at = (&locations[place_of[i]], None);
-            if let Err(e) = finish(table, &orders[i], at, &mut out[i], &mut self.priced) {
-                out[i].clear();
-                errors.push((i, e));
-            }
+            let e = failed.next_if(|(at, _)| *at == k).map(|(_, e)| e);
+            let at = &locations[place_of[i]];
+            self.settle(table, (i, &orders[i]), at, &mut out[i], e, errors);
+        }
+    }
+
+    /// Order `i`'s calculation of a batch at `location`, once its lines are calculated: a
+    /// refusal of its sale (`failed`) noted, else its fees and currency's answer given.
+    fn settle<D>(
+        &mut self,
+        table: &Table<D>,
+        (i, order): (usize, &Order),
+        location: &Location,
+        calc: &mut Calculation,
+        failed: Option<CalcError>,
+        errors: &mut Vec<(usize, QuoteError)>,
+    ) {
+        let settled = match failed {
+            Some(e) => Err(QuoteError::Sale(e)),
+            None => finish(table, order, (location, None), calc, &mut self.priced),
+        };
+        if let Err(e) = settled {
+            calc.clear();
+            errors.push((i, e));
         }
     }
 }
@@ -639,11 +693,26 @@ pub fn locate<D>(
     date: Date,
     out: &mut Location,
 ) -> Result<(), QuoteError> {
+    locate_at(
+        table,
+        (order.address.as_ref(), order.ip.as_ref()),
+        date,
+        out,
+    )
+}
+
+/// [`locate`] of an address and an IP address, either or both given.
+fn locate_at<D>(
+    table: &Table<D>,
+    (address, ip): (Option<&Address>, Option<&Ip>),
+    date: Date,
+    out: &mut Location,
+) -> Result<(), QuoteError> {
     let by_ip = |ip: &Ip| table.resolve_ip(&ip.value, ip.mode, date);
-    match (&order.address, &order.ip) {
+    match (address, ip) {
         (Some(a), ip) => match table.resolve_into(a, date, out) {
             Ok(()) => Ok(()),
-            Err(address) => match ip.as_ref().map(by_ip) {
+            Err(address) => match ip.map(by_ip) {
                 Some(Ok(loc)) => {
                     *out = loc;
                     Ok(())
