@@ -387,7 +387,7 @@ mod tests {
     }
 }
 
-/// The stages of [`Table::prefetch_jset`], in the order a batch runs them for a sale: each
+/// The stages of [`ArchivedTableData::prefetch_jset`], in the order a batch runs them for a sale: each
 /// reads what the stage before brought into cache and asks for the next level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Prefetch {

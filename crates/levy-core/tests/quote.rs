@@ -215,7 +215,9 @@ fn an_order_said_to_be_at_the_address_before_it_need_not_carry_it() {
         .collect();
     orders[1].address = None;
     orders[2].address = None;
-    assert!(q.quote_batch(&t, &mut orders, |_| true, &mut out).is_empty());
+    assert!(q
+        .quote_batch(&t, &mut orders, |_| true, &mut out)
+        .is_empty());
     let taxes: Vec<Decimal> = out.iter().map(|c| c.total_tax).collect();
     assert_eq!(taxes, [d("925"), d("23575"), d("43000")]);
     // The same orders not said to be at the one before: the two without one are refused.

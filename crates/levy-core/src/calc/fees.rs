@@ -88,150 +88,146 @@ impl<D> Table<D> {
             if sale.date.0 < fee.from.to_native() {
                 continue;
             }
-            if let Some(outcome) = self.apply_fee(fee, sale, delivery, calc) {
+            if let Some(outcome) = apply_fee(self, fee, sale, delivery, calc) {
                 outcomes.push(outcome);
             }
         }
         outcomes
     }
-
-    /// One fee on one sale: `None` when the sale does not meet it.
-    fn apply_fee(
-        &self,
-        fee: &ArchivedFeeRecord,
-        sale: &Sale,
-        delivery: &Delivery,
-        calc: &mut Calculation,
-    ) -> Option<FeeOutcome> {
-        let jurisdiction = JurisdictionId(fee.jurisdiction.to_native());
-        let exempt_buyer = self.fee_exempt_buyer(fee, sale, calc);
-        let counting = self.fee_delivery_lines(fee, sale, calc, exempt_buyer.is_some());
-        let &first = counting.first()?;
-        if fee.needs_min_taxable && !meets_min_taxable(fee, sale, calc, &counting) {
-            return None;
-        }
-        let date = sale.date;
-        let name_rule = self
-            .rules_of(jurisdiction)
-            .find(|(_, r)| r.fee().is_zero())
-            .map(|(id, _)| id);
-        if let Some((note, exemption)) = exempt_buyer {
-            let rule = name_rule?;
-            let e = fee_entry(jurisdiction, rule, Decimal::ZERO, note, exemption);
-            calc.lines[first].jurisdictions.push(e);
-            return Some(FeeOutcome::Exempt(note));
-        }
-        if self.small_seller(fee, delivery, date) {
-            let rule = name_rule?;
-            let e = fee_entry(jurisdiction, rule, Decimal::ZERO, Note::SmallSeller, None);
-            calc.lines[first].jurisdictions.push(e);
-            return Some(FeeOutcome::Exempt(Note::SmallSeller));
-        }
-        let components = self.fee_components(jurisdiction, sale);
-        if fee_unknown_on(fee, date) || components.is_empty() {
-            let rule = name_rule?;
-            let e = fee_entry(jurisdiction, rule, Decimal::ZERO, Note::FeeUnknown, None);
-            calc.lines[first].jurisdictions.push(e);
-            calc.coverage = calc.coverage.min(Coverage::Partial);
-            return Some(FeeOutcome::Unknown);
-        }
-        let total = charge_fee(calc, first, jurisdiction, components);
-        Some(FeeOutcome::Charged(total))
+}
+/// One fee on one sale: `None` when the sale does not meet it.
+fn apply_fee<D>(
+    table: &Table<D>,
+    fee: &ArchivedFeeRecord,
+    sale: &Sale,
+    delivery: &Delivery,
+    calc: &mut Calculation,
+) -> Option<FeeOutcome> {
+    let jurisdiction = JurisdictionId(fee.jurisdiction.to_native());
+    let exempt_buyer = fee_exempt_buyer(fee, sale, calc);
+    let counting = fee_delivery_lines(table, fee, sale, calc, exempt_buyer.is_some());
+    let &first = counting.first()?;
+    if fee.needs_min_taxable && !meets_min_taxable(fee, sale, calc, &counting) {
+        return None;
     }
-
-    /// Why the buyer owes no fee, when the fee exempts exempt buyers and the buyer is one:
-    /// an exempt customer ([`Note::CustomerExempt`]), or one holding an exemption
-    /// certificate for the fee's state ([`Note::ExemptionCertificate`], with the
-    /// certificate's index in the customer's exemptions).
-    #[inline]
-    fn fee_exempt_buyer(
-        &self,
-        fee: &ArchivedFeeRecord,
-        sale: &Sale,
-        calc: &Calculation,
-    ) -> Option<(Note, Option<usize>)> {
-        match calc.zero_reason {
-            Some(ZeroReason::CustomerExempt) if fee.exempt_buyers => {
-                Some((Note::CustomerExempt, None))
-            }
-            _ if fee.exempt_buyers => sale
-                .customer
-                .exemptions
-                .iter()
-                .position(|e| e.country == "US" && e.region == fee.region.as_str())
-                .map(|i| (Note::ExemptionCertificate, Some(i))),
-            _ => None,
-        }
+    let date = sale.date;
+    let name_rule = table
+        .rules_of(jurisdiction)
+        .find(|(_, r)| r.fee().is_zero())
+        .map(|(id, _)| id);
+    if let Some((note, exemption)) = exempt_buyer {
+        let rule = name_rule?;
+        let e = fee_entry(jurisdiction, rule, Decimal::ZERO, note, exemption);
+        calc.lines[first].jurisdictions.push(e);
+        return Some(FeeOutcome::Exempt(note));
     }
-
-    /// The indices of the lines that make the sale a delivery the fee reaches: a product
-    /// the fee does not exclude, on which the fee's state charges tax. An exempt buyer's
-    /// lines owe no tax: their products decide.
-    fn fee_delivery_lines(
-        &self,
-        fee: &ArchivedFeeRecord,
-        sale: &Sale,
-        calc: &Calculation,
-        exempt_buyer: bool,
-    ) -> Vec<usize> {
-        let counts = |index: usize| -> bool {
-            let code = sale.lines[index].tax_code;
-            if self.fee_excludes(fee, code) {
-                return false;
-            }
-            exempt_buyer
-                || calc.lines[index].jurisdictions.iter().any(|j| {
-                    !j.tax_due.is_zero()
-                        && self.jurisdiction(j.jurisdiction).is_some_and(|x| {
-                            x.level() == crate::Level::State && x.region() == fee.region.as_str()
-                        })
-                })
-        };
-        (0..calc.lines.len().min(sale.lines.len()))
-            .filter(|&i| counts(i))
-            .collect()
+    if small_seller(fee, delivery, date) {
+        let rule = name_rule?;
+        let e = fee_entry(jurisdiction, rule, Decimal::ZERO, Note::SmallSeller, None);
+        calc.lines[first].jurisdictions.push(e);
+        return Some(FeeOutcome::Exempt(Note::SmallSeller));
     }
-
-    /// The components of the fee in force on the sale's day: each amount-bearing rule of
-    /// the fee's jurisdiction with its amount in the sale's minor units.
-    #[inline]
-    fn fee_components(&self, jurisdiction: JurisdictionId, sale: &Sale) -> Vec<(RuleId, Decimal)> {
-        let date = sale.date;
-        self.rules_of(jurisdiction)
-            .filter(|(_, r)| {
-                let (from, to) = r.interval();
-                !r.fee().is_zero() && from <= date && date <= to
-            })
-            .map(|(id, r)| (id, sale.currency.to_minor(r.fee())))
-            .collect()
+    let components = fee_components(table, jurisdiction, sale);
+    if fee_unknown_on(fee, date) || components.is_empty() {
+        let rule = name_rule?;
+        let e = fee_entry(jurisdiction, rule, Decimal::ZERO, Note::FeeUnknown, None);
+        calc.lines[first].jurisdictions.push(e);
+        calc.coverage = calc.coverage.min(Coverage::Partial);
+        return Some(FeeOutcome::Unknown);
     }
+    let total = charge_fee(calc, first, jurisdiction, components);
+    Some(FeeOutcome::Charged(total))
+}
 
-    /// Whether `code` is, or descends from, a code the fee excludes.
-    fn fee_excludes(&self, fee: &ArchivedFeeRecord, code: TaxCodeId) -> bool {
-        fee.excluded_codes
+/// Why the buyer owes no fee, when the fee exempts exempt buyers and the buyer is one:
+/// an exempt customer ([`Note::CustomerExempt`]), or one holding an exemption
+/// certificate for the fee's state ([`Note::ExemptionCertificate`], with the
+/// certificate's index in the customer's exemptions).
+#[inline]
+fn fee_exempt_buyer(
+    fee: &ArchivedFeeRecord,
+    sale: &Sale,
+    calc: &Calculation,
+) -> Option<(Note, Option<usize>)> {
+    match calc.zero_reason {
+        Some(ZeroReason::CustomerExempt) if fee.exempt_buyers => Some((Note::CustomerExempt, None)),
+        _ if fee.exempt_buyers => sale
+            .customer
+            .exemptions
             .iter()
-            .any(|c| self.tax_code_within(code, TaxCodeId(c.to_native())))
+            .position(|e| e.country == "US" && e.region == fee.region.as_str())
+            .map(|i| (Note::ExemptionCertificate, Some(i))),
+        _ => None,
     }
+}
 
-    /// Whether the seller's claim makes it a small seller the fee exempts on `date`.
-    fn small_seller(
-        &self,
-        fee: &ArchivedFeeRecord,
-        delivery: &Delivery,
-        date: crate::Date,
-    ) -> bool {
-        let Some(sales) = delivery.seller_sales_previous_year else {
-            return false;
-        };
-        if date.0 < fee.small_seller_from.to_native() {
+/// The indices of the lines that make the sale a delivery the fee reaches: a product
+/// the fee does not exclude, on which the fee's state charges tax. An exempt buyer's
+/// lines owe no tax: their products decide.
+fn fee_delivery_lines<D>(
+    table: &Table<D>,
+    fee: &ArchivedFeeRecord,
+    sale: &Sale,
+    calc: &Calculation,
+    exempt_buyer: bool,
+) -> Vec<usize> {
+    let counts = |index: usize| -> bool {
+        let code = sale.lines[index].tax_code;
+        if fee_excludes(table, fee, code) {
             return false;
         }
-        let limit = load_decimal(&fee.small_seller_amount);
-        match fee.small_seller_rule {
-            1 => sales <= limit,
-            2 => sales < limit,
-            _ => false,
-        }
+        exempt_buyer
+            || calc.lines[index].jurisdictions.iter().any(|j| {
+                !j.tax_due.is_zero()
+                    && table.jurisdiction(j.jurisdiction).is_some_and(|x| {
+                        x.level() == crate::Level::State && x.region() == fee.region.as_str()
+                    })
+            })
+    };
+    (0..calc.lines.len().min(sale.lines.len()))
+        .filter(|&i| counts(i))
+        .collect()
+}
+
+/// The components of the fee in force on the sale's day: each amount-bearing rule of
+/// the fee's jurisdiction with its amount in the sale's minor units.
+#[inline]
+fn fee_components<D>(
+    table: &Table<D>,
+    jurisdiction: JurisdictionId,
+    sale: &Sale,
+) -> Vec<(RuleId, Decimal)> {
+    let date = sale.date;
+    table
+        .rules_of(jurisdiction)
+        .filter(|(_, r)| {
+            let (from, to) = r.interval();
+            !r.fee().is_zero() && from <= date && date <= to
+        })
+        .map(|(id, r)| (id, sale.currency.to_minor(r.fee())))
+        .collect()
+}
+
+/// Whether `code` is, or descends from, a code the fee excludes.
+fn fee_excludes<D>(table: &Table<D>, fee: &ArchivedFeeRecord, code: TaxCodeId) -> bool {
+    fee.excluded_codes
+        .iter()
+        .any(|c| table.tax_code_within(code, TaxCodeId(c.to_native())))
+}
+
+/// Whether the seller's claim makes it a small seller the fee exempts on `date`.
+fn small_seller(fee: &ArchivedFeeRecord, delivery: &Delivery, date: crate::Date) -> bool {
+    let Some(sales) = delivery.seller_sales_previous_year else {
+        return false;
+    };
+    if date.0 < fee.small_seller_from.to_native() {
+        return false;
+    }
+    let limit = load_decimal(&fee.small_seller_amount);
+    match fee.small_seller_rule {
+        1 => sales <= limit,
+        2 => sales < limit,
+        _ => false,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The integer path: a line whose rules are all plain rates of at most 12 decimals, on a
 //! whole number of minor units, taxed in integer arithmetic, the decimal path's answer to
 //! the last digit; and the usual line taxed by it straight from the rule keys
-//! ([`Table::direct_line`]).
+//! (`direct_line`).
 
 use rust_decimal::Decimal;
 
@@ -11,73 +11,68 @@ use crate::lookup::{JsetId, JurisdictionId, RuleId};
 use crate::table::Table;
 
 use super::applied::Applied;
+use super::schedule::{code_rule_keys, holiday_for};
 use super::{JurisdictionTax, LineTax, Note, SaleLine, MAX_AMOUNT_MINOR};
-
-impl<D> Table<D> {
-    /// The tax of a line of `amount` minor units (excluding tax) in the jurisdictions of
-    /// `jset`, in integer arithmetic, its entries pushed onto `entries` straight from the rule
-    /// keys: what `line_tax` and `integer_line` give for such a line, without an `Applied`
-    /// per rule. `None`, with `entries` as they were, when a jurisdiction is on a holiday, a
-    /// rule is not fast (a band, a threshold, a fee, a delivery share, a finer rate), or the
-    /// amount is outside the integer path's range: the general path answers those.
-    pub(super) fn direct_line(
-        &self,
-        jset: JsetId,
-        line: &SaleLine,
-        date: Date,
-        amount: Decimal,
-        entries: &mut Vec<JurisdictionTax>,
-    ) -> Option<(i64, i64)> {
-        let minor = integer_amount(amount)?;
-        let mut holidays = None;
-        // On a day with no holiday in force anywhere (most days), no jurisdiction is on one.
-        let holiday_today = self.any_holiday_on(date);
-        let jurisdictions = self.jurisdiction_count();
-        let usual = self.usual_slots(line.tax_code);
-        push_fast_entries(entries, minor, amount, |fast| {
-            for jid in self.jset(jset) {
-                // A jurisdiction the table lacks (a damaged table) is the general path's to
-                // skip; a sound one's record is read only when a holiday may apply.
-                if jid.0 as usize >= jurisdictions {
+/// The tax of a line of `amount` minor units (excluding tax) in the jurisdictions of
+/// `jset`, in integer arithmetic, its entries pushed onto `entries` straight from the rule
+/// keys: what `line_tax` and `integer_line` give for such a line, without an `Applied`
+/// per rule. `None`, with `entries` as they were, when a jurisdiction is on a holiday, a
+/// rule is not fast (a band, a threshold, a fee, a delivery share, a finer rate), or the
+/// amount is outside the integer path's range: the general path answers those.
+pub(super) fn direct_line<D>(
+    table: &Table<D>,
+    jset: JsetId,
+    line: &SaleLine,
+    date: Date,
+    amount: Decimal,
+    entries: &mut Vec<JurisdictionTax>,
+) -> Option<(i64, i64)> {
+    let minor = integer_amount(amount)?;
+    let mut holidays = None;
+    // On a day with no holiday in force anywhere (most days), no jurisdiction is on one.
+    let holiday_today = table.any_holiday_on(date);
+    let jurisdictions = table.jurisdiction_count();
+    let usual = table.usual_slots(line.tax_code);
+    push_fast_entries(entries, minor, amount, |fast| {
+        for jid in table.jset(jset) {
+            // A jurisdiction the table lacks (a damaged table) is the general path's to
+            // skip; a sound one's record is read only when a holiday may apply.
+            if jid.0 as usize >= jurisdictions {
+                return None;
+            }
+            if holiday_today {
+                let jur = table.jurisdiction(jid)?;
+                if holiday_for(table, &jur, line.tax_code, date, &mut holidays).is_some() {
                     return None;
                 }
-                if holiday_today {
-                    let jur = self.jurisdiction(jid)?;
-                    if self
-                        .holiday_for(&jur, line.tax_code, date, &mut holidays)
-                        .is_some()
-                    {
-                        return None;
-                    }
-                }
-                let usual = usual.and_then(|slots| self.usual_rule(slots, jid, line.tax_code));
-                let (first, keys) = match usual {
-                    // The usual code's one rule of the jurisdiction, read from its slot.
-                    Some(u) if u.len == 1 => {
-                        if date.within(u.from, u.to) {
-                            if !u.fast {
-                                return None;
-                            }
-                            let who = (jid, RuleId(u.first), Sourced::Destination);
-                            fast.push(who, (u.rate, u.mantissa, u32::from(u.scale)))?;
-                        }
-                        continue;
-                    }
-                    Some(u) => self.usual_keys(u),
-                    None => self.code_rule_keys(jid, line.tax_code),
-                };
-                for (i, key) in keys.iter().enumerate() {
-                    if !key.in_force(date) {
-                        continue;
-                    }
-                    let rid = RuleId((first + i) as u32);
-                    fast.push((jid, rid, Sourced::Destination), key.fast_rate()?)?;
-                }
             }
-            Some(())
-        })
-        .map(|tax| (minor, tax))
-    }
+            let usual = usual.and_then(|slots| table.usual_rule(slots, jid, line.tax_code));
+            let (first, keys) = match usual {
+                // The usual code's one rule of the jurisdiction, read from its slot.
+                Some(u) if u.len == 1 => {
+                    if date.within(u.from, u.to) {
+                        if !u.fast {
+                            return None;
+                        }
+                        let who = (jid, RuleId(u.first), Sourced::Destination);
+                        fast.push(who, (u.rate, u.mantissa, u32::from(u.scale)))?;
+                    }
+                    continue;
+                }
+                Some(u) => table.usual_keys(u),
+                None => code_rule_keys(table, jid, line.tax_code),
+            };
+            for (i, key) in keys.iter().enumerate() {
+                if !key.in_force(date) {
+                    continue;
+                }
+                let rid = RuleId((first + i) as u32);
+                fast.push((jid, rid, Sourced::Destination), key.fast_rate()?)?;
+            }
+        }
+        Some(())
+    })
+    .map(|tax| (minor, tax))
 }
 
 /// `line_totals` (`line.rs`) of a line taxed at the destination in whole minor units: `minor`

@@ -1,4 +1,4 @@
-//! The line: its tax in every jurisdiction of the sale ([`Table::line_tax`]), by the usual
+//! The line: its tax in every jurisdiction of the sale (`line_tax`), by the usual
 //! line's direct path, the integer path or the decimal path, and its totals.
 
 use rust_decimal::Decimal;
@@ -12,14 +12,16 @@ use crate::table::Table;
 
 use super::applied::{back_out, rule_in_range, Applied, Parts, Scratch, Terms};
 use super::groups::SaleGroups;
+use super::integer::direct_line;
 use super::integer::{integer_line, whole_line_totals};
+use super::schedule::{holiday_for, rule_keys_for};
 use super::{normalized, JurisdictionTax, LineTax, Note, Sale, SaleLine, ZeroReason, MAX_RATE};
 
 /// What every line of one calculation shares.
 #[derive(Clone, Copy)]
 pub(super) struct LineCtx<'a> {
-    /// Whether a line may be taxed by [`Table::direct_line`]: `false` when
-    /// [`Table::usual_sale`] already tried it on the sale's one line and it gave up.
+    /// Whether a line may be taxed by `direct_line`: `false` when
+    /// `usual_sale` already tried it on the sale's one line and it gave up.
     pub(super) direct: bool,
     pub(super) location: &'a Location,
     pub(super) sale: &'a Sale,
@@ -32,203 +34,207 @@ pub(super) struct LineCtx<'a> {
     /// origin's jurisdictions are in it.
     pub(super) coverage: crate::Coverage,
 }
-
-impl<D> Table<D> {
-    /// The tax of one (checked) line, and whether any of its rules is a delivery charge's.
-    /// `shares` gives, per jurisdiction, the share of the sale's goods it taxes; empty in the
-    /// first pass, when a delivery rule counts in full. `groups` says how a rule with a
-    /// per-sale threshold is decided (see [`SaleGroups`]).
-    ///
-    /// The usual line is taxed straight from the rule keys ([`Table::direct_line_tax`]);
-    /// any other has its rules decoded ([`Table::decode_rules`]), its amount excluding tax
-    /// backed out when the amount includes tax, and is taxed in integers when every rule
-    /// allows it ([`integer_line`]), else in decimals ([`decimal_entries`]).
-    pub(super) fn line_tax(
-        &self,
-        ctx: &LineCtx<'_>,
-        line: &SaleLine,
-        scratch: &mut Scratch,
-        shares: &[(JurisdictionId, Decimal)],
-        groups: &mut SaleGroups<'_>,
-        out: &mut LineTax,
-    ) -> bool {
-        let sale = ctx.sale;
-        let qty = Decimal::from(line.quantity);
-        let given_minor = if line.per_unit {
-            line.amount * qty
-        } else {
-            line.amount
-        };
-        if self.direct_line_tax(ctx, line, given_minor, out) {
-            return false;
-        }
-        let applied = scratch.applied();
-        applied.clear();
-        let proportional = self.decode_rules(ctx, line, shares, groups, applied);
-        let currency = sale.currency;
-        let excl_minor = if sale.tax_included && ctx.zero_reason.is_none() {
-            back_out(applied, currency.to_major(given_minor), qty, currency)
-        } else {
-            given_minor
-        };
-        let entries = &mut out.jurisdictions;
-        entries.clear();
-        let (tax, holiday) = match integer_line(applied, excl_minor, entries) {
-            // Every rule was fast: taxed in integers (see `integer_line`).
-            Some(tax) => (tax, None),
-            None => decimal_entries(applied, line.quantity, currency, excl_minor, entries),
-        };
-        let amounts = (given_minor, excl_minor, tax);
-        line_totals(out, line, sale.tax_included, amounts, holiday);
-        proportional
+/// The tax of one (checked) line, and whether any of its rules is a delivery charge's.
+/// `shares` gives, per jurisdiction, the share of the sale's goods it taxes; empty in the
+/// first pass, when a delivery rule counts in full. `groups` says how a rule with a
+/// per-sale threshold is decided (see [`SaleGroups`]).
+///
+/// The usual line is taxed straight from the rule keys (`direct_line_tax`);
+/// any other has its rules decoded (`decode_rules`), its amount excluding tax
+/// backed out when the amount includes tax, and is taxed in integers when every rule
+/// allows it ([`integer_line`]), else in decimals ([`decimal_entries`]).
+pub(super) fn line_tax<D>(
+    table: &Table<D>,
+    ctx: &LineCtx<'_>,
+    line: &SaleLine,
+    scratch: &mut Scratch,
+    shares: &[(JurisdictionId, Decimal)],
+    groups: &mut SaleGroups<'_>,
+    out: &mut LineTax,
+) -> bool {
+    let sale = ctx.sale;
+    let qty = Decimal::from(line.quantity);
+    let given_minor = if line.per_unit {
+        line.amount * qty
+    } else {
+        line.amount
+    };
+    if direct_line_tax(table, ctx, line, given_minor, out) {
+        return false;
     }
+    let applied = scratch.applied();
+    applied.clear();
+    let proportional = decode_rules(table, ctx, line, shares, groups, applied);
+    let currency = sale.currency;
+    let excl_minor = if sale.tax_included && ctx.zero_reason.is_none() {
+        back_out(applied, currency.to_major(given_minor), qty, currency)
+    } else {
+        given_minor
+    };
+    let entries = &mut out.jurisdictions;
+    entries.clear();
+    let (tax, holiday) = match integer_line(applied, excl_minor, entries) {
+        // Every rule was fast: taxed in integers (see `integer_line`).
+        Some(tax) => (tax, None),
+        None => decimal_entries(applied, line.quantity, currency, excl_minor, entries),
+    };
+    let amounts = (given_minor, excl_minor, tax);
+    line_totals(out, line, sale.tax_included, amounts, holiday);
+    proportional
+}
 
-    /// The usual line (taxed at the destination, nothing zeroed or exempted, amounts
-    /// excluding tax) whose rules are all fast and on no holiday: its entries and totals
-    /// straight from the rule keys, without decoding them (see [`Table::direct_line`]).
-    /// `false`, with `out` to be filled afresh, for any other line.
-    #[inline]
-    fn direct_line_tax(
-        &self,
-        ctx: &LineCtx<'_>,
-        line: &SaleLine,
-        given_minor: Decimal,
-        out: &mut LineTax,
-    ) -> bool {
-        let sale = ctx.sale;
-        let (true, None, false, None, true, false, Some(jset)) = (
-            ctx.direct,
-            ctx.zero_reason,
-            ctx.reverse_charge,
-            ctx.sourced,
-            sale.customer.exemptions.is_empty(),
-            sale.tax_included,
-            ctx.location.jset,
-        ) else {
-            return false;
-        };
-        out.jurisdictions.clear();
-        let direct = self.direct_line(jset, line, sale.date, given_minor, &mut out.jurisdictions);
-        let Some((minor, tax)) = direct else {
-            return false;
-        };
-        whole_line_totals(out, line, minor, tax);
-        true
-    }
+/// The usual line (taxed at the destination, nothing zeroed or exempted, amounts
+/// excluding tax) whose rules are all fast and on no holiday: its entries and totals
+/// straight from the rule keys, without decoding them (see `direct_line`).
+/// `false`, with `out` to be filled afresh, for any other line.
+#[inline]
+fn direct_line_tax<D>(
+    table: &Table<D>,
+    ctx: &LineCtx<'_>,
+    line: &SaleLine,
+    given_minor: Decimal,
+    out: &mut LineTax,
+) -> bool {
+    let sale = ctx.sale;
+    let (true, None, false, None, true, false, Some(jset)) = (
+        ctx.direct,
+        ctx.zero_reason,
+        ctx.reverse_charge,
+        ctx.sourced,
+        sale.customer.exemptions.is_empty(),
+        sale.tax_included,
+        ctx.location.jset,
+    ) else {
+        return false;
+    };
+    out.jurisdictions.clear();
+    let direct = direct_line(
+        table,
+        jset,
+        line,
+        sale.date,
+        given_minor,
+        &mut out.jurisdictions,
+    );
+    let Some((minor, tax)) = direct else {
+        return false;
+    };
+    whole_line_totals(out, line, minor, tax);
+    true
+}
 
-    /// Decodes the line's rules in every jurisdiction of the sale, once, onto `applied`,
-    /// each with its jurisdiction's [`Terms`]; answers whether any is a delivery charge's
-    /// (taxed in proportion to the goods: see [`Table::line_tax`]).
-    fn decode_rules(
-        &self,
-        ctx: &LineCtx<'_>,
-        line: &SaleLine,
-        shares: &[(JurisdictionId, Decimal)],
-        groups: &mut SaleGroups<'_>,
-        applied: &mut Vec<Applied>,
-    ) -> bool {
-        let Some(jset) = ctx.location.jset else {
-            return false;
-        };
-        let (date, exempt) = (ctx.sale.date, &ctx.sale.customer.exemptions);
-        let mut proportional = false;
-        let mut holidays = None;
-        let holiday_today = self.any_holiday_on(date);
-        let (mut listed, mut own);
-        let jurisdictions: &mut dyn Iterator<Item = (JurisdictionId, Sourced)> = match ctx.sourced {
-            Some(list) => {
-                listed = list.iter().copied();
-                &mut listed
-            }
-            None => {
-                own = self.jset(jset).map(|j| (j, Sourced::Destination));
-                &mut own
-            }
-        };
-        for (jid, sourced) in jurisdictions {
-            let Some(jur) = self.jurisdiction(jid) else {
-                continue;
-            };
-            let hol = if holiday_today {
-                self.holiday_for(&jur, line.tax_code, date, &mut holidays)
-            } else {
-                None
-            };
-            // Most lines have nothing that could zero them: nothing to look up.
-            let zeroing = ctx.zero_reason.is_some() || ctx.reverse_charge || !exempt.is_empty();
-            let terms = Terms {
-                jurisdiction: jid,
-                sourced,
-                zeroed: if zeroing { zeroed_in(ctx, &jur) } else { None },
-                holiday: hol.map(|(i, h)| (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)),
-            };
-            for (rid, key) in self.rule_keys_for(jid, line.tax_code, date) {
-                // A fast rule is read from its key alone; any other from its record.
-                let rule = match key.fast_rate() {
-                    Some(rate) => Some(Applied::fast(&terms, rid, rate)),
-                    None => self.decoded_rule(&terms, rid, shares, groups, &mut proportional),
-                };
-                applied.extend(rule);
-            }
+/// Decodes the line's rules in every jurisdiction of the sale, once, onto `applied`,
+/// each with its jurisdiction's [`Terms`]; answers whether any is a delivery charge's
+/// (taxed in proportion to the goods: see `line_tax`).
+fn decode_rules<D>(
+    table: &Table<D>,
+    ctx: &LineCtx<'_>,
+    line: &SaleLine,
+    shares: &[(JurisdictionId, Decimal)],
+    groups: &mut SaleGroups<'_>,
+    applied: &mut Vec<Applied>,
+) -> bool {
+    let Some(jset) = ctx.location.jset else {
+        return false;
+    };
+    let (date, exempt) = (ctx.sale.date, &ctx.sale.customer.exemptions);
+    let mut proportional = false;
+    let mut holidays = None;
+    let holiday_today = table.any_holiday_on(date);
+    let (mut listed, mut own);
+    let jurisdictions: &mut dyn Iterator<Item = (JurisdictionId, Sourced)> = match ctx.sourced {
+        Some(list) => {
+            listed = list.iter().copied();
+            &mut listed
         }
-        proportional
-    }
-
-    /// Rule `rid` decoded from its record for a line in the jurisdiction of `terms`; `None`
-    /// when its per-sale threshold keeps it out (see [`SaleGroups`]) or its numbers are out
-    /// of range (a damaged table). A delivery charge's rule sets `proportional` and is scaled
-    /// by its jurisdiction's share of `shares`.
-    fn decoded_rule(
-        &self,
-        terms: &Terms,
-        rid: RuleId,
-        shares: &[(JurisdictionId, Decimal)],
-        groups: &mut SaleGroups<'_>,
-        proportional: &mut bool,
-    ) -> Option<Applied> {
-        let rule = self.rule(rid)?;
-        if let Some((group, limit, above)) = rule.sale_condition() {
-            if !groups.applies(group, limit, above) {
-                return None;
-            }
+        None => {
+            own = table.jset(jset).map(|j| (j, Sourced::Destination));
+            &mut own
         }
-        let plain = rule.is_plain();
-        let rate = rule.rate();
-        let parts = if plain {
-            Parts {
-                band: (Decimal::ZERO, Decimal::MAX),
-                units: (Decimal::ZERO, Decimal::MAX),
-                fee: Decimal::ZERO,
-            }
-        } else {
-            Parts {
-                band: rule.band(),
-                units: rule.unit_range(),
-                fee: rule.fee(),
-            }
+    };
+    for (jid, sourced) in jurisdictions {
+        let Some(jur) = table.jurisdiction(jid) else {
+            continue;
         };
-        let in_range = if plain {
-            rate.abs() <= MAX_RATE
+        let hol = if holiday_today {
+            holiday_for(table, &jur, line.tax_code, date, &mut holidays)
         } else {
-            rule_in_range(rate, parts.band, parts.units, parts.fee)
+            None
         };
-        if !in_range {
+        // Most lines have nothing that could zero them: nothing to look up.
+        let zeroing = ctx.zero_reason.is_some() || ctx.reverse_charge || !exempt.is_empty();
+        let terms = Terms {
+            jurisdiction: jid,
+            sourced,
+            zeroed: if zeroing { zeroed_in(ctx, &jur) } else { None },
+            holiday: hol.map(|(i, h)| (load_decimal(&h.max_unit), h.cap_inclusive, i as u32)),
+        };
+        for (rid, key) in rule_keys_for(table, jid, line.tax_code, date) {
+            // A fast rule is read from its key alone; any other from its record.
+            let rule = match key.fast_rate() {
+                Some(rate) => Some(Applied::fast(&terms, rid, rate)),
+                None => decoded_rule(table, &terms, rid, shares, groups, &mut proportional),
+            };
+            applied.extend(rule);
+        }
+    }
+    proportional
+}
+
+/// Rule `rid` decoded from its record for a line in the jurisdiction of `terms`; `None`
+/// when its per-sale threshold keeps it out (see [`SaleGroups`]) or its numbers are out
+/// of range (a damaged table). A delivery charge's rule sets `proportional` and is scaled
+/// by its jurisdiction's share of `shares`.
+fn decoded_rule<D>(
+    table: &Table<D>,
+    terms: &Terms,
+    rid: RuleId,
+    shares: &[(JurisdictionId, Decimal)],
+    groups: &mut SaleGroups<'_>,
+    proportional: &mut bool,
+) -> Option<Applied> {
+    let rule = table.rule(rid)?;
+    if let Some((group, limit, above)) = rule.sale_condition() {
+        if !groups.applies(group, limit, above) {
             return None;
         }
-        let share = if rule.is_proportional() {
-            *proportional = true;
-            match shares.iter().find(|(j, _)| *j == terms.jurisdiction) {
-                Some(&(_, share)) => share,
-                // First pass, or a delivery charge with no goods beside it: in full. A
-                // jurisdiction the goods never name taxes none.
-                None if shares.is_empty() => Decimal::ONE,
-                None => Decimal::ZERO,
-            }
-        } else {
-            Decimal::ONE
-        };
-        Some(Applied::decoded(terms, rid, rate, parts, plain, share))
     }
+    let plain = rule.is_plain();
+    let rate = rule.rate();
+    let parts = if plain {
+        Parts {
+            band: (Decimal::ZERO, Decimal::MAX),
+            units: (Decimal::ZERO, Decimal::MAX),
+            fee: Decimal::ZERO,
+        }
+    } else {
+        Parts {
+            band: rule.band(),
+            units: rule.unit_range(),
+            fee: rule.fee(),
+        }
+    };
+    let in_range = if plain {
+        rate.abs() <= MAX_RATE
+    } else {
+        rule_in_range(rate, parts.band, parts.units, parts.fee)
+    };
+    if !in_range {
+        return None;
+    }
+    let share = if rule.is_proportional() {
+        *proportional = true;
+        match shares.iter().find(|(j, _)| *j == terms.jurisdiction) {
+            Some(&(_, share)) => share,
+            // First pass, or a delivery charge with no goods beside it: in full. A
+            // jurisdiction the goods never name taxes none.
+            None if shares.is_empty() => Decimal::ONE,
+            None => Decimal::ZERO,
+        }
+    } else {
+        Decimal::ONE
+    };
+    Some(Applied::decoded(terms, rid, rate, parts, plain, share))
 }
 
 /// What zeroes the tax of a line in `jur`, if anything: the whole sale's reason (an exempt

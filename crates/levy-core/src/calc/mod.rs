@@ -44,7 +44,11 @@
 //! | `fees` | per-order fees on retail deliveries ([`Delivery`], [`FeeOutcome`]) |
 //!
 //! This module holds the entry points ([`Table::calculate`] and its kin) and the usual
-//! sale's short path.
+//! sale's short path. The entry points, [`Table::apply_order_fees`] and the region facts
+//! ([`Table::region_sourcing`], [`Table::region_invoice_rounding`]) are the table's methods,
+//! its public calculation; every phase below them is a function that takes the table as
+//! its first argument (`line_tax(table, ...)`), or, where it needs none, not even that (a
+//! fee's small-seller test), so that a phase is never mistaken for a lookup of the table.
 
 use rust_decimal::Decimal;
 
@@ -70,8 +74,11 @@ pub use sale::{
 };
 
 use applied::Scratch;
+use integer::direct_line;
 use integer::whole_line_totals;
 use line::LineCtx;
+use sourcing::sourced_jurisdictions;
+use totals::calculate_lines;
 use totals::with_taxability;
 
 /// `d` without trailing zeros; whole numbers (most minor-unit amounts) skip the work.
@@ -84,14 +91,14 @@ fn normalized(d: Decimal) -> Decimal {
     }
 }
 
-/// What [`Table::usual_sale`] made of a sale.
+/// What `usual_sale` made of a sale.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum UsualSale {
     /// The sale is the usual one and is answered.
     Answered,
     /// The sale is not the usual one: the general path answers it.
     Other,
-    /// The sale looked usual, but its line is not one [`Table::direct_line`] takes (a rule
+    /// The sale looked usual, but its line is not one `direct_line` takes (a rule
     /// that is not fast, a holiday, an amount out of range): the general path answers it,
     /// without trying that again.
     GaveUp,
@@ -171,14 +178,14 @@ impl<D> Table<D> {
             if n == out.len() {
                 out.push(Calculation::empty(self.header().content_hash, sale));
             }
-            let tried = match self.usual_sale(location, sale, &mut out[n]) {
+            let tried = match usual_sale(self, location, sale, &mut out[n]) {
                 UsualSale::Answered => None,
                 UsualSale::Other => Some(false),
                 UsualSale::GaveUp => Some(true),
             };
             if let Some(tried) = tried {
                 let calc =
-                    self.calculate_with(None, location, sale, &mut out[n], &mut scratch, tried);
+                    calculate_with(self, None, location, sale, &mut out[n], &mut scratch, tried);
                 if let Err(e) = calc {
                     errors.push((n, e));
                 }
@@ -202,124 +209,138 @@ impl<D> Table<D> {
         // The usual sale needs no scratch buffer: it is not made for it.
         let tried = match origin {
             Some(_) => false,
-            None => match self.usual_sale(location, sale, out) {
+            None => match usual_sale(self, location, sale, out) {
                 UsualSale::Answered => return Ok(()),
                 UsualSale::Other => false,
                 UsualSale::GaveUp => true,
             },
         };
-        self.calculate_with(origin, location, sale, out, &mut Scratch::new(), tried)
-    }
-
-    /// [`Table::calculate_into`] by the general path (any sale: see [`Table::usual_sale`]
-    /// for the one that does not need it), with `scratch` the buffer for a line's decoded
-    /// rules; `usual_tried` when [`Table::usual_sale`] gave up on this sale (its one line
-    /// is then not tried again by [`Table::direct_line`], which would give up again).
-    fn calculate_with(
-        &self,
-        origin: Option<&Location>,
-        location: &Location,
-        sale: &Sale,
-        out: &mut Calculation,
-        scratch: &mut Scratch,
-        usual_tried: bool,
-    ) -> Result<(), CalcError> {
-        let zero_reason = if sale.customer.exempt {
-            Some(ZeroReason::CustomerExempt)
-        } else if sale.automatic_tax == AutomaticTax::Disabled {
-            Some(ZeroReason::AutomaticTaxDisabled)
-        } else if location.is_zero_rate() {
-            Some(ZeroReason::ZeroRate)
-        } else {
-            None
-        };
-        let reverse_charge = sale.customer.kind == CustomerType::Business
-            && sale
-                .customer
-                .tax_ids
-                .iter()
-                .any(|t| t.kind == "VAT" || t.kind == "GST")
-            && sale
-                .origin_country
-                .as_deref()
-                .is_some_and(|o| !o.eq_ignore_ascii_case(location.country()));
-        let (sourcing, sourced) = self.sourced_jurisdictions(origin, location, sale.date);
-        self.calculate_lines(
+        calculate_with(
+            self,
+            origin,
+            location,
+            sale,
             out,
-            LineCtx {
-                location,
-                sale,
-                zero_reason,
-                reverse_charge,
-                sourced: sourced.as_deref(),
-                sourcing,
-                direct: !usual_tried,
-                // An answer that takes jurisdictions from the origin knows no more of the
-                // local taxes than the origin's place does.
-                coverage: match (sourcing, origin) {
-                    (Sourcing::Destination, _) | (_, None) => location.coverage,
-                    (_, Some(o)) => location.coverage.min(o.coverage),
-                },
-            },
-            scratch,
+            &mut Scratch::new(),
+            tried,
         )
     }
+}
+/// [`Table::calculate_into`] by the general path (any sale: see `usual_sale`
+/// for the one that does not need it), with `scratch` the buffer for a line's decoded
+/// rules; `usual_tried` when `usual_sale` gave up on this sale (its one line
+/// is then not tried again by `direct_line`, which would give up again).
+fn calculate_with<D>(
+    table: &Table<D>,
+    origin: Option<&Location>,
+    location: &Location,
+    sale: &Sale,
+    out: &mut Calculation,
+    scratch: &mut Scratch,
+    usual_tried: bool,
+) -> Result<(), CalcError> {
+    let zero_reason = if sale.customer.exempt {
+        Some(ZeroReason::CustomerExempt)
+    } else if sale.automatic_tax == AutomaticTax::Disabled {
+        Some(ZeroReason::AutomaticTaxDisabled)
+    } else if location.is_zero_rate() {
+        Some(ZeroReason::ZeroRate)
+    } else {
+        None
+    };
+    let reverse_charge = sale.customer.kind == CustomerType::Business
+        && sale
+            .customer
+            .tax_ids
+            .iter()
+            .any(|t| t.kind == "VAT" || t.kind == "GST")
+        && sale
+            .origin_country
+            .as_deref()
+            .is_some_and(|o| !o.eq_ignore_ascii_case(location.country()));
+    let (sourcing, sourced) = sourced_jurisdictions(table, origin, location, sale.date);
+    calculate_lines(
+        table,
+        out,
+        LineCtx {
+            location,
+            sale,
+            zero_reason,
+            reverse_charge,
+            sourced: sourced.as_deref(),
+            sourcing,
+            direct: !usual_tried,
+            // An answer that takes jurisdictions from the origin knows no more of the
+            // local taxes than the origin's place does.
+            coverage: match (sourcing, origin) {
+                (Sourcing::Destination, _) | (_, None) => location.coverage,
+                (_, Some(o)) => location.coverage.min(o.coverage),
+            },
+        },
+        scratch,
+    )
+}
 
-    /// The usual sale, calculated into `out` without the general path's steps: one line of
-    /// a whole, valid amount (excluding tax, not per unit) of a known tax code, sold to a
-    /// buyer not exempt, with no certificate or tax id, at a place with jurisdictions, taxed
-    /// at the destination (no origin given), rounded by line, every rule fast and no holiday
-    /// in force (see [`Table::direct_line`]). The answer is the general path's to the last
-    /// field: the same entries from the same function, the same totals (a one-line sale's
-    /// are its line's), `Destination` sourcing, `Line` rounding and the location's
-    /// coverage. For any other sale `out` is left in no particular state and the general
-    /// path fills it afresh.
-    fn usual_sale(&self, location: &Location, sale: &Sale, out: &mut Calculation) -> UsualSale {
-        let ([line], Some(jset)) = (sale.lines.as_slice(), location.jset) else {
-            return UsualSale::Other;
-        };
-        let customer = &sale.customer;
-        let usual = !customer.exempt
-            && customer.exemptions.is_empty()
-            && customer.tax_ids.is_empty()
-            && sale.automatic_tax == AutomaticTax::Auto
-            && !sale.tax_included
-            && sale.rounding == Rounding::Line
-            && !line.per_unit
-            && (1..=MAX_QUANTITY).contains(&line.quantity)
-            && (line.tax_code.0 as usize) < self.data().tax_codes.len();
-        if !usual {
-            return UsualSale::Other;
-        }
-        if out.lines.is_empty() {
-            out.lines.push(LineTax::empty(line.tax_code));
-        }
-        out.lines.truncate(1);
-        let line_out = &mut out.lines[0];
-        line_out.jurisdictions.clear();
-        let Some((minor, tax)) = self.direct_line(
-            jset,
-            line,
-            sale.date,
-            line.amount,
-            &mut line_out.jurisdictions,
-        ) else {
-            return UsualSale::GaveUp;
-        };
-        whole_line_totals(line_out, line, minor, tax);
-        let taxability = self.line_taxability(line.tax_code, &line_out.jurisdictions, sale.date);
-        line_out.taxability = taxability;
-        out.table_hash = self.header().content_hash;
-        out.currency = sale.currency;
-        out.tax_included = false;
-        out.total_tax = line_out.tax;
-        out.total_excluding_tax = line_out.amount_excluding_tax;
-        out.total_including_tax = line_out.amount_including_tax;
-        out.zero_reason = None;
-        out.coverage = with_taxability(location.coverage, taxability);
-        out.taxability = taxability;
-        out.sourcing = Sourcing::Destination;
-        out.rounding = Rounding::Line;
-        UsualSale::Answered
+/// The usual sale, calculated into `out` without the general path's steps: one line of
+/// a whole, valid amount (excluding tax, not per unit) of a known tax code, sold to a
+/// buyer not exempt, with no certificate or tax id, at a place with jurisdictions, taxed
+/// at the destination (no origin given), rounded by line, every rule fast and no holiday
+/// in force (see `direct_line`). The answer is the general path's to the last
+/// field: the same entries from the same function, the same totals (a one-line sale's
+/// are its line's), `Destination` sourcing, `Line` rounding and the location's
+/// coverage. For any other sale `out` is left in no particular state and the general
+/// path fills it afresh.
+fn usual_sale<D>(
+    table: &Table<D>,
+    location: &Location,
+    sale: &Sale,
+    out: &mut Calculation,
+) -> UsualSale {
+    let ([line], Some(jset)) = (sale.lines.as_slice(), location.jset) else {
+        return UsualSale::Other;
+    };
+    let customer = &sale.customer;
+    let usual = !customer.exempt
+        && customer.exemptions.is_empty()
+        && customer.tax_ids.is_empty()
+        && sale.automatic_tax == AutomaticTax::Auto
+        && !sale.tax_included
+        && sale.rounding == Rounding::Line
+        && !line.per_unit
+        && (1..=MAX_QUANTITY).contains(&line.quantity)
+        && (line.tax_code.0 as usize) < table.data().tax_codes.len();
+    if !usual {
+        return UsualSale::Other;
     }
+    if out.lines.is_empty() {
+        out.lines.push(LineTax::empty(line.tax_code));
+    }
+    out.lines.truncate(1);
+    let line_out = &mut out.lines[0];
+    line_out.jurisdictions.clear();
+    let Some((minor, tax)) = direct_line(
+        table,
+        jset,
+        line,
+        sale.date,
+        line.amount,
+        &mut line_out.jurisdictions,
+    ) else {
+        return UsualSale::GaveUp;
+    };
+    whole_line_totals(line_out, line, minor, tax);
+    let taxability = table.line_taxability(line.tax_code, &line_out.jurisdictions, sale.date);
+    line_out.taxability = taxability;
+    out.table_hash = table.header().content_hash;
+    out.currency = sale.currency;
+    out.tax_included = false;
+    out.total_tax = line_out.tax;
+    out.total_excluding_tax = line_out.amount_excluding_tax;
+    out.total_including_tax = line_out.amount_including_tax;
+    out.zero_reason = None;
+    out.coverage = with_taxability(location.coverage, taxability);
+    out.taxability = taxability;
+    out.sourcing = Sourcing::Destination;
+    out.rounding = Rounding::Line;
+    UsualSale::Answered
 }

@@ -342,7 +342,7 @@ pub struct Calculation {
 /// the rates may have changed since, and the table cannot know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stale {
-    /// The input's index in the table's manifest ([`crate::Table::source`]).
+    /// The input's index in the table's manifest ([`crate::model::TableData::manifest`]).
     pub source: u32,
     /// The last day the input is known to hold what is in force.
     pub horizon: crate::Date,

@@ -11,176 +11,183 @@ use crate::taxability::Taxability;
 
 use super::applied::Scratch;
 use super::groups::SaleGroups;
+use super::line::line_tax;
 use super::line::LineCtx;
 use super::{
     normalized, CalcError, Calculation, LineTax, SaleLine, MAX_AMOUNT_MINOR, MAX_QUANTITY,
 };
-
-impl<D> Table<D> {
-    /// Fills `out` with the calculation of the sale of `ctx`: its lines ([`Table::fill_lines`]),
-    /// then the sale's rounding, totals and what the matrix knows of its products. On an
-    /// error `out` holds no lines.
-    pub(super) fn calculate_lines(
-        &self,
-        out: &mut Calculation,
-        ctx: LineCtx<'_>,
-        scratch: &mut Scratch,
-    ) -> Result<(), CalcError> {
-        let LineCtx {
-            location,
-            sale,
-            zero_reason,
-            ..
-        } = ctx;
-        out.reset(self.header().content_hash, sale);
-        let mut lines = std::mem::take(&mut out.lines);
-        lines.truncate(sale.lines.len());
-        let result = self.fill_lines(&ctx, scratch, &mut lines);
-        out.lines = lines;
-        match result {
-            Ok(()) => {}
-            Err(e) => {
-                out.lines.clear();
-                return Err(e);
-            }
+/// Fills `out` with the calculation of the sale of `ctx`: its lines (`fill_lines`),
+/// then the sale's rounding, totals and what the matrix knows of its products. On an
+/// error `out` holds no lines.
+pub(super) fn calculate_lines<D>(
+    table: &Table<D>,
+    out: &mut Calculation,
+    ctx: LineCtx<'_>,
+    scratch: &mut Scratch,
+) -> Result<(), CalcError> {
+    let LineCtx {
+        location,
+        sale,
+        zero_reason,
+        ..
+    } = ctx;
+    out.reset(table.header().content_hash, sale);
+    let mut lines = std::mem::take(&mut out.lines);
+    lines.truncate(sale.lines.len());
+    let result = fill_lines(table, &ctx, scratch, &mut lines);
+    out.lines = lines;
+    match result {
+        Ok(()) => {}
+        Err(e) => {
+            out.lines.clear();
+            return Err(e);
         }
-        let lines = &mut out.lines;
-        let rounding = if sale.rounding == Rounding::Invoice
-            && !sale.tax_included
-            && zero_reason.is_none()
-            && self.region_invoice_rounding(location.country(), self.location_region(location))
-        {
-            round_invoice(lines);
-            Rounding::Invoice
-        } else {
-            Rounding::Line
+    }
+    let lines = &mut out.lines;
+    let rounding = if sale.rounding == Rounding::Invoice
+        && !sale.tax_included
+        && zero_reason.is_none()
+        && table.region_invoice_rounding(location.country(), table.location_region(location))
+    {
+        round_invoice(lines);
+        Rounding::Invoice
+    } else {
+        Rounding::Line
+    };
+    let (total_tax, total_excl, total_incl) = line_sums(lines);
+    let taxability = lines_taxability(table, ctx, lines);
+    out.rounding = rounding;
+    out.sourcing = ctx.sourcing;
+    out.coverage = with_taxability(ctx.coverage, taxability);
+    out.taxability = taxability;
+    out.total_tax = normalized(total_tax);
+    out.total_excluding_tax = normalized(total_excl);
+    out.total_including_tax = normalized(total_incl);
+    out.zero_reason = zero_reason;
+    Ok(())
+}
+
+/// What the matrix knows of each line's product, written on each line, and of the
+/// sale's; a sale that owes nothing whatever the product (an exempt buyer, tax disabled,
+/// a zero-rate place) needs nothing of it.
+fn lines_taxability<D>(table: &Table<D>, ctx: LineCtx<'_>, lines: &mut [LineTax]) -> Taxability {
+    let sale = ctx.sale;
+    let mut taxability = Taxability::Known;
+    for (l, sl) in lines.iter_mut().zip(&sale.lines) {
+        l.taxability = match ctx.zero_reason {
+            Some(_) => Taxability::Known,
+            None => table.line_taxability(sl.tax_code, &l.jurisdictions, sale.date),
         };
-        let (total_tax, total_excl, total_incl) = line_sums(lines);
-        let taxability = self.lines_taxability(ctx, lines);
-        out.rounding = rounding;
-        out.sourcing = ctx.sourcing;
-        out.coverage = with_taxability(ctx.coverage, taxability);
-        out.taxability = taxability;
-        out.total_tax = normalized(total_tax);
-        out.total_excluding_tax = normalized(total_excl);
-        out.total_including_tax = normalized(total_incl);
-        out.zero_reason = zero_reason;
-        Ok(())
+        if l.taxability == Taxability::Unknown {
+            taxability = Taxability::Unknown;
+        }
     }
+    taxability
+}
 
-    /// What the matrix knows of each line's product, written on each line, and of the
-    /// sale's; a sale that owes nothing whatever the product (an exempt buyer, tax disabled,
-    /// a zero-rate place) needs nothing of it.
-    fn lines_taxability(&self, ctx: LineCtx<'_>, lines: &mut [LineTax]) -> Taxability {
-        let sale = ctx.sale;
-        let mut taxability = Taxability::Known;
-        for (l, sl) in lines.iter_mut().zip(&sale.lines) {
-            l.taxability = match ctx.zero_reason {
-                Some(_) => Taxability::Known,
-                None => self.line_taxability(sl.tax_code, &l.jurisdictions, sale.date),
-            };
-            if l.taxability == Taxability::Unknown {
-                taxability = Taxability::Unknown;
-            }
+/// Fills `lines` (truncated to at most the sale's line count; entries already there are
+/// overwritten, their vectors reused) with the tax of every line of the sale: each line
+/// with every per-sale threshold taken as met and every delivery charge in full, then
+/// the lines of a threshold group again on the group's total, and the delivery charges
+/// again on the goods' shares.
+fn fill_lines<D>(
+    table: &Table<D>,
+    ctx: &LineCtx<'_>,
+    scratch: &mut Scratch,
+    lines: &mut Vec<LineTax>,
+) -> Result<(), CalcError> {
+    let sale = ctx.sale;
+    // Delivery lines (not goods), and those of them whose tax waits for the goods' shares.
+    let mut delivery = Vec::new();
+    let mut waiting = Vec::new();
+    // The per-sale threshold groups each line's rules name, as (line, group).
+    let mut grouped: Vec<(usize, u32)> = Vec::new();
+    for (index, line) in sale.lines.iter().enumerate() {
+        check_line(table, index, line)?;
+        if index == lines.len() {
+            lines.push(LineTax::empty(line.tax_code));
         }
-        taxability
+        let mut groups = SaleGroups::first(&mut grouped, index);
+        let proportional = line_tax(
+            table,
+            ctx,
+            line,
+            scratch,
+            &[],
+            &mut groups,
+            &mut lines[index],
+        );
+        if table.tax_code_is_delivery(line.tax_code) {
+            delivery.push(index);
+        }
+        if proportional {
+            waiting.push(index);
+        }
     }
+    if !grouped.is_empty() {
+        // The first pass took every per-sale threshold as met; now that the lines'
+        // amounts excluding tax are known, the grouped lines are taxed again on each
+        // group's total.
+        let totals = group_totals(lines, &grouped, sale.currency);
+        let mut lines_grouped: Vec<usize> = grouped.iter().map(|&(i, _)| i).collect();
+        lines_grouped.dedup();
+        for i in lines_grouped {
+            let mut groups = SaleGroups::Totals(&totals);
+            line_tax(
+                table,
+                ctx,
+                &sale.lines[i],
+                scratch,
+                &[],
+                &mut groups,
+                &mut lines[i],
+            );
+        }
+    }
+    if !waiting.is_empty() {
+        let shares = goods_shares(lines, &delivery);
+        for &i in &waiting {
+            let mut groups = SaleGroups::None;
+            line_tax(
+                table,
+                ctx,
+                &sale.lines[i],
+                scratch,
+                &shares,
+                &mut groups,
+                &mut lines[i],
+            );
+        }
+    }
+    Ok(())
+}
 
-    /// Fills `lines` (truncated to at most the sale's line count; entries already there are
-    /// overwritten, their vectors reused) with the tax of every line of the sale: each line
-    /// with every per-sale threshold taken as met and every delivery charge in full, then
-    /// the lines of a threshold group again on the group's total, and the delivery charges
-    /// again on the goods' shares.
-    fn fill_lines(
-        &self,
-        ctx: &LineCtx<'_>,
-        scratch: &mut Scratch,
-        lines: &mut Vec<LineTax>,
-    ) -> Result<(), CalcError> {
-        let sale = ctx.sale;
-        // Delivery lines (not goods), and those of them whose tax waits for the goods' shares.
-        let mut delivery = Vec::new();
-        let mut waiting = Vec::new();
-        // The per-sale threshold groups each line's rules name, as (line, group).
-        let mut grouped: Vec<(usize, u32)> = Vec::new();
-        for (index, line) in sale.lines.iter().enumerate() {
-            self.check_line(index, line)?;
-            if index == lines.len() {
-                lines.push(LineTax::empty(line.tax_code));
-            }
-            let mut groups = SaleGroups::first(&mut grouped, index);
-            let proportional =
-                self.line_tax(ctx, line, scratch, &[], &mut groups, &mut lines[index]);
-            if self.tax_code_is_delivery(line.tax_code) {
-                delivery.push(index);
-            }
-            if proportional {
-                waiting.push(index);
-            }
-        }
-        if !grouped.is_empty() {
-            // The first pass took every per-sale threshold as met; now that the lines'
-            // amounts excluding tax are known, the grouped lines are taxed again on each
-            // group's total.
-            let totals = group_totals(lines, &grouped, sale.currency);
-            let mut lines_grouped: Vec<usize> = grouped.iter().map(|&(i, _)| i).collect();
-            lines_grouped.dedup();
-            for i in lines_grouped {
-                let mut groups = SaleGroups::Totals(&totals);
-                self.line_tax(
-                    ctx,
-                    &sale.lines[i],
-                    scratch,
-                    &[],
-                    &mut groups,
-                    &mut lines[i],
-                );
-            }
-        }
-        if !waiting.is_empty() {
-            let shares = goods_shares(lines, &delivery);
-            for &i in &waiting {
-                let mut groups = SaleGroups::None;
-                self.line_tax(
-                    ctx,
-                    &sale.lines[i],
-                    scratch,
-                    &shares,
-                    &mut groups,
-                    &mut lines[i],
-                );
-            }
-        }
-        Ok(())
+/// Checks line `index` of a sale: its quantity, its amount and its tax code.
+fn check_line<D>(table: &Table<D>, index: usize, line: &SaleLine) -> Result<(), CalcError> {
+    if line.quantity == 0 || line.quantity > MAX_QUANTITY {
+        return Err(CalcError::Quantity { line: index });
     }
-
-    /// Checks line `index` of a sale: its quantity, its amount and its tax code.
-    fn check_line(&self, index: usize, line: &SaleLine) -> Result<(), CalcError> {
-        if line.quantity == 0 || line.quantity > MAX_QUANTITY {
-            return Err(CalcError::Quantity { line: index });
-        }
-        // A whole amount (the usual) compares as an integer; any other as a decimal.
-        let too_large = if line.amount.scale() == 0 {
-            line.amount.mantissa() > i128::from(MAX_AMOUNT_MINOR)
-        } else {
-            line.amount > Decimal::from(MAX_AMOUNT_MINOR)
-        };
-        if line.amount.is_sign_negative() || too_large {
-            return Err(CalcError::Amount { line: index });
-        }
-        if self
-            .data()
-            .tax_codes
-            .get(line.tax_code.0 as usize)
-            .is_none()
-        {
-            return Err(CalcError::TaxCode {
-                line: index,
-                code: line.tax_code.0,
-            });
-        }
-        Ok(())
+    // A whole amount (the usual) compares as an integer; any other as a decimal.
+    let too_large = if line.amount.scale() == 0 {
+        line.amount.mantissa() > i128::from(MAX_AMOUNT_MINOR)
+    } else {
+        line.amount > Decimal::from(MAX_AMOUNT_MINOR)
+    };
+    if line.amount.is_sign_negative() || too_large {
+        return Err(CalcError::Amount { line: index });
     }
+    if table
+        .data()
+        .tax_codes
+        .get(line.tax_code.0 as usize)
+        .is_none()
+    {
+        return Err(CalcError::TaxCode {
+            line: index,
+            code: line.tax_code.0,
+        });
+    }
+    Ok(())
 }
 
 /// The sums of the lines' tax, amounts excluding tax and amounts including it. A one-line
