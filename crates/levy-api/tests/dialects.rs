@@ -563,6 +563,56 @@ fn avatax_rates_by_postal_code_are_the_places_as_levy_calculates_them() {
 }
 
 #[test]
+fn avatax_rates_by_address_take_the_place_the_city_names() {
+    // ZIP 90201 is shared by Bell, Bell Gardens and Cudahy, of different district taxes.
+    // The CDTFA's list of 2026-01-01 (../shared/data/ca-cdtfa-2026-01, the default table's
+    // California input): Bell 9.75%, Bell Gardens 10.5%.
+    let svc = default_service();
+    let auth = basic("1", TEST_KEY);
+    let rate_at = |query: &str| {
+        let (status, _, body) = send(
+            &svc,
+            "GET",
+            &format!("/api/v2/taxrates/byaddress?{query}"),
+            &[("Authorization", &auth)],
+            &Value::Null,
+        );
+        assert_eq!(status, 200, "{query}: {body}");
+        d(&body["totalRate"])
+    };
+    assert_eq!(
+        rate_at("line1=6330%20Pine%20Ave&city=Bell&region=CA&postalCode=90201&country=US"),
+        cents("0.0975")
+    );
+    assert_eq!(
+        rate_at(
+            "line1=7100%20Garfield%20Ave&city=Bell%20Gardens&region=CA&postalCode=90201&country=US"
+        ),
+        cents("0.105")
+    );
+    // Nashville by its address: as by its postal code, 7% + 2.25% + 0.5%.
+    assert_eq!(
+        rate_at("line1=600%20Broadway&city=Nashville&region=TN&postalCode=37203&country=US"),
+        cents("0.0975")
+    );
+    // No country, or neither a postal code nor a region: refused, naming the field.
+    for (query, field) in [
+        ("postalCode=37203", "country"),
+        ("line1=600%20Broadway&country=US", "postalCode"),
+    ] {
+        let (status, _, body) = send(
+            &svc,
+            "GET",
+            &format!("/api/v2/taxrates/byaddress?{query}"),
+            &[("Authorization", &auth)],
+            &Value::Null,
+        );
+        assert_eq!(status, 400, "{query}: {body}");
+        assert_eq!(body["error"]["details"][0]["refersTo"], field, "{body}");
+    }
+}
+
+#[test]
 fn a_table_without_a_vendor_codes_levy_code_says_so() {
     // The Tennessee test table has no GROCERIES and no SHIPPING code.
     let svc = service();

@@ -357,6 +357,15 @@ check(
     "AvaTax taxrates/bypostalcode 37203: state 7%, county 2.25%, special 0.5%",
 )
 
+# ZIP 90201 is shared by Bell and Bell Gardens, of different district taxes: the city named
+# decides. CDTFA's list of 2026-01-01 (../shared/data/ca-cdtfa-2026-01): Bell 9.75%, Bell
+# Gardens 10.5%.
+for city, line1, expected in [("Bell", "6330 Pine Ave", "0.0975"), ("Bell Gardens", "7100 Garfield Ave", "0.105")]:
+    at = av.tax_rates_by_address(
+        {"line1": line1, "city": city, "region": "CA", "postalCode": "90201", "country": "US"}
+    ).json()
+    check(dollars(at["totalRate"]) == Decimal(expected), f"AvaTax taxrates/byaddress {city} 90201: {expected}")
+
 taxcodes = av.list_tax_codes()
 check(
     {"P0000000", "PC040100", "PF050000"} <= {c["taxCode"] for c in taxcodes.json()["value"]},

@@ -300,6 +300,7 @@ fn the_shapes_document_is_served_and_names_what_is_answered() {
             "/api/v2/companies/{companyCode}/transactions/{transactionCode}/refund",
             "/api/v2/companies/{companyCode}/transactions/{transactionCode}/void",
             "/api/v2/definitions/taxcodes",
+            "/api/v2/taxrates/byaddress",
             "/api/v2/taxrates/bypostalcode",
             "/api/v2/transactions/create",
             "/api/v2/utilities/ping",

@@ -893,6 +893,14 @@ fn dialect_answers_conform_to_their_documented_schemas() {
         ),
         (
             "get",
+            "/api/v2/taxrates/byaddress",
+            "/api/v2/taxrates/byaddress?line1=600%20Broadway&city=Nashville&region=TN&postalCode=37203&country=US",
+            Some(SHOP_LIVE),
+            None,
+            "200",
+        ),
+        (
+            "get",
             "/api/v2/definitions/taxcodes",
             "/api/v2/definitions/taxcodes",
             Some(SHOP_LIVE),

@@ -925,7 +925,53 @@ pub(crate) fn rates_by_postal_code(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         country: country.clone(),
         ..Address::default()
     };
-    let (input, _) = super::taxjar::rate_sale(ctx, to, &country)?;
+    rates_at(ctx, to, &country)
+}
+
+/// `GET /api/v2/taxrates/byaddress?line1=...&city=...&region=TN&postalCode=37203&country=US`:
+/// the same lookup at a street address (`line1`, `line2`, `line3`, `city`, `region`,
+/// `postalCode`, `country`; the country is required, and a postal code or a region): a
+/// street range, a ZIP+4 or a named place the table holds decides before the postal code
+/// alone, as in a calculation. `line3` is read as part of the second line.
+pub(crate) fn rates_by_address(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let mut to = Address::default();
+    let fields = [
+        "line1",
+        "line2",
+        "line3",
+        "city",
+        "region",
+        "postalCode",
+        "country",
+    ];
+    for (k, v) in ctx.query_params(&fields)? {
+        let v = v.trim();
+        match k {
+            "line1" => to.line1 = v.to_string(),
+            "line2" | "line3" if to.line2.is_empty() => to.line2 = v.to_string(),
+            "line2" | "line3" => to.line2 = format!("{} {v}", to.line2),
+            "city" => to.city = v.to_string(),
+            "region" => to.region = v.to_ascii_uppercase(),
+            "postalCode" => to.postal_code = super::taxjar::postal_code(v, "postalCode")?,
+            _ => to.country = v.to_ascii_uppercase(),
+        }
+    }
+    if to.country.is_empty() {
+        return Err(ApiError::missing("country", "US or CA"));
+    }
+    if to.postal_code.is_empty() && to.region.is_empty() {
+        return Err(ApiError::missing(
+            "postalCode",
+            "a postal code, or a region",
+        ));
+    }
+    let country = to.country.clone();
+    rates_at(ctx, to, &country)
+}
+
+/// The TaxRateModel of $100.00 of general merchandise delivered to `to`, in `country`.
+fn rates_at(ctx: &Ctx<'_>, to: Address, country: &str) -> Result<Reply, ApiError> {
+    let (input, _) = super::taxjar::rate_sale(ctx, to, country)?;
     crate::resources::calculations::look_up(ctx, &input, |c| {
         let line = &c.record.lines[0];
         let rates: Vec<Value> = line

@@ -107,6 +107,11 @@ pub(crate) const ROUTES: &[Route] = &[
         "/api/v2/taxrates/bypostalcode",
         avatax::rates_by_postal_code,
     ),
+    route(
+        "GET",
+        "/api/v2/taxrates/byaddress",
+        avatax::rates_by_address,
+    ),
 ];
 
 /// The API key a dialect's request presents, from its `Authorization` header:
