@@ -826,7 +826,7 @@ fn dialect_answers_conform_to_their_documented_schemas() {
         Option<&'a str>,
         &'a str,
     );
-    let cases: [Case<'_>; 10] = [
+    let cases: [Case<'_>; 11] = [
         (
             "post",
             "/v2/taxes",
