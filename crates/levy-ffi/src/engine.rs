@@ -1780,6 +1780,43 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_longer_than_a_chunk_answers_each_sale_and_names_its_first_failure() {
+        // 300 sales at one address struct, one time, resolved once. Sales 200 and 250 name
+        // a category the table lacks and fail alone; the batch's error is sale 200's, the
+        // lowest failed index.
+        let (b, _) = levy_testkit::tennessee::Tennessee::c_abi().builder();
+        let table = levy_testkit::tennessee::open(&b.build(0).unwrap());
+        let engine = LevyEngine::new(EngineTable::Shared(table));
+        let address = tennessee_address(c"37203");
+        let line = hundred_dollars();
+        let unknown = LevySaleLine {
+            category: c"NO_SUCH_CATEGORY".as_ptr(),
+            ..hundred_dollars()
+        };
+        let sales: Vec<LevySale> = (0..300)
+            .map(|i| {
+                let l = if i == 200 || i == 250 { &unknown } else { &line };
+                sale_at(&address, l, 1_772_280_000)
+            })
+            .collect();
+        let mut out = vec![LevyBatchResult::failed(LevyStatus::LEVY_PANIC); sales.len()];
+        // SAFETY: every pointer is live for the call; out holds one result a sale.
+        let status =
+            unsafe { levy_calculate_batch(&engine, sales.as_ptr(), sales.len(), out.as_mut_ptr()) };
+        assert_eq!(status, LevyStatus::LEVY_UNKNOWN_TAX_CODE);
+        let message = unsafe { std::ffi::CStr::from_ptr(crate::levy_last_error_message()) };
+        assert!(message.to_str().unwrap().starts_with("sales[200]: "), "{message:?}");
+        for (i, r) in out.iter().enumerate() {
+            if i == 200 || i == 250 {
+                assert_eq!((r.status, r.total_tax), (LevyStatus::LEVY_UNKNOWN_TAX_CODE, 0));
+            } else {
+                // $100.00 at 37203 in the Tennessee table: 7% + 2.25%.
+                assert_eq!((r.status, r.total_tax), (LevyStatus::LEVY_OK, 925), "sale {i}");
+            }
+        }
+    }
+
+    #[test]
     fn engines_and_results_are_shareable_between_threads() {
         // The header promises both may be used from many threads at once.
         assert_send_sync::<LevyEngine>();
