@@ -1780,7 +1780,7 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_longer_than_a_chunk_answers_each_sale_and_names_its_first_failure() {
+    fn a_batch_of_300_sales_answers_each_and_names_its_first_failure() {
         // 300 sales at one address struct, one time, resolved once. Sales 200 and 250 name
         // a category the table lacks and fail alone; the batch's error is sale 200's, the
         // lowest failed index.
