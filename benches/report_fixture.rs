@@ -104,6 +104,7 @@ pub fn transaction(i: u64, n: u64) -> TransactionRecord {
         deleted_at: None,
         platform: None,
         table_hash: Some("5bb6efade0f0336aa03d3529e2c068faceec93897755c24fd4d019d586a9eddf".into()),
+        replaced_by: None,
     }
 }
 

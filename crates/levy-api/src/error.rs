@@ -184,6 +184,9 @@ error_kinds! {
     TransactionToDeleteNotFound = ("TRANSACTION_NOT_FOUND", 400),
     /// A second deletion of a transaction (a failed deletion: 400, as the spec says).
     TransactionAlreadyDeleted = ("TRANSACTION_ALREADY_DELETED", 400),
+    /// A new version of a sale that has refunds not reversed (an adjusted document, an
+    /// updated order; the dialects' shapes): the refunds are of the sale as it was.
+    TransactionRefunded = ("TRANSACTION_REFUNDED", 409),
     /// No such refund.
     RefundNotFound = ("REFUND_NOT_FOUND", 404),
     /// A second reversal of a refund.
@@ -564,6 +567,13 @@ impl From<Refusal> for ApiError {
                 "after active_from, and not after the expiry the registration has",
                 asked.to_string(),
             ),
+            Refusal::Refunded { transaction, .. } => ApiError::field(
+                ErrorKind::TransactionRefunded,
+                "transaction_id",
+                message,
+                "a transaction without refunds, or whose refunds are reversed",
+                transaction,
+            ),
             Refusal::MerchantDeleted { id } => ApiError::field(
                 ErrorKind::MerchantDeleted,
                 "id",
@@ -662,6 +672,7 @@ mod tests {
             ErrorKind::TransactionNotFound => 404,
             ErrorKind::TransactionToDeleteNotFound => 400,
             ErrorKind::TransactionAlreadyDeleted => 400,
+            ErrorKind::TransactionRefunded => 409,
             ErrorKind::RefundNotFound => 404,
             ErrorKind::RefundAlreadyReversed => 409,
             ErrorKind::RefundExceedsTransaction => 400,

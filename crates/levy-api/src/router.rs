@@ -387,8 +387,10 @@ fn dispatch_inner(
     answer(service, req, (version, dialect, &scope), defer, pending)
 }
 
-/// The answer of an authenticated request: kept under its idempotency key before, or its
-/// handler's (and kept under its key when a write of its own did not keep it).
+/// The answer of an authenticated request: its route found (a path or method no route
+/// has is answered 404 or 405 before anything else of the request is read), then the answer
+/// kept under its idempotency key before, or its handler's (and kept under its key when a
+/// write of its own did not keep it).
 fn answer(
     service: &Service,
     req: &Request,
@@ -397,18 +399,33 @@ fn answer(
     pending: &mut Option<Pending>,
 ) -> Response {
     let id = req.request_id.as_deref();
+    let (route, params) = match route_of(req, version, dialect) {
+        Ok(found) => found,
+        Err(e) => return error_for(&e, version, dialect, id),
+    };
     let (claim, held) = match crate::idempotency::before(service, req, version, scope) {
         Ok(Before::Replay(answer)) => return answer,
         Ok(Before::Route(keyed)) => keyed.unzip(),
         Err(e) => return error_for(&e, version, dialect, id),
     };
-    match run_route(
-        service,
-        req,
-        (version, dialect, scope),
-        defer,
-        claim.as_ref(),
-    ) {
+    let run = || {
+        if req.body.len() > service.body_limit {
+            let message = crate::body_too_large(service.body_limit);
+            return Err(ApiError::of(ErrorKind::RequestTooLarge, message));
+        }
+        let ctx = Ctx {
+            service,
+            req,
+            version,
+            scope,
+            params,
+            query: parse_query(&req.query)?,
+            defer,
+            key: claim.as_ref(),
+        };
+        (route.handler)(&ctx)
+    };
+    match run() {
         Ok(reply) => {
             let Reply {
                 body,
@@ -495,17 +512,14 @@ fn authenticate(
         .ok_or_else(|| ApiError::of(ErrorKind::Unauthorized, "the API key is not valid"))
 }
 
-fn run_route(
-    service: &Service,
+/// The route that answers `req` in `version` (and the dialect its path is of), with the
+/// path's parameters: 404 for a path no route has (or has only from a later version), 405
+/// for a method the path does not take.
+fn route_of(
     req: &Request,
-    (version, dialect, scope): (ApiVersion, Option<Dialect>, &Scope),
-    defer: bool,
-    key: Option<&crate::idempotency::Claim>,
-) -> Result<Reply, ApiError> {
-    if req.body.len() > service.body_limit {
-        let message = crate::body_too_large(service.body_limit);
-        return Err(ApiError::of(ErrorKind::RequestTooLarge, message));
-    }
+    version: ApiVersion,
+    dialect: Option<Dialect>,
+) -> Result<(&'static Route, Vec<String>), ApiError> {
     let mut allowed = Vec::new();
     let mut later: Option<ApiVersion> = None;
     // Methods of this path that exist only in later versions.
@@ -515,7 +529,6 @@ fn run_route(
         let Route {
             method,
             pattern,
-            handler,
             since,
             ..
         } = *r;
@@ -529,17 +542,7 @@ fn run_route(
                 for p in &params {
                     crate::json::storable("path", p)?;
                 }
-                let ctx = Ctx {
-                    service,
-                    req,
-                    version,
-                    scope,
-                    params,
-                    query: parse_query(&req.query)?,
-                    defer,
-                    key,
-                };
-                return handler(&ctx);
+                return Ok((r, params));
             }
             allowed.push(method);
         }

@@ -308,14 +308,16 @@ fn avatax_sales_order_in_nashville_is_levys_own_and_worked_by_hand() {
         ]
     );
     assert_eq!(d(&t["lines"][1]["tax"]), cents("0.98"));
-    // The summary holds the unrounded taxes of each jurisdiction: 7.7 + 0 + 2.475 + 0.55.
+    // The summary holds each jurisdiction's tax in whole cents, as the details do: the
+    // shipping's 0.70 + 0.225 + 0.05 written 0.70 + 0.23 + 0.05 (its line's 0.98), so
+    // 7.70 + 0 + 2.48 + 0.55, the document's 10.73.
     let summed: Decimal = t["summary"]
         .as_array()
         .unwrap()
         .iter()
         .map(|s| d(&s["tax"]))
         .sum();
-    assert_eq!(summed, cents("10.725"));
+    assert_eq!(summed, cents("10.73"));
     assert!(t["messages"]
         .as_array()
         .unwrap()
@@ -383,11 +385,45 @@ fn the_dialects_keys_are_the_interfaces_and_their_errors_their_own() {
         "POST",
         "/api/v2/transactions/create",
         &[("Authorization", &basic("1", TEST_KEY))],
-        &json!({"type": "SalesInvoice", "commit": false}),
+        &json!({"type": "ReturnInvoice", "commit": false}),
     );
-    // An uncommitted invoice (a saved document, which levy does not keep) is refused.
+    // An uncommitted return (a saved document, which levy does not keep, of no recorded
+    // sale) is refused.
     assert_eq!(status, 400);
     assert_eq!(body["error"]["details"][0]["refersTo"], "commit", "{body}");
+    // An uncommitted invoice is calculated, as a SalesOrder is, kept nowhere, and says so:
+    // the Nashville sale's 1073 cents.
+    let mut saved = avatax_invoice("SAVED-1");
+    saved["commit"] = json!(false);
+    let (status, _, body) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &saved,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (&body["type"], &body["status"], d(&body["totalTax"])),
+        (&json!("SalesInvoice"), &json!("Temporary"), cents("10.73")),
+        "{body}"
+    );
+    assert!(
+        body["messages"][0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("levy keeps no uncommitted document"),
+        "{body}"
+    );
+    assert!(body.get("levyTransactionId").is_none(), "{body}");
+    let (status, _, _) = send(
+        &svc,
+        "GET",
+        "/api/v2/companies/DEFAULT/transactions/SAVED-1",
+        &[("Authorization", &basic("1", TEST_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(status, 404);
     // A field of the place, named as the shape names it.
     let (status, _, body) = send(
         &svc,
@@ -724,7 +760,9 @@ fn a_shapes_calculation_is_levys_own_and_becomes_a_transaction() {
 }
 
 /// A TaxJar order of $100.00 of clothing (TaxJar code 20010) and $10.00 of shipping sold in
-/// Nashville on 2026-12-01, saying it collected `sales_tax`.
+/// Nashville on 2026-12-01, saying it collected `sales_tax`. Its `amount` is its total with
+/// shipping, as TaxJar's create-order reference has it ("total amount of the order with
+/// shipping, excluding sales tax").
 fn taxjar_order(id: &str, sales_tax: &str) -> Value {
     let mut body = taxjar_nashville(
         "10",
@@ -732,7 +770,7 @@ fn taxjar_order(id: &str, sales_tax: &str) -> Value {
     );
     body["transaction_id"] = json!(id);
     body["transaction_date"] = json!("2026/12/01");
-    body["amount"] = json!(100);
+    body["amount"] = json!(110);
     body["sales_tax"] = serde_json::from_str::<Value>(sales_tax).unwrap();
     body
 }
@@ -754,7 +792,7 @@ fn a_taxjar_order_is_a_levy_transaction_of_levys_own_tax() {
     let order = &made["order"];
     assert_eq!(order["transaction_id"], "o-1");
     assert_eq!(order["transaction_date"], "2026-12-01T00:00:00.000Z");
-    assert_eq!(d(&order["amount"]), cents("100"));
+    assert_eq!(d(&order["amount"]), cents("110"));
     assert_eq!(d(&order["shipping"]), cents("10"));
     assert_eq!(d(&order["sales_tax"]), cents("10.73"));
     assert_eq!(d(&order["line_items"][0]["sales_tax"]), cents("9.75"));
@@ -934,40 +972,42 @@ fn a_taxjar_refund_is_a_levy_refund_of_the_order() {
     );
     assert_eq!(status, 200, "{shown}");
     assert_eq!(d(&shown["refund"]["sales_tax"]), cents("-3.9"));
-    // Part of the order without lines: refused, naming line_items.
-    let (status, _, e) = send(
+    // $5.00 back without lines (a reimbursement): taken from the order's one item line,
+    // with its part of the line's tax, 975 × 500 / 10000 = 48.75, rounded to 49 cents.
+    let (status, _, r2) = send(
         &svc,
         "POST",
         "/v2/transactions/refunds",
         &h,
-        &refund("r-2", 50, 0, None),
+        &refund("r-2", -5, 0, None),
     );
+    assert_eq!(status, 200, "{r2}");
+    assert_eq!(r2["refund"]["levy_refund_type"], "partial");
     assert_eq!(
-        (status, &e["levy_field"]),
-        (400, &json!("line_items")),
-        "{e}"
+        (d(&r2["refund"]["amount"]), d(&r2["refund"]["sales_tax"])),
+        (cents("-5"), cents("-0.49"))
     );
-    // A full refund then takes back what remains: $60 of the line (975 − 390 = 585 cents
-    // of tax) and the $10 of shipping (98 cents), 683 cents in all.
+    // A full refund then takes back what remains: $55 of the line (975 − 390 − 49 = 536
+    // cents of tax) and the $10 of shipping (98 cents): $65 with shipping, 634 cents.
     let (status, _, rest) = send(
         &svc,
         "POST",
         "/v2/transactions/refunds",
         &h,
-        &refund("r-3", 100, 10, None),
+        &refund("r-3", 110, 10, None),
     );
     assert_eq!(status, 200, "{rest}");
     assert_eq!(rest["refund"]["levy_refund_type"], "full");
-    assert_eq!(d(&rest["refund"]["amount"]), cents("-60"));
+    assert_eq!(d(&rest["refund"]["amount"]), cents("-65"));
     assert_eq!(d(&rest["refund"]["shipping"]), cents("-10"));
-    assert_eq!(d(&rest["refund"]["sales_tax"]), cents("-6.83"));
+    assert_eq!(d(&rest["refund"]["sales_tax"]), cents("-6.34"));
     // Nothing remains to refund.
     let (status, _, e) = send(
         &svc,
         "POST",
         "/v2/transactions/refunds",
         &h,
-        &refund("r-9", 100, 10, None),
+        &refund("r-9", 110, 10, None),
     );
     assert_eq!(status, 400, "{e}");
     // DELETE reverses r-1: its $40 and 390 cents may be refunded again.
@@ -985,13 +1025,13 @@ fn a_taxjar_refund_is_a_levy_refund_of_the_order() {
         "POST",
         "/v2/transactions/refunds",
         &h,
-        &refund("r-4", 100, 10, None),
+        &refund("r-4", 110, 10, None),
     );
     assert_eq!(status, 200, "{full}");
     assert_eq!(d(&full["refund"]["amount"]), cents("-40"));
     assert_eq!(d(&full["refund"]["sales_tax"]), cents("-3.9"));
     // An unknown order, an unknown refund: 404s in TaxJar's shape.
-    let mut unknown = refund("r-5", 100, 10, None);
+    let mut unknown = refund("r-5", 110, 10, None);
     unknown["transaction_reference_id"] = json!("nope");
     let (status, _, e) = send(&svc, "POST", "/v2/transactions/refunds", &h, &unknown);
     assert_eq!(
@@ -1197,6 +1237,29 @@ fn a_committed_avatax_invoice_is_a_levy_transaction_voided_and_refunded() {
         (200, &json!("Cancelled")),
         "{got}"
     );
+    // Void of a return's code: its refund reversed, answered Cancelled, read back so, and
+    // the same answer again.
+    let void_ret = "/api/v2/companies/DEFAULT/transactions/RET-2/void";
+    for _ in 0..2 {
+        let (status, _, v) = send(&svc, "POST", void_ret, &h, &json!({"code": "DocVoided"}));
+        assert_eq!(
+            (status, &v["status"], &v["type"]),
+            (200, &json!("Cancelled"), &json!("ReturnInvoice")),
+            "{v}"
+        );
+    }
+    let (status, _, got) = send(
+        &svc,
+        "GET",
+        "/api/v2/companies/DEFAULT/transactions/RET-2",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(
+        (status, &got["status"]),
+        (200, &json!("Cancelled")),
+        "{got}"
+    );
     // The test mode does not see the live mode's documents.
     let (status, _, e) = send(
         &svc,
@@ -1341,4 +1404,375 @@ fn an_avatax_sale_past_the_tables_horizon_says_so_and_one_before_it_is_refused()
     let (status, _, e) = create("2016-12-31");
     assert_eq!(status, 400, "{e}");
     assert!(e.to_string().contains("DATE_BEFORE_TABLE"), "{e}");
+}
+
+/// The tax collected of the live mode's report of December 2026, in cents.
+fn december_collected(svc: &Service) -> Value {
+    let (status, _, r) = send(
+        svc,
+        "GET",
+        "/tax/reports/liability?from=2026-12-01&to=2026-12-31",
+        &[("Authorization", &bearer(LIVE_KEY))],
+        &Value::Null,
+    );
+    assert_eq!(status, 200, "{r}");
+    r["states"][0]["collected"].clone()
+}
+
+#[test]
+fn a_taxjar_order_updated_is_replaced_by_its_new_version() {
+    let svc = default_service();
+    let auth = bearer(LIVE_KEY);
+    let h = [("Authorization", auth.as_str())];
+    let put = "/v2/transactions/orders/o-u";
+    let (status, _, made) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        &h,
+        &taxjar_order("o-u", "10.73"),
+    );
+    assert_eq!(status, 200, "{made}");
+    let first = made["order"]["levy_transaction_id"].clone();
+    // The shirt's price is changed to $50.00: 350 + 112.5 + 25 = 487.5 cents, rounded half
+    // up to 488, and the shipping's 98 as before: $5.86, levy's own answer for the sale.
+    let mut changed = taxjar_order("o-u", "5.86");
+    changed["line_items"][0]["unit_price"] = json!(50);
+    changed["amount"] = json!(60);
+    let (status, _, updated) = send(&svc, "PUT", put, &h, &changed);
+    assert_eq!(status, 200, "{updated}");
+    let order = &updated["order"];
+    assert_eq!(d(&order["sales_tax"]), cents("5.86"));
+    assert_eq!(
+        d(&order["sales_tax"]) * Decimal::ONE_HUNDRED,
+        native_tax(
+            &svc,
+            LIVE_KEY,
+            nashville(),
+            &[(5000, "CLOTHING"), (1000, "SHIPPING")]
+        )
+    );
+    let second = order["levy_transaction_id"].clone();
+    assert_ne!(second, first);
+    assert_eq!(order["levy_messages"], json!([]), "{order}");
+    // The order reads as its new version; the first is deleted in levy's ledger, and the
+    // month's report holds the new version's tax alone.
+    let (status, _, shown) = send(&svc, "GET", put, &h, &Value::Null);
+    assert_eq!(
+        (status, &shown["order"]["levy_transaction_id"]),
+        (200, &second)
+    );
+    let native = [
+        ("Authorization", auth.as_str()),
+        ("X-API-Version", "2026-03-01"),
+    ];
+    let old = format!("/tax/transactions/{}", first.as_str().unwrap());
+    let (status, _, _) = send(&svc, "GET", &old, &native, &Value::Null);
+    assert_eq!(status, 404);
+    assert_eq!(december_collected(&svc), json!(586));
+    // The same update again (its answer lost): the same version, nothing recorded.
+    let (status, _, again) = send(&svc, "PUT", put, &h, &changed);
+    assert_eq!(
+        (status, &again["order"]["levy_transaction_id"]),
+        (200, &second),
+        "{again}"
+    );
+    // An update naming another order in its body, and one of an order levy does not hold,
+    // are refused in TaxJar's shape.
+    let mut other = changed.clone();
+    other["transaction_id"] = json!("o-v");
+    let (status, _, e) = send(&svc, "PUT", put, &h, &other);
+    assert_eq!(
+        (status, &e["levy_field"]),
+        (400, &json!("transaction_id")),
+        "{e}"
+    );
+    let mut nope = changed.clone();
+    nope["transaction_id"] = json!("nope");
+    let (status, _, e) = send(&svc, "PUT", "/v2/transactions/orders/nope", &h, &nope);
+    assert_eq!((status, &e["error"]), (404, &json!("Not Found")), "{e}");
+    // A refunded order is not replaced (the refund is of the order as it was): a 409, and
+    // the order stands as it was.
+    let (status, _, r) = send(
+        &svc,
+        "POST",
+        "/v2/transactions/refunds",
+        &h,
+        &json!({"transaction_id": "r-u", "transaction_reference_id": "o-u",
+            "transaction_date": "2026-12-02", "to_country": "US", "to_state": "TN",
+            "to_zip": "37203", "amount": -50, "shipping": 0, "sales_tax": 0,
+            "line_items": [{"id": "1", "quantity": 1, "unit_price": 50}]}),
+    );
+    assert_eq!(status, 200, "{r}");
+    let (status, _, e) = send(&svc, "PUT", put, &h, &taxjar_order("o-u", "10.73"));
+    assert_eq!(
+        (status, &e["levy_code"]),
+        (409, &json!("TRANSACTION_REFUNDED")),
+        "{e}"
+    );
+    let (_, _, shown) = send(&svc, "GET", put, &h, &Value::Null);
+    assert_eq!(shown["order"]["levy_transaction_id"], second);
+}
+
+#[test]
+fn an_avatax_invoice_adjusted_is_replaced_by_its_new_version() {
+    let svc = default_service();
+    let auth = basic("12345", LIVE_KEY);
+    let h = [("Authorization", auth.as_str())];
+    let create = "/api/v2/transactions/create";
+    let adjust = "/api/v2/companies/DEFAULT/transactions/ADJ-1/adjust";
+    let (status, _, t) = send(&svc, "POST", create, &h, &avatax_invoice("ADJ-1"));
+    assert_eq!(status, 200, "{t}");
+    let first = t["levyTransactionId"].clone();
+    // The shirt at $50.00: 488 + 98 cents, as the TaxJar update above works it.
+    let mut fifty = avatax_invoice("ADJ-1");
+    fifty["lines"][0]["amount"] = json!(50);
+    let adjustment = json!({"adjustmentReason": "PriceAdjusted",
+        "adjustmentDescription": "coupon", "newTransaction": fifty});
+    let (status, _, a) = send(&svc, "POST", adjust, &h, &adjustment);
+    assert_eq!(status, 200, "{a}");
+    assert_eq!(
+        (&a["code"], &a["status"], &a["adjustmentReason"]),
+        (
+            &json!("ADJ-1"),
+            &json!("Committed"),
+            &json!("PriceAdjusted")
+        ),
+        "{a}"
+    );
+    assert_eq!(a["adjustmentDescription"], "coupon");
+    assert_eq!(d(&a["totalTax"]), cents("5.86"));
+    let second = a["levyTransactionId"].clone();
+    assert_ne!(second, first);
+    let get = "/api/v2/companies/DEFAULT/transactions/ADJ-1";
+    let (status, _, got) = send(&svc, "GET", get, &h, &Value::Null);
+    assert_eq!((status, &got["levyTransactionId"]), (200, &second), "{got}");
+    assert_eq!(d(&got["totalTax"]), cents("5.86"));
+    assert_eq!(december_collected(&svc), json!(586));
+    // Sent again: the version it made. A newTransaction of another code, and an unknown
+    // adjustmentReason, are refused naming the field.
+    let (status, _, again) = send(&svc, "POST", adjust, &h, &adjustment);
+    assert_eq!(
+        (status, &again["levyTransactionId"]),
+        (200, &second),
+        "{again}"
+    );
+    let mut elsewhere = adjustment.clone();
+    elsewhere["newTransaction"]["code"] = json!("ADJ-2");
+    let (status, _, e) = send(&svc, "POST", adjust, &h, &elsewhere);
+    assert_eq!(
+        (status, &e["error"]["details"][0]["refersTo"]),
+        (400, &json!("newTransaction.code")),
+        "{e}"
+    );
+    let mut unknown = adjustment.clone();
+    unknown["adjustmentReason"] = json!("BecauseISaidSo");
+    let (status, _, e) = send(&svc, "POST", adjust, &h, &unknown);
+    assert_eq!(
+        (status, &e["error"]["details"][0]["refersTo"]),
+        (400, &json!("adjustmentReason")),
+        "{e}"
+    );
+
+    // createoradjust: a new code is created; a recorded one adjusted (reason Other), the
+    // same document sent again answering the version it made.
+    let coa = "/api/v2/transactions/createoradjust";
+    let (status, _, c) = send(
+        &svc,
+        "POST",
+        coa,
+        &h,
+        &json!({"createTransactionModel": avatax_invoice("ADJ-3")}),
+    );
+    assert_eq!(status, 200, "{c}");
+    assert_eq!(d(&c["totalTax"]), cents("10.73"));
+    let (status, _, c2) = send(
+        &svc,
+        "POST",
+        coa,
+        &h,
+        &json!({"createTransactionModel": fifty.clone()}),
+    );
+    assert_eq!(status, 200, "{c2}");
+    assert_eq!(
+        (&c2["code"], &c2["adjustmentReason"], d(&c2["totalTax"])),
+        (&json!("ADJ-1"), &json!("Other"), cents("5.86")),
+        "{c2}"
+    );
+    let (status, _, c2_again) = send(
+        &svc,
+        "POST",
+        coa,
+        &h,
+        &json!({"createTransactionModel": fifty.clone()}),
+    );
+    assert_eq!(
+        (status, &c2_again["levyTransactionId"]),
+        (200, &c2["levyTransactionId"]),
+        "{c2_again}"
+    );
+    let second = c2["levyTransactionId"].clone();
+    let mut again_fifty = avatax_invoice("ADJ-3");
+    again_fifty["lines"][0]["amount"] = json!(50);
+    let (status, _, c3) = send(
+        &svc,
+        "POST",
+        coa,
+        &h,
+        &json!({"createTransactionModel": again_fifty}),
+    );
+    assert_eq!(status, 200, "{c3}");
+    assert_eq!(
+        (&c3["adjustmentReason"], d(&c3["totalTax"])),
+        (&json!("Other"), cents("5.86")),
+        "{c3}"
+    );
+    assert_eq!(december_collected(&svc), json!(586 + 586));
+
+    // commit: a recorded invoice answers as it stands; uncommitting is refused, naming
+    // commit; a code levy holds nothing under is not found.
+    let commit = "/api/v2/companies/DEFAULT/transactions/ADJ-1/commit";
+    let (status, _, c) = send(&svc, "POST", commit, &h, &json!({"commit": true}));
+    assert_eq!((status, &c["levyTransactionId"]), (200, &second), "{c}");
+    let (status, _, e) = send(&svc, "POST", commit, &h, &json!({"commit": false}));
+    assert_eq!(
+        (status, &e["error"]["details"][0]["refersTo"]),
+        (400, &json!("commit")),
+        "{e}"
+    );
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/ADJ-1/uncommit",
+        &h,
+        &Value::Null,
+    );
+    assert_eq!(status, 400, "{e}");
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/NOPE/commit",
+        &h,
+        &json!({"commit": true}),
+    );
+    assert_eq!(
+        (status, &e["error"]["code"]),
+        (404, &json!("EntityNotFoundError")),
+        "{e}"
+    );
+    // A voided document is not adjusted; one with a return standing neither.
+    let (status, _, _) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/ADJ-3/void",
+        &h,
+        &json!({"code": "DocVoided"}),
+    );
+    assert_eq!(status, 200);
+    let (status, _, e) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/ADJ-3/adjust",
+        &h,
+        &json!({"adjustmentReason": "Other", "newTransaction": avatax_invoice("ADJ-3")}),
+    );
+    assert_eq!(
+        (status, &e["error"]["details"][0]["levyCode"]),
+        (400, &json!("TRANSACTION_ALREADY_DELETED")),
+        "{e}"
+    );
+    let (status, _, r) = send(
+        &svc,
+        "POST",
+        "/api/v2/companies/DEFAULT/transactions/ADJ-1/refund",
+        &h,
+        &json!({"refundTransactionCode": "RET-A", "refundDate": "2026-12-03",
+            "refundType": "Full"}),
+    );
+    assert_eq!(status, 200, "{r}");
+    let (status, _, e) = send(&svc, "POST", adjust, &h, &adjustment);
+    assert_eq!(
+        (status, &e["error"]["details"][0]["levyCode"]),
+        (409, &json!("TRANSACTION_REFUNDED")),
+        "{e}"
+    );
+}
+
+#[test]
+fn avatax_details_are_whole_cents_adding_up_to_their_line() {
+    // AvaTax's details carry each jurisdiction's tax in cents, and a client may book them
+    // one by one. $0.06 in Nashville owes 0.42 + 0.135 + 0.03 = 0.585 cents (7%, 2.25%,
+    // 0.5%), the line rounded half up to 1 cent; each rounded alone would be 0. The cent
+    // goes to the state's 0.42, the tax the rounding moved furthest down.
+    let svc = default_service();
+    let auth = basic("1", TEST_KEY);
+    let h = [("Authorization", auth.as_str())];
+    let order = |postal: &str, region: &str, amount: &str| {
+        json!({"type": "SalesOrder", "date": "2026-12-01", "customerCode": "C",
+            "addresses": {"singleLocation": {"region": region, "country": "US",
+                "postalCode": postal}},
+            "lines": [{"number": "1", "amount": serde_json::from_str::<Value>(amount).unwrap()}]})
+    };
+    let (status, _, t) = send(
+        &svc,
+        "POST",
+        "/api/v2/transactions/create",
+        &h,
+        &order("37203", "TN", "0.06"),
+    );
+    assert_eq!(status, 200, "{t}");
+    let line = &t["lines"][0];
+    assert_eq!(d(&line["tax"]), cents("0.01"), "{t}");
+    let by_code: Vec<(String, Decimal)> = line["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| !d(&x["tax"]).is_zero())
+        .map(|x| (x["jurisCode"].as_str().unwrap().to_string(), d(&x["tax"])))
+        .collect();
+    assert_eq!(by_code, [("47".to_string(), cents("0.01"))], "{t}");
+    // And wherever the sale: every detail in whole cents, the details of a line adding up
+    // to its tax and the summary to the document's.
+    for (postal, region, amount) in [("90012", "CA", "49.99"), ("37203", "TN", "33.33")] {
+        let (status, _, t) = send(
+            &svc,
+            "POST",
+            "/api/v2/transactions/create",
+            &h,
+            &order(postal, region, amount),
+        );
+        assert_eq!(status, 200, "{t}");
+        let mut details_total = Decimal::ZERO;
+        for line in t["lines"].as_array().unwrap() {
+            let taxes: Vec<Decimal> = line["details"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| d(&x["tax"]))
+                .collect();
+            assert!(
+                taxes
+                    .iter()
+                    .all(|x| (x * Decimal::ONE_HUNDRED).fract().is_zero()),
+                "{postal}: {taxes:?}"
+            );
+            assert_eq!(
+                taxes.iter().copied().sum::<Decimal>(),
+                d(&line["tax"]),
+                "{t}"
+            );
+            details_total += taxes.iter().copied().sum::<Decimal>();
+        }
+        let summary: Decimal = t["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| d(&s["tax"]))
+            .sum();
+        assert_eq!(
+            (details_total, summary),
+            (d(&t["totalTax"]), d(&t["totalTax"])),
+            "{t}"
+        );
+    }
 }

@@ -131,6 +131,7 @@ fn sale(
             merchant_id: format!("merch_{m}"),
         }),
         table_hash: Some(format!("{:064}", state + 1)),
+        replaced_by: None,
     }
 }
 

@@ -13,7 +13,7 @@ use common::*;
 use levy_api::store::liability::{Amounts, Liability, Period, StateTotal};
 use levy_api::store::{
     self, JurisdictionRecord, LineRecord, PartialRefundLine, PlatformTransactionInfo, RefundAsk,
-    RefundStamp, Scope, Store, TransactionRecord,
+    RefundStamp, Scope, Store, TransactionRecord, Write,
 };
 use levy_core::Decimal;
 use serde_json::Value;
@@ -91,6 +91,7 @@ fn tx(id: &str, at: i64, region: &str, hash: &str, lines: Vec<LineRecord>) -> Tr
         deleted_at: None,
         platform: None,
         table_hash: Some(hash.into()),
+        replaced_by: None,
     }
 }
 
@@ -892,4 +893,143 @@ fn a_ledger_from_before_the_daily_totals_computes_them_from_its_records() {
     }
     let march = st.liability(&s, &march(None)).unwrap();
     assert_eq!(state_of(&march, "CA").transactions, 2);
+}
+
+#[test]
+fn a_replaced_sale_is_reported_as_its_new_version_alone() {
+    // A sale recorded, then replaced under its order id by a new version (an adjusted
+    // document, an updated order): the reports, the nexus totals and the order id's reads
+    // hold the new version alone; the old is kept, deleted and marked replaced; the outbox
+    // says the deletion before the new sale.
+    let st = store::open(&levy_testkit::postgres::ledger_or(":memory:")).unwrap();
+    let s = Scope {
+        account: "acct_replace".into(),
+        live: true,
+    };
+    let order = "order_tr_v1";
+    // March 5: $100.00 in Nashville, 700 + 225 = 925.
+    st.insert_transaction(
+        &s,
+        tx(
+            "tr_v1",
+            MARCH_1 + 4 * DAY,
+            "TN",
+            H1,
+            vec![line("li_v1", "10000", "925", tn("700", "225", "RATE_FRAC"))],
+        ),
+    )
+    .unwrap();
+    // Replaced on March 6 by $60.00: 420 + 135 = 555.
+    let version = |id: &str, sales: &str, dues: (&str, &str), tax: &str| {
+        let mut t = tx(
+            id,
+            MARCH_1 + 4 * DAY,
+            "TN",
+            H1,
+            vec![line("li_v", sales, tax, tn(dues.0, dues.1, "RATE_FRAC"))],
+        );
+        t.reference_order_id = order.into();
+        t
+    };
+    let replace = |old: &str, new: &TransactionRecord, at: i64| {
+        st.make(
+            &s,
+            Write::Replacement {
+                replaced: old.into(),
+                tx: new.clone(),
+                at,
+            },
+            None,
+        )
+        .map(drop)
+    };
+    let v2 = version("tr_v2", "6000", ("420", "135"), "555");
+    replace("tr_v1", &v2, MARCH_1 + 5 * DAY).unwrap();
+    let now = st
+        .transaction_of_order(&s, order, "order")
+        .unwrap()
+        .unwrap();
+    assert_eq!(now.id, "tr_v2");
+    let old = st.transaction(&s, "tr_v1").unwrap().unwrap();
+    assert_eq!(
+        (old.deleted_at, old.replaced_by.as_deref()),
+        (Some(MARCH_1 + 5 * DAY), Some("tr_v2"))
+    );
+    let march_tn = |st: &dyn Store| {
+        let r = st.liability(&s, &march(None)).unwrap();
+        let t = state_of(&r, "TN");
+        (t.transactions, row_of(&r, "TN", "47").net().tax)
+    };
+    assert_eq!(march_tn(&*st), (1, d("420")));
+    let nexus = st.nexus("acct_replace").unwrap();
+    let tn_sales: Vec<(Decimal, i64)> = nexus
+        .iter()
+        .filter(|n| n.region == "TN")
+        .map(|n| (n.sales, n.count))
+        .collect();
+    assert_eq!(tn_sales, [(d("6000"), 1)]);
+    let events: Vec<(String, String)> = st
+        .outbox(true, Some("acct_replace"), 10)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.kind, e.id))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("transaction".to_string(), "tr_v1".to_string()),
+            ("deletion".to_string(), "tr_v1".to_string()),
+            ("transaction".to_string(), "tr_v2".to_string()),
+        ]
+    );
+
+    // The old version is replaced once: again, it is not found, and nothing changes.
+    let v3 = version("tr_v3", "2000", ("140", "45"), "185");
+    let again = replace("tr_v1", &v3, MARCH_1 + 6 * DAY).unwrap_err();
+    assert!(
+        matches!(again, store::StoreError::NotFound { .. }),
+        "{again:?}"
+    );
+    // A refunded version is not replaced: the refund is of the sale as it was.
+    st.insert_refund(
+        &s,
+        "tr_v2",
+        RefundAsk::Full(stamp("ref_tr_v2", MARCH_1 + 6 * DAY)),
+    )
+    .unwrap();
+    let refused = replace("tr_v2", &v3, MARCH_1 + 6 * DAY).unwrap_err();
+    assert!(
+        matches!(
+            &refused,
+            store::StoreError::Rejected(store::Refusal::Refunded { refunds: 1, .. })
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(
+        st.transaction_of_order(&s, order, "order")
+            .unwrap()
+            .unwrap()
+            .id,
+        "tr_v2"
+    );
+    // Its refund reversed, it is: $20.00, 140 + 45 = 185, the month's one sale.
+    st.reverse_refund(&s, "ref_tr_v2", MARCH_1 + 7 * DAY)
+        .unwrap();
+    replace("tr_v2", &v3, MARCH_1 + 7 * DAY).unwrap();
+    assert_eq!(march_tn(&*st), (1, d("140")));
+    for p in periods() {
+        assert_eq!(
+            st.liability(&s, &p).unwrap(),
+            st.liability_recount(&s, &p).unwrap(),
+            "{p:?}"
+        );
+    }
+    let tn_sales: Vec<Decimal> = st
+        .nexus("acct_replace")
+        .unwrap()
+        .iter()
+        .filter(|n| n.region == "TN")
+        .map(|n| n.sales)
+        .collect();
+    assert_eq!(tn_sales, [d("2000")]);
 }

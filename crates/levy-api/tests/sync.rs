@@ -655,3 +655,69 @@ fn a_synced_records_text_reaches_the_report_csv_as_text_never_a_formula() {
         );
     }
 }
+
+#[test]
+fn a_sale_replaced_on_the_till_is_replaced_centrally() {
+    // A TaxJar order recorded on the till, then updated (a new version under its order
+    // id): the till's outbox says the sale, its deletion marked replaced, and the new
+    // version, in that order; the central ledger takes them so and holds the new version
+    // alone under the order id; sent again, all are already recorded.
+    let till = Till::new("sync-replace");
+    let central = service();
+    let svc = till.service();
+    let order = |price: i64| {
+        json!({"transaction_id": "o-r", "transaction_date": "2026-03-01", "amount": price,
+            "shipping": 0, "sales_tax": 0, "from_country": "US", "from_zip": "37203",
+            "from_state": "TN", "to_country": "US", "to_zip": "37203", "to_state": "TN",
+            "line_items": [{"id": "1", "quantity": 1, "unit_price": price}]})
+        .to_string()
+    };
+    let (s, v) = call(
+        &svc,
+        "POST",
+        "/v2/transactions/orders",
+        Some(LIVE_KEY),
+        None,
+        &order(100),
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = call(
+        &svc,
+        "PUT",
+        "/v2/transactions/orders/o-r",
+        Some(LIVE_KEY),
+        None,
+        &order(50),
+    );
+    assert_eq!(s, 200, "{v}");
+    let new = v["order"]["levy_transaction_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    drop(svc);
+    let events = till.events();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["transaction", "deletion", "transaction"]);
+    let deletion = unsealed(events[1]["record"].as_str().unwrap());
+    assert_eq!(deletion["replaced_by"], new.as_str());
+    let (s, v) = send(&central, &events);
+    assert_eq!(s, 200, "{v}");
+    assert!(outcomes(&v).iter().all(|o| o == "recorded"), "{v}");
+    // The central ledger's order o-r is the new version: $50.00 of sales.
+    let (s, shown) = call(
+        &central,
+        "GET",
+        "/v2/transactions/orders/o-r",
+        Some(LIVE_KEY),
+        None,
+        "",
+    );
+    assert_eq!(s, 200, "{shown}");
+    assert_eq!(shown["order"]["levy_transaction_id"], new.as_str());
+    let totals = central.nexus_totals("shop").unwrap();
+    assert_eq!(totals[0].sales, 5000.into());
+    let (s, v) = send(&central, &events);
+    assert_eq!(s, 200, "{v}");
+    assert!(outcomes(&v).iter().all(|o| o == "already_recorded"), "{v}");
+    assert_eq!(central.nexus_totals("shop").unwrap(), totals);
+}

@@ -1795,7 +1795,11 @@ mod tests {
         };
         let sales: Vec<LevySale> = (0..300)
             .map(|i| {
-                let l = if i == 200 || i == 250 { &unknown } else { &line };
+                let l = if i == 200 || i == 250 {
+                    &unknown
+                } else {
+                    &line
+                };
                 sale_at(&address, l, 1_772_280_000)
             })
             .collect();
@@ -1805,13 +1809,23 @@ mod tests {
             unsafe { levy_calculate_batch(&engine, sales.as_ptr(), sales.len(), out.as_mut_ptr()) };
         assert_eq!(status, LevyStatus::LEVY_UNKNOWN_TAX_CODE);
         let message = unsafe { std::ffi::CStr::from_ptr(crate::levy_last_error_message()) };
-        assert!(message.to_str().unwrap().starts_with("sales[200]: "), "{message:?}");
+        assert!(
+            message.to_str().unwrap().starts_with("sales[200]: "),
+            "{message:?}"
+        );
         for (i, r) in out.iter().enumerate() {
             if i == 200 || i == 250 {
-                assert_eq!((r.status, r.total_tax), (LevyStatus::LEVY_UNKNOWN_TAX_CODE, 0));
+                assert_eq!(
+                    (r.status, r.total_tax),
+                    (LevyStatus::LEVY_UNKNOWN_TAX_CODE, 0)
+                );
             } else {
                 // $100.00 at 37203 in the Tennessee table: 7% + 2.25%.
-                assert_eq!((r.status, r.total_tax), (LevyStatus::LEVY_OK, 925), "sale {i}");
+                assert_eq!(
+                    (r.status, r.total_tax),
+                    (LevyStatus::LEVY_OK, 925),
+                    "sale {i}"
+                );
             }
         }
     }

@@ -236,7 +236,7 @@ recorded = dict(
     taxjar_order(NASHVILLE, 10, [{"id": "1", "quantity": 1, "unit_price": 100, "product_tax_code": "20010"}]),
     transaction_id="sdk-order-1",
     transaction_date="2026/12/01",
-    amount=100,
+    amount=110,  # with the shipping, as TaxJar's orders write it
     sales_tax=10.73,
 )
 order = live.create_order(recorded)
@@ -265,6 +265,15 @@ check(dollars(refund.sales_tax) == Decimal("-3.9"),
       "TaxJar create_refund: $40 of the $100 line takes back 40% of its $9.75, $3.90")
 check(dollars(live.show_refund("sdk-refund-1").amount) == Decimal("-40"), "TaxJar show_refund")
 check(live.delete_refund("sdk-refund-1").levy_reversed_at is not None, "TaxJar delete_refund: reversed")
+# An order updated: the shirt at $50.00, $5.86 as the AvaTax adjustment below works it; a
+# new version of the order under its transaction_id.
+updated = live.update_order("sdk-order-1", dict(
+    recorded, amount=60, sales_tax=5.86,
+    line_items=[{"id": "1", "quantity": 1, "unit_price": 50, "product_tax_code": "20010"}],
+))
+check(dollars(updated.sales_tax) == Decimal("5.86") and updated.levy_transaction_id != order.levy_transaction_id
+      and dollars(live.show_order("sdk-order-1").sales_tax) == Decimal("5.86"),
+      "TaxJar update_order: a new version of the order, $5.86, read back")
 check(live.delete_order("sdk-order-2").levy_deleted_at is not None, "TaxJar delete_order: deleted")
 try:
     live.show_order("sdk-order-2")
@@ -339,7 +348,8 @@ check(
 )
 check(dollars(details["STJ"]["tax"]) == Decimal("0.5"), "AvaTax Nashville: the transit surcharge, $0.50")
 check(any(m["summary"] == "Levy-Coverage FULL" for m in t["messages"]), "AvaTax Nashville: messages carry levy's coverage")
-check(sum(dollars(s["tax"]) for s in t["summary"]) == Decimal("10.725"), "AvaTax Nashville: summary holds the unrounded taxes")
+check(sum(dollars(s["tax"]) for s in t["summary"]) == Decimal("10.73"),
+      "AvaTax Nashville: summary in whole cents, 9.75 + 0.98 (the freight's 0.70 + 0.23 + 0.05) = 10.73")
 
 # Los Angeles, as levy's own.
 created = av.create_transaction(avatax_document(LOS_ANGELES, [{"number": "1", "quantity": 2, "amount": 100}]))
@@ -384,9 +394,14 @@ check(
 lines = [{"number": "1", "amount": 100, "taxCode": "PC040100"}, {"number": "2", "amount": 10, "taxCode": "FR020100"}]
 uncommitted = av.create_transaction(dict(avatax_document(NASHVILLE, lines), type="SalesInvoice", code="SDK-INV-1"))
 check(
-    uncommitted.status_code == 400 and uncommitted.json()["error"]["details"][0]["refersTo"] == "commit",
-    "AvaTax: an uncommitted SalesInvoice (a saved document levy does not keep) is refused, naming commit",
+    uncommitted.status_code == 200
+    and (uncommitted.json()["type"], uncommitted.json()["status"]) == ("SalesInvoice", "Temporary")
+    and dollars(uncommitted.json()["totalTax"]) == Decimal("10.73")
+    and "levy keeps no uncommitted document" in uncommitted.json()["messages"][0]["summary"],
+    "AvaTax: an uncommitted SalesInvoice is calculated ($10.73), kept nowhere, and says so",
 )
+check(av.get_transaction_by_code("DEFAULT", "SDK-INV-1").status_code == 404,
+      "AvaTax: the uncommitted invoice's code holds nothing")
 invoice_model = dict(avatax_document(NASHVILLE, lines), type="SalesInvoice", code="SDK-INV-1", commit=True)
 invoice = av.create_transaction(invoice_model)
 check(
@@ -423,6 +438,48 @@ voided = av.void_transaction("DEFAULT", "SDK-INV-2", {"code": "DocVoided"})
 check(voided.status_code == 200 and voided.json()["status"] == "Cancelled", "AvaTax void_transaction: Cancelled")
 check(av.get_transaction_by_code("DEFAULT", "SDK-INV-2").json()["status"] == "Cancelled",
       "AvaTax: a voided invoice reads back Cancelled")
+# A return voided: its refund reversed, so its invoice may be adjusted.
+voided = av.void_transaction("DEFAULT", "SDK-RET-1", {"code": "DocVoided"})
+check(voided.status_code == 200 and (voided.json()["type"], voided.json()["status"]) == ("ReturnInvoice", "Cancelled"),
+      "AvaTax void_transaction of a return: Cancelled")
+# Adjusting: the shirt at $50.00 owes 350 + 112.5 + 25 = 487.5 cents, rounded half up to
+# 488, with the freight's 98: $5.86. The document's code reads back the new version.
+fifty = [dict(lines[0], amount=50), lines[1]]
+adjusted = av.adjust_transaction(
+    "DEFAULT",
+    "SDK-INV-1",
+    {"adjustmentReason": "PriceAdjusted", "adjustmentDescription": "coupon",
+     "newTransaction": dict(invoice_model, lines=fifty)},
+)
+check(
+    adjusted.status_code == 200
+    and adjusted.json()["adjustmentReason"] == "PriceAdjusted"
+    and dollars(adjusted.json()["totalTax"]) == Decimal("5.86")
+    and adjusted.json()["levyTransactionId"] != invoice.json()["levyTransactionId"],
+    "AvaTax adjust_transaction: a new version of the invoice, $5.86",
+)
+av.refund_transaction("DEFAULT", "SDK-INV-1", {"refundTransactionCode": "SDK-RET-2", "refundType": "Full"})
+refused = av.adjust_transaction(
+    "DEFAULT", "SDK-INV-1", {"adjustmentReason": "Other", "newTransaction": invoice_model}
+)
+check(refused.status_code == 409 and refused.json()["error"]["details"][0]["levyCode"] == "TRANSACTION_REFUNDED",
+      "AvaTax adjust_transaction of an invoice with a return standing: 409 TRANSACTION_REFUNDED")
+check(av.get_transaction_by_code("DEFAULT", "SDK-INV-1").json()["levyTransactionId"]
+      == adjusted.json()["levyTransactionId"], "AvaTax: the adjusted code reads back its new version")
+committed = av.commit_transaction("DEFAULT", "SDK-INV-1", {"commit": True})
+check(committed.status_code == 200 and committed.json()["status"] == "Committed",
+      "AvaTax commit_transaction of a recorded invoice: Committed, as it stands")
+uncommit = av.uncommit_transaction("DEFAULT", "SDK-INV-1")
+check(uncommit.status_code == 400, "AvaTax uncommit_transaction: refused (levy keeps no uncommitted document)")
+made = av.create_or_adjust_transaction({"createTransactionModel": dict(invoice_model, code="SDK-INV-3")})
+check(made.status_code == 200 and dollars(made.json()["totalTax"]) == Decimal("10.73"),
+      "AvaTax create_or_adjust_transaction of a new code: created, $10.73")
+again = av.create_or_adjust_transaction(
+    {"createTransactionModel": dict(invoice_model, code="SDK-INV-3", lines=fifty)}
+)
+check(again.status_code == 200 and again.json()["adjustmentReason"] == "Other"
+      and dollars(again.json()["totalTax"]) == Decimal("5.86"),
+      "AvaTax create_or_adjust_transaction of a recorded code: adjusted, $5.86")
 missing = av.get_transaction_by_code("DEFAULT", "NO-SUCH-DOC")
 check(missing.status_code == 404 and missing.json()["error"]["code"] == "EntityNotFoundError",
       "AvaTax: an unknown document is 404 EntityNotFoundError")

@@ -37,7 +37,7 @@ impl AppState {
                     .await
             }
         };
-        if !bytes.is_empty() && !is_json_content_type(&parts.headers) {
+        if !bytes.is_empty() && !is_json_body(&parts.headers, parts.uri.path()) {
             let got = parts
                 .headers
                 .get(header::CONTENT_TYPE)
@@ -179,6 +179,16 @@ async fn read_body(body: &mut Body) -> Result<Vec<u8>, ReadError> {
 }
 
 /// `application/json`, with or without parameters (`; charset=utf-8`), or a `+json` type.
+/// Whether a request's body is taken as JSON: its `Content-Type` says so
+/// ([`is_json_content_type`]), or it has none on a path of the TaxJar and AvaTax request
+/// shapes (`/v2/`, `/api/v2/`), whose clients do not all send one (Kill Bill's AvaTax
+/// plugin posts its JSON with no `Content-Type`). A type that is not JSON is refused on
+/// every path.
+fn is_json_body(headers: &HeaderMap, path: &str) -> bool {
+    let dialect = path.starts_with("/v2/") || path.starts_with("/api/v2/");
+    is_json_content_type(headers) || (dialect && !headers.contains_key(header::CONTENT_TYPE))
+}
+
 fn is_json_content_type(headers: &HeaderMap) -> bool {
     let Some(value) = headers
         .get(header::CONTENT_TYPE)

@@ -206,6 +206,31 @@ fn the_servers_own_errors_are_in_the_shapes_format() {
     });
     assert_eq!(answer.status, 415);
     assert_eq!(answer.json()["type"], "UNSUPPORTED_MEDIA_TYPE");
+    // A body with no Content-Type at all (as Kill Bill's AvaTax plugin posts its JSON) is
+    // read as JSON on the shapes' paths, and still refused on the interface's.
+    let order = r#"{"type": "SalesOrder", "date": "2026-03-15", "customerCode": "C", "addresses": {"singleLocation":
+        {"region": "TN", "country": "US", "postalCode": "37203"}}, "lines": [{"number": "1",
+        "amount": 100}]}"#;
+    let untyped = |path: &str, auth: &str| -> String {
+        use std::io::{Read, Write};
+        let host = server.base.trim_start_matches("http://");
+        let mut s = std::net::TcpStream::connect(host).unwrap();
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{order}",
+            order.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    let answer = untyped("/api/v2/transactions/create", &basic("1", SHOP_TEST));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("\"totalTax\""), "{answer}");
+    let answer = untyped("/tax/calculations", &format!("Bearer {SHOP_TEST}"));
+    assert!(answer.starts_with("HTTP/1.1 415"), "{answer}");
 }
 
 #[test]
@@ -297,12 +322,16 @@ fn the_shapes_document_is_served_and_names_what_is_answered() {
         paths,
         vec![
             "/api/v2/companies/{companyCode}/transactions/{transactionCode}",
+            "/api/v2/companies/{companyCode}/transactions/{transactionCode}/adjust",
+            "/api/v2/companies/{companyCode}/transactions/{transactionCode}/commit",
             "/api/v2/companies/{companyCode}/transactions/{transactionCode}/refund",
+            "/api/v2/companies/{companyCode}/transactions/{transactionCode}/uncommit",
             "/api/v2/companies/{companyCode}/transactions/{transactionCode}/void",
             "/api/v2/definitions/taxcodes",
             "/api/v2/taxrates/byaddress",
             "/api/v2/taxrates/bypostalcode",
             "/api/v2/transactions/create",
+            "/api/v2/transactions/createoradjust",
             "/api/v2/utilities/ping",
             "/v2/categories",
             "/v2/nexus/regions",

@@ -945,9 +945,21 @@ fn dialect_answers_conform_to_their_documented_schemas() {
         "date": "2026-03-16", "lines": [{"number": "2", "amount": -10}]}"#;
     let av_refund = r#"{"refundTransactionCode": "RET-9", "refundDate": "2026-03-17",
         "refundType": "Partial", "refundLines": ["1"]}"#;
+    let updated = order.replace("\"unit_price\": 100", "\"unit_price\": 50");
+    let inv10 = invoice.replace("INV-9", "INV-10");
+    let coa = format!(r#"{{"createTransactionModel": {inv10}}}"#);
+    let adjust = format!(
+        r#"{{"adjustmentReason": "PriceAdjusted", "newTransaction": {}}}"#,
+        inv10.replace("\"amount\": 100", "\"amount\": 50")
+    );
     let company = "/api/v2/companies/{companyCode}/transactions/{transactionCode}";
     let (refund_t, void_t) = (format!("{company}/refund"), format!("{company}/void"));
-    let recording: [Case<'_>; 14] = [
+    let (adjust_t, commit_t, uncommit_t) = (
+        format!("{company}/adjust"),
+        format!("{company}/commit"),
+        format!("{company}/uncommit"),
+    );
+    let recording: [Case<'_>; 21] = [
         (
             "post",
             "/v2/transactions/orders",
@@ -997,6 +1009,22 @@ fn dialect_answers_conform_to_their_documented_schemas() {
             "404",
         ),
         (
+            "put",
+            "/v2/transactions/orders/{transaction_id}",
+            "/v2/transactions/orders/o-1",
+            Some(SHOP_LIVE),
+            Some(&updated),
+            "200",
+        ),
+        (
+            "put",
+            "/v2/transactions/orders/{transaction_id}",
+            "/v2/transactions/orders/nope",
+            Some(SHOP_LIVE),
+            Some(&updated),
+            "400",
+        ),
+        (
             "post",
             "/v2/transactions/orders",
             "/v2/transactions/orders",
@@ -1043,6 +1071,46 @@ fn dialect_answers_conform_to_their_documented_schemas() {
             Some(SHOP_LIVE),
             None,
             "200",
+        ),
+        (
+            "post",
+            &adjust_t,
+            "/api/v2/companies/DEFAULT/transactions/INV-9/adjust",
+            Some(SHOP_LIVE),
+            Some(&adjust.replace("INV-10", "INV-9")),
+            "409",
+        ),
+        (
+            "post",
+            "/api/v2/transactions/createoradjust",
+            "/api/v2/transactions/createoradjust",
+            Some(SHOP_LIVE),
+            Some(&coa),
+            "200",
+        ),
+        (
+            "post",
+            &adjust_t,
+            "/api/v2/companies/DEFAULT/transactions/INV-10/adjust",
+            Some(SHOP_LIVE),
+            Some(&adjust),
+            "200",
+        ),
+        (
+            "post",
+            &commit_t,
+            "/api/v2/companies/DEFAULT/transactions/INV-10/commit",
+            Some(SHOP_LIVE),
+            Some(r#"{"commit": true}"#),
+            "200",
+        ),
+        (
+            "post",
+            &uncommit_t,
+            "/api/v2/companies/DEFAULT/transactions/INV-10/uncommit",
+            Some(SHOP_LIVE),
+            None,
+            "400",
         ),
         (
             "post",

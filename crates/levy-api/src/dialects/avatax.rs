@@ -1,6 +1,7 @@
 //! The AvaTax REST v2 request shape, under `/api/v2/`: `GET utilities/ping`,
-//! `POST transactions/create` (a `SalesOrder`: a calculation) and
-//! `GET definitions/taxcodes`. Built from Avalara's public API reference
+//! `POST transactions/create` (a `SalesOrder`, or an uncommitted `SalesInvoice`: a
+//! calculation; a committed invoice or return: [`super::avatax_records`]), the rates
+//! lookups and `GET definitions/taxcodes`. Built from Avalara's public API reference
 //! (developer.avalara.com) and its SDKs (PyPI `avalara`), for interoperability: amounts
 //! in dollars (major units), rates as fractions, the CreateTransactionModel in and the
 //! TransactionModel out, errors `{"error": {"code", "message", "target", "details"}}`.
@@ -10,10 +11,10 @@
 //! `SalesOrder` is a levy calculation ([`crate::resources::calculations::answer`]),
 //! recorded in the ledger as one; its `id` is 0, as AvaTax answers an unsaved document,
 //! and levy's calculation id is in `levyCalculationId`. What levy cannot honour through
-//! this shape yet (a saved or committed document, a return, an exemption, a tax override)
-//! is refused with a 400 that says so, never calculated without it.
+//! this shape yet (an uncommitted return, an exemption, a tax override) is refused with a
+//! 400 that says so, never calculated without it.
 
-use rust_decimal::Decimal;
+use rust_decimal::{Decimal, RoundingStrategy};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -206,13 +207,18 @@ pub(super) enum Kind {
     SalesOrder,
     /// A committed sale: a levy transaction.
     SalesInvoice,
+    /// An uncommitted sale (`SalesInvoice` with `commit` false: AvaTax's saved document,
+    /// which its returns leave out until committed): calculated as a `SalesOrder` is and
+    /// kept in no ledger, answered `Temporary` with a message saying so.
+    SavedInvoice,
     /// A committed return of a recorded sale: a levy refund.
     ReturnInvoice,
 }
 
 /// The kind of a CreateTransactionModel (`type`, `SalesOrder` when absent) with its
 /// `commit`: levy records an invoice committed, or not at all (AvaTax's saved, uncommitted
-/// document has no counterpart in levy's ledger), and never commits an order.
+/// invoice is calculated only, [`Kind::SavedInvoice`]; an uncommitted return is refused),
+/// and never commits an order.
 pub(super) fn kind(body: &Value) -> Result<Kind, ApiError> {
     let given = text(body, "type", "type")?.unwrap_or_else(|| "SalesOrder".to_string());
     let commit = flag(body, "commit", "commit")?.unwrap_or(false);
@@ -242,13 +248,14 @@ pub(super) fn kind(body: &Value) -> Result<Kind, ApiError> {
             "commit",
             "a SalesOrder is never committed; send commit false",
         )),
-        (Kind::SalesInvoice | Kind::ReturnInvoice, false) => Err(ApiError::field(
+        (Kind::SalesInvoice, false) => Ok(Kind::SavedInvoice),
+        (Kind::ReturnInvoice, false) => Err(ApiError::field(
             ErrorKind::Error,
             "commit",
             format!(
                 "commit: levy records a {given} committed, once (a saved, uncommitted \
-                 document is not kept): send commit true to record it, or type SalesOrder to \
-                 calculate only"
+                 return is not kept, and has no recorded sale to be of): send commit true to \
+                 record it"
             ),
             "true",
             "false",
@@ -441,8 +448,8 @@ fn juris_type(level: Level) -> (&'static str, &'static str) {
     }
 }
 
-/// One detail of a line: an entry of levy's answer. Its `tax` is levy's unrounded tax
-/// due of the entry (the line's `tax` is the rounded sum).
+/// One detail of a line: an entry of levy's answer. Its `tax` is the entry's tax due in
+/// whole cents, the details of a line adding up to the line's `tax` ([`detail_cents`]).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DetailView<'a> {
@@ -467,11 +474,49 @@ struct DetailView<'a> {
     levy_rule_id: u32,
 }
 
+/// The tax of each jurisdiction of a line in whole cents, as AvaTax's details write it,
+/// adding up to the line's tax: each jurisdiction's tax due rounded half away from zero,
+/// and the cents the rounding leaves between their sum and the line's tax given one at a
+/// time to the jurisdictions the rounding moved furthest the other way (the first of equals
+/// first). levy's ledger keeps each jurisdiction's tax unrounded (`tax_due`); a client that
+/// books the details one by one (an invoice item a jurisdiction) is given cents that sum
+/// to what the line charged.
+pub(super) fn detail_cents(line: &LineRecord) -> Vec<Decimal> {
+    let exact: Vec<Decimal> = line.jurisdictions.iter().map(|j| j.tax_due).collect();
+    let mut cents: Vec<Decimal> = exact
+        .iter()
+        .map(|e| e.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero))
+        .collect();
+    let mut left = line.tax_amount - cents.iter().copied().sum::<Decimal>();
+    let mut order: Vec<usize> = (0..cents.len()).collect();
+    // Short of the line's tax: a cent more to those rounded down the most; over it, a cent
+    // less to those rounded up the most.
+    let up = left > Decimal::ZERO;
+    order.sort_by(|&a, &b| {
+        let (ra, rb) = (exact[a] - cents[a], exact[b] - cents[b]);
+        if up {
+            rb.cmp(&ra)
+        } else {
+            ra.cmp(&rb)
+        }
+    });
+    for i in order.into_iter().cycle().take(cents.len() * 2) {
+        if left.is_zero() {
+            break;
+        }
+        let step = if up { Decimal::ONE } else { -Decimal::ONE };
+        cents[i] += step;
+        left -= step;
+    }
+    cents
+}
+
 impl<'a> DetailView<'a> {
     fn of(
         j: &'a JurisdictionRecord,
         line: &LineRecord,
         (region, country): (&'a str, &'a str),
+        cents: Decimal,
     ) -> Self {
         let (short, long) = juris_type(Level::of(j));
         let taxable = if super::applies(j) {
@@ -489,8 +534,8 @@ impl<'a> DetailView<'a> {
             jurisdiction_type: long,
             tax_authority_name: &j.authority_name,
             rate: Num(j.tax_rate),
-            tax: Dollars(j.tax_due),
-            tax_calculated: Dollars(j.tax_due),
+            tax: Dollars(cents),
+            tax_calculated: Dollars(cents),
             taxable_amount: Dollars(taxable),
             exempt_amount: Dollars(line.amount_excluding_tax - taxable),
             non_taxable_amount: 0,
@@ -654,7 +699,9 @@ pub(super) fn model<R>(m: Model<'_>, out: impl FnOnce(&TransactionView<'_>) -> R
         };
         taxable_total += taxable;
         exempt_total += line.amount_excluding_tax - taxable;
-        for j in &line.jurisdictions {
+        let cents = detail_cents(line);
+        for (j, due) in line.jurisdictions.iter().zip(&cents) {
+            let due = *due;
             let t = if super::applies(j) {
                 line.amount_excluding_tax
             } else {
@@ -665,8 +712,8 @@ pub(super) fn model<R>(m: Model<'_>, out: impl FnOnce(&TransactionView<'_>) -> R
             }) {
                 Some(s) => {
                     s.taxable.0 += t;
-                    s.tax.0 += j.tax_due;
-                    s.tax_calculated.0 += j.tax_due;
+                    s.tax.0 += due;
+                    s.tax_calculated.0 += due;
                 }
                 None => {
                     let (short, long) = juris_type(Level::of(j));
@@ -682,8 +729,8 @@ pub(super) fn model<R>(m: Model<'_>, out: impl FnOnce(&TransactionView<'_>) -> R
                         rate_type: "General",
                         rate: Num(j.tax_rate),
                         taxable: Dollars(t),
-                        tax: Dollars(j.tax_due),
-                        tax_calculated: Dollars(j.tax_due),
+                        tax: Dollars(due),
+                        tax_calculated: Dollars(due),
                         exemption: 0,
                         non_taxable: 0,
                         entry: j,
@@ -708,7 +755,8 @@ pub(super) fn model<R>(m: Model<'_>, out: impl FnOnce(&TransactionView<'_>) -> R
             details: line
                 .jurisdictions
                 .iter()
-                .map(|j| DetailView::of(j, line, place))
+                .zip(cents)
+                .map(|(j, c)| DetailView::of(j, line, place, c))
                 .collect(),
         });
     }
@@ -791,8 +839,20 @@ pub(super) fn doc_info(doc: &Document) -> Vec<LineInfo<'_>> {
 }
 
 /// The TransactionModel of a calculation (a SalesOrder: `Temporary`).
-fn render(c: &Calculated, doc: &Document) -> Result<Reply, ApiError> {
+fn render(c: &Calculated, doc: &Document, kind: Kind) -> Result<Reply, ApiError> {
+    use std::borrow::Cow;
     let record = &c.record;
+    let mut messages = calculation_messages(c, doc);
+    if kind == Kind::SavedInvoice {
+        messages.insert(
+            0,
+            warning(Cow::Borrowed(
+                "levy keeps no uncommitted document: this SalesInvoice was calculated, not \
+                 saved or recorded (its code holds nothing to commit later); send it with \
+                 commit true to record the sale",
+            )),
+        );
+    }
     model(
         Model {
             lines: &record.lines,
@@ -807,8 +867,12 @@ fn render(c: &Calculated, doc: &Document) -> Result<Reply, ApiError> {
             customer_code: &doc.customer_code,
             currency: &doc.currency,
             status: "Temporary",
-            kind: "SalesOrder",
-            messages: calculation_messages(c, doc),
+            kind: if kind == Kind::SavedInvoice {
+                "SalesInvoice"
+            } else {
+                "SalesOrder"
+            },
+            messages,
             calculation_id: &record.id,
             transaction_id: None,
             refund_id: None,
@@ -824,13 +888,19 @@ fn render(c: &Calculated, doc: &Document) -> Result<Reply, ApiError> {
 pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.query_params(&["$include"])?;
     let body = super::body_object(ctx.req)?;
-    match kind(&body)? {
-        Kind::SalesOrder => {
-            let doc = document(ctx, &body)?;
-            crate::resources::calculations::answer(ctx, &doc.input, |c| render(c, &doc))
+    create_model(ctx, kind(&body)?, &body)
+}
+
+/// A CreateTransactionModel of the kind `kind` ([`kind`]) answered as
+/// `transactions/create` answers it.
+pub(super) fn create_model(ctx: &Ctx<'_>, kind: Kind, body: &Value) -> Result<Reply, ApiError> {
+    match kind {
+        Kind::SalesOrder | Kind::SavedInvoice => {
+            let doc = document(ctx, body)?;
+            crate::resources::calculations::answer(ctx, &doc.input, |c| render(c, &doc, kind))
         }
-        Kind::SalesInvoice => super::avatax_records::invoice(ctx, &body),
-        Kind::ReturnInvoice => super::avatax_records::return_invoice(ctx, &body),
+        Kind::SalesInvoice => super::avatax_records::invoice(ctx, body),
+        Kind::ReturnInvoice => super::avatax_records::return_invoice(ctx, body),
     }
 }
 

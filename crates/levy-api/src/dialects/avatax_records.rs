@@ -2,8 +2,11 @@
 //! a levy transaction whose `reference_order_id` is the document's `code`; a committed
 //! `ReturnInvoice` of a recorded invoice (`referenceCode`), and
 //! `POST companies/{companyCode}/transactions/{code}/refund`, a levy refund of it;
-//! `POST …/{code}/void` deletes the transaction (AvaTax's `Cancelled`); `GET …/{code}`
-//! reads either back. The tax is levy's own calculation of the invoice, as every
+//! `POST …/{code}/adjust` and `POST transactions/createoradjust` of a recorded code record
+//! a new version of the invoice in its place ([`crate::store::Write::Replacement`]);
+//! `POST …/{code}/commit` answers a recorded invoice (committed when it was created);
+//! `POST …/{code}/void` deletes the transaction (AvaTax's `Cancelled`), or reverses a
+//! return's refund; `GET …/{code}` reads either back. The tax is levy's own calculation of the invoice, as every
 //! transaction's; a refund takes back the part of each line's tax its amount is of the
 //! line's. `companyCode` is not checked: the key chooses the account and the mode.
 
@@ -23,6 +26,26 @@ use levy_core::Date;
 
 /// The metadata key an invoice's `customerCode` is kept under.
 const CUSTOMER: &str = "avatax_customer_code";
+/// The metadata keys of an adjusted invoice: the `adjustmentReason` and the
+/// `adjustmentDescription` of the adjustment that made it. (Its `version` is not counted:
+/// a retried adjustment must be the same sale as the version it made, to answer it rather
+/// than make another.)
+const REASON: &str = "avatax_adjustment_reason";
+const DESCRIPTION: &str = "avatax_adjustment_description";
+
+/// AvaTax's `AdjustmentReason` values (the REST v2 reference's enum), but `NotAdjusted`,
+/// which is no adjustment.
+const REASONS: [&str; 9] = [
+    "SourcingIssue",
+    "ReconciledWithGeneralLedger",
+    "ExemptCertApplied",
+    "PriceAdjusted",
+    "ProductReturned",
+    "ProductExchanged",
+    "BadDebt",
+    "Other",
+    "Offline",
+];
 
 /// `yyyy-mm-dd` of epoch seconds.
 fn day(at: i64) -> String {
@@ -54,7 +77,7 @@ fn invoice_value(tx: &TransactionRecord, info: Vec<LineInfo<'_>>, notes: &[Strin
         .and_then(Value::as_str)
         .unwrap_or("");
     let date = day(tx.processed_at);
-    avatax::model(
+    let mut v = avatax::model(
         Model {
             lines: &tx.lines,
             info,
@@ -82,7 +105,19 @@ fn invoice_value(tx: &TransactionRecord, info: Vec<LineInfo<'_>>, notes: &[Strin
             refund_id: None,
         },
         |v| serde_json::to_value(v).unwrap_or_default(),
-    )
+    );
+    // An adjusted invoice says why it was made.
+    if let Some(m) = &tx.metadata {
+        for (key, name) in [
+            (REASON, "adjustmentReason"),
+            (DESCRIPTION, "adjustmentDescription"),
+        ] {
+            if let Some(Value::String(s)) = m.get(key) {
+                v[name] = Value::String(s.clone());
+            }
+        }
+    }
+    v
 }
 
 /// The TransactionModel of a refund: a `ReturnInvoice`, its amounts negative.
@@ -130,6 +165,24 @@ fn refund_value(r: &RefundRecord, tx: &TransactionRecord, code: &str) -> Value {
 /// has none). The same invoice sent again under its code answers the one recorded; another
 /// under a recorded code is a 409.
 pub(super) fn invoice(ctx: &Ctx<'_>, body: &Value) -> Result<Reply, ApiError> {
+    record_invoice(ctx, body, None)
+}
+
+/// An adjustment of the invoice `before`: the reason and description it was made for.
+struct Adjustment<'a> {
+    before: &'a TransactionRecord,
+    reason: String,
+    description: Option<String>,
+}
+
+/// A committed `SalesInvoice` calculated and recorded: a new invoice, or with `adjusting`
+/// a new version of a recorded one under its code
+/// ([`crate::resources::transactions::record_sale`]).
+fn record_invoice(
+    ctx: &Ctx<'_>,
+    body: &Value,
+    adjusting: Option<Adjustment<'_>>,
+) -> Result<Reply, ApiError> {
     let doc = avatax::document(ctx, body)?;
     let code = doc
         .code
@@ -137,6 +190,12 @@ pub(super) fn invoice(ctx: &Ctx<'_>, body: &Value) -> Result<Reply, ApiError> {
         .unwrap_or_else(|| crate::ids::new_id("levy_"));
     let mut metadata = Map::new();
     metadata.insert(CUSTOMER.into(), Value::String(doc.customer_code.clone()));
+    if let Some(a) = &adjusting {
+        metadata.insert(REASON.into(), Value::String(a.reason.clone()));
+        if let Some(d) = &a.description {
+            metadata.insert(DESCRIPTION.into(), Value::String(d.clone()));
+        }
+    }
     let info = avatax::doc_info(&doc);
     if let Some(at) = doc.input.transacted_at {
         crate::limits::check_backdating(ctx.service, "date", at, crate::clock::now())?;
@@ -146,6 +205,7 @@ pub(super) fn invoice(ctx: &Ctx<'_>, body: &Value) -> Result<Reply, ApiError> {
         &doc.input,
         &code,
         (doc.input.transacted_at, Some(metadata)),
+        adjusting.as_ref().map(|a| a.before),
         |tx, c| {
             // levy's notes of the calculation (coverage, place, a state it does not collect
             // in) after the translation's.
@@ -202,8 +262,9 @@ pub(crate) fn get(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 
 /// `POST companies/{companyCode}/transactions/{code}/void` (a VoidTransactionModel,
 /// `code` `DocVoided` or `DocDeleted`): the invoice's levy transaction deleted, its sales
-/// taken off the nexus totals; answers it `Cancelled`. A voided invoice voided again
-/// answers the same.
+/// taken off the nexus totals; answers it `Cancelled`. The code of a return: its levy
+/// refund reversed (what it took back may be refunded again), answered `Cancelled`. A
+/// voided document voided again answers the same.
 pub(crate) fn void(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.query_params(&[])?;
     if !ctx.req.body.is_empty() {
@@ -223,7 +284,9 @@ pub(crate) fn void(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         }
     }
     let code = &ctx.params[1];
-    let mut tx = invoice_of(ctx, code)?.ok_or_else(|| not_found(code))?;
+    let Some(mut tx) = invoice_of(ctx, code)? else {
+        return void_return(ctx, code);
+    };
     if tx.deleted_at.is_none() {
         let now = crate::clock::now();
         ctx.service
@@ -233,6 +296,34 @@ pub(crate) fn void(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         tx.deleted_at = Some(now);
     }
     Ok(Reply::tree(invoice_value(&tx, ledger_info(&tx.lines), &[])))
+}
+
+/// The void of the return `code`: its refund reversed, unless it was; 404 when levy holds
+/// no document under the code.
+fn void_return(ctx: &Ctx<'_>, code: &str) -> Result<Reply, ApiError> {
+    let store = &ctx.service.store;
+    let r = store
+        .refund(ctx.scope, &refund_id(code))?
+        .ok_or_else(|| not_found(code))?;
+    let tx = store
+        .transaction(ctx.scope, &r.transaction_id)?
+        .ok_or_else(|| not_found(code))?;
+    if r.reversed_at.is_some() {
+        return Ok(Reply::tree(refund_value(&r, &tx, code)));
+    }
+    let write = Write::Reversal {
+        refund_id: r.id,
+        at: crate::clock::now(),
+    };
+    let code = code.to_string();
+    Ok(crate::idempotency::make(
+        ctx,
+        write,
+        move |made| match made {
+            Made::Refund(r) => Some(refund_value(r, &tx, &code)),
+            _ => None,
+        },
+    )?)
 }
 
 /// The part `of` of a line's tax an amount of it is, rounded half away from zero to the
@@ -522,6 +613,205 @@ pub(super) fn return_invoice(ctx: &Ctx<'_>, body: &Value) -> Result<Reply, ApiEr
         created_at: crate::clock::now(),
     };
     record_refund(ctx, tx, code, RefundAsk::Partial(stamp, lines))
+}
+
+/// The committed invoice `code`, not voided: 404 when there is none, 400
+/// `TRANSACTION_ALREADY_DELETED` when it was voided (a voided document is not changed).
+fn standing_invoice(ctx: &Ctx<'_>, code: &str) -> Result<TransactionRecord, ApiError> {
+    let tx = invoice_of(ctx, code)?.ok_or_else(|| not_found(code))?;
+    if tx.deleted_at.is_some() {
+        return Err(ApiError::of(
+            ErrorKind::TransactionAlreadyDeleted,
+            format!("document {code:?} was voided; a voided document is not changed"),
+        ));
+    }
+    Ok(tx)
+}
+
+/// The `newTransaction` of an adjustment (a CreateTransactionModel), as the committed
+/// `SalesInvoice` it must be, under the document's `code` (the path's: a `code` given in
+/// it is that one).
+fn new_version(model: Option<&Value>, path: &str, code: &str) -> Result<Value, ApiError> {
+    let mut model = match model {
+        Some(m @ Value::Object(_)) => m.clone(),
+        Some(other) => {
+            return Err(super::bad_field(
+                path,
+                "a CreateTransactionModel",
+                "object",
+                other,
+            ))
+        }
+        None => return Err(ApiError::missing(path, "a CreateTransactionModel")),
+    };
+    let at = |n: &str| format!("{path}.{n}");
+    match avatax::kind(&model).map_err(|e| ApiError {
+        field: e.field.as_deref().map(at),
+        ..e
+    })? {
+        avatax::Kind::SalesInvoice => {}
+        _ => {
+            return Err(avatax::not_taken(
+                &at("type"),
+                "levy adjusts a committed SalesInvoice, by a new SalesInvoice under its code",
+            ))
+        }
+    }
+    if let Some(given) = text(&model, "code", &at("code"))? {
+        if given != code {
+            return Err(ApiError::field(
+                ErrorKind::Error,
+                &at("code"),
+                format!("{path}.code {given:?} is not the document adjusted, {code:?}"),
+                "the code of the document adjusted",
+                given.as_str(),
+            ));
+        }
+    }
+    if let Some(o) = model.as_object_mut() {
+        o.retain(|k, _| !k.eq_ignore_ascii_case("code"));
+        o.insert("code".into(), Value::String(code.to_string()));
+    }
+    Ok(model)
+}
+
+/// An AdjustTransactionModel's `adjustmentReason` (required, one of AvaTax's reasons but
+/// `NotAdjusted`) and `adjustmentDescription`.
+fn adjustment_reason(body: &Value) -> Result<(String, Option<String>), ApiError> {
+    let reason = text(body, "adjustmentReason", "adjustmentReason")?
+        .ok_or_else(|| ApiError::missing("adjustmentReason", &REASONS.join(" | ")))?;
+    let Some(known) = REASONS.iter().find(|r| r.eq_ignore_ascii_case(&reason)) else {
+        return Err(ApiError::field(
+            ErrorKind::Error,
+            "adjustmentReason",
+            format!("adjustmentReason {reason}: not one of AvaTax's adjustment reasons"),
+            REASONS.join(" | "),
+            reason.as_str(),
+        ));
+    };
+    let description = text(body, "adjustmentDescription", "adjustmentDescription")?;
+    Ok((known.to_string(), description))
+}
+
+/// `POST companies/{companyCode}/transactions/{code}/adjust` (an AdjustTransactionModel):
+/// the committed invoice `code` replaced by `newTransaction`, a committed `SalesInvoice`
+/// calculated by levy as `transactions/create` calculates it. The old version is kept,
+/// deleted and marked replaced; the reports and nexus totals hold the new one alone, which
+/// the answer is (with the adjustment's `adjustmentReason` and `adjustmentDescription`).
+/// An adjustment that changes nothing (a retry whose answer was lost) answers the
+/// document as it stands; a voided document, or one with a return not voided, is not
+/// adjusted.
+pub(crate) fn adjust(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.query_params(&["$include"])?;
+    let body = super::body_object(ctx.req)?;
+    let code = &ctx.params[1];
+    let (reason, description) = adjustment_reason(&body)?;
+    let model = new_version(field(&body, "newTransaction"), "newTransaction", code)?;
+    let before = standing_invoice(ctx, code)?;
+    let adjusting = Adjustment {
+        before: &before,
+        reason,
+        description,
+    };
+    record_invoice(ctx, &model, Some(adjusting))
+}
+
+/// `POST transactions/createoradjust` (a CreateOrAdjustTransactionModel): its
+/// `createTransactionModel` taken as `transactions/create` takes it, but that a committed
+/// `SalesInvoice` whose `code` names a committed invoice adjusts it (as `adjust` with the
+/// reason `Other`) instead of being refused as a second document under the code.
+pub(crate) fn create_or_adjust(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.query_params(&["$include"])?;
+    let body = super::body_object(ctx.req)?;
+    let path = "createTransactionModel";
+    let model = match field(&body, path) {
+        Some(m @ Value::Object(_)) => m.clone(),
+        Some(other) => {
+            return Err(super::bad_field(
+                path,
+                "a CreateTransactionModel",
+                "object",
+                other,
+            ))
+        }
+        None => return Err(ApiError::missing(path, "a CreateTransactionModel")),
+    };
+    let at = |n: &str| format!("{path}.{n}");
+    let kind = avatax::kind(&model).map_err(|e| ApiError {
+        field: e.field.as_deref().map(at),
+        ..e
+    })?;
+    let code = text(&model, "code", &at("code"))?;
+    let before = match (kind, &code) {
+        (avatax::Kind::SalesInvoice, Some(code)) => {
+            invoice_of(ctx, code)?.filter(|t| t.deleted_at.is_none())
+        }
+        _ => None,
+    };
+    match (kind, before) {
+        (avatax::Kind::SalesInvoice, Some(before)) => {
+            let adjusting = Adjustment {
+                before: &before,
+                reason: "Other".into(),
+                description: None,
+            };
+            record_invoice(ctx, &model, Some(adjusting))
+        }
+        _ => avatax::create_model(ctx, kind, &model),
+    }
+}
+
+/// `POST companies/{companyCode}/transactions/{code}/commit` (a CommitTransactionModel):
+/// levy records an invoice committed when it is created, so committing a recorded invoice
+/// answers it as it stands; `commit: false` (uncommitting) is refused, as is a code levy
+/// holds no committed invoice under (a saved, uncommitted document is not kept).
+pub(crate) fn commit(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.query_params(&["$include"])?;
+    let body = super::body_object(ctx.req)?;
+    let code = &ctx.params[1];
+    match field(&body, "commit") {
+        Some(Value::Bool(true)) => {}
+        Some(Value::Bool(false)) => return Err(uncommit_refused()),
+        Some(other) => return Err(super::bad_field("commit", "true", "boolean", other)),
+        None => return Err(ApiError::missing("commit", "true")),
+    }
+    let tx = invoice_of(ctx, code)?.ok_or_else(|| ApiError {
+        message: format!(
+            "no committed document {code:?}: levy records a SalesInvoice when it is created \
+             with commit true (a saved, uncommitted document is not kept, so there is none to \
+             commit), or the code was recorded with a key of another mode"
+        ),
+        ..not_found(code)
+    })?;
+    if tx.deleted_at.is_some() {
+        return Err(ApiError::of(
+            ErrorKind::TransactionAlreadyDeleted,
+            format!("document {code:?} was voided; a voided document is not committed"),
+        ));
+    }
+    Ok(Reply::tree(invoice_value(&tx, ledger_info(&tx.lines), &[])))
+}
+
+/// Why a committed document is not uncommitted: levy has no saved, uncommitted state.
+fn uncommit_refused() -> ApiError {
+    ApiError::field(
+        ErrorKind::Error,
+        "commit",
+        "levy keeps a document committed or not at all: it is not uncommitted. Adjust it \
+         (transactions/{code}/adjust) to change it, or void it to take it back"
+            .to_string(),
+        "true",
+        "false",
+    )
+}
+
+/// `POST companies/{companyCode}/transactions/{code}/uncommit`: refused, as `commit` with
+/// `commit: false` is ([`commit`]); a code levy holds no invoice under is a 404.
+pub(crate) fn uncommit(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    ctx.query_params(&["$include"])?;
+    let code = &ctx.params[1];
+    standing_invoice(ctx, code)?;
+    Err(uncommit_refused())
 }
 
 /// Whether a body posted to `transactions/create` may record (is not a `SalesOrder`),

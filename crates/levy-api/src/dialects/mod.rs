@@ -65,6 +65,11 @@ pub(crate) const ROUTES: &[Route] = &[
         taxjar_records::show_order,
     ),
     route(
+        "PUT",
+        "/v2/transactions/orders/{}",
+        taxjar_records::update_order,
+    ),
+    route(
         "DELETE",
         "/v2/transactions/orders/{}",
         taxjar_records::delete_order,
@@ -86,6 +91,11 @@ pub(crate) const ROUTES: &[Route] = &[
     ),
     route("GET", "/api/v2/utilities/ping", avatax::ping),
     route("POST", avatax::CREATE_PATH, avatax::create).deferred(),
+    route(
+        "POST",
+        "/api/v2/transactions/createoradjust",
+        avatax_records::create_or_adjust,
+    ),
     route("GET", "/api/v2/definitions/taxcodes", avatax::tax_codes),
     route(
         "GET",
@@ -101,6 +111,21 @@ pub(crate) const ROUTES: &[Route] = &[
         "POST",
         "/api/v2/companies/{}/transactions/{}/refund",
         avatax_records::refund,
+    ),
+    route(
+        "POST",
+        "/api/v2/companies/{}/transactions/{}/adjust",
+        avatax_records::adjust,
+    ),
+    route(
+        "POST",
+        "/api/v2/companies/{}/transactions/{}/commit",
+        avatax_records::commit,
+    ),
+    route(
+        "POST",
+        "/api/v2/companies/{}/transactions/{}/uncommit",
+        avatax_records::uncommit,
     ),
     route(
         "GET",

@@ -1,8 +1,9 @@
-//! TaxJar's recording of sales, under `/v2/transactions/`: orders (`POST`, `GET`,
+//! TaxJar's recording of sales, under `/v2/transactions/`: orders (`POST`, `GET`, `PUT`,
 //! `DELETE` `/v2/transactions/orders[/{id}]`) and refunds (`POST`, `GET`, `DELETE`
 //! `/v2/transactions/refunds[/{id}]`), each a write of levy's own ledger: an order is a
-//! levy transaction whose `reference_order_id` is the order's `transaction_id`, a refund a
-//! levy refund of it, a deleted order a deleted transaction, a deleted refund a reversed
+//! levy transaction whose `reference_order_id` is the order's `transaction_id`, an updated
+//! order a new version of it in its place ([`crate::store::Write::Replacement`]), a refund
+//! a levy refund of it, a deleted order a deleted transaction, a deleted refund a reversed
 //! one.
 //!
 //! TaxJar records the tax the client says it collected (`sales_tax`). levy records its own
@@ -72,7 +73,8 @@ fn unit_price(amount: Decimal, quantity: u32) -> (Decimal, Decimal) {
 /// The `order` object of a transaction (amounts in dollars; `sales_tax` levy's).
 fn render_order(tx: &TransactionRecord, messages: &[String]) -> Value {
     let (shipping, items): (Vec<_>, Vec<_>) = tx.lines.iter().partition(|l| is_shipping(l));
-    let amount: Decimal = items.iter().map(|l| l.amount_excluding_tax).sum();
+    // TaxJar's `amount` of an order is its total with shipping, excluding sales tax.
+    let amount: Decimal = tx.lines.iter().map(|l| l.amount_excluding_tax).sum();
     let shipping_amount: Decimal = shipping.iter().map(|l| l.amount_excluding_tax).sum();
     let tax: Decimal = tx.lines.iter().map(|l| l.tax_amount).sum();
     let line_items: Vec<Value> = items
@@ -127,36 +129,74 @@ fn order_of(ctx: &Ctx<'_>, id: &str) -> Result<TransactionRecord, ApiError> {
 pub(crate) fn create_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let body = super::body_object(ctx.req)?;
     let id = required_id(&body, "transaction_id")?;
-    let at = transaction_date(&body)?
+    record_order(ctx, &body, &id, None)
+}
+
+/// `PUT /v2/transactions/orders/{id}`: the order recorded under `id` (not deleted) replaced
+/// by the order of the body, calculated by levy as `POST` calculates it; its old version is
+/// kept, deleted and marked replaced, and the reports and nexus totals hold the new one
+/// alone. levy takes an update as the order whole (its addresses, amount, shipping,
+/// `sales_tax` and `line_items`, as `POST` takes them): it keeps no copy of an order's
+/// addresses to fill in one left out, and guesses none. The body's `transaction_id`, when
+/// given, is the path's. An update that changes nothing answers the order as it is; an
+/// order with a refund not reversed is `409` (the refund is of the order as it was).
+pub(crate) fn update_order(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let body = super::body_object(ctx.req)?;
+    let id = &ctx.params[0];
+    if let Some(given) = string(&body, "transaction_id", "transaction_id")? {
+        if &given != id {
+            return Err(ApiError::field(
+                ErrorKind::Error,
+                "transaction_id",
+                format!("transaction_id {given:?} is not the order of the path, {id:?}"),
+                "the transaction_id of the path",
+                given.as_str(),
+            ));
+        }
+    }
+    let before = order_of(ctx, id)?;
+    record_order(ctx, &body, id, Some(&before))
+}
+
+/// An order's body calculated and recorded under `id`: a new order, or a new version of
+/// `replacing` ([`crate::resources::transactions::record_sale`]).
+fn record_order(
+    ctx: &Ctx<'_>,
+    body: &Value,
+    id: &str,
+    replacing: Option<&TransactionRecord>,
+) -> Result<Reply, ApiError> {
+    let at = transaction_date(body)?
         .ok_or_else(|| ApiError::missing("transaction_date", "a date such as 2026-12-01"))?;
-    let asked_tax = decimal(&body, "sales_tax", "sales_tax")?
+    let asked_tax = decimal(body, "sales_tax", "sales_tax")?
         .ok_or_else(|| ApiError::missing("sales_tax", "number"))?;
-    let asked_amount = decimal(&body, "amount", "amount")?.ok_or_else(|| {
-        ApiError::missing("amount", "number (the order's total, shipping excluded)")
+    let asked_amount = decimal(body, "amount", "amount")?.ok_or_else(|| {
+        ApiError::missing(
+            "amount",
+            "number (the order's total with shipping, sales tax excluded)",
+        )
     })?;
     crate::limits::check_backdating(ctx.service, "transaction_date", at, crate::clock::now())?;
-    let mut order = super::taxjar::order(ctx, &body)?;
+    let mut order = super::taxjar::order(ctx, body)?;
     // The tax of the day of the sale: its rates and rules, as a calculation made for it.
     order.input.transacted_at = Some(at);
     let mut base = order.messages.clone();
-    let lines: Decimal = order
-        .input
-        .lines
-        .iter()
-        .filter(|l| l.reference_line_item_id.as_deref() != Some(super::taxjar::SHIPPING_LINE))
-        .map(|l| l.amount)
-        .sum();
+    // The order's `amount` is its total with shipping (TaxJar's create-order reference:
+    // "total amount of the order with shipping, excluding sales tax").
+    let lines: Decimal = order.input.lines.iter().map(|l| l.amount).sum();
     if super::to_minor(asked_amount) != lines {
         base.push(format!(
-            "amount {asked_amount} is not the total of line_items ({}): the lines were recorded",
+            "amount {asked_amount} is not the total of line_items and shipping ({}): the lines \
+             were recorded",
             lines / Decimal::ONE_HUNDRED
         ));
     }
     crate::resources::transactions::record_sale(
         ctx,
         &order.input,
-        &id,
+        id,
         (Some(at), None),
+        replacing,
         |tx, c| {
             let mut messages = base.clone();
             // levy's notes of the calculation (coverage, place, a state it does not collect in).
@@ -208,10 +248,11 @@ fn render_refund(r: &RefundRecord, order: &TransactionRecord, id: &str) -> Value
     let mut line_items = Vec::new();
     for l in &r.lines {
         tax += l.line.tax_amount;
+        // `amount` is the refund's total with shipping, as an order's.
+        amount += l.line.amount_excluding_tax;
         if order.lines.get(l.index).is_some_and(is_shipping) {
             shipping += l.line.amount_excluding_tax;
         } else {
-            amount += l.line.amount_excluding_tax;
             line_items.push(json!({
                 "id": l.line.reference_line_item_id,
                 "quantity": l.line.quantity,
@@ -249,14 +290,6 @@ fn partial_lines(
     order: &TransactionRecord,
     shipping: Decimal,
 ) -> Result<Vec<PartialRefundLine>, ApiError> {
-    let share = |line: &crate::store::LineRecord, sales: Decimal| {
-        if line.amount_excluding_tax.is_zero() {
-            Decimal::ZERO
-        } else {
-            (line.tax_amount * sales / line.amount_excluding_tax)
-                .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
-        }
-    };
     let mut out = Vec::new();
     if let Some(Value::Array(items)) = body.get("line_items") {
         for (i, item) in items.iter().enumerate() {
@@ -303,6 +336,27 @@ fn partial_lines(
             });
         }
     }
+    out.extend(shipping_refund(order, shipping)?);
+    Ok(out)
+}
+
+/// The part of a line's tax that `sales` of it is, rounded half away from zero to the
+/// cent.
+fn share(line: &crate::store::LineRecord, sales: Decimal) -> Decimal {
+    if line.amount_excluding_tax.is_zero() {
+        Decimal::ZERO
+    } else {
+        (line.tax_amount * sales / line.amount_excluding_tax)
+            .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+    }
+}
+
+/// The refund of `shipping` (dollars) of the order's shipping line, with its part of the
+/// line's tax; none for no shipping.
+fn shipping_refund(
+    order: &TransactionRecord,
+    shipping: Decimal,
+) -> Result<Option<PartialRefundLine>, ApiError> {
     let shipping = super::to_minor(shipping.abs());
     if !shipping.is_zero() {
         let line = order.lines.iter().find(|l| is_shipping(l)).ok_or_else(|| {
@@ -317,24 +371,68 @@ fn partial_lines(
                 (shipping / Decimal::ONE_HUNDRED).to_string(),
             )
         })?;
-        out.push(PartialRefundLine {
+        return Ok(Some(PartialRefundLine {
             product: None,
             line_id: Some(super::taxjar::SHIPPING_LINE.to_string()),
             quantity: None,
             sales: -shipping,
             tax: -share(line, shipping),
-        });
+        }));
     }
-    Ok(out)
+    Ok(None)
+}
+
+/// The partial refund of `items` (minor units) of an order's items, asked without
+/// `line_items` (a reimbursement): taken from the item lines in proportion to their
+/// amounts, each line's cents rounded down and the cents left over given one each to the
+/// lines with the largest remainders (the first such line first), so that the lines add
+/// up to `items` exactly; each line's tax its part of the line's tax.
+fn pro_rata(order: &TransactionRecord, items: Decimal) -> Vec<PartialRefundLine> {
+    let lines: Vec<&crate::store::LineRecord> =
+        order.lines.iter().filter(|l| !is_shipping(l)).collect();
+    let total: Decimal = lines.iter().map(|l| l.amount_excluding_tax).sum();
+    if total <= Decimal::ZERO || items <= Decimal::ZERO {
+        return Vec::new();
+    }
+    let exact: Vec<Decimal> = lines
+        .iter()
+        .map(|l| items * l.amount_excluding_tax / total)
+        .collect();
+    let mut cents: Vec<Decimal> = exact.iter().map(|e| e.floor()).collect();
+    let mut left = items - cents.iter().copied().sum::<Decimal>();
+    let mut by_remainder: Vec<usize> = (0..lines.len()).collect();
+    by_remainder.sort_by(|&a, &b| (exact[b] - cents[b]).cmp(&(exact[a] - cents[a])));
+    for i in by_remainder {
+        if left <= Decimal::ZERO {
+            break;
+        }
+        cents[i] += Decimal::ONE;
+        left -= Decimal::ONE;
+    }
+    lines
+        .into_iter()
+        .zip(cents)
+        .filter(|(_, c)| !c.is_zero())
+        .map(|(l, c)| PartialRefundLine {
+            product: None,
+            line_id: l.reference_line_item_id.clone(),
+            quantity: None,
+            sales: -c,
+            tax: -share(l, c),
+        })
+        .collect()
 }
 
 /// `POST /v2/transactions/refunds`: a levy refund of the order `transaction_reference_id`.
-/// A refund of the order's whole `amount` and `shipping` without `line_items` is a full
-/// refund (every line, with all its tax); one with `line_items` a partial refund of those
-/// lines (and of the shipping); the tax refunded is levy's, the part of each line's tax
-/// the amount refunded is of its amount (the client's `sales_tax` is not recorded, as an
-/// order's is not). Amounts may be written positive or negative. The same refund sent
-/// again under its `transaction_id` answers the refund recorded before.
+/// `amount` is the refund's total with shipping, as an order's. A refund of the order's
+/// whole `amount` and `shipping` without `line_items` is a full refund (every line, with
+/// all its tax); one with `line_items` a partial refund of those lines (and of the
+/// shipping); one of part of the order without `line_items` (a reimbursement) a partial
+/// refund of its `shipping` and of the rest of its `amount` taken from the item lines in
+/// proportion to their amounts ([`pro_rata`]). The tax refunded is levy's, the part of each
+/// line's tax the amount refunded is of its amount (the client's `sales_tax` is not
+/// recorded, as an order's is not). Amounts may be written positive or negative. The same
+/// refund sent again under its `transaction_id` answers the refund recorded before.
 pub(crate) fn create_refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let body = super::body_object(ctx.req)?;
     let id = required_id(&body, "transaction_id")?;
@@ -385,24 +483,36 @@ pub(crate) fn create_refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         created_at: crate::clock::now(),
     };
     crate::limits::check_backdating(ctx.service, "transaction_date", at, stamp.created_at)?;
-    let whole =
-        super::to_minor(amount) == order_amount && super::to_minor(shipping) == order_shipping;
+    // `amount` is the refund's total with shipping, as an order's.
+    let (amount, shipping_minor) = (super::to_minor(amount), super::to_minor(shipping));
+    let whole = amount == order_amount + order_shipping && shipping_minor == order_shipping;
     let ask = if !has_items && whole {
         RefundAsk::Full(stamp)
     } else if !has_items {
-        return Err(ApiError::field(
-            ErrorKind::Error,
-            "line_items",
-            format!(
-                "a refund of part of order {reference} names the lines it refunds: send \
-                 line_items (each with the order's line id), or refund the whole amount \
-                 ({}) and shipping ({})",
-                order_amount / Decimal::ONE_HUNDRED,
-                order_shipping / Decimal::ONE_HUNDRED
-            ),
-            "line_items",
-            "nothing",
-        ));
+        let items = amount - shipping_minor;
+        if items < Decimal::ZERO {
+            return Err(ApiError::field(
+                ErrorKind::Error,
+                "amount",
+                format!(
+                    "amount {} is less than the shipping {} it includes",
+                    amount / Decimal::ONE_HUNDRED,
+                    shipping_minor / Decimal::ONE_HUNDRED
+                ),
+                "the refund's total with shipping",
+                (amount / Decimal::ONE_HUNDRED).to_string(),
+            ));
+        }
+        let mut lines = pro_rata(&order, items);
+        lines.extend(shipping_refund(&order, shipping)?);
+        if lines.is_empty() {
+            return Err(crate::read::positive(
+                "amount",
+                "a refund of at least a cent",
+                amount / Decimal::ONE_HUNDRED,
+            ));
+        }
+        RefundAsk::Partial(stamp, lines)
     } else {
         RefundAsk::Partial(stamp, partial_lines(&body, &order, shipping)?)
     };

@@ -384,6 +384,7 @@ fn sale(pc: &PlatformCalculationRecord, asked: &Asked, now: i64) -> Vec<Transact
         metadata: None,
         deleted_at: None,
         table_hash: Some(pc.order.table_hash.clone()),
+        replaced_by: None,
         platform: Some(PlatformTransactionInfo {
             kind: kind.to_string(),
             reference_payment_id: asked.payment_id.clone(),

@@ -180,6 +180,9 @@ fn read_event(root: &Obj<'_>, i: usize, v: &Node<'_>, live: bool) -> Result<Even
             if (kind == Kind::Deletion) != t.deleted_at.is_some() {
                 return Err(invalid(&field, "deleted_at does not fit the event"));
             }
+            if t.replaced_by.is_some() && t.deleted_at.is_none() {
+                return Err(invalid(&field, "replaced_by is set on a sale not deleted"));
+            }
             Record::Transaction(Box::new(t))
         }
         Kind::Refund | Kind::Reversal => {
@@ -212,8 +215,8 @@ fn read_event(root: &Obj<'_>, i: usize, v: &Node<'_>, live: bool) -> Result<Even
 /// deleted or reversed by a later event).
 fn same_transaction(a: &TransactionRecord, b: &TransactionRecord) -> bool {
     let (mut a, mut b) = (a.clone(), b.clone());
-    a.deleted_at = None;
-    b.deleted_at = None;
+    (a.deleted_at, a.replaced_by) = (None, None);
+    (b.deleted_at, b.replaced_by) = (None, None);
     a == b
 }
 
@@ -318,7 +321,13 @@ fn write(ctx: &Ctx<'_>, event: &Event) -> Result<Outcome, ApiError> {
             store.insert_transaction(ctx.scope, (**t).clone())
         }
         (Record::Transaction(t), _) => {
-            store.delete_transaction(ctx.scope, &t.id, t.deleted_at.unwrap_or_default())
+            let at = t.deleted_at.unwrap_or_default();
+            match &t.replaced_by {
+                // A sale replaced by a new version on the till: its order id is let go of,
+                // for the new version's event after it.
+                Some(by) => store.delete_replaced_transaction(ctx.scope, &t.id, at, by),
+                None => store.delete_transaction(ctx.scope, &t.id, at),
+            }
         }
         (Record::Refund(r), Kind::Refund) => store
             .insert_refund(

@@ -243,6 +243,9 @@ fn id(field: &'static str, id: &str, prefixes: &[&str], what: &str) -> Result<()
 /// record of its kind.
 pub(crate) fn transaction_ids(t: &TransactionRecord) -> Result<(), BadId> {
     id("id", &t.id, &["tr_"], "transaction")?;
+    if let Some(by) = &t.replaced_by {
+        id("replaced_by", by, &["tr_"], "transaction")?;
+    }
     let calculation = if t.platform.is_some() {
         ["plat_calc_"]
     } else {

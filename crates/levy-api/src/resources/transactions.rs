@@ -80,6 +80,7 @@ pub(crate) fn create(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         deleted_at: None,
         platform: None,
         table_hash: Some(calc.table_hash),
+        replaced_by: None,
     };
     let view = crate::render::transaction(&record, ctx.version, ctx.testmode());
     match crate::idempotency::store(ctx, Write::Transaction(record), view) {
@@ -124,21 +125,28 @@ pub(crate) fn delete(ctx: &Ctx<'_>) -> Result<Value, ApiError> {
 }
 
 /// A sale calculated from `input` and recorded at once as the transaction of `order_id`
-/// (sold at `processed_at`, now when `None`; with the client's `metadata`), for a request shape that records a sale in
-/// one call ([`crate::dialects`]): the calculation is levy's own
-/// ([`crate::calculate::compute`], as `POST /tax/calculations` makes it, counted against
-/// the same rate and quota) and is not stored apart; the transaction names it as its
-/// `calculation_id`. Answered with what `render` makes of the transaction (and of the
+/// (sold at `processed_at`, now when `None`; with the client's `metadata`), for a request
+/// shape that records a sale in one call ([`crate::dialects`]): the calculation is levy's
+/// own ([`crate::calculate::compute`], as `POST /tax/calculations` makes it, counted
+/// against the same rate and quota) and is not stored apart; the transaction names it as
+/// its `calculation_id`. Answered with what `render` makes of the transaction (and of the
 /// calculation, for its notes; `None` for a sale recorded before), kept under the
-/// request's idempotency key in the same commit. The same sale sent again under the same
-/// order id (the same lines, amounts, tax and place: a retry whose answer was lost)
-/// answers the transaction recorded before; another sale under a recorded order id is
-/// `409 DUPLICATE_REFERENCE_ORDER_ID`.
+/// request's idempotency key in the same commit.
+///
+/// A new sale (`replacing` `None`): the same sale sent again under the same order id (the
+/// same lines, amounts, tax and place: a retry whose answer was lost) answers the
+/// transaction recorded before; another sale under a recorded order id is `409
+/// DUPLICATE_REFERENCE_ORDER_ID`. A new version of the sale `replacing` (an adjusted
+/// document, an updated order; `order_id` is its): recorded as its replacement
+/// ([`Write::Replacement`]), unless it is the same sale, which answers `replacing` and
+/// writes nothing (a retry whose answer was lost, an update that changes nothing); a
+/// refunded sale is not replaced (`409 TRANSACTION_REFUNDED`).
 pub(crate) fn record_sale(
     ctx: &Ctx<'_>,
     input: &crate::read::Input,
     order_id: &str,
     (processed_at, metadata): (Option<i64>, Option<Map<String, Value>>),
+    replacing: Option<&TransactionRecord>,
     render: impl Fn(&TransactionRecord, Option<&crate::calculate::Calculated>) -> Value,
 ) -> Result<Reply, ApiError> {
     crate::limits::charge_lines(ctx, input.lines.len())?;
@@ -165,27 +173,45 @@ pub(crate) fn record_sale(
         deleted_at: None,
         platform: None,
         table_hash: Some(calc.table_hash.clone()),
+        replaced_by: None,
+    };
+    let timed = processed_at.is_some();
+    // The sale as it stands under the order id, when it is the one asked for.
+    let standing = || -> Result<Option<TransactionRecord>, ApiError> {
+        let found = ctx
+            .service
+            .store
+            .transaction_of_order(ctx.scope, order_id, "order")?;
+        Ok(found.filter(|tx| same_sale(tx, &record, timed)))
+    };
+    let write = match replacing {
+        Some(before) if same_sale(before, &record, timed) => {
+            return Ok(Reply::tree(render(before, None)).with_headers(headers));
+        }
+        Some(before) => Write::Replacement {
+            replaced: before.id.clone(),
+            tx: record.clone(),
+            at: now,
+        },
+        None => Write::Transaction(record.clone()),
     };
     let view = render(&record, Some(&calculated));
-    let write = Write::Transaction(record.clone());
     match crate::idempotency::store_with(ctx, write, view, headers.clone()) {
+        // Recorded by a request at the same time (a retry racing the request it repeats):
+        // that one's answer.
         Err(
-            taken @ StoreError::Duplicate {
+            refused @ (StoreError::Duplicate {
                 what: RecordKind::Transaction,
                 ..
-            },
-        ) => {
-            let before = ctx
-                .service
-                .store
-                .transaction_of_order(ctx.scope, order_id, "order")?;
-            match before {
-                Some(tx) if same_sale(&tx, &record, processed_at.is_some()) => {
-                    Ok(Reply::tree(render(&tx, None)).with_headers(headers))
-                }
-                _ => Err(taken.into()),
             }
-        }
+            | StoreError::NotFound {
+                what: RecordKind::Transaction,
+                ..
+            }),
+        ) => match standing()? {
+            Some(tx) => Ok(Reply::tree(render(&tx, None)).with_headers(headers)),
+            None => Err(refused.into()),
+        },
         made => Ok(made?),
     }
 }

@@ -264,6 +264,15 @@ pub enum Refusal {
         /// The sale's date (Unix seconds).
         sale_at: i64,
     },
+    /// A new version of a sale that has refunds not reversed: the refunds are of the sale
+    /// as it was, and would be lost with it.
+    #[error("transaction {transaction} has {refunds} refund(s) not reversed; a refunded sale is not replaced: reverse its refunds first, or refund the sale as it stands")]
+    Refunded {
+        /// The transaction.
+        transaction: String,
+        /// How many refunds of it stand.
+        refunds: usize,
+    },
     /// A change to a merchant that has been deleted.
     #[error("merchant {id:?} has been deleted")]
     MerchantDeleted {

@@ -106,6 +106,21 @@ pub enum Write {
     Transaction(TransactionRecord),
     /// [`super::PlatformStore::insert_transactions`].
     Transactions(Vec<TransactionRecord>),
+    /// A new version of a recorded sale, under its order id (an adjusted document, an
+    /// updated order): the transaction `replaced` is deleted, as
+    /// [`super::Store::delete_transaction`] deletes, and marked replaced by `tx`, which is
+    /// recorded as [`super::Store::insert_transaction`] records and holds the order id from
+    /// then on; the two in one write. A transaction deleted, or of another order id, is
+    /// [`super::StoreError::NotFound`]; one with a refund not reversed is refused
+    /// ([`super::Refusal::Refunded`]: the refund is of the sale as it was).
+    Replacement {
+        /// The transaction replaced.
+        replaced: String,
+        /// The new version.
+        tx: TransactionRecord,
+        /// When the old one was replaced.
+        at: i64,
+    },
     /// [`super::Store::insert_refund`].
     Refund {
         /// The transaction refunded.

@@ -215,6 +215,17 @@ pub trait Store: PlatformStore + KeptStore + Send + Sync {
     /// Marks a transaction deleted and takes what remains of it off the nexus totals.
     /// Errors: [`StoreError::NotFound`], [`StoreError::AlreadyDeleted`].
     fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<(), StoreError>;
+    /// Deletes a transaction as [`Store::delete_transaction`] does, marked replaced by
+    /// `replaced_by` and its order id let go of, so that the version that replaced it (sent
+    /// after) can take it: how a central ledger applies the deletion of a till's replaced
+    /// sale ([`Write::Replacement`] on the till). Errors as `delete_transaction`'s.
+    fn delete_replaced_transaction(
+        &self,
+        scope: &Scope,
+        id: &str,
+        at: i64,
+        replaced_by: &str,
+    ) -> Result<(), StoreError>;
     /// Adds the refund `ask` makes of the transaction, checked by the ledger's rules
     /// ([`refund::build`]) against what remains of it (its running refund total, not its
     /// refunds one by one), atomically with the check.

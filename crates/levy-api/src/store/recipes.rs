@@ -6,7 +6,7 @@
 //! running refund total and the outbox in step with the record, in the same write.
 
 use super::days::{self, DayChange};
-use super::error::{RecordKind, Result, StoreError};
+use super::error::{RecordKind, Refusal, Result, StoreError};
 use super::kept::{Keep, KeptAnswer, KeptCount, KeptStore, Made, Write};
 use super::liability::{Booking, Builder, Liability, Period, SaleView};
 use super::months;
@@ -72,8 +72,16 @@ fn record_sale(s: &dyn Statements, scope: &Scope, tx: &TransactionRecord) -> Res
 }
 
 /// Deletes a transaction: marked deleted, what remains of it (after its refunds) taken off
-/// the nexus totals and its month, the deletion in the outbox.
-fn delete_transaction(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> Result<()> {
+/// the nexus totals and its month, the deletion in the outbox. With `replaced_by`, it is
+/// marked replaced by that transaction and lets go of its order id
+/// ([`Statements::retire_order_id`]).
+fn delete_transaction(
+    s: &dyn Statements,
+    scope: &Scope,
+    id: &str,
+    at: i64,
+    replaced_by: Option<&str>,
+) -> Result<()> {
     let mut tx = s
         .transaction(scope, id)?
         .ok_or_else(|| transaction_missing(id))?;
@@ -81,7 +89,11 @@ fn delete_transaction(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> R
         return Err(StoreError::AlreadyDeleted { id: id.to_string() });
     }
     tx.deleted_at = Some(at);
+    tx.replaced_by = replaced_by.map(str::to_string);
     s.update_transaction(scope, &tx)?;
+    if replaced_by.is_some() {
+        s.retire_order_id(scope, id)?;
+    }
     let left = running_total(s, scope, &tx)?.remaining(&tx);
     if let Some(change) = rules::deletion_effect(scope.live, &left) {
         s.add_nexus(&scope.account, &tx, change)?;
@@ -92,6 +104,35 @@ fn delete_transaction(s: &dyn Statements, scope: &Scope, id: &str, at: i64) -> R
         s.add_liability_day(scope, &booking.negated())?;
     }
     s.outbox_add(scope, "deletion", id)
+}
+
+/// Replaces the transaction `old` by `tx`, a new version of the sale under its order id
+/// ([`Write::Replacement`]): `old` deleted and marked replaced, then `tx` recorded.
+fn replace_transaction(
+    s: &dyn Statements,
+    scope: &Scope,
+    old: &str,
+    tx: &TransactionRecord,
+    at: i64,
+) -> Result<()> {
+    let before = s
+        .transaction(scope, old)?
+        .filter(|t| t.deleted_at.is_none() && t.reference_order_id == tx.reference_order_id)
+        .ok_or_else(|| transaction_missing(old))?;
+    let standing = s
+        .refunds(scope, &before.id, (-1, i64::MAX))?
+        .iter()
+        .filter(|r| r.reversed_at.is_none())
+        .count();
+    if standing > 0 {
+        return Err(Refusal::Refunded {
+            transaction: before.id,
+            refunds: standing,
+        }
+        .into());
+    }
+    delete_transaction(s, scope, old, at, Some(&tx.id))?;
+    record_transaction(s, scope, tx)
 }
 
 /// Records a refund of a transaction not deleted, as the rules build it from what remains
@@ -270,6 +311,9 @@ fn make(s: &dyn Statements, scope: &Scope, write: Write) -> Result<Made> {
         Write::Product(p) => stored(s.insert_product(scope, &p)),
         Write::Transaction(tx) => stored(record_transaction(s, scope, &tx)),
         Write::Transactions(txs) => stored(record_transactions(s, scope, &txs)),
+        Write::Replacement { replaced, tx, at } => {
+            stored(replace_transaction(s, scope, &replaced, &tx, at))
+        }
         Write::Refund {
             transaction_id,
             ask,
@@ -351,7 +395,9 @@ fn outbox_record(s: &dyn Statements, scope: &Scope, kind: &str, id: &str) -> Res
         "transaction" | "deletion" => {
             let mut tx = s.transaction(scope, id)?.ok_or_else(missing)?;
             if kind == "transaction" {
-                tx.deleted_at = None;
+                // The sale as it was recorded: its deletion (and replacement) is an event
+                // of its own.
+                (tx.deleted_at, tx.replaced_by) = (None, None);
             }
             serde_json::to_value(&tx)
         }
@@ -579,7 +625,19 @@ impl<D: Database> Store for D {
 
     fn delete_transaction(&self, scope: &Scope, id: &str, at: i64) -> Result<()> {
         let (scope, id) = owned(scope, id);
-        self.write(move |s| delete_transaction(s, &scope, &id, at))
+        self.write(move |s| delete_transaction(s, &scope, &id, at, None))
+    }
+
+    fn delete_replaced_transaction(
+        &self,
+        scope: &Scope,
+        id: &str,
+        at: i64,
+        replaced_by: &str,
+    ) -> Result<()> {
+        let (scope, id) = owned(scope, id);
+        let by = replaced_by.to_string();
+        self.write(move |s| delete_transaction(s, &scope, &id, at, Some(&by)))
     }
 
     fn insert_refund(

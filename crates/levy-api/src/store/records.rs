@@ -382,6 +382,11 @@ pub struct TransactionRecord {
     /// does not know.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_hash: Option<String>,
+    /// The transaction that replaced this one under its order id (a new version of the
+    /// sale: an adjusted document, an updated order), set with `deleted_at` when it was
+    /// replaced ([`super::Write::Replacement`]); absent on every other transaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<String>,
 }
 
 /// One refunded line.

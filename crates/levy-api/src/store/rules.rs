@@ -373,6 +373,7 @@ mod tests {
             metadata: None,
             deleted_at: None,
             table_hash: None,
+            replaced_by: None,
             platform: None,
         }
     }

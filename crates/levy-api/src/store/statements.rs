@@ -93,6 +93,11 @@ pub trait Statements: PlatformStatements + OutboxStatements + KeptStatements {
     ) -> Result<Option<TransactionRecord>>;
     /// Writes a transaction back (its record and `deleted_at`).
     fn update_transaction(&self, scope: &Scope, tx: &TransactionRecord) -> Result<()>;
+    /// Lets go of a replaced transaction's order id, for the version that replaces it: its
+    /// row's kind becomes `replaced:<its id>` (unique, as the id is), so that the order id
+    /// reads ([`Statements::transaction_of_order`]) and the unique index of order ids see
+    /// the new version alone; the row is kept, and read by its id as before.
+    fn retire_order_id(&self, scope: &Scope, id: &str) -> Result<()>;
     /// A transaction's running refund total, when one is kept ([`Refunded`]).
     fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>>;
     /// Keeps a transaction's running refund total.

@@ -338,6 +338,14 @@ impl<C: Conn> Statements for Pg<'_, C> {
         .map(drop)
     }
 
+    fn retire_order_id(&self, scope: &Scope, id: &str) -> Result<()> {
+        self.exec(
+            "UPDATE transactions SET kind = 'replaced:' || id WHERE account = $1 AND live = $2 AND id = $3",
+            &[&&*scope.account, &scope.live, &id],
+        )
+        .map(drop)
+    }
+
     fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>> {
         let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if let Some((s, id, text)) = kept.filter(|(s, id, _)| s == scope && id == tx_id) {

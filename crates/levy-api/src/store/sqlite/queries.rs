@@ -258,6 +258,15 @@ impl Statements for Sql<'_> {
         .map(drop)
     }
 
+    fn retire_order_id(&self, scope: &Scope, id: &str) -> Result<()> {
+        run(
+            self.0,
+            "UPDATE transactions SET kind = 'replaced:' || id WHERE account = ?1 AND live = ?2 AND id = ?3",
+            params![&*scope.account, scope.live, id],
+        )
+        .map(drop)
+    }
+
     fn refunded(&self, scope: &Scope, tx_id: &str) -> Result<Option<Refunded>> {
         let kept: Option<String> = self
             .0
