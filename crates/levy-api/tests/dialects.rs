@@ -153,10 +153,21 @@ fn taxjar_taxes_in_nashville_are_levys_own_and_worked_by_hand() {
     assert_eq!(d(&b["state_tax_rate"]), cents("0.07"));
     assert_eq!(d(&b["county_tax_rate"]), cents("0.0225"));
     assert_eq!(d(&b["special_tax_rate"]), cents("0.005"));
-    // Per level, unrounded: 7% of 110, 2.25% of 110, 0.5% of 110.
+    // Per level in whole cents, each line's adding up to its tax: the shirt's 7.00, 2.25,
+    // 0.50 and the shipping's 0.70, 0.225 -> 0.23, 0.05 (its line's 0.98), so 7.70, 2.48
+    // and 0.55, the order's 10.73.
     assert_eq!(d(&b["state_tax_collectable"]), cents("7.7"));
-    assert_eq!(d(&b["county_tax_collectable"]), cents("2.475"));
+    assert_eq!(d(&b["county_tax_collectable"]), cents("2.48"));
     assert_eq!(d(&b["special_district_tax_collectable"]), cents("0.55"));
+    let shipping = &b["shipping"];
+    assert_eq!(
+        (
+            d(&shipping["state_amount"]),
+            d(&shipping["county_amount"]),
+            d(&shipping["special_district_amount"])
+        ),
+        (cents("0.7"), cents("0.23"), cents("0.05"))
+    );
     let item = &b["line_items"][0];
     assert_eq!(item["id"], "1");
     assert_eq!(d(&item["tax_collectable"]), cents("9.75"));

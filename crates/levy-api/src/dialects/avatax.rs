@@ -14,7 +14,7 @@
 //! this shape yet (an uncommitted return, an exemption, a tax override) is refused with a
 //! 400 that says so, never calculated without it.
 
-use rust_decimal::{Decimal, RoundingStrategy};
+use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -449,7 +449,7 @@ fn juris_type(level: Level) -> (&'static str, &'static str) {
 }
 
 /// One detail of a line: an entry of levy's answer. Its `tax` is the entry's tax due in
-/// whole cents, the details of a line adding up to the line's `tax` ([`detail_cents`]).
+/// whole cents, the details of a line adding up to the line's `tax` ([`super::entry_cents`]).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DetailView<'a> {
@@ -472,43 +472,6 @@ struct DetailView<'a> {
     rate_type: &'static str,
     levy_note: &'a str,
     levy_rule_id: u32,
-}
-
-/// The tax of each jurisdiction of a line in whole cents, as AvaTax's details write it,
-/// adding up to the line's tax: each jurisdiction's tax due rounded half away from zero,
-/// and the cents the rounding leaves between their sum and the line's tax given one at a
-/// time to the jurisdictions the rounding moved furthest the other way (the first of equals
-/// first). levy's ledger keeps each jurisdiction's tax unrounded (`tax_due`); a client that
-/// books the details one by one (an invoice item a jurisdiction) is given cents that sum
-/// to what the line charged.
-pub(super) fn detail_cents(line: &LineRecord) -> Vec<Decimal> {
-    let exact: Vec<Decimal> = line.jurisdictions.iter().map(|j| j.tax_due).collect();
-    let mut cents: Vec<Decimal> = exact
-        .iter()
-        .map(|e| e.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero))
-        .collect();
-    let mut left = line.tax_amount - cents.iter().copied().sum::<Decimal>();
-    let mut order: Vec<usize> = (0..cents.len()).collect();
-    // Short of the line's tax: a cent more to those rounded down the most; over it, a cent
-    // less to those rounded up the most.
-    let up = left > Decimal::ZERO;
-    order.sort_by(|&a, &b| {
-        let (ra, rb) = (exact[a] - cents[a], exact[b] - cents[b]);
-        if up {
-            rb.cmp(&ra)
-        } else {
-            ra.cmp(&rb)
-        }
-    });
-    for i in order.into_iter().cycle().take(cents.len() * 2) {
-        if left.is_zero() {
-            break;
-        }
-        let step = if up { Decimal::ONE } else { -Decimal::ONE };
-        cents[i] += step;
-        left -= step;
-    }
-    cents
 }
 
 impl<'a> DetailView<'a> {
@@ -699,7 +662,7 @@ pub(super) fn model<R>(m: Model<'_>, out: impl FnOnce(&TransactionView<'_>) -> R
         };
         taxable_total += taxable;
         exempt_total += line.amount_excluding_tax - taxable;
-        let cents = detail_cents(line);
+        let cents = super::entry_cents(line);
         for (j, due) in line.jurisdictions.iter().zip(&cents) {
             let due = *due;
             let t = if super::applies(j) {

@@ -18,7 +18,7 @@ pub(crate) mod codes;
 pub(crate) mod taxjar;
 pub(crate) mod taxjar_records;
 
-use rust_decimal::Decimal;
+use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::Value;
 
 use crate::error::{ApiError, ErrorKind};
@@ -465,19 +465,59 @@ pub(crate) fn applies(j: &JurisdictionRecord) -> bool {
     !j.tax_due.is_zero()
 }
 
+/// The tax of each entry of a line in whole cents, adding up to the line's tax: each
+/// entry's tax due rounded half away from zero, and the cents the rounding leaves between
+/// their sum and the line's tax given one at a time to the entries the rounding moved
+/// furthest the other way (the first of equals first); an entry that owes nothing gets
+/// none. levy's ledger keeps each entry's tax unrounded (`tax_due`); the shapes write
+/// amounts per jurisdiction (AvaTax's details and summary, TaxJar's breakdown), and a
+/// client that books them one by one (an invoice item a jurisdiction) is given cents that
+/// sum to what the line charged.
+pub(crate) fn entry_cents(line: &LineRecord) -> Vec<Decimal> {
+    let exact: Vec<Decimal> = line.jurisdictions.iter().map(|j| j.tax_due).collect();
+    let mut cents: Vec<Decimal> = exact
+        .iter()
+        .map(|e| e.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero))
+        .collect();
+    let mut left = line.tax_amount - cents.iter().copied().sum::<Decimal>();
+    let up = left > Decimal::ZERO;
+    let mut order: Vec<usize> = (0..cents.len()).filter(|&i| !exact[i].is_zero()).collect();
+    // Short of the line's tax: a cent more to those rounded down the most; over it, a cent
+    // less to those rounded up the most.
+    order.sort_by(|&a, &b| {
+        let (ra, rb) = (exact[a] - cents[a], exact[b] - cents[b]);
+        if up {
+            rb.cmp(&ra)
+        } else {
+            ra.cmp(&rb)
+        }
+    });
+    let steps = order.len() * 2;
+    for i in order.into_iter().cycle().take(steps) {
+        if left.is_zero() {
+            break;
+        }
+        let step = if up { Decimal::ONE } else { -Decimal::ONE };
+        cents[i] += step;
+        left -= step;
+    }
+    cents
+}
+
 /// What a line owes at one level: its taxable amount (the line's amount when an entry of
-/// the level taxed it), the sum of the rates of those entries, and their tax due
-/// (unrounded, minor units).
+/// the level taxed it), the sum of the rates of those entries, and their tax due in whole
+/// cents ([`entry_cents`]; minor units).
 pub(crate) fn level_of(line: &LineRecord, level: Level) -> (Decimal, Decimal, Decimal) {
     let mut rate = Decimal::ZERO;
     let mut due = Decimal::ZERO;
-    for j in line
+    for (j, cents) in line
         .jurisdictions
         .iter()
-        .filter(|j| Level::of(j) == level && applies(j))
+        .zip(entry_cents(line))
+        .filter(|(j, _)| Level::of(j) == level && applies(j))
     {
         rate += j.tax_rate;
-        due += j.tax_due;
+        due += cents;
     }
     let taxable = if rate.is_zero() {
         Decimal::ZERO
