@@ -326,17 +326,6 @@ fn void_return(ctx: &Ctx<'_>, code: &str) -> Result<Reply, ApiError> {
     )?)
 }
 
-/// The part `of` of a line's tax an amount of it is, rounded half away from zero to the
-/// cent.
-fn share(line: &LineRecord, sales: Decimal) -> Decimal {
-    if line.amount_excluding_tax.is_zero() {
-        Decimal::ZERO
-    } else {
-        (line.tax_amount * sales / line.amount_excluding_tax)
-            .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
-    }
-}
-
 /// The line of `tx` numbered `number`, or a 400 naming `path`.
 fn line_of<'t>(
     tx: &'t TransactionRecord,
@@ -531,7 +520,7 @@ pub(crate) fn refund(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
                 line_id: l.reference_line_item_id.clone(),
                 quantity: None,
                 sales: -sales,
-                tax: -share(l, sales),
+                tax: -super::tax_share(l, sales),
             })
             .filter(|l| !(l.sales.is_zero() && l.tax.is_zero()))
             .collect();
@@ -603,7 +592,7 @@ pub(super) fn return_invoice(ctx: &Ctx<'_>, body: &Value) -> Result<Reply, ApiEr
             line_id: Some(number_text),
             quantity: None,
             sales: -minor,
-            tax: -share(line, minor),
+            tax: -super::tax_share(line, minor),
         });
     }
     crate::limits::check_backdating(ctx.service, "date", processed_at, crate::clock::now())?;
@@ -616,23 +605,24 @@ pub(super) fn return_invoice(ctx: &Ctx<'_>, body: &Value) -> Result<Reply, ApiEr
 }
 
 /// The committed invoice `code`, not voided: 404 when there is none, 400
-/// `TRANSACTION_ALREADY_DELETED` when it was voided (a voided document is not changed).
-fn standing_invoice(ctx: &Ctx<'_>, code: &str) -> Result<TransactionRecord, ApiError> {
+/// `TRANSACTION_ALREADY_DELETED` when it was voided (a voided document is not `done`:
+/// adjusted, committed).
+fn standing_invoice(ctx: &Ctx<'_>, code: &str, done: &str) -> Result<TransactionRecord, ApiError> {
     let tx = invoice_of(ctx, code)?.ok_or_else(|| not_found(code))?;
     if tx.deleted_at.is_some() {
         return Err(ApiError::of(
             ErrorKind::TransactionAlreadyDeleted,
-            format!("document {code:?} was voided; a voided document is not changed"),
+            format!("document {code:?} was voided; a voided document is not {done}"),
         ));
     }
     Ok(tx)
 }
 
-/// The `newTransaction` of an adjustment (a CreateTransactionModel), as the committed
-/// `SalesInvoice` it must be, under the document's `code` (the path's: a `code` given in
-/// it is that one).
-fn new_version(model: Option<&Value>, path: &str, code: &str) -> Result<Value, ApiError> {
-    let mut model = match model {
+/// The CreateTransactionModel of `body` at `path` (an adjustment's `newTransaction`, a
+/// `createoradjust`'s `createTransactionModel`), with its kind ([`avatax::kind`]), the
+/// fields at fault named under `path`.
+fn model_at(body: &Value, path: &str) -> Result<(Value, avatax::Kind), ApiError> {
+    let model = match field(body, path) {
         Some(m @ Value::Object(_)) => m.clone(),
         Some(other) => {
             return Err(super::bad_field(
@@ -644,11 +634,20 @@ fn new_version(model: Option<&Value>, path: &str, code: &str) -> Result<Value, A
         }
         None => return Err(ApiError::missing(path, "a CreateTransactionModel")),
     };
-    let at = |n: &str| format!("{path}.{n}");
-    match avatax::kind(&model).map_err(|e| ApiError {
-        field: e.field.as_deref().map(at),
+    let kind = avatax::kind(&model).map_err(|e| ApiError {
+        field: e.field.as_deref().map(|n| format!("{path}.{n}")),
         ..e
-    })? {
+    })?;
+    Ok((model, kind))
+}
+
+/// The `newTransaction` of an adjustment (a CreateTransactionModel), as the committed
+/// `SalesInvoice` it must be, under the document's `code` (the path's: a `code` given in
+/// it is that one).
+fn new_version(body: &Value, path: &str, code: &str) -> Result<Value, ApiError> {
+    let (mut model, kind) = model_at(body, path)?;
+    let at = |n: &str| format!("{path}.{n}");
+    match kind {
         avatax::Kind::SalesInvoice => {}
         _ => {
             return Err(avatax::not_taken(
@@ -706,8 +705,8 @@ pub(crate) fn adjust(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let body = super::body_object(ctx.req)?;
     let code = &ctx.params[1];
     let (reason, description) = adjustment_reason(&body)?;
-    let model = new_version(field(&body, "newTransaction"), "newTransaction", code)?;
-    let before = standing_invoice(ctx, code)?;
+    let model = new_version(&body, "newTransaction", code)?;
+    let before = standing_invoice(ctx, code, "adjusted")?;
     let adjusting = Adjustment {
         before: &before,
         reason,
@@ -723,25 +722,8 @@ pub(crate) fn adjust(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 pub(crate) fn create_or_adjust(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.query_params(&["$include"])?;
     let body = super::body_object(ctx.req)?;
-    let path = "createTransactionModel";
-    let model = match field(&body, path) {
-        Some(m @ Value::Object(_)) => m.clone(),
-        Some(other) => {
-            return Err(super::bad_field(
-                path,
-                "a CreateTransactionModel",
-                "object",
-                other,
-            ))
-        }
-        None => return Err(ApiError::missing(path, "a CreateTransactionModel")),
-    };
-    let at = |n: &str| format!("{path}.{n}");
-    let kind = avatax::kind(&model).map_err(|e| ApiError {
-        field: e.field.as_deref().map(at),
-        ..e
-    })?;
-    let code = text(&model, "code", &at("code"))?;
+    let (model, kind) = model_at(&body, "createTransactionModel")?;
+    let code = text(&model, "code", "createTransactionModel.code")?;
     let before = match (kind, &code) {
         (avatax::Kind::SalesInvoice, Some(code)) => {
             invoice_of(ctx, code)?.filter(|t| t.deleted_at.is_none())
@@ -775,20 +757,17 @@ pub(crate) fn commit(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         Some(other) => return Err(super::bad_field("commit", "true", "boolean", other)),
         None => return Err(ApiError::missing("commit", "true")),
     }
-    let tx = invoice_of(ctx, code)?.ok_or_else(|| ApiError {
-        message: format!(
-            "no committed document {code:?}: levy records a SalesInvoice when it is created \
-             with commit true (a saved, uncommitted document is not kept, so there is none to \
-             commit), or the code was recorded with a key of another mode"
-        ),
-        ..not_found(code)
+    let tx = standing_invoice(ctx, code, "committed").map_err(|e| match e.kind {
+        ErrorKind::NotFound => ApiError {
+            message: format!(
+                "no committed document {code:?}: levy records a SalesInvoice when it is \
+                 created with commit true (a saved, uncommitted document is not kept, so there \
+                 is none to commit), or the code was recorded with a key of another mode"
+            ),
+            ..e
+        },
+        _ => e,
     })?;
-    if tx.deleted_at.is_some() {
-        return Err(ApiError::of(
-            ErrorKind::TransactionAlreadyDeleted,
-            format!("document {code:?} was voided; a voided document is not committed"),
-        ));
-    }
     Ok(Reply::tree(invoice_value(&tx, ledger_info(&tx.lines), &[])))
 }
 
@@ -810,7 +789,7 @@ fn uncommit_refused() -> ApiError {
 pub(crate) fn uncommit(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.query_params(&["$include"])?;
     let code = &ctx.params[1];
-    standing_invoice(ctx, code)?;
+    standing_invoice(ctx, code, "uncommitted")?;
     Err(uncommit_refused())
 }
 

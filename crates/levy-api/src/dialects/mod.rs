@@ -465,24 +465,30 @@ pub(crate) fn applies(j: &JurisdictionRecord) -> bool {
     !j.tax_due.is_zero()
 }
 
-/// The tax of each entry of a line in whole cents, adding up to the line's tax: each
-/// entry's tax due rounded half away from zero, and the cents the rounding leaves between
-/// their sum and the line's tax given one at a time to the entries the rounding moved
-/// furthest the other way (the first of equals first); an entry that owes nothing gets
-/// none. levy's ledger keeps each entry's tax unrounded (`tax_due`); the shapes write
-/// amounts per jurisdiction (AvaTax's details and summary, TaxJar's breakdown), and a
-/// client that books them one by one (an invoice item a jurisdiction) is given cents that
-/// sum to what the line charged.
-pub(crate) fn entry_cents(line: &LineRecord) -> Vec<Decimal> {
-    let exact: Vec<Decimal> = line.jurisdictions.iter().map(|j| j.tax_due).collect();
+/// The part of a line's tax that `sales` of its amount is, rounded half away from zero to
+/// the cent (minor units): what a refund of part of a line takes back.
+pub(crate) fn tax_share(line: &LineRecord, sales: Decimal) -> Decimal {
+    if line.amount_excluding_tax.is_zero() {
+        Decimal::ZERO
+    } else {
+        (line.tax_amount * sales / line.amount_excluding_tax)
+            .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+    }
+}
+
+/// Amounts `exact` (minor units) in whole cents adding up to `target`: each rounded half
+/// away from zero, then the cents between their sum and `target` given one at a time to the
+/// amounts the rounding moved furthest the other way (the first of equals first); an amount
+/// of zero gets none.
+pub(crate) fn whole_cents(exact: &[Decimal], target: Decimal) -> Vec<Decimal> {
     let mut cents: Vec<Decimal> = exact
         .iter()
         .map(|e| e.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero))
         .collect();
-    let mut left = line.tax_amount - cents.iter().copied().sum::<Decimal>();
+    let mut left = target - cents.iter().copied().sum::<Decimal>();
     let up = left > Decimal::ZERO;
     let mut order: Vec<usize> = (0..cents.len()).filter(|&i| !exact[i].is_zero()).collect();
-    // Short of the line's tax: a cent more to those rounded down the most; over it, a cent
+    // Short of the target: a cent more to those rounded down the most; over it, a cent
     // less to those rounded up the most.
     order.sort_by(|&a, &b| {
         let (ra, rb) = (exact[a] - cents[a], exact[b] - cents[b]);
@@ -504,16 +510,30 @@ pub(crate) fn entry_cents(line: &LineRecord) -> Vec<Decimal> {
     cents
 }
 
+/// The tax of each entry of a line in whole cents, adding up to the line's tax
+/// ([`whole_cents`] of the entries' tax due). levy's ledger keeps each entry's tax
+/// unrounded (`tax_due`); the shapes write amounts per jurisdiction (AvaTax's details and
+/// summary, TaxJar's breakdown), and a client that books them one by one (an invoice item a
+/// jurisdiction) is given cents that sum to what the line charged.
+pub(crate) fn entry_cents(line: &LineRecord) -> Vec<Decimal> {
+    let exact: Vec<Decimal> = line.jurisdictions.iter().map(|j| j.tax_due).collect();
+    whole_cents(&exact, line.tax_amount)
+}
+
 /// What a line owes at one level: its taxable amount (the line's amount when an entry of
 /// the level taxed it), the sum of the rates of those entries, and their tax due in whole
-/// cents ([`entry_cents`]; minor units).
-pub(crate) fn level_of(line: &LineRecord, level: Level) -> (Decimal, Decimal, Decimal) {
+/// cents (minor units), from `cents`, the line's [`entry_cents`].
+pub(crate) fn level_of(
+    line: &LineRecord,
+    cents: &[Decimal],
+    level: Level,
+) -> (Decimal, Decimal, Decimal) {
     let mut rate = Decimal::ZERO;
     let mut due = Decimal::ZERO;
     for (j, cents) in line
         .jurisdictions
         .iter()
-        .zip(entry_cents(line))
+        .zip(cents)
         .filter(|(j, _)| Level::of(j) == level && applies(j))
     {
         rate += j.tax_rate;

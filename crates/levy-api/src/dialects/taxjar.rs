@@ -347,7 +347,9 @@ struct LineBreakdown<'a> {
 }
 
 impl<'a> LineBreakdown<'a> {
-    fn of(line: &LineRecord, id: Option<std::borrow::Cow<'a, str>>) -> Self {
+    /// The breakdown of `line`, whose entries' tax in whole cents is `cents`
+    /// ([`super::entry_cents`]).
+    fn of(line: &LineRecord, cents: &[Decimal], id: Option<std::borrow::Cow<'a, str>>) -> Self {
         let taxable = if super::taxed(line) {
             line.amount_excluding_tax
         } else {
@@ -360,7 +362,7 @@ impl<'a> LineBreakdown<'a> {
             Level::Special,
             Level::Country,
         ]
-        .map(|level| super::level_of(line, level));
+        .map(|level| super::level_of(line, cents, level));
         let has_country = !country.1.is_zero();
         LineBreakdown {
             id,
@@ -483,13 +485,16 @@ fn render(c: &Calculated, order: &Order) -> Result<Reply, ApiError> {
         .map(|l| l.amount_excluding_tax)
         .sum();
     let rate = lines.iter().map(super::line_rate).max().unwrap_or_default();
+    // Each line's entries in whole cents, once: the order's levels and each line's.
+    let cents: Vec<Vec<Decimal>> = lines.iter().map(super::entry_cents).collect();
+    let (item_cents, shipping_cents) = cents.split_at(items.len());
     // Per level over the order: taxable amounts and tax due summed, the highest rate.
     let [state, county, city, special] = [Level::State, Level::County, Level::City, Level::Special]
         .map(|level| {
-            lines.iter().fold(
+            lines.iter().zip(&cents).fold(
                 (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO),
-                |(t, r, d), l| {
-                    let (lt, lr, ld) = super::level_of(l, level);
+                |(t, r, d), (l, lc)| {
+                    let (lt, lr, ld) = super::level_of(l, lc, level);
                     (t + lt, r.max(lr), d + ld)
                 },
             )
@@ -510,17 +515,21 @@ fn render(c: &Calculated, order: &Order) -> Result<Reply, ApiError> {
         special_district_taxable_amount: Dollars(special.0),
         special_tax_rate: Num(special.1),
         special_district_tax_collectable: Dollars(special.2),
-        shipping: shipping_line.first().map(|s| LineBreakdown::of(s, None)),
+        shipping: shipping_line
+            .first()
+            .zip(shipping_cents.first())
+            .map(|(s, sc)| LineBreakdown::of(s, sc, None)),
         line_items: items
             .iter()
+            .zip(item_cents)
             .zip(&order.ids)
             .enumerate()
-            .map(|(i, (l, id))| {
+            .map(|(i, ((l, lc), id))| {
                 let id = match id {
                     Some(id) => Cow::Borrowed(id.as_str()),
                     None => Cow::Owned((i + 1).to_string()),
                 };
-                LineBreakdown::of(l, Some(id))
+                LineBreakdown::of(l, lc, Some(id))
             })
             .collect(),
     };
@@ -602,7 +611,8 @@ pub(crate) fn rates(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let (input, shipping_known) = rate_sale(ctx, to, &country)?;
     crate::resources::calculations::look_up(ctx, &input, |c| {
         let line = &c.record.lines[0];
-        let rate_of = |level| super::num(super::level_of(line, level).1);
+        let cents = super::entry_cents(line);
+        let rate_of = |level| super::num(super::level_of(line, &cents, level).1);
         let mut rate = Map::new();
         rate.insert("zip".into(), Value::String(zip.clone()));
         rate.insert(

@@ -332,23 +332,12 @@ fn partial_lines(
                 line_id: Some(id),
                 quantity: Some(units),
                 sales: -minor,
-                tax: -share(line, minor),
+                tax: -super::tax_share(line, minor),
             });
         }
     }
     out.extend(shipping_refund(order, shipping)?);
     Ok(out)
-}
-
-/// The part of a line's tax that `sales` of it is, rounded half away from zero to the
-/// cent.
-fn share(line: &crate::store::LineRecord, sales: Decimal) -> Decimal {
-    if line.amount_excluding_tax.is_zero() {
-        Decimal::ZERO
-    } else {
-        (line.tax_amount * sales / line.amount_excluding_tax)
-            .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
-    }
 }
 
 /// The refund of `shipping` (dollars) of the order's shipping line, with its part of the
@@ -376,7 +365,7 @@ fn shipping_refund(
             line_id: Some(super::taxjar::SHIPPING_LINE.to_string()),
             quantity: None,
             sales: -shipping,
-            tax: -share(line, shipping),
+            tax: -super::tax_share(line, shipping),
         }));
     }
     Ok(None)
@@ -384,9 +373,8 @@ fn shipping_refund(
 
 /// The partial refund of `items` (minor units) of an order's items, asked without
 /// `line_items` (a reimbursement): taken from the item lines in proportion to their
-/// amounts, each line's cents rounded down and the cents left over given one each to the
-/// lines with the largest remainders (the first such line first), so that the lines add
-/// up to `items` exactly; each line's tax its part of the line's tax.
+/// amounts, in whole cents adding up to `items` exactly ([`super::whole_cents`]); each
+/// line's tax its part of the line's tax.
 fn pro_rata(order: &TransactionRecord, items: Decimal) -> Vec<PartialRefundLine> {
     let lines: Vec<&crate::store::LineRecord> =
         order.lines.iter().filter(|l| !is_shipping(l)).collect();
@@ -398,27 +386,16 @@ fn pro_rata(order: &TransactionRecord, items: Decimal) -> Vec<PartialRefundLine>
         .iter()
         .map(|l| items * l.amount_excluding_tax / total)
         .collect();
-    let mut cents: Vec<Decimal> = exact.iter().map(|e| e.floor()).collect();
-    let mut left = items - cents.iter().copied().sum::<Decimal>();
-    let mut by_remainder: Vec<usize> = (0..lines.len()).collect();
-    by_remainder.sort_by(|&a, &b| (exact[b] - cents[b]).cmp(&(exact[a] - cents[a])));
-    for i in by_remainder {
-        if left <= Decimal::ZERO {
-            break;
-        }
-        cents[i] += Decimal::ONE;
-        left -= Decimal::ONE;
-    }
     lines
         .into_iter()
-        .zip(cents)
+        .zip(super::whole_cents(&exact, items))
         .filter(|(_, c)| !c.is_zero())
         .map(|(l, c)| PartialRefundLine {
             product: None,
             line_id: l.reference_line_item_id.clone(),
             quantity: None,
             sales: -c,
-            tax: -share(l, c),
+            tax: -super::tax_share(l, c),
         })
         .collect()
 }
